@@ -1,0 +1,45 @@
+# The two commands a fresh machine needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA_DIR ?= ./.notochord
+
+.PHONY: run test lint bench bench-retrieval install lock clean
+
+$(STAMP): requirements-dev.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==0.13.9"
+	$(BIN)/uv pip sync --quiet --python $(BIN)/python --require-hashes requirements-dev.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/notochord --data-dir $(DATA_DIR) init
+	$(BIN)/notochord --data-dir $(DATA_DIR) status
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy --strict src
+
+bench: $(STAMP)
+	$(BIN)/python bench/writes.py
+
+bench-retrieval: $(STAMP)
+	$(BIN)/python bench/retrieval.py
+
+# Re-pin every dependency (hashes, no index URLs) after editing pyproject.toml.
+lock: $(STAMP)
+	$(BIN)/uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header \
+		pyproject.toml -o requirements.lock
+	$(BIN)/uv pip compile --quiet --python-version 3.11 --generate-hashes --no-header \
+		--extra dev pyproject.toml -o requirements-dev.lock
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,166 @@
+"""The composition root: ``notochord.open(data_dir)`` wires settings, clock and spaces.
+
+Layout of a data directory::
+
+    <data_dir>/
+      master.key            32 random bytes, mode 0600; seeds every per-gem key (HKDF)
+      spaces/personal.db    the personal space
+      spaces/org-<id>.db    one file per organization's space
+
+Each space is a separate SQLite file (K-CON-08, OD-K47): nothing is shared between spaces, and no
+API takes a space argument once a space is chosen.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+from pathlib import Path
+from types import TracebackType
+
+import sqlalchemy as sa
+
+from notochord.clock import Clock, SystemClock
+from notochord.db.engine import create_sqlite_engine
+from notochord.db.migrate import migrate
+from notochord.errors import ClosedError, ConfigurationError, StorageError
+from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.user import HostChanges, HostKnowledge
+from notochord.knowledge.writes import ASSISTANT, USER
+from notochord.settings import Settings
+
+__all__ = ["Notochord", "Space", "open"]
+
+_ORG_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+_KEY_BYTES = 32
+
+
+class Space:
+    """One physically separate store: the personal space or one organization's space."""
+
+    def __init__(self, *, name: str, path: Path, settings: Settings, clock: Clock, master_key: bytes) -> None:
+        self.name = name
+        self.path = path
+        self._master_key = master_key
+        self._engine: sa.Engine | None = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        migrate(self._engine)
+        self.core = KnowledgeCore(self._engine, clock)
+        self.core.initialise()
+        self.user = HostKnowledge(self.core, USER)
+        self.as_assistant = HostKnowledge(self.core, ASSISTANT)
+        self.changes = HostChanges(self.core)
+
+    def status(self) -> dict[str, object]:
+        """Counts of current facts, live entities and changes."""
+        return {"space": self.name, "path": str(self.path), **self.core.counts()}
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def __repr__(self) -> str:
+        return f"<Space {self.name} at {self.path}>"
+
+
+class Notochord:
+    """An open data directory. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, data_dir: Path, *, settings: Settings, clock: Clock | None = None) -> None:
+        self.data_dir = data_dir
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock(settings.timezone)
+        try:
+            (data_dir / "spaces").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the data directory {data_dir}: {exc}") from exc
+        self._master_key = _load_or_create_key(data_dir / "master.key")
+        self._spaces: dict[str, Space] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def personal(self) -> Space:
+        """The user's personal space."""
+        return self._space("personal", self.data_dir / "spaces" / "personal.db")
+
+    def org(self, org_id: str) -> Space:
+        """The space of organization ``org_id`` (created on first use)."""
+        if not isinstance(org_id, str) or not _ORG_ID.match(org_id):
+            raise ConfigurationError(
+                f"organization id {org_id!r} is malformed: use 1-63 lowercase letters, digits, - or _"
+            )
+        return self._space(f"org:{org_id}", self.data_dir / "spaces" / f"org-{org_id}.db")
+
+    def spaces(self) -> list[str]:
+        """Names of the spaces that exist on disk."""
+        names = []
+        for path in sorted((self.data_dir / "spaces").glob("*.db")):
+            stem = path.stem
+            names.append("personal" if stem == "personal" else "org:" + stem.removeprefix("org-"))
+        return names
+
+    def _space(self, name: str, path: Path) -> Space:
+        with self._lock:
+            if self._closed:
+                raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
+            space = self._spaces.get(name)
+            if space is None:
+                space = Space(
+                    name=name, path=path, settings=self.settings, clock=self.clock, master_key=self._master_key
+                )
+                self._spaces[name] = space
+            return space
+
+    def close(self) -> None:
+        with self._lock:
+            for space in self._spaces.values():
+                space.close()
+            self._spaces.clear()
+            self._closed = True
+
+    def __enter__(self) -> Notochord:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def open(  # noqa: A001  (notochord.open is the documented entry point)
+    data_dir: str | os.PathLike[str] | None = None,
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+) -> Notochord:
+    """Open (creating if needed) a notochord data directory.
+
+    Args:
+        data_dir: the directory; defaults to ``settings.data_dir`` (``./.notochord``).
+        settings: defaults to :meth:`Settings.load` (environment and optional file).
+        clock: an injected clock, for tests.
+    """
+    settings = settings or Settings.load()
+    path = Path(data_dir) if data_dir is not None else settings.data_dir
+    return Notochord(path, settings=settings, clock=clock)
+
+
+def _load_or_create_key(path: Path) -> bytes:
+    try:
+        if path.exists():
+            key = path.read_bytes()
+            if len(key) != _KEY_BYTES:
+                raise StorageError(f"master key {path} is damaged (expected {_KEY_BYTES} bytes)")
+            return key
+        key = secrets.token_bytes(_KEY_BYTES)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+        return key
+    except FileExistsError:
+        return _load_or_create_key(path)
+    except OSError as exc:
+        raise StorageError(f"cannot read or create the master key {path}: {exc}") from exc

@@ -1,0 +1,165 @@
+"""The tables of one space, in SQLAlchemy Core (no ORM), valid on SQLite and PostgreSQL.
+
+Invariants the rest of the code relies on:
+
+- Rows of ``facts``, ``entities`` and ``changes`` are never deleted. Facts expire (``valid_to`` and
+  ``expired_by`` set); entities are marked ``deleted_at`` or ``merged_into``; identifiers are marked
+  ``removed_at``.
+- Every write appends one ``changes`` row in the same transaction, and ``change_objects`` lists every
+  object the change touched (the basis of the ``superseded`` rule of revert).
+- Timestamps are stored as ISO 8601 UTC strings with milliseconds: they sort as text and need no
+  dialect-specific type.
+
+The Alembic migrations under ``db/migrations`` create exactly these tables; a contract test compares
+the migrated database with this metadata.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = [
+    "change_objects",
+    "changes",
+    "entities",
+    "facts",
+    "identifiers",
+    "metadata",
+    "predicate_aliases",
+    "predicates",
+    "quota_usage",
+    "space_meta",
+]
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+    }
+)
+
+Timestamp = sa.String(24)
+
+space_meta = sa.Table(
+    "space_meta",
+    metadata,
+    sa.Column("key", sa.String(100), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+predicates = sa.Table(
+    "predicates",
+    metadata,
+    sa.Column("name", sa.String(400), primary_key=True),
+    sa.Column("cardinality", sa.String(4), nullable=False),
+    sa.Column("description", sa.Text, nullable=True),
+    sa.Column("display_en", sa.Text, nullable=True),
+    sa.Column("display_zh", sa.Text, nullable=True),
+    # "core", "user", "gem:<id>" or "hint" (created from an unmatched predicate hint)
+    sa.Column("declared_by", sa.String(200), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False, unique=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.CheckConstraint("cardinality IN ('one', 'many')", name="cardinality"),
+)
+
+predicate_aliases = sa.Table(
+    "predicate_aliases",
+    metadata,
+    sa.Column("alias", sa.Text, primary_key=True),
+    sa.Column("predicate", sa.ForeignKey("predicates.name"), primary_key=True),
+    sa.Column("declared_by", sa.String(200), nullable=False),
+)
+
+entities = sa.Table(
+    "entities",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.String(100), nullable=False),
+    sa.Column("display_name", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("deleted_at", Timestamp, nullable=True),
+    sa.Column("merged_into", sa.ForeignKey("entities.id"), nullable=True),
+    sa.Index(None, "kind"),
+)
+
+identifiers = sa.Table(
+    "identifiers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("entity_id", sa.ForeignKey("entities.id"), nullable=False),
+    sa.Column("type", sa.String(20), nullable=False),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("normalized", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("removed_at", Timestamp, nullable=True),
+    sa.Index(None, "type", "normalized"),
+    sa.Index(None, "entity_id"),
+)
+
+facts = sa.Table(
+    "facts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("subject_id", sa.ForeignKey("entities.id"), nullable=False),
+    sa.Column("predicate", sa.ForeignKey("predicates.name"), nullable=False),
+    sa.Column("value_json", sa.Text, nullable=False),
+    sa.Column("object_id", sa.ForeignKey("entities.id"), nullable=True),
+    # who the fact is attributed to, and how it was obtained (OD-K14)
+    sa.Column("origin", sa.String(200), nullable=False),
+    sa.Column("source", sa.String(200), nullable=False),
+    sa.Column("source_ref", sa.Text, nullable=True),
+    # who actually wrote it: "user", "assistant" or "gem:<id>"; decides retract and changes.manage
+    sa.Column("writer", sa.String(200), nullable=False),
+    sa.Column("pinned", sa.Boolean, nullable=False, default=False),
+    sa.Column("valid_from", Timestamp, nullable=False),
+    sa.Column("valid_to", Timestamp, nullable=True),
+    sa.Column("recorded_at", Timestamp, nullable=False),
+    sa.Column("expired_by", sa.Integer, nullable=True),
+    sa.Index(None, "subject_id", "predicate", "valid_to"),
+    sa.Index(None, "writer"),
+)
+
+changes = sa.Table(
+    "changes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("run_id", sa.String(300), nullable=True),
+    sa.Column("actor", sa.String(200), nullable=False),
+    sa.Column("op", sa.String(50), nullable=False),
+    sa.Column("target_type", sa.String(20), nullable=False),
+    sa.Column("target_id", sa.Integer, nullable=True),
+    sa.Column("summary", sa.Text, nullable=False),
+    sa.Column("before_json", sa.Text, nullable=True),
+    sa.Column("after_json", sa.Text, nullable=True),
+    sa.Column("proposed_json", sa.Text, nullable=True),
+    sa.Column("status", sa.String(10), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("reverted_by", sa.Integer, nullable=True),
+    sa.CheckConstraint("status IN ('applied', 'conflict', 'reverted')", name="status"),
+    sa.Index(None, "run_id"),
+    sa.Index(None, "actor", "created_at"),
+    sa.Index(None, "created_at"),
+)
+
+change_objects = sa.Table(
+    "change_objects",
+    metadata,
+    sa.Column("change_id", sa.ForeignKey("changes.id"), primary_key=True),
+    sa.Column("object_type", sa.String(20), primary_key=True),
+    sa.Column("object_id", sa.Integer, primary_key=True),
+    sa.Index(None, "object_type", "object_id"),
+)
+
+quota_usage = sa.Table(
+    "quota_usage",
+    metadata,
+    sa.Column("writer", sa.String(200), primary_key=True),
+    sa.Column("day", sa.String(10), primary_key=True),
+    sa.Column("writes", sa.Integer, nullable=False),
+    sa.Column("chars", sa.BigInteger, nullable=False),
+)

@@ -1,0 +1,215 @@
+"""The notochord exception tree.
+
+Every error raised through the public API is a :class:`NotochordError`. Foreign exceptions
+(``sqlite3``, ``sqlalchemy``, ``httpx``, ``cryptography``) are translated at the layer that meets
+them (``raise ... from exc``) and never escape.
+
+::
+
+    NotochordError                         code
+    ├── ConfigurationError                 E_CONFIG
+    ├── ClosedError                        E_CLOSED
+    ├── StorageError                       E_STORAGE
+    ├── KnowledgeError                     E_KNOWLEDGE
+    │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
+    │   ├── KnowledgeNotFoundError         E_NOT_FOUND     "not found: no entity|fact|document|…"
+    │   ├── KnowledgeQuotaError            E_QUOTA         "… quota …"
+    │   ├── KnowledgeValidationError       E_VALIDATION    bad arguments, "exceeds limit", nesting
+    │   └── RevertError                    E_REVERT        "superseded", "not empty"
+    ├── ManifestError                      E_MANIFEST      every problem as "<json path>: <problem>"
+    ├── GemError                           E_GEM           unknown gem, permission not requested
+    ├── NetworkError                       E_NETWORK
+    │   ├── NetworkPermissionError         E_NET_DENIED    names the host and the rule
+    │   └── NetworkRequestError            E_NET_REQUEST   timeouts, oversized bodies, bad URLs
+    └── FileError                          E_FILE
+        ├── FilePermissionError            E_PERM_DENIED
+        ├── FileNotFoundInWorkspaceError   E_NOT_FOUND
+        └── FileExistsInWorkspaceError     E_EXISTS
+
+Messages say what happened and what to do. Codes are stable; callers (the CLI, the REST edge, the
+JSON-RPC bridge) branch on ``code`` or on the class, never on the message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ClosedError",
+    "ConfigurationError",
+    "FileError",
+    "FileExistsInWorkspaceError",
+    "FileNotFoundInWorkspaceError",
+    "FilePermissionError",
+    "GemError",
+    "KnowledgeError",
+    "KnowledgeNotFoundError",
+    "KnowledgePermissionError",
+    "KnowledgeQuotaError",
+    "KnowledgeValidationError",
+    "ManifestError",
+    "NetworkError",
+    "NetworkPermissionError",
+    "NetworkRequestError",
+    "NotochordError",
+    "RevertError",
+    "StorageError",
+]
+
+
+class NotochordError(Exception):
+    """Root of every error notochord raises on purpose."""
+
+    code: str = "E_NOTOCHORD"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigurationError(NotochordError):
+    """A setting is missing, malformed or contradicts another one."""
+
+    code = "E_CONFIG"
+
+
+class ClosedError(NotochordError):
+    """An object was used after it was closed."""
+
+    code = "E_CLOSED"
+
+
+class StorageError(NotochordError):
+    """The store could not complete an operation (disk full, corrupt file, locked too long)."""
+
+    code = "E_STORAGE"
+
+
+class KnowledgeError(NotochordError):
+    """Base of the errors a caller of the Knowledge API sees."""
+
+    code = "E_KNOWLEDGE"
+
+
+class KnowledgePermissionError(KnowledgeError):
+    """A single-object call needs a permission that is not switched on.
+
+    ``permission`` is the narrowest permission string that would allow the call.
+    """
+
+    code = "E_PERMISSION"
+
+    def __init__(self, permission: str, *, hint: str | None = None) -> None:
+        detail = hint or "request it in the manifest; the user must switch it on"
+        super().__init__(f"lacks knowledge permission {permission} ({detail})")
+        self.permission = permission
+
+
+class KnowledgeNotFoundError(KnowledgeError):
+    """The object does not exist, was deleted, or the ref is foreign, forged or malformed.
+
+    All of these read the same on purpose: a caller must not learn whether an object it cannot
+    address exists.
+    """
+
+    code = "E_NOT_FOUND"
+
+    def __init__(self, what: str, ref: str | None = None) -> None:
+        super().__init__(f"not found: no {what}" + (f" {ref}" if ref else ""))
+        self.what = what
+        self.ref = ref
+
+
+class KnowledgeQuotaError(KnowledgeError):
+    """A daily write quota would be exceeded; nothing was written."""
+
+    code = "E_QUOTA"
+
+
+class KnowledgeValidationError(KnowledgeError):
+    """Arguments are malformed or break a single-write limit; nothing was written."""
+
+    code = "E_VALIDATION"
+
+
+class RevertError(KnowledgeError):
+    """A change cannot be reverted without overwriting later work (``superseded``, ``not empty``)."""
+
+    code = "E_REVERT"
+
+
+class ManifestError(NotochordError):
+    """A gem manifest is invalid. ``problems`` lists every problem as ``<json path>: <problem>``."""
+
+    code = "E_MANIFEST"
+
+    def __init__(self, problems: Sequence[str], *, source: str | None = None) -> None:
+        self.problems = tuple(problems)
+        head = f"invalid manifest{f' {source}' if source else ''}"
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{head} ({len(self.problems)} problem(s)):\n{lines}")
+
+
+class GemError(NotochordError):
+    """A gem-level operation failed: unknown gem, or a permission the manifest never requested."""
+
+    code = "E_GEM"
+
+
+class NetworkError(NotochordError):
+    """Base of network errors seen by gems and the host."""
+
+    code = "E_NETWORK"
+
+
+class NetworkPermissionError(NetworkError):
+    """A request was refused before any connection was made. Names the host and the rule."""
+
+    code = "E_NET_DENIED"
+
+    def __init__(self, message: str, *, host: str | None = None, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.host = host
+        self.rule = rule
+
+
+class NetworkRequestError(NetworkError):
+    """A permitted request failed: timeout, connection error, response too large, malformed URL."""
+
+    code = "E_NET_REQUEST"
+
+
+class FileError(NotochordError):
+    """Base of errors from ``ctx.files`` and gem storage."""
+
+    code = "E_FILE"
+
+
+class FilePermissionError(FileError):
+    """A path lies outside what the caller may touch, or there is no conversation folder."""
+
+    code = "E_PERM_DENIED"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"E_PERM_DENIED: {message}")
+        self.path = path
+
+
+class FileNotFoundInWorkspaceError(FileError):
+    """The path does not exist (or is hidden, which reads the same)."""
+
+    code = "E_NOT_FOUND"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"E_NOT_FOUND: {message}")
+        self.path = path
+
+
+class FileExistsInWorkspaceError(FileError):
+    """The target of a move or mkdir already exists."""
+
+    code = "E_EXISTS"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"E_EXISTS: {message}")
+        self.path = path

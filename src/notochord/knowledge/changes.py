@@ -1,0 +1,284 @@
+"""The change log: listing, and undo by change or by run (K-CHG, OD-K43, OD-K44).
+
+Rules:
+
+- Every write appends its change in the write's own transaction (:mod:`notochord.knowledge.writes`).
+- ``list`` is newest first; ``since`` is inclusive (a date means 00:00 local on that date).
+- Reverting restores the state before the change. It is refused with ``superseded`` when a later,
+  still-applied change by *another* writer touched one of the change's objects: undo never
+  overwrites someone else's later edit. Conflicts are only dismissed (marked ``reverted``).
+- ``revert(run_id=…)`` undoes the run's applied and conflict changes visible to the caller, newest
+  first, in one transaction: all of them or none.
+- A revert is itself a change (op ``changes.revert``) and cannot be reverted; write again instead.
+
+Each op that can be reverted registers a handler in :data:`REVERTERS`; modules that add ops (documents,
+collections, uninstall) register theirs on import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime, time
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.clock import iso_utc
+from notochord.db.schema import change_objects, changes, entities, facts, identifiers, predicates
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
+from notochord.knowledge.quotas import DailyLimits
+from notochord.knowledge.records import Change, RevertResult
+from notochord.knowledge.writes import Actor, Store, WriteTx
+
+__all__ = ["REVERTERS", "ChangeLog", "Reverter", "parse_since"]
+
+Reverter = Callable[[WriteTx, sa.Row[Any]], None]
+"""Undo one change row inside an open write transaction (the change row is not yet marked)."""
+
+REVERTERS: dict[str, Reverter] = {}
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def to_record(row: sa.Row[Any]) -> Change:
+    return Change(
+        id=row.id,
+        run_id=row.run_id,
+        actor=row.actor,
+        op=row.op,
+        target_type=row.target_type,
+        target_id=row.target_id,
+        summary=row.summary,
+        status=row.status,
+        proposed=_loads(row.proposed_json),
+        before=_loads(row.before_json),
+        after=_loads(row.after_json),
+        created_at=row.created_at,
+    )
+
+
+def parse_since(since: str | int | float | datetime, *, tz: Any) -> str:
+    """``since`` as a comparable ISO UTC string: a date is 00:00 local, a number epoch ms (OD-K21)."""
+    if isinstance(since, datetime):
+        moment = since if since.tzinfo else since.replace(tzinfo=tz)
+        return iso_utc(moment)
+    if isinstance(since, int | float) and not isinstance(since, bool):
+        return iso_utc(datetime.fromtimestamp(since / 1000, tz=tz))
+    if isinstance(since, str):
+        try:
+            if len(since) == 10:
+                day = datetime.fromisoformat(since).date()
+                return iso_utc(datetime.combine(day, time.min, tzinfo=tz))
+            moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
+            return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
+        except ValueError:
+            pass
+    raise KnowledgeValidationError(f"since {since!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")
+
+
+Visible = Callable[[sa.Row[Any]], bool]
+
+
+class ChangeLog:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def list(
+        self,
+        *,
+        since: str | int | float | datetime | None = None,
+        status: str | None = None,
+        run_id: str | None = None,
+        actor: str | None = None,
+        where: sa.ColumnElement[bool] | None = None,
+        limit: int | None = None,
+    ) -> list[Change]:
+        """Changes newest first. ``where`` is an extra SQL filter (a caller's visible scope)."""
+        if status is not None and status not in {"applied", "conflict", "reverted"}:
+            raise KnowledgeValidationError(f"status {status!r} is not one of applied, conflict, reverted")
+        query = sa.select(changes)
+        if since is not None:
+            query = query.where(changes.c.created_at >= parse_since(since, tz=self._store.clock.tz))
+        if status is not None:
+            query = query.where(changes.c.status == status)
+        if run_id is not None:
+            query = query.where(changes.c.run_id == run_id)
+        if actor is not None:
+            query = query.where(changes.c.actor == actor)
+        if where is not None:
+            query = query.where(where)
+        query = query.order_by(changes.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self._store.read() as conn:
+            return [to_record(r) for r in conn.execute(query)]
+
+    def get(self, change_id: int) -> Change:
+        with self._store.read() as conn:
+            row = conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
+        if row is None:
+            raise KnowledgeNotFoundError("change")
+        return to_record(row)
+
+    def revert(
+        self,
+        *,
+        actor: Actor,
+        change_id: int | None = None,
+        run_id: str | None = None,
+        run_actor: str | None = None,
+        visible: Visible | None = None,
+        limits: DailyLimits | None = None,
+        current_run_id: str | None = None,
+    ) -> RevertResult:
+        """Undo one change, or every change of a run (optionally only those of ``run_actor``).
+
+        ``visible(row)`` decides which changes the caller may see; an invisible single change reads
+        as not found, and invisible changes of a run are left alone.
+        """
+        if (change_id is None) == (run_id is None):
+            raise KnowledgeValidationError("revert needs exactly one of a change or a runId")
+        with self._store.write(actor=actor, run_id=current_run_id, limits=limits) as tx:
+            if change_id is not None:
+                row = tx.conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
+                if row is None or (visible is not None and not visible(row)):
+                    raise KnowledgeNotFoundError("change")
+                targets: Sequence[sa.Row[Any]] = [row]
+            else:
+                query = sa.select(changes).where(changes.c.run_id == run_id)
+                if run_actor is not None:
+                    query = query.where(changes.c.actor == run_actor)
+                targets = [r for r in tx.conn.execute(query.order_by(changes.c.id.desc())) if visible is None or visible(r)]
+            pending = [r for r in targets if r.status != "reverted"]
+            if not pending:
+                return RevertResult(status="already_reverted", count=0)
+            for row in pending:
+                self._revert_one(tx, row)
+            return RevertResult(status="reverted", count=len(pending))
+
+    def _revert_one(self, tx: WriteTx, row: sa.Row[Any]) -> None:
+        if row.op == "changes.revert":
+            raise KnowledgeValidationError("a revert cannot itself be reverted; make the change again instead")
+        if row.status == "applied":
+            _check_not_superseded(tx.conn, row)
+            handler = REVERTERS.get(row.op)
+            if handler is None:
+                raise KnowledgeValidationError(f"changes of type {row.op} cannot be reverted")
+            handler(tx, row)
+        touched = tx.conn.execute(
+            sa.select(change_objects.c.object_type, change_objects.c.object_id).where(
+                change_objects.c.change_id == row.id
+            )
+        ).all()
+        revert_id = tx.record(
+            op="changes.revert",
+            target_type="change",
+            target_id=row.id,
+            touched=[(t, i) for t, i in touched],
+            summary=f"reverted: {row.summary}"[:1000],
+        )
+        tx.conn.execute(
+            sa.update(changes).where(changes.c.id == row.id).values(status="reverted", reverted_by=revert_id)
+        )
+
+
+def _check_not_superseded(conn: sa.Connection, row: sa.Row[Any]) -> None:
+    mine = sa.select(change_objects.c.object_type, change_objects.c.object_id).where(
+        change_objects.c.change_id == row.id
+    )
+    later = conn.execute(
+        sa.select(changes.c.id, changes.c.actor, changes.c.summary)
+        .join(change_objects, change_objects.c.change_id == changes.c.id)
+        .where(
+            changes.c.id > row.id,
+            changes.c.actor != row.actor,
+            changes.c.status == "applied",
+            changes.c.op != "changes.revert",
+            sa.tuple_(change_objects.c.object_type, change_objects.c.object_id).in_(mine),
+        )
+        .limit(1)
+    ).first()
+    if later is not None:
+        raise RevertError(
+            f"cannot revert change {row.id}: superseded by a later change of {later.actor} "
+            f"({later.summary}); revert that one first or edit the value directly"
+        )
+
+
+# ------------------------------------------------------------------ reverters of the core ops
+
+
+def _cardinality(conn: sa.Connection, predicate: str) -> str:
+    return str(conn.execute(sa.select(predicates.c.cardinality).where(predicates.c.name == predicate)).scalar_one())
+
+
+def _slot_taken(conn: sa.Connection, fact: sa.Row[Any], *, ignoring: Sequence[int] = ()) -> bool:
+    if _cardinality(conn, fact.predicate) != "one":
+        return False
+    other = conn.execute(
+        sa.select(facts.c.id).where(
+            facts.c.subject_id == fact.subject_id,
+            facts.c.predicate == fact.predicate,
+            facts.c.valid_to.is_(None),
+            facts.c.id.not_in([fact.id, *ignoring]),
+        )
+    ).first()
+    return other is not None
+
+
+def _revert_put(tx: WriteTx, row: sa.Row[Any]) -> None:
+    conn = tx.conn
+    new = conn.execute(sa.select(facts).where(facts.c.id == row.target_id)).one()
+    if new.valid_to is None:
+        conn.execute(sa.update(facts).where(facts.c.id == new.id).values(valid_to=tx.now))
+    for old in conn.execute(sa.select(facts).where(facts.c.expired_by == row.id)).all():
+        if _slot_taken(conn, old):
+            raise RevertError(
+                f"cannot revert change {row.id}: superseded, {old.predicate} has a newer current value"
+            )
+        conn.execute(sa.update(facts).where(facts.c.id == old.id).values(valid_to=None, expired_by=None))
+
+
+def _revert_retract(tx: WriteTx, row: sa.Row[Any]) -> None:
+    fact = tx.conn.execute(sa.select(facts).where(facts.c.id == row.target_id)).one()
+    if fact.valid_to is None or fact.expired_by != row.id:
+        return
+    if _slot_taken(tx.conn, fact):
+        raise RevertError(f"cannot revert change {row.id}: superseded, {fact.predicate} has a newer current value")
+    tx.conn.execute(sa.update(facts).where(facts.c.id == fact.id).values(valid_to=None, expired_by=None))
+
+
+def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
+    tx.conn.execute(sa.update(facts).where(facts.c.id == row.target_id).values(pinned=bool(_loads(row.before_json))))
+
+
+def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:
+    tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=tx.now))
+
+
+def _revert_add_identifier(tx: WriteTx, row: sa.Row[Any]) -> None:
+    tx.conn.execute(sa.update(identifiers).where(identifiers.c.id == row.target_id).values(removed_at=tx.now))
+
+
+def _revert_merge(tx: WriteTx, row: sa.Row[Any]) -> None:
+    tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(merged_into=None))
+
+
+def _revert_entity_delete(tx: WriteTx, row: sa.Row[Any]) -> None:
+    tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=None))
+
+
+REVERTERS.update(
+    {
+        "facts.put": _revert_put,
+        "facts.retract": _revert_retract,
+        "facts.pin": _revert_pin,
+        "entities.create": _revert_entity_create,
+        "entities.addIdentifier": _revert_add_identifier,
+        "entities.merge": _revert_merge,
+        "entities.delete": _revert_entity_delete,
+    }
+)

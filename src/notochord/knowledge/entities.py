@@ -1,0 +1,313 @@
+"""Entities: people, organisations, places, and the user (``self``).
+
+Rules:
+
+- The user is one entity of kind ``self``, created with the space. It is never resolved, listed or
+  returned by ``get`` (OD-K30); facts about the user use subject ``"self"``.
+- A merged entity points to the kept one (``merged_into``); every lookup follows the chain, so old ids
+  keep working (K-ENT-12). Facts and identifiers stay on the row they were written to and are read
+  through the merge closure (:meth:`Entities.members`).
+- A deleted entity is marked, never removed; any use of its id is "not found: no entity" (K-ENT-13).
+- Only the user and the assistant merge or delete (K-ENT-11); the gem facade never exposes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import sqlalchemy as sa
+
+from notochord.db.schema import entities, identifiers, space_meta
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
+from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.records import Entity, Identifier, ResolveResult
+from notochord.knowledge.writes import Actor, Store
+
+__all__ = ["Entities"]
+
+_SELF_KEY = "self_entity_id"
+
+
+class Entities:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._self_id: int | None = None
+
+    # ------------------------------------------------------------ the user
+
+    def ensure_self(self, conn: sa.Connection, *, now: str) -> int:
+        found = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == _SELF_KEY)).scalar()
+        if found is not None:
+            return int(found)
+        self_id = conn.execute(
+            sa.insert(entities)
+            .values(kind="self", display_name="self", created_by="system", created_at=now)
+            .returning(entities.c.id)
+        ).scalar_one()
+        conn.execute(sa.insert(space_meta).values(key=_SELF_KEY, value=str(self_id)))
+        return int(self_id)
+
+    def self_id(self, conn: sa.Connection) -> int:
+        if self._self_id is None:
+            value = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == _SELF_KEY)).scalar()
+            if value is None:
+                raise KnowledgeNotFoundError("entity", "self")
+            self._self_id = int(value)
+        return self._self_id
+
+    # ------------------------------------------------------------ reading
+
+    def canonical(self, conn: sa.Connection, entity_id: int) -> int:
+        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones."""
+        seen: set[int] = set()
+        current = entity_id
+        while True:
+            row = conn.execute(
+                sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == current)
+            ).first()
+            if row is None or row.deleted_at is not None or current in seen:
+                raise KnowledgeNotFoundError("entity")
+            if row.merged_into is None:
+                return current
+            seen.add(current)
+            current = row.merged_into
+
+    def kind_of(self, conn: sa.Connection, entity_id: int) -> str:
+        return str(conn.execute(sa.select(entities.c.kind).where(entities.c.id == entity_id)).scalar_one())
+
+    def members(self, conn: sa.Connection, entity_id: int) -> list[int]:
+        """The entity and every entity merged into it, directly or through a chain."""
+        found = [entity_id]
+        frontier = [entity_id]
+        while frontier:
+            rows = conn.execute(sa.select(entities.c.id).where(entities.c.merged_into.in_(frontier))).scalars()
+            frontier = [r for r in rows if r not in found]
+            found.extend(frontier)
+        return found
+
+    def load(self, conn: sa.Connection, entity_id: int) -> Entity:
+        canonical = self.canonical(conn, entity_id)
+        row = conn.execute(sa.select(entities).where(entities.c.id == canonical)).one()
+        if row.kind == "self":
+            raise KnowledgeNotFoundError("entity")
+        idents = conn.execute(
+            sa.select(identifiers.c.type, identifiers.c.value)
+            .where(identifiers.c.entity_id.in_(self.members(conn, canonical)), identifiers.c.removed_at.is_(None))
+            .order_by(identifiers.c.id)
+        ).all()
+        return Entity(
+            id=row.id,
+            kind=row.kind,
+            display_name=row.display_name,
+            identifiers=tuple(Identifier(type=t, value=v) for t, v in idents),
+            created_by=row.created_by,
+            created_at=row.created_at,
+        )
+
+    def get(self, entity_id: int) -> Entity:
+        with self._store.read() as conn:
+            return self.load(conn, entity_id)
+
+    def find(self, conn: sa.Connection, given: Mapping[str, str], *, kind: str) -> int | None:
+        """The oldest live entity of ``kind`` matching the first identifier type that matches."""
+        for id_type in MATCH_ORDER:
+            if id_type not in given:
+                continue
+            norm = normalize_identifier(id_type, given[id_type])
+            candidates = set(
+                conn.execute(
+                    sa.select(identifiers.c.entity_id).where(
+                        identifiers.c.type == id_type,
+                        identifiers.c.normalized == norm,
+                        identifiers.c.removed_at.is_(None),
+                    )
+                ).scalars()
+            )
+            if id_type == "name":
+                by_display = conn.execute(
+                    sa.select(entities.c.id, entities.c.display_name).where(entities.c.kind == kind)
+                ).all()
+                candidates.update(i for i, name in by_display if " ".join(name.split()).casefold() == norm)
+            live: set[int] = set()
+            for candidate in candidates:
+                try:
+                    live.add(self.canonical(conn, candidate))
+                except KnowledgeNotFoundError:
+                    continue
+            hits = sorted(i for i in live if self.kind_of(conn, i) == kind)
+            if hits:
+                return hits[0]
+        return None
+
+    def list(self, *, kind: str, query: str | None = None) -> list[Entity]:
+        """Live entities of ``kind`` by display name; ``query`` matches name or any identifier."""
+        check_kind(kind)
+        with self._store.read() as conn:
+            ids = conn.execute(
+                sa.select(entities.c.id).where(
+                    entities.c.kind == kind, entities.c.deleted_at.is_(None), entities.c.merged_into.is_(None)
+                )
+            ).scalars()
+            found = [self.load(conn, i) for i in ids]
+        if query:
+            needle = query.casefold()
+            found = [
+                e
+                for e in found
+                if needle in e.display_name.casefold() or any(needle in i.value.casefold() for i in e.identifiers)
+            ]
+        return sorted(found, key=lambda e: (e.display_name.casefold(), e.id))
+
+    # ------------------------------------------------------------ writing
+
+    def resolve(
+        self,
+        *,
+        actor: Actor,
+        given: Mapping[str, str],
+        kind: str = "person",
+        create: bool = False,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+    ) -> ResolveResult | None:
+        """Find an entity by identifiers; with ``create``, make one when none matches (OD-K26)."""
+        check_kind(kind)
+        cleaned = _check_identifiers(given)
+        with self._store.read() as conn:
+            found = self.find(conn, cleaned, kind=kind)
+            if found is not None:
+                return ResolveResult(entity=self.load(conn, found), created=False)
+        if not create:
+            return None
+        display = cleaned.get("name") or next(iter(cleaned.values()))
+        check_length("displayName", display)
+        chars = len(display) + sum(len(v) for v in cleaned.values())
+        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits) as tx:
+            # Someone may have created it between our read and the write lock.
+            again = self.find(tx.conn, cleaned, kind=kind)
+            if again is not None:
+                return ResolveResult(entity=self.load(tx.conn, again), created=False)
+            entity_id = tx.conn.execute(
+                sa.insert(entities)
+                .values(kind=kind, display_name=display, created_by=str(actor), created_at=tx.now)
+                .returning(entities.c.id)
+            ).scalar_one()
+            for id_type, value in cleaned.items():
+                self._insert_identifier(tx.conn, entity_id, id_type, value, actor=actor, now=tx.now)
+            tx.record(
+                op="entities.create",
+                target_type="entity",
+                target_id=entity_id,
+                summary=f"created {kind} {display}",
+                after={"kind": kind, "displayName": display, "identifiers": cleaned},
+            )
+            return ResolveResult(entity=self.load(tx.conn, entity_id), created=True)
+
+    def add_identifier(
+        self,
+        *,
+        actor: Actor,
+        entity_id: int,
+        id_type: str,
+        value: str,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+    ) -> tuple[str, int | None]:
+        """Attach an identifier; returns ``("added", change_id)`` or ``("exists", None)``."""
+        norm = normalize_identifier(id_type, value)
+        with self._store.write(actor=actor, run_id=run_id, chars=len(value), limits=limits) as tx:
+            canonical = self.canonical(tx.conn, entity_id)
+            if self.kind_of(tx.conn, canonical) == "self":
+                raise KnowledgeNotFoundError("entity")
+            existing = tx.conn.execute(
+                sa.select(identifiers.c.id).where(
+                    identifiers.c.entity_id.in_(self.members(tx.conn, canonical)),
+                    identifiers.c.type == id_type,
+                    identifiers.c.normalized == norm,
+                    identifiers.c.removed_at.is_(None),
+                )
+            ).first()
+            if existing is not None:
+                return "exists", None
+            ident_id = self._insert_identifier(tx.conn, canonical, id_type, value, actor=actor, now=tx.now)
+            change_id = tx.record(
+                op="entities.addIdentifier",
+                target_type="identifier",
+                target_id=ident_id,
+                touched=[("entity", canonical)],
+                summary=f"added {id_type} {value.strip()} to entity {canonical}",
+                after={"type": id_type, "value": value.strip()},
+            )
+            return "added", change_id
+
+    def merge(self, *, actor: Actor, keep: int, merge: int, run_id: str | None = None) -> int:
+        """Merge entity ``merge`` into ``keep``; returns the change id."""
+        _host_only(actor, "merge")
+        with self._store.write(actor=actor, run_id=run_id) as tx:
+            kept = self.canonical(tx.conn, keep)
+            merged = self.canonical(tx.conn, merge)
+            if kept == merged:
+                raise KnowledgeValidationError("cannot merge an entity into itself")
+            if "self" in {self.kind_of(tx.conn, kept), self.kind_of(tx.conn, merged)}:
+                raise KnowledgeValidationError("the user (self) cannot be merged")
+            tx.conn.execute(sa.update(entities).where(entities.c.id == merged).values(merged_into=kept))
+            return tx.record(
+                op="entities.merge",
+                target_type="entity",
+                target_id=merged,
+                touched=[("entity", kept)],
+                summary=f"merged entity {merged} into {kept}",
+                before={"mergedInto": None},
+                after={"mergedInto": kept},
+            )
+
+    def delete(self, *, actor: Actor, entity_id: int, run_id: str | None = None) -> int:
+        """Mark an entity deleted; returns the change id. Revertible."""
+        _host_only(actor, "delete")
+        with self._store.write(actor=actor, run_id=run_id) as tx:
+            canonical = self.canonical(tx.conn, entity_id)
+            if self.kind_of(tx.conn, canonical) == "self":
+                raise KnowledgeValidationError("the user (self) cannot be deleted")
+            tx.conn.execute(sa.update(entities).where(entities.c.id == canonical).values(deleted_at=tx.now))
+            return tx.record(
+                op="entities.delete",
+                target_type="entity",
+                target_id=canonical,
+                summary=f"deleted entity {canonical}",
+            )
+
+    def _insert_identifier(
+        self, conn: sa.Connection, entity_id: int, id_type: str, value: str, *, actor: Actor, now: str
+    ) -> int:
+        return int(
+            conn.execute(
+                sa.insert(identifiers)
+                .values(
+                    entity_id=entity_id,
+                    type=id_type,
+                    value=value.strip(),
+                    normalized=normalize_identifier(id_type, value),
+                    created_by=str(actor),
+                    created_at=now,
+                )
+                .returning(identifiers.c.id)
+            ).scalar_one()
+        )
+
+
+def _check_identifiers(given: Mapping[str, str]) -> dict[str, str]:
+    if not given:
+        raise KnowledgeValidationError(
+            "resolve needs at least one identifier: email, phone, domain, url, handle or name"
+        )
+    cleaned: dict[str, str] = {}
+    for id_type, value in given.items():
+        normalize_identifier(id_type, value)  # validates type, length and form
+        cleaned[id_type] = value.strip()
+    return cleaned
+
+
+def _host_only(actor: Actor, what: str) -> None:
+    if actor.kind == "gem":
+        raise KnowledgeValidationError(f"only the user or the assistant can {what} entities")

@@ -1,0 +1,369 @@
+"""Facts: bitemporal subject · predicate · value rows (K-FACT, OD-K14…K19).
+
+Rules:
+
+- A fact is current while ``valid_to`` is null. Replacing or retracting expires it (``valid_to``,
+  ``expired_by``); rows are never deleted.
+- ``put`` on a predicate: an identical current fact (canonical JSON value and the same object after
+  merges) gives ``duplicate`` and writes nothing; on a ``one`` predicate a current value said by the
+  user (``origin == 'user'``) blocks any other writer with ``conflict`` (recorded, with the rejected
+  value as ``proposed``); otherwise ``one`` replaces and ``many`` accumulates. ``duplicate`` is checked
+  before ``conflict`` (OD-K17).
+- Order of work for callers that check permissions (OD-K07): validation and size limits, resolving
+  ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write.
+- Inferred facts (``source == 'inferred'``) are never returned by lookups meant for gems.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.db.schema import facts
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge.entities import Entities
+from notochord.knowledge.predicates import is_segment, predicate_problem
+from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
+from notochord.knowledge.records import Fact, PinResult, PutResult, RetractResult
+from notochord.knowledge.vocabulary import Resolution, Vocabulary
+from notochord.knowledge.writes import Actor, Store
+
+__all__ = ["MISSING", "Facts", "PrefixRule", "Subject"]
+
+Subject = str | int
+"""``"self"`` or an entity id."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class PrefixRule:
+    """A readable predicate range: ``prefix`` itself, and everything below it when ``wildcard``."""
+
+    prefix: str
+    wildcard: bool
+
+
+Authorize = Callable[[str, str], None]
+"""``authorize(subject_kind, predicate)`` raises when the caller may not write; called before the quota."""
+
+
+def check_query_prefix(prefix: str | None) -> str | None:
+    """A query prefix is one or more whole predicate levels (OD-K11)."""
+    if prefix is None or prefix == "":
+        return None
+    if not isinstance(prefix, str) or not all(is_segment(s) for s in prefix.split(".")):
+        raise KnowledgeValidationError(
+            f"prefix {prefix!r} is malformed: use whole dot-separated levels such as location.home"
+        )
+    return prefix
+
+
+def prefix_clause(prefix: str) -> sa.ColumnElement[bool]:
+    return sa.or_(facts.c.predicate == prefix, facts.c.predicate.startswith(prefix + ".", autoescape=True))
+
+
+def rules_clause(rules: Sequence[PrefixRule]) -> sa.ColumnElement[bool]:
+    """The SQL form of a set of readable ranges; an empty set reads nothing."""
+    if not rules:
+        return sa.false()
+    parts = [prefix_clause(r.prefix) if r.wildcard else facts.c.predicate == r.prefix for r in rules]
+    return sa.or_(*parts)
+
+
+class Facts:
+    def __init__(self, store: Store, vocabulary: Vocabulary, entities: Entities) -> None:
+        self._store = store
+        self._vocabulary = vocabulary
+        self._entities = entities
+
+    # ------------------------------------------------------------ ids
+
+    def subject_of(self, conn: sa.Connection, subject: Subject) -> tuple[int, str]:
+        """Canonical entity id and kind of a subject (``"self"`` or an entity id)."""
+        if subject == "self":
+            return self._entities.self_id(conn), "self"
+        if isinstance(subject, bool) or not isinstance(subject, int):
+            raise KnowledgeValidationError("subject must be 'self' or an entity")
+        canonical = self._entities.canonical(conn, subject)
+        return canonical, self._entities.kind_of(conn, canonical)
+
+    def to_record(self, row: sa.Row[Any]) -> Fact:
+        return Fact(
+            id=row.id,
+            subject=row.subject_id,
+            predicate=row.predicate,
+            value=json.loads(row.value_json),
+            object=row.object_id,
+            origin=row.origin,
+            source=row.source,
+            source_ref=row.source_ref,
+            writer=row.writer,
+            pinned=bool(row.pinned),
+            valid_from=row.valid_from,
+            valid_to=row.valid_to,
+            recorded_at=row.recorded_at,
+        )
+
+    # ------------------------------------------------------------ reading
+
+    def lookup(
+        self,
+        subject: Subject,
+        prefix: str | None = None,
+        *,
+        rules: Sequence[PrefixRule] | None = None,
+        pinned_only: bool = False,
+        include_inferred: bool = False,
+    ) -> list[Fact]:
+        """Current facts of ``subject`` under ``prefix``, limited to ``rules`` when given.
+
+        Permission ranges are part of the SQL, so nothing outside them is read at all.
+        """
+        prefix = check_query_prefix(prefix)
+        with self._store.read() as conn:
+            subject_id, _kind = self.subject_of(conn, subject)
+            query = sa.select(facts).where(
+                facts.c.subject_id.in_(self._entities.members(conn, subject_id)), facts.c.valid_to.is_(None)
+            )
+            if prefix:
+                query = query.where(prefix_clause(prefix))
+            if rules is not None:
+                query = query.where(rules_clause(rules))
+            if pinned_only:
+                query = query.where(facts.c.pinned.is_(True))
+            if not include_inferred:
+                query = query.where(facts.c.source != "inferred")
+            rows = conn.execute(query.order_by(facts.c.predicate, facts.c.id)).all()
+            return [self.to_record(r) for r in rows]
+
+    def get(self, fact_id: int) -> Fact:
+        with self._store.read() as conn:
+            row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
+            if row is None:
+                raise KnowledgeNotFoundError("fact")
+            return self.to_record(row)
+
+    # ------------------------------------------------------------ writing
+
+    def put(
+        self,
+        *,
+        actor: Actor,
+        subject: Subject = "self",
+        predicate: str | None = None,
+        hint: str | None = None,
+        value: Any = MISSING,
+        object_id: int | None = None,
+        description: str | None = None,
+        origin: str | None = None,
+        source: str | None = None,
+        source_ref: str | None = None,
+        pin: bool | None = None,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Authorize | None = None,
+    ) -> PutResult:
+        """Write one fact. Exactly one of ``predicate`` (a full name) or ``hint`` is given.
+
+        A full ``predicate`` unknown to the vocabulary is added with cardinality ``many``; a ``hint``
+        is resolved as described in :mod:`notochord.knowledge.vocabulary`.
+        """
+        # 1. validation and single-write limits
+        if value is MISSING and object_id is None:
+            raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
+        value = None if value is MISSING else value
+        value_json = check_json_size("value", value)
+        if description is not None:
+            check_length("description", description)
+        if source_ref is not None:
+            check_length("sourceRef", source_ref)
+        if (predicate is None) == (hint is None):
+            raise KnowledgeValidationError("pass exactly one of predicate or predicateHint")
+        origin = origin or ("user" if actor.is_user else str(actor))
+        source = source or ("user" if actor.is_user else "extracted")
+        check_length("origin", origin, 200)
+        check_length("source", source, 200)
+
+        # 2. resolving ids, 3. resolving the predicate
+        with self._store.read() as conn:
+            subject_id, subject_kind = self.subject_of(conn, subject)
+            if object_id is not None:
+                object_id = self._entities.canonical(conn, object_id)
+            resolution = self._resolve(conn, predicate=predicate, hint=hint)
+
+        # 4. permission
+        if authorize is not None:
+            authorize(subject_kind, resolution.name)
+
+        # 5. quota, 6. apply and record
+        pinned = pin if pin is not None else (actor.is_user and subject == "self")
+        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits) as tx:
+            conn = tx.conn
+            subject_id = self._entities.canonical(conn, subject_id)
+            if object_id is not None:
+                object_id = self._entities.canonical(conn, object_id)
+            if resolution.is_new:
+                resolution = Resolution(
+                    self._vocabulary.add(
+                        conn,
+                        name=resolution.name,
+                        cardinality="many",
+                        description=description,
+                        declared_by="user" if actor.is_user and predicate else f"hint:{actor}",
+                        now=tx.now,
+                    ).name,
+                    "many",
+                    is_new=False,
+                )
+            name = resolution.name
+            current = conn.execute(
+                sa.select(facts).where(
+                    facts.c.subject_id.in_(self._entities.members(conn, subject_id)),
+                    facts.c.predicate == name,
+                    facts.c.valid_to.is_(None),
+                )
+            ).all()
+            for row in current:
+                if row.value_json == value_json and self._same_object(conn, row.object_id, object_id):
+                    return PutResult(status="duplicate", id=row.id, predicate=name, change_id=None)
+            if resolution.cardinality == "one" and current:
+                said_by_user = [r for r in current if r.origin == "user"]
+                if said_by_user and not actor.is_user:
+                    blocker = said_by_user[0]
+                    change_id = tx.record(
+                        op="facts.put",
+                        target_type="fact",
+                        target_id=blocker.id,
+                        summary=f"conflict on {name}: kept the user's value",
+                        before=json.loads(blocker.value_json),
+                        proposed=value,
+                        status="conflict",
+                    )
+                    return PutResult(status="conflict", id=blocker.id, predicate=name, change_id=change_id)
+            fact_id = conn.execute(
+                sa.insert(facts)
+                .values(
+                    subject_id=subject_id,
+                    predicate=name,
+                    value_json=value_json,
+                    object_id=object_id,
+                    origin=origin,
+                    source=source,
+                    source_ref=source_ref,
+                    writer=str(actor),
+                    pinned=pinned,
+                    valid_from=tx.now,
+                    valid_to=None,
+                    recorded_at=tx.now,
+                )
+                .returning(facts.c.id)
+            ).scalar_one()
+            replaced = current if resolution.cardinality == "one" else []
+            change_id = tx.record(
+                op="facts.put",
+                target_type="fact",
+                target_id=fact_id,
+                touched=[("fact", r.id) for r in replaced],
+                summary=f"{name} = {_short(value)}" + (f" (replaced {len(replaced)})" if replaced else ""),
+                before=[json.loads(r.value_json) for r in replaced] or None,
+                after=value,
+            )
+            if replaced:
+                conn.execute(
+                    sa.update(facts)
+                    .where(facts.c.id.in_([r.id for r in replaced]))
+                    .values(valid_to=tx.now, expired_by=change_id)
+                )
+            return PutResult(status="applied", id=fact_id, predicate=name, change_id=change_id)
+
+    def retract(
+        self,
+        *,
+        actor: Actor,
+        fact_id: int,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Callable[[Fact, str], None] | None = None,
+    ) -> RetractResult:
+        """Expire a current fact. ``authorize(fact, subject_kind)`` runs before the quota."""
+        with self._store.read() as conn:
+            row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
+            if row is None:
+                raise KnowledgeNotFoundError("fact")
+            kind = self._entities.kind_of(conn, row.subject_id)
+        if authorize is not None:
+            authorize(self.to_record(row), kind)
+        with self._store.write(actor=actor, run_id=run_id, limits=limits) as tx:
+            row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
+            if row.valid_to is not None:
+                return RetractResult(status="already_retracted", change_id=None)
+            change_id = tx.record(
+                op="facts.retract",
+                target_type="fact",
+                target_id=fact_id,
+                summary=f"retracted {row.predicate} = {_short(json.loads(row.value_json))}",
+                before=json.loads(row.value_json),
+            )
+            tx.conn.execute(
+                sa.update(facts).where(facts.c.id == fact_id).values(valid_to=tx.now, expired_by=change_id)
+            )
+            return RetractResult(status="retracted", change_id=change_id)
+
+    def pin(self, *, actor: Actor, fact_id: int, pinned: bool, run_id: str | None = None) -> PinResult:
+        """Pin or unpin a fact in the standing profile (the user's choice, OD-K15)."""
+        if actor.kind == "gem":
+            raise KnowledgeValidationError("only the user pins facts")
+        with self._store.write(actor=actor, run_id=run_id) as tx:
+            row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
+            if row is None:
+                raise KnowledgeNotFoundError("fact")
+            if bool(row.pinned) == pinned:
+                return PinResult(pinned=pinned, change_id=None)
+            tx.conn.execute(sa.update(facts).where(facts.c.id == fact_id).values(pinned=pinned))
+            change_id = tx.record(
+                op="facts.pin",
+                target_type="fact",
+                target_id=fact_id,
+                summary=f"{'pinned' if pinned else 'unpinned'} {row.predicate}",
+                before=bool(row.pinned),
+                after=pinned,
+            )
+            return PinResult(pinned=pinned, change_id=change_id)
+
+    # ------------------------------------------------------------ helpers
+
+    def _resolve(self, conn: sa.Connection, *, predicate: str | None, hint: str | None) -> Resolution:
+        if hint is not None:
+            return self._vocabulary.resolve(conn, hint)
+        assert predicate is not None
+        known = self._vocabulary.get(conn, predicate)
+        if known is not None:
+            return Resolution(known.name, known.cardinality, is_new=False)
+        problem = predicate_problem(predicate)
+        if problem:
+            raise KnowledgeValidationError(problem)
+        return Resolution(predicate, "many", is_new=True)
+
+    def _same_object(self, conn: sa.Connection, stored: int | None, given: int | None) -> bool:
+        if stored is None or given is None:
+            return stored is given
+        try:
+            return self._entities.canonical(conn, stored) == given
+        except KnowledgeNotFoundError:
+            return False
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"

