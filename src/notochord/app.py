@@ -44,7 +44,9 @@ class Space:
         self.name = name
         self.path = path
         self._master_key = master_key
-        self._engine: sa.Engine | None = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        self._engine: sa.Engine | None = create_sqlite_engine(
+            path, busy_timeout_ms=settings.sqlite_busy_timeout_ms
+        )
         migrate(self._engine)
         self.core = KnowledgeCore(self._engine, clock)
         self.core.initialise()
@@ -105,11 +107,17 @@ class Notochord:
     def _space(self, name: str, path: Path) -> Space:
         with self._lock:
             if self._closed:
-                raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
+                raise ClosedError(
+                    f"this notochord at {self.data_dir} was closed; open it again with notochord.open()"
+                )
             space = self._spaces.get(name)
             if space is None:
                 space = Space(
-                    name=name, path=path, settings=self.settings, clock=self.clock, master_key=self._master_key
+                    name=name,
+                    path=path,
+                    settings=self.settings,
+                    clock=self.clock,
+                    master_key=self._master_key,
                 )
                 self._spaces[name] = space
             return space
@@ -130,7 +138,7 @@ class Notochord:
         self.close()
 
 
-def open(  # noqa: A001  (notochord.open is the documented entry point)
+def open(
     data_dir: str | os.PathLike[str] | None = None,
     settings: Settings | None = None,
     *,

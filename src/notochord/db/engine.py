@@ -66,9 +66,12 @@ def storage_errors(action: str) -> Iterator[None]:
 @contextlib.contextmanager
 def write_tx(engine: sa.Engine) -> Iterator[sa.Connection]:
     """A write transaction holding the database's write lock from its first statement."""
-    with storage_errors("a write"):
-        with engine.connect().execution_options(**{_IMMEDIATE: True}) as conn, conn.begin():
-            yield conn
+    with (
+        storage_errors("a write"),
+        engine.connect().execution_options(**{_IMMEDIATE: True}) as conn,
+        conn.begin(),
+    ):
+        yield conn
 
 
 @contextlib.contextmanager

@@ -76,7 +76,9 @@ def parse_since(since: str | int | float | datetime, *, tz: Any) -> str:
             return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
         except ValueError:
             pass
-    raise KnowledgeValidationError(f"since {since!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")
+    raise KnowledgeValidationError(
+        f"since {since!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds"
+    )
 
 
 Visible = Callable[[sa.Row[Any]], bool]
@@ -151,7 +153,11 @@ class ChangeLog:
                 query = sa.select(changes).where(changes.c.run_id == run_id)
                 if run_actor is not None:
                     query = query.where(changes.c.actor == run_actor)
-                targets = [r for r in tx.conn.execute(query.order_by(changes.c.id.desc())) if visible is None or visible(r)]
+                targets = [
+                    r
+                    for r in tx.conn.execute(query.order_by(changes.c.id.desc()))
+                    if visible is None or visible(r)
+                ]
             pending = [r for r in targets if r.status != "reverted"]
             if not pending:
                 return RevertResult(status="already_reverted", count=0)
@@ -161,7 +167,9 @@ class ChangeLog:
 
     def _revert_one(self, tx: WriteTx, row: sa.Row[Any]) -> None:
         if row.op == "changes.revert":
-            raise KnowledgeValidationError("a revert cannot itself be reverted; make the change again instead")
+            raise KnowledgeValidationError(
+                "a revert cannot itself be reverted; make the change again instead"
+            )
         if row.status == "applied":
             _check_not_superseded(tx.conn, row)
             handler = REVERTERS.get(row.op)
@@ -212,7 +220,9 @@ def _check_not_superseded(conn: sa.Connection, row: sa.Row[Any]) -> None:
 
 
 def _cardinality(conn: sa.Connection, predicate: str) -> str:
-    return str(conn.execute(sa.select(predicates.c.cardinality).where(predicates.c.name == predicate)).scalar_one())
+    return str(
+        conn.execute(sa.select(predicates.c.cardinality).where(predicates.c.name == predicate)).scalar_one()
+    )
 
 
 def _slot_taken(conn: sa.Connection, fact: sa.Row[Any], *, ignoring: Sequence[int] = ()) -> bool:
@@ -247,12 +257,16 @@ def _revert_retract(tx: WriteTx, row: sa.Row[Any]) -> None:
     if fact.valid_to is None or fact.expired_by != row.id:
         return
     if _slot_taken(tx.conn, fact):
-        raise RevertError(f"cannot revert change {row.id}: superseded, {fact.predicate} has a newer current value")
+        raise RevertError(
+            f"cannot revert change {row.id}: superseded, {fact.predicate} has a newer current value"
+        )
     tx.conn.execute(sa.update(facts).where(facts.c.id == fact.id).values(valid_to=None, expired_by=None))
 
 
 def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
-    tx.conn.execute(sa.update(facts).where(facts.c.id == row.target_id).values(pinned=bool(_loads(row.before_json))))
+    tx.conn.execute(
+        sa.update(facts).where(facts.c.id == row.target_id).values(pinned=bool(_loads(row.before_json)))
+    )
 
 
 def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:

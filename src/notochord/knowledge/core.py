@@ -48,4 +48,3 @@ class KnowledgeCore:
                 ).scalar_one(),
                 "changes": conn.execute(sa.select(sa.func.count()).select_from(changes)).scalar_one(),
             }
-

@@ -24,7 +24,8 @@ def check_kind(kind: str) -> str:
     """An entity kind is ``[a-z][a-z0-9_]*`` and never ``self`` (OD-K57)."""
     if not isinstance(kind, str) or not _KIND.match(kind) or kind == "self":
         raise KnowledgeValidationError(
-            f"entity kind {kind!r} is malformed: use lowercase letters, digits and _ (e.g. person, org, place)"
+            f"entity kind {kind!r} is malformed: use lowercase letters, digits and _ "
+            "(e.g. person, org, place)"
         )
     check_length("entity kind", kind, 100)
     return kind
@@ -59,7 +60,9 @@ def normalize_identifier(kind: str, value: str) -> str:
         parts = urlsplit(text)
         if not parts.scheme or not parts.netloc:
             raise KnowledgeValidationError(f"url identifier {value!r} needs a scheme and a host")
-        rebuilt = urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment))
+        rebuilt = urlunsplit(
+            (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment)
+        )
         return rebuilt.rstrip("/")
     if kind == "handle":
         if not _HANDLE.match(text):

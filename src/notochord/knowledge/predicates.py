@@ -84,6 +84,7 @@ CORE_PREDICATES: tuple[CorePredicate, ...] = (
     _p("finance.currency", "one", "Usual currency", "常用货币"),
 )
 
+
 def is_segment(text: str) -> bool:
     """One or more lowercase Unicode letters, digits or ``_`` (no other characters)."""
     if not text or text != text.lower():
@@ -101,8 +102,7 @@ def predicate_problem(name: str, *, min_levels: int = 2) -> str | None:
     for segment in segments:
         if not is_segment(segment):
             return (
-                f"predicate {name!r} has a malformed level {segment!r} "
-                "(use lowercase letters, digits or _)"
+                f"predicate {name!r} has a malformed level {segment!r} (use lowercase letters, digits or _)"
             )
     if segments[0] not in FIRST_LEVELS:
         return f"predicate {name!r} must start with one of {', '.join(FIRST_LEVELS)}"

@@ -43,7 +43,7 @@ class HostFacts:
         predicate: str,
         value: Any = MISSING,
         subject: Subject = "self",
-        object: int | None = None,  # noqa: A002  (the documented name)
+        object: int | None = None,
         pin: bool | None = None,
         source: str | None = None,
         source_ref: str | None = None,
@@ -51,9 +51,13 @@ class HostFacts:
     ) -> PutResult:
         """Write a fact under a full predicate name (added to the vocabulary if new)."""
         if source is not None and source not in _HOST_SOURCES:
-            raise KnowledgeValidationError(f"source {source!r} is not one of {', '.join(sorted(_HOST_SOURCES))}")
+            raise KnowledgeValidationError(
+                f"source {source!r} is not one of {', '.join(sorted(_HOST_SOURCES))}"
+            )
         if source == "inferred" and self._actor.is_user:
-            raise KnowledgeValidationError("the user's own facts are said, not inferred; write as the assistant")
+            raise KnowledgeValidationError(
+                "the user's own facts are said, not inferred; write as the assistant"
+            )
         return self._core.facts.put(
             actor=self._actor,
             subject=subject,
@@ -67,7 +71,9 @@ class HostFacts:
             limits=self._limits,
         )
 
-    def lookup(self, subject: Subject, prefix: str | None = None, *, include_inferred: bool = False) -> list[Fact]:
+    def lookup(
+        self, subject: Subject, prefix: str | None = None, *, include_inferred: bool = False
+    ) -> list[Fact]:
         return self._core.facts.lookup(subject, prefix, include_inferred=include_inferred)
 
     def profile(self, prefix: str | None = None) -> list[Fact]:
@@ -78,7 +84,9 @@ class HostFacts:
         return self._core.facts.get(fact_id)
 
     def retract(self, fact_id: int, *, run_id: str | None = None) -> RetractResult:
-        return self._core.facts.retract(actor=self._actor, fact_id=fact_id, run_id=run_id, limits=self._limits)
+        return self._core.facts.retract(
+            actor=self._actor, fact_id=fact_id, run_id=run_id, limits=self._limits
+        )
 
     def pin(self, fact_id: int, pinned: bool = True) -> PinResult:
         return self._core.facts.pin(actor=self._actor, fact_id=fact_id, pinned=pinned)

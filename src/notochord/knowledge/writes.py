@@ -28,7 +28,7 @@ from notochord.db.schema import change_objects, changes
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.quotas import DailyLimits, charge
 
-__all__ = ["USER", "ASSISTANT", "Actor", "Store", "WriteTx"]
+__all__ = ["ASSISTANT", "USER", "Actor", "Store", "WriteTx"]
 
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
@@ -125,7 +125,7 @@ class WriteTx:
                 [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)],
             )
         self.recorded.append(change_id)
-        return change_id
+        return int(change_id)
 
 
 class Store:

@@ -1,0 +1,51 @@
+"""``notochord changes``: the change log, and undo."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+
+app = typer.Typer(help="Everything written, by whom, and undo.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_changes(
+    since: Annotated[str | None, typer.Option(help="A date (YYYY-MM-DD, local) or ISO time.")] = None,
+    status: Annotated[str | None, typer.Option(help="applied, conflict or reverted.")] = None,
+    run_id: Annotated[str | None, typer.Option("--run", help="Only this run.")] = None,
+    actor: Annotated[str | None, typer.Option(help="user, assistant or gem:<id>.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List changes, newest first."""
+    with open_space(data_dir, org) as space:
+        found = space.changes.list(since=since, status=status, run_id=run_id, actor=actor, limit=limit)
+    lines = [
+        f"{c.id:>6}  {c.created_at}  {c.status:<9} {c.actor:<16} {c.op:<22} {c.summary}"
+        + (f"  [run {c.run_id}]" if c.run_id else "")
+        for c in found
+    ]
+    emit(found, as_json=as_json, text="\n".join(lines) or "(no changes)")
+
+
+@app.command("revert")
+def revert(
+    change_id: Annotated[int | None, typer.Argument(help="The change to undo.")] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Undo every change of this run instead.")
+    ] = None,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Undo one change, or a whole run (exit code 6 when a later edit by someone else is in the way)."""
+    if (change_id is None) == (run_id is None):
+        raise typer.BadParameter("give a change id or --run, not both")
+    with open_space(data_dir, org) as space:
+        result = space.changes.revert(change_id, run_id=run_id)
+    emit(result, as_json=as_json, text=f"{result.status}: {result.count} change(s)")

@@ -1,0 +1,125 @@
+"""What every command shares: the data directory option, output, and exit codes.
+
+Exit codes mean the same in every command:
+
+    0  success            3  not found              5  quota reached
+    1  unexpected error   4  permission refused     6  revert refused (superseded, not empty)
+    2  bad usage or invalid input (validation, manifest, configuration)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+
+import notochord
+from notochord import errors
+
+__all__ = ["DataDir", "JsonFlag", "emit", "exit_code_for", "open_space", "opened"]
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        envvar="NOTOCHORD_DATA_DIR",
+        help="The data directory (default ./.notochord).",
+        show_default=False,
+    ),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+OrgOption = Annotated[
+    str | None, typer.Option("--org", help="Use this organization's space instead of the personal one.")
+]
+
+_EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
+    (errors.KnowledgeNotFoundError, 3),
+    (errors.FileNotFoundInWorkspaceError, 3),
+    (errors.KnowledgePermissionError, 4),
+    (errors.NetworkPermissionError, 4),
+    (errors.FilePermissionError, 4),
+    (errors.KnowledgeQuotaError, 5),
+    (errors.RevertError, 6),
+    (errors.KnowledgeValidationError, 2),
+    (errors.ManifestError, 2),
+    (errors.ConfigurationError, 2),
+    (errors.GemError, 2),
+)
+
+console = Console(stderr=True)
+
+
+def exit_code_for(error: errors.NotochordError) -> int:
+    for cls, code in _EXIT_CODES:
+        if isinstance(error, cls):
+            return code
+    return 1
+
+
+class State:
+    data_dir: Path | None = None
+
+
+state = State()
+
+
+def _resolve_dir(data_dir: Path | None) -> Path | None:
+    return data_dir or state.data_dir
+
+
+@contextlib.contextmanager
+def opened(data_dir: Path | None) -> Iterator[notochord.Notochord]:
+    """Open the data directory; turn notochord errors into a message and an exit code."""
+    try:
+        with notochord.open(_resolve_dir(data_dir)) as nc:
+            yield nc
+    except errors.NotochordError as error:
+        console.print(f"[red]error:[/red] {error.message}", highlight=False, markup=True)
+        raise typer.Exit(exit_code_for(error)) from None
+
+
+@contextlib.contextmanager
+def open_space(data_dir: Path | None, org: str | None = None) -> Iterator[notochord.Space]:
+    with opened(data_dir) as nc:
+        yield nc.org(org) if org else nc.personal
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def emit(value: Any, *, as_json: bool, text: str | None = None) -> None:
+    """Print ``value`` as JSON, or ``text`` (default: a readable rendering) for people."""
+    if as_json:
+        sys.stdout.write(json.dumps(_plain(value), ensure_ascii=False, indent=2) + "\n")
+        return
+    if text is not None:
+        typer.echo(text)
+        return
+    plain = _plain(value)
+    if isinstance(plain, list):
+        for item in plain:
+            typer.echo(_line(item))
+        if not plain:
+            typer.echo("(none)")
+    else:
+        typer.echo(_line(plain))
+
+
+def _line(item: Any) -> str:
+    if isinstance(item, dict):
+        return "  ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in item.items() if v is not None)
+    return str(item)

@@ -1,0 +1,97 @@
+"""``notochord entities``: resolve, list, merge and delete people, organisations and places."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.knowledge.records import Entity
+
+app = typer.Typer(help="People, organisations and places.", no_args_is_help=True)
+
+_Ident = Annotated[str | None, typer.Option(show_default=False)]
+
+
+def _describe(entity: Entity) -> str:
+    idents = ", ".join(f"{i.type}:{i.value}" for i in entity.identifiers)
+    return f"{entity.id:>6}  {entity.kind:<8} {entity.display_name}" + (f"  ({idents})" if idents else "")
+
+
+@app.command("resolve")
+def resolve(
+    email: _Ident = None,
+    phone: _Ident = None,
+    domain: _Ident = None,
+    url: _Ident = None,
+    handle: _Ident = None,
+    name: _Ident = None,
+    kind: Annotated[str, typer.Option(help="Entity kind.")] = "person",
+    create: Annotated[bool, typer.Option("--create", help="Create the entity when none matches.")] = False,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Find an entity by any identifier; exit code 3 when none matches (and --create is not given)."""
+    given = {
+        k: v
+        for k, v in {
+            "email": email,
+            "phone": phone,
+            "domain": domain,
+            "url": url,
+            "handle": handle,
+            "name": name,
+        }.items()
+        if v is not None
+    }
+    if not given:
+        raise typer.BadParameter("give at least one of --email, --phone, --domain, --url, --handle, --name")
+    with open_space(data_dir, org) as space:
+        entity = space.user.entities.resolve(kind=kind, create=create, **given)
+    if entity is None:
+        emit(None, as_json=as_json, text="no matching entity")
+        raise typer.Exit(3)
+    emit(entity, as_json=as_json, text=_describe(entity))
+
+
+@app.command("list")
+def list_entities(
+    kind: Annotated[str, typer.Option(help="Entity kind.")] = "person",
+    query: Annotated[str | None, typer.Option(help="Substring of a name or identifier.")] = None,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List entities of one kind, by name."""
+    with open_space(data_dir, org) as space:
+        found = space.user.entities.list(kind, query=query)
+    emit(found, as_json=as_json, text="\n".join(_describe(e) for e in found) or "(no entities)")
+
+
+@app.command("merge")
+def merge(
+    keep: Annotated[int, typer.Argument(help="The entity to keep.")],
+    merged: Annotated[int, typer.Argument(help="The entity merged into it (its id keeps working).")],
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Merge one entity into another (revertible)."""
+    with open_space(data_dir, org) as space:
+        change_id = space.user.entities.merge(keep=keep, merge=merged)
+    emit({"change": change_id}, as_json=as_json, text=f"merged {merged} into {keep} (change {change_id})")
+
+
+@app.command("delete")
+def delete(
+    entity_id: Annotated[int, typer.Argument(help="The entity's id.")],
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete an entity (revertible)."""
+    with open_space(data_dir, org) as space:
+        change_id = space.user.entities.delete(entity_id)
+    emit({"change": change_id}, as_json=as_json, text=f"deleted {entity_id} (change {change_id})")

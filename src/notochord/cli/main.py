@@ -1,0 +1,66 @@
+"""The root command: global options, ``init`` and ``status``, and the sub-command groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from notochord.cli import changes_cmd, entities_cmd, facts_cmd
+from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="notochord",
+    help="A knowledge vault you own: facts, entities, documents, and the gems allowed to use them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(facts_cmd.app, name="facts")
+app.add_typer(entities_cmd.app, name="entities")
+app.add_typer(changes_cmd.app, name="changes")
+
+
+@app.callback()
+def _root(data_dir: DataDir = None) -> None:
+    state.data_dir = data_dir
+
+
+@app.command()
+def init(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Create the data directory, its master key and the personal space (idempotent)."""
+    with opened(data_dir) as nc:
+        space = nc.personal
+        result = {
+            "dataDir": str(Path(nc.data_dir).resolve()),
+            "spaces": nc.spaces(),
+            "personal": str(space.path),
+        }
+    emit(result, as_json=as_json, text=f"notochord data directory ready at {result['dataDir']}")
+
+
+@app.command()
+def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Show every space with its counts of current facts, entities and changes."""
+    with opened(data_dir) as nc:
+        nc.personal  # noqa: B018  (make sure the personal space exists before listing)
+        rows = [
+            (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status()
+            for name in nc.spaces()
+        ]
+        data_dir_text = str(Path(nc.data_dir).resolve())
+    if as_json:
+        emit({"dataDir": data_dir_text, "spaces": rows}, as_json=True)
+        return
+    lines = [f"data directory: {data_dir_text}"]
+    lines += [
+        f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   changes {r['changes']:>7}"
+        for r in rows
+    ]
+    emit(None, as_json=False, text="\n".join(lines))
+
+
+def main() -> None:
+    app()

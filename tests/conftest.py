@@ -1,0 +1,30 @@
+"""Fixtures shared by every test: a data directory with an injected clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.settings import Settings
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    """2026-09-29 10:00 in Amsterdam (08:00 UTC)."""
+    return FixedClock(datetime(2026, 9, 29, 8, 0, tzinfo=UTC), tz_name="Europe/Amsterdam")
+
+
+@pytest.fixture
+def nc(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Notochord]:
+    with notochord.open(tmp_path / "data", Settings(data_dir=tmp_path / "data"), clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def space(nc: notochord.Notochord) -> notochord.Space:
+    return nc.personal

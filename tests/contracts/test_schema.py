@@ -1,0 +1,33 @@
+"""The migrations build exactly the schema the code is written against."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from notochord.db.engine import create_sqlite_engine
+from notochord.db.migrate import migrate
+from notochord.db.schema import metadata
+
+
+def test_migrated_database_matches_the_schema_metadata(tmp_path: Path) -> None:
+    engine = create_sqlite_engine(tmp_path / "s.db", busy_timeout_ms=1000)
+    migrate(engine)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": False})
+        differences = compare_metadata(context, metadata)
+    engine.dispose()
+    assert differences == []
+
+
+def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
+    engine = create_sqlite_engine(tmp_path / "s.db", busy_timeout_ms=1000)
+    migrate(engine)
+    migrate(engine)
+    with engine.connect() as conn:
+        tables = set(sa.inspect(conn).get_table_names())
+    engine.dispose()
+    assert {"facts", "changes", "entities", "alembic_version"} <= tables
