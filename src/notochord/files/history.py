@@ -1,0 +1,494 @@
+"""The file history: every change a gem makes to a folder, with the versions it replaced.
+
+Rules (P-FILE-21…26, OD-P07):
+
+- Every change (``create``, ``overwrite``, ``delete``, ``move``, ``mkdir``) is recorded with its run
+  id, actor, time (from the injected clock) and path(s). A change is written to the index as
+  ``pending`` *before* the file system is touched and marked ``applied`` afterwards; a change that
+  fails is dropped again. A crash in between leaves a ``pending`` row, never an unrecorded change.
+- Before a file is overwritten or deleted, its old content is saved: in the history when it is at
+  most :data:`VERSION_LIMIT` bytes (100 × 1024 × 1024), otherwise in the trash. Without a trash (the
+  headless build) every old version is kept in the history, whatever its size: losing the user's
+  file would be worse than a large history.
+- ``delete`` moves the file to the trash *and* keeps a copy in the history (up to the limit). Without
+  a trash the deletion is permanent, but the history copy can still be rolled back.
+- ``move`` records only the path change; no content is copied.
+- :meth:`FileHistory.rollback_run` restores every file a run changed to its state before the run,
+  newest change first. Each change stores the state its path had right after it (``sha256:<hex>``,
+  ``dir`` or ``absent``); a change is undone only if the disk still shows exactly that state and no
+  other run recorded a later change to the same path. Otherwise the path, and every older change of
+  the run to it, is left alone and reported as skipped.
+- Rollback never writes through a symlink: a path whose real location differs from the recorded one
+  is treated as changed since.
+
+Storage: ``history.db`` (stdlib ``sqlite3``) holds the index; ``blobs/<aa>/<sha256>`` holds saved
+versions, content-addressed, so saving the same content twice costs nothing. Every ``OSError`` and
+``sqlite3.Error`` is translated to :class:`~notochord.errors.FileError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, Protocol
+
+from notochord.clock import Clock, iso_utc, parse_iso_utc
+from notochord.errors import FileError
+
+__all__ = [
+    "VERSION_LIMIT",
+    "Change",
+    "ChangeRecorder",
+    "FileHistory",
+    "FolderTrash",
+    "Op",
+    "RollbackReport",
+    "Trash",
+    "hash_bytes",
+    "hash_stream",
+    "path_state",
+]
+
+VERSION_LIMIT = 100 * 1024 * 1024
+"""Old versions strictly larger than this go to the trash instead of the history (OD-P07)."""
+
+Op = Literal["create", "overwrite", "delete", "move", "mkdir"]
+
+ABSENT = "absent"
+DIR = "dir"
+_CHUNK = 1024 * 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    op TEXT NOT NULL,
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    display TEXT NOT NULL,
+    dest_path TEXT,
+    dest_display TEXT,
+    at TEXT NOT NULL,
+    old_kind TEXT NOT NULL DEFAULT 'absent',
+    old_blob TEXT,
+    old_size INTEGER,
+    old_trash TEXT,
+    after_state TEXT,
+    status TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS changes_run ON changes (run_id);
+CREATE INDEX IF NOT EXISTS changes_path ON changes (root, path);
+CREATE INDEX IF NOT EXISTS changes_dest ON changes (root, dest_path);
+"""
+
+
+class Trash(Protocol):
+    """Where deleted files and too-large old versions go (the user's system trash)."""
+
+    def put(self, path: Path) -> str:
+        """Move ``path`` into the trash and return a location that :meth:`restore` accepts."""
+        ...
+
+    def restore(self, location: str, dest: Path) -> None:
+        """Move the trashed item at ``location`` back to ``dest`` (which must not exist)."""
+        ...
+
+
+class FolderTrash:
+    """A trash that is a plain folder: items are moved in under a unique name."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+
+    def put(self, path: Path) -> str:
+        try:
+            self._folder.mkdir(parents=True, exist_ok=True)
+            target = self._folder / f"{uuid.uuid4().hex[:12]}-{path.name}"
+            shutil.move(os.fspath(path), os.fspath(target))
+        except OSError as exc:
+            raise FileError(f"could not move {path.name} to the trash: {exc.strerror}") from exc
+        return os.fspath(target)
+
+    def restore(self, location: str, dest: Path) -> None:
+        source = Path(location)
+        if source.parent != self._folder:
+            raise FileError(f"{location} is not an item of this trash")
+        try:
+            if dest.exists() or dest.is_symlink():
+                raise FileError(f"cannot restore {dest.name} from the trash: the path is taken")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(os.fspath(source), os.fspath(dest))
+        except OSError as exc:
+            raise FileError(f"could not restore {dest.name} from the trash: {exc.strerror}") from exc
+
+
+@dataclass(frozen=True)
+class Change:
+    """One recorded change. ``display`` is the address the gem used (``workspace:a.txt``)."""
+
+    id: int
+    run_id: str
+    actor: str
+    op: Op
+    display: str
+    dest_display: str | None
+    at: datetime
+    old_kind: Literal["absent", "file", "dir"]
+    old_in_history: bool
+    old_in_trash: bool
+    status: Literal["pending", "applied", "rolled_back"]
+
+
+@dataclass(frozen=True)
+class RollbackReport:
+    """What :meth:`FileHistory.rollback_run` did, as display paths in the order first met."""
+
+    run_id: str
+    restored: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+def hash_stream(stream: BinaryIO) -> str:
+    """``sha256:<hex>`` of everything left in ``stream``."""
+    digest = hashlib.sha256()
+    while chunk := stream.read(_CHUNK):
+        digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def hash_bytes(data: bytes) -> str:
+    """``sha256:<hex>`` of ``data``: the after-state of a file holding it."""
+    return f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+
+class ChangeRecorder:
+    """Handle on one pending change, given out by :meth:`FileHistory.change`."""
+
+    def __init__(self, history: FileHistory, change_id: int) -> None:
+        self._history = history
+        self.id = change_id
+        self._after: str | None = None
+
+    def keep_old(self, source: BinaryIO, *, size: int) -> None:
+        """Save the old content of the path in the history. Call before changing the file."""
+        blob = self._history.save_blob(source)
+        self._history._update(self.id, old_kind="file", old_blob=blob, old_size=size)
+
+    def old_is_dir(self) -> None:
+        self._history._update(self.id, old_kind="dir")
+
+    def old_in_trash(self, location: str | None, *, size: int | None = None) -> None:
+        """Record where the trash put the old version (``None``: deleted permanently)."""
+        self._history._update(self.id, old_kind="file", old_trash=location, old_size=size)
+
+    def applied(self, after_state: str | None) -> None:
+        """State of the (destination) path right after the change: ``sha256:…``, ``dir`` or
+        ``absent``; ``None`` when unknown, which makes the change one rollback will not undo."""
+        self._after = after_state
+
+    @property
+    def after_state(self) -> str | None:
+        return self._after
+
+
+class FileHistory:
+    """Index of changes plus saved versions, kept in ``store_dir`` (created if missing)."""
+
+    def __init__(
+        self,
+        store_dir: Path,
+        *,
+        clock: Clock,
+        trash: Trash | None,
+        version_limit: int = VERSION_LIMIT,
+    ) -> None:
+        self._dir = store_dir
+        self._clock = clock
+        self.trash = trash
+        self.version_limit = version_limit
+        self._lock = threading.RLock()
+        try:
+            (store_dir / "blobs").mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                os.fspath(store_dir / "history.db"), isolation_level=None, check_same_thread=False
+            )
+            self._db.executescript(_SCHEMA)
+        except OSError as exc:
+            raise FileError(f"cannot open the file history in {store_dir}: {exc.strerror}") from exc
+        except sqlite3.Error as exc:
+            raise FileError(f"cannot open the file history in {store_dir}: {exc}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- recording ---------------------------------------------------------------------------
+
+    def keeps_in_history(self, size: int) -> bool:
+        """Whether an old version of ``size`` bytes is saved in the history (else: the trash)."""
+        return self.trash is None or size <= self.version_limit
+
+    @contextlib.contextmanager
+    def change(
+        self,
+        *,
+        op: Op,
+        run_id: str,
+        actor: str,
+        root: Path,
+        path: str,
+        display: str,
+        dest_path: str | None = None,
+        dest_display: str | None = None,
+    ) -> Iterator[ChangeRecorder]:
+        """Record one change around the block that performs it.
+
+        The row is inserted as ``pending`` before the block runs. If the block raises, the row is
+        removed and the exception propagates; otherwise the row becomes ``applied`` with the after
+        state the block reported through :meth:`ChangeRecorder.applied`.
+        """
+        change_id = self._exec(
+            "INSERT INTO changes (run_id, actor, op, root, path, display, dest_path, dest_display,"
+            " at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+            (
+                run_id,
+                actor,
+                op,
+                os.fspath(root),
+                path,
+                display,
+                dest_path,
+                dest_display,
+                iso_utc(self._clock.now()),
+            ),
+        )
+        recorder = ChangeRecorder(self, change_id)
+        try:
+            yield recorder
+        except BaseException:
+            self._exec("DELETE FROM changes WHERE id = ?", (change_id,))
+            raise
+        self._exec(
+            "UPDATE changes SET status = 'applied', after_state = ? WHERE id = ?",
+            (recorder.after_state, change_id),
+        )
+
+    def dispose(self, path: Path) -> str | None:
+        """Remove a file for good from its place: into the trash when there is one (returns its
+        location), else unlinked (returns ``None``)."""
+        if self.trash is not None:
+            return self.trash.put(path)
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise FileError(f"could not delete {path.name}: {exc.strerror}") from exc
+        return None
+
+    def save_blob(self, source: BinaryIO) -> str:
+        """Copy ``source`` into the content-addressed store; return its ``sha256:<hex>``."""
+        digest = hashlib.sha256()
+        blobs = self._dir / "blobs"
+        tmp = blobs / f".incoming-{uuid.uuid4().hex}"
+        try:
+            with open(tmp, "xb") as out:
+                while chunk := source.read(_CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            hexd = digest.hexdigest()
+            final = self._blob_path(hexd)
+            final.parent.mkdir(exist_ok=True)
+            os.replace(tmp, final)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise FileError(f"could not save the old version in the file history: {exc.strerror}") from exc
+        return f"sha256:{hexd}"
+
+    def _blob_path(self, hexd: str) -> Path:
+        return self._dir / "blobs" / hexd[:2] / hexd
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def changes(self, run_id: str | None = None) -> list[Change]:
+        """Recorded changes, oldest first, optionally of one run only."""
+        query = (
+            "SELECT id, run_id, actor, op, display, dest_display, at, old_kind, old_blob, old_trash,"
+            " status FROM changes"
+        )
+        params: tuple[str, ...] = ()
+        if run_id is not None:
+            query += " WHERE run_id = ?"
+            params = (run_id,)
+        rows = self._query(query + " ORDER BY id", params)
+        return [
+            Change(
+                id=r[0],
+                run_id=r[1],
+                actor=r[2],
+                op=r[3],
+                display=r[4],
+                dest_display=r[5],
+                at=parse_iso_utc(r[6]),
+                old_kind=r[7],
+                old_in_history=r[8] is not None,
+                old_in_trash=r[9] is not None,
+                status=r[10],
+            )
+            for r in rows
+        ]
+
+    def old_version(self, change_id: int) -> bytes:
+        """The content a change replaced, when it is saved in the history."""
+        rows = self._query("SELECT old_blob FROM changes WHERE id = ?", (change_id,))
+        if not rows or rows[0][0] is None:
+            raise FileError(f"change {change_id} has no old version in the file history")
+        return self._read_blob(rows[0][0])
+
+    def _read_blob(self, blob: str) -> bytes:
+        try:
+            return self._blob_path(blob.removeprefix("sha256:")).read_bytes()
+        except OSError as exc:
+            raise FileError(f"the saved version {blob} is missing from the file history") from exc
+
+    # -- rollback ----------------------------------------------------------------------------
+
+    def rollback_run(self, run_id: str) -> RollbackReport:
+        """Restore every file ``run_id`` changed to its state before the run (P-FILE-25).
+
+        Files changed since by another run or outside notochord are left alone and reported as
+        skipped. Undone changes are marked ``rolled_back`` and are not undone twice.
+        """
+        with self._lock:
+            rows = self._query(
+                "SELECT id, op, root, path, display, dest_path, dest_display, old_kind, old_blob,"
+                " old_trash, after_state FROM changes WHERE run_id = ? AND status = 'applied'"
+                " ORDER BY id DESC",
+                (run_id,),
+            )
+            restored: list[str] = []
+            skipped: list[str] = []
+            blocked: set[tuple[str, str]] = set()
+            for row in rows:
+                cid, op, root, path, display, dest, dest_display = row[:7]
+                touched = [(root, path)] + ([(root, dest)] if dest is not None else [])
+                shown = [display] + ([dest_display] if dest_display is not None else [])
+                if any(t in blocked for t in touched) or not self._undo_allowed(
+                    cid, run_id, root, path, dest, row[10]
+                ):
+                    blocked.update(touched)
+                    skipped.extend(s for s in shown if s not in skipped)
+                    continue
+                try:
+                    self._undo(Path(root), op, path, dest, old_kind=row[7], old_blob=row[8], old_trash=row[9])
+                except FileError:
+                    blocked.update(touched)
+                    skipped.extend(s for s in shown if s not in skipped)
+                    continue
+                self._exec("UPDATE changes SET status = 'rolled_back' WHERE id = ?", (cid,))
+                restored.extend(s for s in shown if s not in restored)
+            return RollbackReport(
+                run_id=run_id,
+                restored=tuple(p for p in restored if p not in skipped),
+                skipped=tuple(skipped),
+            )
+
+    def _undo_allowed(
+        self, cid: int, run_id: str, root: str, path: str, dest: str | None, after: str | None
+    ) -> bool:
+        later = self._query(
+            "SELECT 1 FROM changes WHERE id > ? AND run_id != ? AND status = 'applied' AND root = ?"
+            " AND (path IN (?, ?) OR dest_path IN (?, ?)) LIMIT 1",
+            (cid, run_id, root, path, dest or path, path, dest or path),
+        )
+        if later or after is None:
+            return False
+        if dest is not None:
+            return path_state(Path(root), path) == ABSENT and path_state(Path(root), dest) == after
+        return path_state(Path(root), path) == after
+
+    def _undo(
+        self,
+        root: Path,
+        op: str,
+        path: str,
+        dest: str | None,
+        *,
+        old_kind: str,
+        old_blob: str | None,
+        old_trash: str | None,
+    ) -> None:
+        target = root / path
+        try:
+            if op == "move" and dest is not None:
+                os.rename(root / dest, target)
+            elif op == "mkdir":
+                target.rmdir()
+            elif op == "delete" and old_kind == "dir":
+                target.mkdir(parents=True)
+            else:
+                if op in ("create", "overwrite") and target.exists():
+                    # The run's version is discarded; keep it recoverable where a trash exists.
+                    self.dispose(target)
+                if old_blob is not None:
+                    _write_atomic(target, self._read_blob(old_blob))
+                elif old_trash is not None and self.trash is not None:
+                    self.trash.restore(old_trash, target)
+        except OSError as exc:
+            raise FileError(f"could not roll back {path}: {exc.strerror}") from exc
+
+    # -- sqlite plumbing ---------------------------------------------------------------------
+
+    def _exec(self, sql: str, params: tuple[object, ...]) -> int:
+        with self._lock:
+            try:
+                cur = self._db.execute(sql, params)
+            except sqlite3.Error as exc:
+                raise FileError(f"the file history could not record a change: {exc}") from exc
+            return cur.lastrowid or 0
+
+    def _update(self, change_id: int, **columns: object) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in columns)
+        self._exec(f"UPDATE changes SET {assignments} WHERE id = ?", (*columns.values(), change_id))
+
+    def _query(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise FileError(f"the file history could not be read: {exc}") from exc
+
+
+def path_state(root: Path, rel: str) -> str | None:
+    """Current state of ``root/rel``; ``None`` when it is reached through a symlink or unreadable."""
+    target = root / rel
+    try:
+        if os.path.realpath(target) != os.fspath(target):
+            return None
+        if target.is_dir():
+            return DIR if not any(target.iterdir()) else f"{DIR}:nonempty"
+        if not target.exists():
+            return ABSENT
+        with open(target, "rb") as stream:
+            return hash_stream(stream)
+    except OSError:
+        return None
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".~restore-{uuid.uuid4().hex}.tmp"
+    with open(tmp, "xb") as out:
+        out.write(data)
+    os.replace(tmp, target)

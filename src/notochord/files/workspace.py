@@ -1,0 +1,473 @@
+"""The folders a gem's code may touch: the conversation folder and the folder of its run.
+
+Addresses (P-FILE-01, P-FILE-17):
+
+- ``workspace:<relative path>`` is inside the conversation folder (or, for a scheduled SOP, the
+  working folder the user chose for the gem); ``workspace:`` alone is its top level.
+- ``run:<relative path>`` is inside the folder of the current run, ``run:`` alone its top level. A
+  path with no prefix is read the same way: the run folder is the run's working directory.
+
+One :class:`Workspace` serves both roots, chosen by prefix, rather than two objects: a gem gets one
+``ctx.files``, a ``move`` may cross from ``run:`` to ``workspace:`` (publishing a result), and both
+roots share the same path rules, history and run id. Any other ``<word>:`` prefix is refused, so a
+mistyped ``worksapce:`` never silently writes into the run folder.
+
+Path rules, applied in this order (OD-P06):
+
+1. The root must exist: no conversation folder → ``E_PERM_DENIED`` for every ``workspace:`` call
+   (P-FILE-27), and likewise ``run:`` without a run folder.
+2. Normalise: ``\\`` is a separator, empty and ``.`` segments drop out, ``..`` pops a segment. An
+   absolute path (``/x``, ``C:\\x``) or a ``..`` that climbs above the root → ``E_PERM_DENIED``.
+3. Resolve symlinks; a path whose real location is outside the root → ``E_PERM_DENIED``.
+4. Any segment starting with ``.``, before or after resolution, makes the path not exist for the
+   gem (P-FILE-20): reading, ``stat`` and ``list`` → ``E_NOT_FOUND``, exactly as for a missing file;
+   writing, deleting, moving and ``mkdir`` → ``E_PERM_DENIED``; ``list`` leaves such entries out.
+
+Against races (a directory swapped for a symlink after the check) the resolved path is then walked
+again component by component from an open descriptor of the root, every component opened with
+``O_NOFOLLOW``; a symlink met on that walk → ``E_PERM_DENIED``. Writes go to a hidden temporary
+file in the target's directory and are renamed into place, so a reader never sees half a file, and
+a move of a file uses ``link`` + ``unlink`` so it can never replace an existing target.
+
+Every change is recorded in the :class:`~notochord.files.history.FileHistory` before the file system
+is touched (P-FILE-21…24). Missing parent folders of a ``write``, ``move`` or ``mkdir`` target are
+created, each recorded as its own ``mkdir``. Every ``OSError`` becomes a
+:class:`~notochord.errors.FileError`. Needs ``dir_fd`` support (Linux, macOS, BSD).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat as stat_mod
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from notochord.errors import (
+    FileError,
+    FileExistsInWorkspaceError,
+    FileNotFoundInWorkspaceError,
+    FilePermissionError,
+)
+from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, path_state
+
+__all__ = ["RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
+
+WORKSPACE_PREFIX = "workspace:"
+RUN_PREFIX = "run:"
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file or folder as a gem sees it. ``name`` is empty for a root."""
+
+    name: str
+    kind: Literal["file", "dir"]
+    size: int
+    modified: datetime
+
+
+class _Mode(Enum):
+    READ = "read"
+    CHANGE = "change"
+
+
+@dataclass(frozen=True)
+class _Target:
+    prefix: str
+    root: Path
+    parts: tuple[str, ...]
+    display: str
+
+    @property
+    def rel(self) -> str:
+        return "/".join(self.parts)
+
+    @property
+    def absolute(self) -> Path:
+        return self.root.joinpath(*self.parts)
+
+
+class Workspace:
+    """Synchronous file operations for one run. ``root`` is the conversation folder (``None``:
+    there is none); ``run_root`` the run folder (``None``: the run has none)."""
+
+    def __init__(
+        self,
+        root: Path | None,
+        *,
+        history: FileHistory,
+        actor: str,
+        run_id: str,
+        run_root: Path | None = None,
+    ) -> None:
+        self._roots: dict[str, Path | None] = {
+            WORKSPACE_PREFIX: _real_root(root),
+            RUN_PREFIX: _real_root(run_root),
+        }
+        self._history = history
+        self._actor = actor
+        self._run_id = run_id
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read(self, path: str) -> bytes:
+        """The content of a file. Raises E_NOT_FOUND for missing or hidden files."""
+        target = self._resolve(path, _Mode.READ)
+        if not target.parts:
+            raise FileError(f"{path} is a folder, not a file")
+        with self._os(target), self._parent(target) as parent, _fdopen_read(parent, target) as stream:
+            return stream.read()
+
+    def read_text(self, path: str, *, encoding: str = "utf-8") -> str:
+        data = self.read(path)
+        try:
+            return data.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise FileError(f"{path} is not {encoding} text") from exc
+
+    def stat(self, path: str) -> Entry:
+        target = self._resolve(path, _Mode.READ)
+        with self._os(target):
+            if not target.parts:
+                return _entry("", os.stat(target.root))
+            with self._parent(target) as parent:
+                st = os.stat(target.parts[-1], dir_fd=parent, follow_symlinks=False)
+        if stat_mod.S_ISLNK(st.st_mode):
+            raise FilePermissionError(f"{path} changed while it was checked", path=path)
+        return _entry(target.parts[-1], st)
+
+    def list(self, path: str) -> list[Entry]:
+        """Entries of a folder, sorted by name, hidden ones and unreachable symlinks left out."""
+        target = self._resolve(path, _Mode.READ)
+        entries: list[Entry] = []
+        with self._os(target), self._open_dir(target) as fd, os.scandir(fd) as scan:
+            for item in scan:
+                if item.name.startswith("."):
+                    continue
+                st = item.stat(follow_symlinks=False)
+                if stat_mod.S_ISLNK(st.st_mode):
+                    followed = self._follow_link(target, item.name)
+                    if followed is None:
+                        continue
+                    st = followed
+                if stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISREG(st.st_mode):
+                    entries.append(_entry(item.name, st))
+        return sorted(entries, key=lambda e: e.name)
+
+    # -- changing ----------------------------------------------------------------------------
+
+    def write(self, path: str, data: bytes | str) -> None:
+        """Create or replace a file; the replaced version is saved first (P-FILE-22)."""
+        payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        target = self._resolve(path, _Mode.CHANGE)
+        if not target.parts:
+            raise FileError(f"{path} is a folder, not a file")
+        name = target.parts[-1]
+        with self._os(target), self._parent(target, create=True) as parent:
+            old = _lstat(name, parent)
+            if old is not None and stat_mod.S_ISDIR(old.st_mode):
+                raise FileError(f"{path} is a folder, not a file")
+            op: Op = "overwrite" if old is not None else "create"
+            with self._change(op, target) as change:
+                if old is not None:
+                    self._save_old(change, parent, target, old.st_size)
+                _write_replace(parent, name, payload)
+                change.applied(hash_bytes(payload))
+
+    def delete(self, path: str) -> None:
+        """Delete a file (to the trash, with a copy in the history) or an empty folder."""
+        target = self._resolve(path, _Mode.CHANGE)
+        if not target.parts:
+            raise FilePermissionError(f"{path} is the top level and cannot be deleted", path=path)
+        name = target.parts[-1]
+        with self._os(target), self._parent(target) as parent:
+            old = _lstat(name, parent)
+            if old is None:
+                raise FileNotFoundInWorkspaceError(f"{path} does not exist", path=path)
+            with self._change("delete", target) as change:
+                if stat_mod.S_ISDIR(old.st_mode):
+                    change.old_is_dir()
+                    os.rmdir(name, dir_fd=parent)
+                elif self._save_old(change, parent, target, old.st_size):
+                    trash = self._history.trash
+                    if trash is not None:
+                        change.old_in_trash(trash.put(target.absolute), size=old.st_size)
+                    else:
+                        # Headless: permanent, but the history copy can still be rolled back (P-FILE-26).
+                        os.unlink(name, dir_fd=parent)
+                change.applied("absent")
+
+    def move(self, src: str, dst: str) -> None:
+        """Rename ``src`` to ``dst``; refused with E_EXISTS when ``dst`` exists (P-FILE-24)."""
+        source = self._resolve(src, _Mode.CHANGE)
+        dest = self._resolve(dst, _Mode.CHANGE)
+        if not source.parts or not dest.parts:
+            raise FilePermissionError("the top level cannot be moved or replaced", path=src)
+        with self._os(source), self._parent(source) as src_parent:
+            st = _lstat(source.parts[-1], src_parent)
+            if st is None:
+                raise FileNotFoundInWorkspaceError(f"{src} does not exist", path=src)
+            with self._os(dest), self._parent(dest, create=True) as dst_parent:
+                if _lstat(dest.parts[-1], dst_parent) is not None:
+                    raise FileExistsInWorkspaceError(f"{dst} already exists", path=dst)
+                with self._change("move", source, dest) as change:
+                    _rename_noreplace(src_parent, source.parts[-1], dst_parent, dest.parts[-1], st)
+                    change.applied(path_state(dest.root, dest.rel))
+
+    def mkdir(self, path: str) -> None:
+        """Create a folder (and missing parents); E_EXISTS if the path is taken."""
+        target = self._resolve(path, _Mode.CHANGE)
+        if not target.parts:
+            raise FileExistsInWorkspaceError(f"{path} already exists", path=path)
+        with self._os(target), self._parent(target, create=True) as parent:
+            if _lstat(target.parts[-1], parent) is not None:
+                raise FileExistsInWorkspaceError(f"{path} already exists", path=path)
+            self._mkdir_at(parent, target)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _change(
+        self, op: Op, target: _Target, dest: _Target | None = None
+    ) -> contextlib.AbstractContextManager[ChangeRecorder]:
+        root = target.root
+        if dest is not None and dest.root != root:
+            # A move between run: and workspace: is recorded against the roots' common folder, so
+            # that both recorded paths hang off the one root a history row has.
+            root = Path(os.path.commonpath([root, dest.root]))
+        return self._history.change(
+            op=op,
+            run_id=self._run_id,
+            actor=self._actor,
+            root=root,
+            path=target.absolute.relative_to(root).as_posix(),
+            display=target.display,
+            dest_path=dest.absolute.relative_to(root).as_posix() if dest is not None else None,
+            dest_display=dest.display if dest is not None else None,
+        )
+
+    def _save_old(self, change: ChangeRecorder, parent: int, target: _Target, size: int) -> bool:
+        """Save the version about to be replaced (P-FILE-22, OD-P07).
+
+        Returns whether the file is still in place: a version too large for the history has been
+        moved to the trash already.
+        """
+        if self._history.keeps_in_history(size):
+            with _fdopen_read(parent, target) as stream:
+                change.keep_old(stream, size=size)
+            return True
+        change.old_in_trash(self._history.dispose(target.absolute), size=size)
+        return False
+
+    def _mkdir_at(self, parent: int, target: _Target) -> None:
+        with self._change("mkdir", target) as change:
+            os.mkdir(target.parts[-1], 0o777, dir_fd=parent)
+            change.applied(DIR)
+
+    def _resolve(self, path: str, mode: _Mode) -> _Target:
+        prefix, rel = _split_prefix(path)
+        root = self._roots[prefix]
+        if root is None:
+            what = "conversation folder" if prefix == WORKSPACE_PREFIX else "run folder"
+            raise FilePermissionError(
+                f"{path}: this call has no {what} (it was not started from a conversation, or no "
+                "working folder is chosen on the gem's page)",
+                path=path,
+            )
+        parts = _normalise(path, rel)
+        _check_hidden(path, parts, mode)
+        real = Path(os.path.realpath(root.joinpath(*parts)))
+        if real != root and not real.is_relative_to(root):
+            raise FilePermissionError(f"{path} leads outside the folder", path=path)
+        resolved = real.relative_to(root).parts
+        _check_hidden(path, resolved, mode)
+        return _Target(prefix=prefix, root=root, parts=tuple(resolved), display=path)
+
+    @contextlib.contextmanager
+    def _open_dir(self, target: _Target, *, upto: int | None = None, create: bool = False) -> Iterator[int]:
+        """Open ``root/parts[:upto]`` by walking from the root with O_NOFOLLOW."""
+        parts = target.parts if upto is None else target.parts[:upto]
+        fd = os.open(target.root, _DIR_FLAGS)
+        try:
+            for index, part in enumerate(parts):
+                try:
+                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except NotADirectoryError:
+                    # O_DIRECTORY|O_NOFOLLOW reports a symlink as "not a directory": tell them apart.
+                    if _is_link(part, fd):
+                        raise OSError(errno.ELOOP, "a symlink appeared on the path") from None
+                    raise
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    sub_parts = parts[: index + 1]
+                    sub = _Target(target.prefix, target.root, sub_parts, target.prefix + "/".join(sub_parts))
+                    self._mkdir_at(fd, sub)
+                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _parent(self, target: _Target, *, create: bool = False) -> contextlib.AbstractContextManager[int]:
+        return self._open_dir(target, upto=len(target.parts) - 1, create=create)
+
+    @contextlib.contextmanager
+    def _os(self, target: _Target) -> Iterator[None]:
+        """Translate OSError into the FileError tree, naming the address the gem used."""
+        try:
+            yield
+        except OSError as exc:
+            raise _translate(exc, target.display) from exc
+
+    def _follow_link(self, folder: _Target, name: str) -> os.stat_result | None:
+        real = Path(os.path.realpath(folder.absolute / name))
+        root = folder.root
+        if real == root or not real.is_relative_to(root):
+            return None
+        if any(p.startswith(".") for p in real.relative_to(root).parts):
+            return None
+        try:
+            return os.stat(real)
+        except OSError:
+            return None
+
+
+def _real_root(root: Path | None) -> Path | None:
+    return None if root is None else Path(os.path.realpath(root))
+
+
+def _split_prefix(path: str) -> tuple[str, str]:
+    if path.startswith(WORKSPACE_PREFIX):
+        return WORKSPACE_PREFIX, path[len(WORKSPACE_PREFIX) :]
+    if path.startswith(RUN_PREFIX):
+        return RUN_PREFIX, path[len(RUN_PREFIX) :]
+    head = path.replace("\\", "/").split("/", 1)[0]
+    if ":" in head and not (len(head) == 2 and head[0].isalpha()):
+        raise FilePermissionError(
+            f"{path}: unknown prefix {head.split(':', 1)[0]}: (use workspace: or run:)", path=path
+        )
+    return RUN_PREFIX, path
+
+
+def _normalise(path: str, rel: str) -> list[str]:
+    if "\x00" in rel:
+        raise FilePermissionError(f"{path!r} contains a NUL character", path=path)
+    text = rel.replace("\\", "/")
+    if text.startswith("/") or (len(text) >= 2 and text[1] == ":" and text[0].isalpha()):
+        raise FilePermissionError(
+            f"{path} is an absolute path; give a path relative to the folder", path=path
+        )
+    parts: list[str] = []
+    for segment in text.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if not parts:
+                raise FilePermissionError(f"{path} climbs above the folder with ..", path=path)
+            parts.pop()
+            continue
+        parts.append(segment)
+    return parts
+
+
+def _check_hidden(path: str, parts: tuple[str, ...] | list[str], mode: _Mode) -> None:
+    if not any(part.startswith(".") for part in parts):
+        return
+    if mode is _Mode.READ:
+        raise FileNotFoundInWorkspaceError(f"{path} does not exist", path=path)
+    raise FilePermissionError(f"{path}: names starting with . cannot be changed by a gem", path=path)
+
+
+def _is_link(name: str, parent: int) -> bool:
+    st = _lstat(name, parent)
+    return st is not None and stat_mod.S_ISLNK(st.st_mode)
+
+
+def _lstat(name: str, parent: int) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def _fdopen_read(parent: int, target: _Target) -> Iterator[BinaryIO]:
+    fd = os.open(target.parts[-1], _FILE_READ, dir_fd=parent)
+    with os.fdopen(fd, "rb") as stream:
+        if stat_mod.S_ISDIR(os.fstat(stream.fileno()).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder")
+        yield stream
+
+
+def _write_replace(parent: int, name: str, payload: bytes) -> None:
+    tmp = f".~notochord-{uuid.uuid4().hex}.tmp"
+    fd = os.open(tmp, _FILE_CREATE, 0o666, dir_fd=parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=parent)
+        raise
+
+
+def _rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str, st: os.stat_result) -> None:
+    if stat_mod.S_ISREG(st.st_mode):
+        try:
+            # link() refuses an existing target atomically, which rename() would silently replace.
+            os.link(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.EOPNOTSUPP):
+                raise
+        else:
+            os.unlink(src, dir_fd=src_dir)
+            return
+    if _lstat(dst, dst_dir) is not None:
+        raise FileExistsError(errno.EEXIST, "exists")
+    os.rename(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
+
+
+def _entry(name: str, st: os.stat_result) -> Entry:
+    kind: Literal["file", "dir"] = "dir" if stat_mod.S_ISDIR(st.st_mode) else "file"
+    return Entry(
+        name=name,
+        kind=kind,
+        size=0 if kind == "dir" else st.st_size,
+        modified=datetime.fromtimestamp(st.st_mtime, UTC),
+    )
+
+
+def _translate(exc: OSError, display: str) -> FileError:
+    code = exc.errno
+    if isinstance(exc, FileNotFoundError):
+        return FileNotFoundInWorkspaceError(f"{display} does not exist", path=display)
+    if isinstance(exc, FileExistsError):
+        return FileExistsInWorkspaceError(f"{display} already exists", path=display)
+    if isinstance(exc, PermissionError):
+        return FilePermissionError(f"{display}: the system refused access", path=display)
+    if code == errno.ELOOP:
+        return FilePermissionError(f"{display} changed into a link while it was checked", path=display)
+    if isinstance(exc, IsADirectoryError):
+        return FileError(f"{display} is a folder, not a file")
+    if isinstance(exc, NotADirectoryError):
+        return FileError(f"{display}: a part of the path is a file, not a folder")
+    if code == errno.EXDEV:
+        return FileError(f"{display}: cannot move between different disks")
+    if code == errno.ENOTEMPTY:
+        return FileError(f"{display} is a folder that is not empty; delete its entries first")
+    return FileError(f"{display}: {exc.strerror or exc}")
