@@ -67,6 +67,7 @@ __all__ = [
     "ToolSpec",
     "load_manifest",
     "parse_manifest",
+    "read_manifest",
 ]
 
 Form = Literal["draft", "packaged"]
@@ -591,6 +592,11 @@ def load_manifest(folder_or_file: Path) -> Manifest:
     Raises:
         ManifestError: the file is missing, unreadable or not JSON, or the manifest is invalid.
     """
+    return read_manifest(folder_or_file)[0]
+
+
+def read_manifest(folder_or_file: Path) -> tuple[Manifest, dict[str, object]]:
+    """:func:`load_manifest`, also returning the decoded JSON (what an install records)."""
     path = Path(folder_or_file)
     if path.is_dir():
         for candidate in (PACKAGED_FILE, DRAFT_FILE):
@@ -602,4 +608,7 @@ def load_manifest(folder_or_file: Path) -> Manifest:
     elif not path.is_file():
         raise ManifestError(["$: no such file"], source=str(path))
     form: Form | None = {PACKAGED_FILE: "packaged", DRAFT_FILE: "draft"}.get(path.name)  # type: ignore[assignment]
-    return parse_manifest(_decode(path), form=form, source=str(path))
+    data = _decode(path)
+    manifest = parse_manifest(data, form=form, source=str(path))
+    assert isinstance(data, dict)
+    return manifest, data
