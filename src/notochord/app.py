@@ -26,6 +26,7 @@ from notochord.clock import Clock, SystemClock
 from notochord.db.engine import create_sqlite_engine
 from notochord.db.migrate import migrate
 from notochord.errors import ClosedError, ConfigurationError, StorageError
+from notochord.gems.service import Gems
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.user import HostChanges, HostKnowledge
 from notochord.knowledge.writes import ASSISTANT, USER
@@ -53,6 +54,7 @@ class Space:
         self.user = HostKnowledge(self.core, USER)
         self.as_assistant = HostKnowledge(self.core, ASSISTANT)
         self.changes = HostChanges(self.core)
+        self.gems = Gems(self.core, master_key=master_key)
 
     def status(self) -> dict[str, object]:
         """Counts of current facts, live entities and changes."""

@@ -23,6 +23,8 @@ __all__ = [
     "changes",
     "entities",
     "facts",
+    "gem_grants",
+    "gems",
     "identifiers",
     "metadata",
     "predicate_aliases",
@@ -162,4 +164,28 @@ quota_usage = sa.Table(
     sa.Column("day", sa.String(10), primary_key=True),
     sa.Column("writes", sa.Integer, nullable=False),
     sa.Column("chars", sa.BigInteger, nullable=False),
+)
+
+gems = sa.Table(
+    "gems",
+    metadata,
+    sa.Column("id", sa.String(100), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("version", sa.String(100), nullable=True),
+    sa.Column("manifest_json", sa.Text, nullable=False),
+    sa.Column("source_path", sa.Text, nullable=True),
+    # per-install salt of the gem's keys (refs, private storage): uninstall deletes it, and with it
+    # every key derived for that installation
+    sa.Column("key_salt", sa.String(64), nullable=False),
+    sa.Column("installed_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+)
+
+gem_grants = sa.Table(
+    "gem_grants",
+    metadata,
+    sa.Column("gem_id", sa.ForeignKey("gems.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("permission", sa.String(500), primary_key=True),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("changed_at", Timestamp, nullable=False),
 )

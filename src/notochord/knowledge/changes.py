@@ -11,8 +11,9 @@ Rules:
   first, in one transaction: all of them or none.
 - A revert is itself a change (op ``changes.revert``) and cannot be reverted; write again instead.
 
-Each op that can be reverted registers a handler in :data:`REVERTERS`; modules that add ops (documents,
-collections, uninstall) register theirs on import.
+Each op that can be reverted registers a handler in :data:`REVERTERS`, under ``"<op>:<target type>"``
+when the op spans several kinds of object (``uninstall.delete:fact``) or else under ``"<op>"``;
+modules that add ops (documents, collections) register theirs on import.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ class ChangeLog:
             )
         if row.status == "applied":
             _check_not_superseded(tx.conn, row)
-            handler = REVERTERS.get(row.op)
+            handler = REVERTERS.get(f"{row.op}:{row.target_type}") or REVERTERS.get(row.op)
             if handler is None:
                 raise KnowledgeValidationError(f"changes of type {row.op} cannot be reverted")
             handler(tx, row)
@@ -252,7 +253,8 @@ def _revert_put(tx: WriteTx, row: sa.Row[Any]) -> None:
         conn.execute(sa.update(facts).where(facts.c.id == old.id).values(valid_to=None, expired_by=None))
 
 
-def _revert_retract(tx: WriteTx, row: sa.Row[Any]) -> None:
+def _revert_expiry(tx: WriteTx, row: sa.Row[Any]) -> None:
+    """Undo a retraction, or the expiry of a fact when its gem was uninstalled with its data."""
     fact = tx.conn.execute(sa.select(facts).where(facts.c.id == row.target_id)).one()
     if fact.valid_to is None or fact.expired_by != row.id:
         return
@@ -288,7 +290,8 @@ def _revert_entity_delete(tx: WriteTx, row: sa.Row[Any]) -> None:
 REVERTERS.update(
     {
         "facts.put": _revert_put,
-        "facts.retract": _revert_retract,
+        "facts.retract": _revert_expiry,
+        "uninstall.delete:fact": _revert_expiry,
         "facts.pin": _revert_pin,
         "entities.create": _revert_entity_create,
         "entities.addIdentifier": _revert_add_identifier,

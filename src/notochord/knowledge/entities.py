@@ -241,7 +241,7 @@ class Entities:
                 target_type="identifier",
                 target_id=ident_id,
                 touched=[("entity", canonical)],
-                summary=f"added {id_type} {value.strip()} to entity {canonical}",
+                summary=f"added {id_type} {value.strip()} to {_display_name(tx.conn, canonical)}",
                 after={"type": id_type, "value": value.strip()},
             )
             return "added", change_id
@@ -262,7 +262,7 @@ class Entities:
                 target_type="entity",
                 target_id=merged,
                 touched=[("entity", kept)],
-                summary=f"merged entity {merged} into {kept}",
+                summary=f"merged {_display_name(tx.conn, merged)} into {_display_name(tx.conn, kept)}",
                 before={"mergedInto": None},
                 after={"mergedInto": kept},
             )
@@ -279,7 +279,7 @@ class Entities:
                 op="entities.delete",
                 target_type="entity",
                 target_id=canonical,
-                summary=f"deleted entity {canonical}",
+                summary=f"deleted {_display_name(tx.conn, canonical)}",
             )
 
     def _insert_identifier(
@@ -311,6 +311,12 @@ def _check_identifiers(given: Mapping[str, str]) -> dict[str, str]:
         normalize_identifier(id_type, value)  # validates type, length and form
         cleaned[id_type] = value.strip()
     return cleaned
+
+
+def _display_name(conn: sa.Connection, entity_id: int) -> str:
+    return str(
+        conn.execute(sa.select(entities.c.display_name).where(entities.c.id == entity_id)).scalar_one()
+    )
 
 
 def _host_only(actor: Actor, what: str) -> None:

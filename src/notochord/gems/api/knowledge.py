@@ -1,0 +1,550 @@
+"""``ctx.knowledge``: the only way a gem reaches the user's knowledge (K-CON-02).
+
+Every method is a coroutine; the synchronous core runs in a worker thread. Each call:
+
+- reads the gem's switches afresh (K-PERM-04, P-KVAL-08),
+- speaks only in this gem's refs, never internal ids (K-CON-05/06),
+- follows the order of OD-K07: validation, refs, predicate resolution, permission, quota, write.
+
+Query methods (``profile.get``, ``facts.lookup``, ``changes.list``) leave out what the gem may not
+see, with the permission ranges compiled into the SQL; they never raise for permissions. Methods on
+one object raise ``lacks knowledge permission <the narrowest permission that would allow it>``.
+
+Object arguments are accepted as a ``dict`` in the seed's camelCase or as snake_case keyword
+arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` and
+``facts.put(predicate_hint="pref.food.rated", value="Stew")`` are the same call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import anyio.to_thread
+import sqlalchemy as sa
+from pydantic.alias_generators import to_camel
+
+from notochord.access.permissions import PermissionSet, narrowest_facts_permission
+from notochord.db.schema import changes, entities, facts, identifiers
+from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.gems.api.results import (
+    AddIdentifierResult,
+    ChangeView,
+    EntityView,
+    FactView,
+    IdentifierView,
+    ProfileFact,
+    PutResult,
+    ResolvedEntity,
+    RetractResult,
+    RevertResult,
+)
+from notochord.gems.refs import RefCodec
+from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.facts import MISSING, PrefixRule
+from notochord.knowledge.identifiers import check_kind
+from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.records import Entity, Fact
+from notochord.knowledge.writes import Actor
+
+__all__ = ["KnowledgeApi", "Scope", "ScopeRule"]
+
+T = TypeVar("T")
+
+_RESERVED_ORIGINS = {"user", "assistant"}
+_RESERVED_SOURCES = {"user", "inferred"}
+
+
+def _options(
+    given: Mapping[str, Any] | None, kwargs: Mapping[str, Any], names: Mapping[str, str]
+) -> dict[str, Any]:
+    """Merge a camelCase option object and snake_case keywords into snake_case; refuse unknown keys."""
+    merged: dict[str, Any] = {}
+    for source in (given or {}), kwargs:
+        if not isinstance(source, Mapping):
+            raise KnowledgeValidationError("options must be an object (a dict)")
+        for key, value in source.items():
+            name = names.get(key)
+            if name is None:
+                known = ", ".join(sorted({k for k in names if not ("_" in k and k != k.lower())}))
+                raise KnowledgeValidationError(f"unknown option {key!r} (known: {known})")
+            merged[name] = value
+    return merged
+
+
+def _names(*snake: str) -> dict[str, str]:
+    table = {name: name for name in snake}
+    table.update({to_camel(name): name for name in snake})
+    return table
+
+
+class ScopeRule:
+    """How far a gem may see or undo another writer's change of one target type."""
+
+    def __init__(
+        self,
+        *,
+        readable: Callable[[sa.Connection, int, PermissionSet], bool],
+        write_permission: Callable[[sa.Connection, int, PermissionSet], str | None],
+    ) -> None:
+        self.readable = readable
+        self.write_permission = write_permission
+        """Returns None when the gem may undo changes of the object, else the permission it lacks."""
+
+
+class Scope:
+    """Target type → rule. The documents layer adds rules for documents and collections."""
+
+    def __init__(self, core: KnowledgeCore) -> None:
+        self._core = core
+        self.rules: dict[str, ScopeRule] = {
+            "fact": ScopeRule(readable=self._fact_readable, write_permission=self._fact_write),
+            "entity": ScopeRule(readable=self._entity_readable, write_permission=self._entity_write),
+            "identifier": ScopeRule(
+                readable=self._identifier_readable, write_permission=self._identifier_write
+            ),
+        }
+
+    def _fact(self, conn: sa.Connection, fact_id: int) -> tuple[str, str] | None:
+        row = conn.execute(
+            sa.select(facts.c.predicate, entities.c.kind)
+            .join(entities, entities.c.id == facts.c.subject_id)
+            .where(facts.c.id == fact_id)
+        ).first()
+        return None if row is None else (row.kind, row.predicate)
+
+    def _fact_readable(self, conn: sa.Connection, fact_id: int, grants: PermissionSet) -> bool:
+        found = self._fact(conn, fact_id)
+        return found is not None and grants.can_read_fact(subject_kind=found[0], predicate=found[1])
+
+    def _fact_write(self, conn: sa.Connection, fact_id: int, grants: PermissionSet) -> str | None:
+        found = self._fact(conn, fact_id)
+        if found is None:
+            return "changes.manage"
+        kind, predicate = found
+        if grants.can_write_fact(subject_kind=kind, predicate=predicate):
+            return None
+        return narrowest_facts_permission("write", kind, predicate)
+
+    def _entity_kind(self, conn: sa.Connection, entity_id: int) -> str:
+        return str(conn.execute(sa.select(entities.c.kind).where(entities.c.id == entity_id)).scalar_one())
+
+    def _entity_readable(self, conn: sa.Connection, entity_id: int, grants: PermissionSet) -> bool:
+        kind = self._entity_kind(conn, entity_id)
+        return kind != "self" and grants.entities_allows(action="read", kind=kind)
+
+    def _entity_write(self, conn: sa.Connection, entity_id: int, grants: PermissionSet) -> str | None:
+        kind = self._entity_kind(conn, entity_id)
+        return None if grants.entities_allows(action="write", kind=kind) else f"entities.write:{kind}"
+
+    def _identifier_entity(self, conn: sa.Connection, identifier_id: int) -> int:
+        return int(
+            conn.execute(
+                sa.select(identifiers.c.entity_id).where(identifiers.c.id == identifier_id)
+            ).scalar_one()
+        )
+
+    def _identifier_readable(self, conn: sa.Connection, identifier_id: int, grants: PermissionSet) -> bool:
+        return self._entity_readable(conn, self._identifier_entity(conn, identifier_id), grants)
+
+    def _identifier_write(self, conn: sa.Connection, identifier_id: int, grants: PermissionSet) -> str | None:
+        return self._entity_write(conn, self._identifier_entity(conn, identifier_id), grants)
+
+    def readable(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet) -> bool:
+        if row.target_type == "change":
+            target = conn.execute(sa.select(changes).where(changes.c.id == row.target_id)).first()
+            return target is not None and self.readable(conn, target, grants)
+        rule = self.rules.get(row.target_type)
+        return rule is not None and row.target_id is not None and rule.readable(conn, row.target_id, grants)
+
+    def write_permission(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet) -> str | None:
+        rule = self.rules.get(row.target_type)
+        if rule is None or row.target_id is None:
+            return "changes.manage"
+        return rule.write_permission(conn, row.target_id, grants)
+
+
+class _Part:
+    def __init__(self, api: KnowledgeApi) -> None:
+        self._api = api
+
+
+class ProfileApi(_Part):
+    async def get(self, prefix: str | None = None) -> list[ProfileFact]:
+        """The user's pinned facts this gem may read, optionally under ``prefix`` (EX-03)."""
+        api = self._api
+
+        def work() -> list[ProfileFact]:
+            rules = api.fact_rules(api.grants(), "self")
+            if not rules:
+                return []
+            found = api.core.facts.lookup("self", prefix, rules=rules, pinned_only=True)
+            return [ProfileFact(predicate=f.predicate, value=f.value) for f in found]
+
+        return await api.run(work)
+
+
+class FactsApi(_Part):
+    async def lookup(self, subject: str = "self", prefix: str | None = None) -> list[FactView]:
+        """Current facts of ``'self'`` or an entity ref under ``prefix`` that this gem may read (EX-04)."""
+        api = self._api
+
+        def work() -> list[FactView]:
+            subject_id, kind = api.subject(subject)
+            rules = api.fact_rules(api.grants(), kind)
+            if not rules:
+                return []
+            found = api.core.facts.lookup("self" if kind == "self" else subject_id, prefix, rules=rules)
+            return [api.fact_view(f) for f in found]
+
+        return await api.run(work)
+
+    async def put(self, args: Mapping[str, Any] | None = None, /, **kwargs: Any) -> PutResult:
+        """Write a fact (EX-05): ``subject``, ``predicateHint``, ``value``/``object``, ``description``,
+        ``sourceRef``, ``runId``, and with ``origin.override`` also ``origin`` and ``source``."""
+        api = self._api
+        o = _options(
+            args,
+            kwargs,
+            _names(
+                "subject",
+                "predicate_hint",
+                "description",
+                "value",
+                "object",
+                "source_ref",
+                "run_id",
+                "origin",
+                "source",
+            ),
+        )
+
+        def work() -> PutResult:
+            # 1. validation
+            origin, source = o.get("origin"), o.get("source")
+            for value, reserved, what in (
+                (origin, _RESERVED_ORIGINS, "origin"),
+                (source, _RESERVED_SOURCES, "source"),
+            ):
+                if value is not None and (not isinstance(value, str) or not value or value in reserved):
+                    raise KnowledgeValidationError(
+                        f"{what} {value!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
+                    )
+            run_id = api.run_id_of(o.get("run_id"))
+            hint = o.get("predicate_hint")
+            if not isinstance(hint, str):
+                raise KnowledgeValidationError(
+                    "predicateHint is required: pass a predicate such as pref.food.like"
+                )
+            # 2. refs
+            subject_id, kind = api.subject(o.get("subject", "self"))
+            object_id = api.entity_id(o["object"]) if o.get("object") is not None else None
+            grants = api.grants()
+
+            def authorize(subject_kind: str, predicate: str) -> None:
+                if not grants.can_write_fact(subject_kind=subject_kind, predicate=predicate):
+                    raise KnowledgePermissionError(
+                        narrowest_facts_permission("write", subject_kind, predicate)
+                    )
+                if (origin is not None or source is not None) and not grants.has("origin.override"):
+                    raise KnowledgePermissionError("origin.override")
+
+            result = api.core.facts.put(
+                actor=api.actor,
+                subject="self" if kind == "self" else subject_id,
+                hint=hint,
+                value=o.get("value", MISSING),
+                object_id=object_id,
+                description=o.get("description"),
+                origin=origin,
+                source=source,
+                source_ref=o.get("source_ref"),
+                run_id=run_id,
+                limits=api.limits(grants),
+                authorize=authorize,
+            )
+            return PutResult(
+                status=result.status, ref=api.refs.encode("fact", result.id), predicate=result.predicate
+            )
+
+        return await api.run(work)
+
+    async def retract(self, ref: str) -> RetractResult:
+        """Expire a fact this gem may write (and, if someone else wrote it, ``changes.manage``)."""
+        api = self._api
+
+        def work() -> RetractResult:
+            fact_id = api.refs.decode("fact", ref)
+            grants = api.grants()
+
+            def authorize(fact: Fact, subject_kind: str) -> None:
+                if not grants.can_write_fact(subject_kind=subject_kind, predicate=fact.predicate):
+                    raise KnowledgePermissionError(
+                        narrowest_facts_permission("write", subject_kind, fact.predicate)
+                    )
+                if fact.writer != str(api.actor) and not grants.has("changes.manage"):
+                    raise KnowledgePermissionError("changes.manage")
+
+            result = api.core.facts.retract(
+                actor=api.actor,
+                fact_id=fact_id,
+                run_id=api.run_id,
+                limits=api.limits(grants),
+                authorize=authorize,
+            )
+            return RetractResult(status=result.status)
+
+        return await api.run(work)
+
+
+class EntitiesApi(_Part):
+    async def resolve(
+        self, identifiers: Mapping[str, str], options: Mapping[str, Any] | None = None, /, **kwargs: Any
+    ) -> ResolvedEntity | None:
+        """Exchange identifiers for a ref (EX-07); ``kind`` defaults to ``person``; ``create`` needs
+        ``entities.write:<kind>`` even when a match exists (OD-K28)."""
+        api = self._api
+        o = _options(options, kwargs, _names("kind", "create"))
+
+        def work() -> ResolvedEntity | None:
+            kind = check_kind(o.get("kind", "person"))
+            create = bool(o.get("create", False))
+            if not isinstance(identifiers, Mapping):
+                raise KnowledgeValidationError("identifiers must be an object such as {'email': 'a@b.nl'}")
+            grants = api.grants()
+            if create and not grants.entities_allows(action="write", kind=kind):
+                raise KnowledgePermissionError(f"entities.write:{kind}")
+            if not grants.entities_allows(action="resolve", kind=kind):
+                raise KnowledgePermissionError(f"entities.resolve:{kind}")
+            found = api.core.entities.resolve(
+                actor=api.actor,
+                given=dict(identifiers),
+                kind=kind,
+                create=create,
+                run_id=api.run_id,
+                limits=api.limits(grants),
+            )
+            if found is None:
+                return None
+            e = found.entity
+            return ResolvedEntity(
+                ref=api.refs.encode("ent", e.id),
+                kind=e.kind,
+                display_name=e.display_name,
+                created=found.created,
+            )
+
+        return await api.run(work)
+
+    async def get(self, ref: str) -> EntityView:
+        """One entity with its identifiers (EX-08); needs ``entities.read:<its kind>``."""
+        api = self._api
+
+        def work() -> EntityView:
+            entity = api.core.entities.get(api.refs.decode("ent", ref))
+            if not api.grants().entities_allows(action="read", kind=entity.kind):
+                raise KnowledgePermissionError(f"entities.read:{entity.kind}")
+            return api.entity_view(entity)
+
+        return await api.run(work)
+
+    async def list(
+        self, kind: str = "person", options: Mapping[str, Any] | None = None, /, **kwargs: Any
+    ) -> list[EntityView]:
+        """Every entity of ``kind``, optionally filtered by ``query``; needs ``entities.read:<kind>``."""
+        api = self._api
+        o = _options(options, kwargs, _names("query"))
+
+        def work() -> list[EntityView]:
+            checked = check_kind(kind)
+            if not api.grants().entities_allows(action="read", kind=checked):
+                raise KnowledgePermissionError(f"entities.read:{checked}")
+            return [api.entity_view(e) for e in api.core.entities.list(kind=checked, query=o.get("query"))]
+
+        return await api.run(work)
+
+    async def add_identifier(self, ref: str, type: str, value: str) -> AddIdentifierResult:
+        """Attach an identifier (EX-08); needs ``entities.write:<kind>``."""
+        api = self._api
+
+        def work() -> AddIdentifierResult:
+            entity = api.core.entities.get(api.refs.decode("ent", ref))
+            grants = api.grants()
+            if not grants.entities_allows(action="write", kind=entity.kind):
+                raise KnowledgePermissionError(f"entities.write:{entity.kind}")
+            status, _ = api.core.entities.add_identifier(
+                actor=api.actor,
+                entity_id=entity.id,
+                id_type=type,
+                value=value,
+                run_id=api.run_id,
+                limits=api.limits(grants),
+            )
+            return AddIdentifierResult(status="added" if status == "added" else "exists")
+
+        return await api.run(work)
+
+    addIdentifier = add_identifier  # noqa: N815  (the seed's name)
+
+
+class ChangesApi(_Part):
+    async def list(self, options: Mapping[str, Any] | None = None, /, **kwargs: Any) -> list[ChangeView]:
+        """This gem's changes, and with ``changes.manage`` those of other writers within its scope (EX-13)."""
+        api = self._api
+        o = _options(options, kwargs, _names("since", "status"))
+
+        def work() -> list[ChangeView]:
+            grants = api.grants()
+            mine = changes.c.actor == str(api.actor)
+            if not grants.has("changes.manage"):
+                found = api.core.changes.list(since=o.get("since"), status=o.get("status"), where=mine)
+                return [api.change_view(c) for c in found]
+            candidates = api.core.changes.list(since=o.get("since"), status=o.get("status"))
+            with api.core.store.read() as conn:
+                visible_ids = {
+                    row.id
+                    for row in conn.execute(
+                        sa.select(changes).where(changes.c.id.in_([c.id for c in candidates]))
+                    )
+                    if row.actor == str(api.actor) or api.scope.readable(conn, row, grants)
+                }
+            return [api.change_view(c) for c in candidates if c.id in visible_ids]
+
+        return await api.run(work)
+
+    async def revert(self, target: str | Mapping[str, Any] | None = None, /, **kwargs: Any) -> RevertResult:
+        """Undo one change (``revert(changeRef)``) or this gem's batch (``revert({'runId': …})``)."""
+        api = self._api
+
+        def work() -> RevertResult:
+            grants = api.grants()
+            limits = api.limits(grants)
+            if isinstance(target, str):
+                change_id = api.refs.decode("chg", target)
+                with api.core.store.read() as conn:
+                    row = conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
+                    if row is None:
+                        raise KnowledgeNotFoundError("change")
+                    if row.actor != str(api.actor):
+                        if not grants.has("changes.manage"):
+                            raise KnowledgePermissionError("changes.manage")
+                        missing = api.scope.write_permission(conn, row, grants)
+                        if missing is not None:
+                            raise KnowledgePermissionError(missing)
+                result = api.core.changes.revert(
+                    actor=api.actor, change_id=change_id, limits=limits, current_run_id=api.run_id
+                )
+            else:
+                o = _options(target if isinstance(target, Mapping) else None, kwargs, _names("run_id"))
+                run_id = o.get("run_id")
+                if not isinstance(run_id, str) or not run_id:
+                    raise KnowledgeValidationError("revert needs a change ref or {runId}")
+                result = api.core.changes.revert(
+                    actor=api.actor,
+                    run_id=run_id,
+                    run_actor=str(api.actor),
+                    limits=limits,
+                    current_run_id=api.run_id,
+                )
+            return RevertResult(status=result.status, count=result.count)
+
+        return await api.run(work)
+
+
+class KnowledgeApi:
+    """``ctx.knowledge`` for one gem and one run."""
+
+    def __init__(
+        self,
+        *,
+        core: KnowledgeCore,
+        gem_id: str,
+        run_id: str,
+        refs: RefCodec,
+        grants: Callable[[], PermissionSet],
+        scope: Scope,
+    ) -> None:
+        self.core = core
+        self.actor = Actor.gem(gem_id)
+        self.run_id = run_id
+        self.refs = refs
+        self.grants = grants
+        self.scope = scope
+        self.profile = ProfileApi(self)
+        self.facts = FactsApi(self)
+        self.entities = EntitiesApi(self)
+        self.changes = ChangesApi(self)
+
+    async def run(self, work: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(work)
+
+    # ---------------------------------------------------------------- helpers for the parts
+
+    def limits(self, grants: PermissionSet) -> DailyLimits:
+        return DailyLimits.for_writer(bulk=grants.has("collections.bulk"))
+
+    def run_id_of(self, given: object) -> str:
+        if given is None:
+            return self.run_id
+        if not isinstance(given, str) or not given.strip():
+            raise KnowledgeValidationError("runId must be a non-empty string")
+        check_length("runId", given, 200)
+        return given
+
+    def fact_rules(self, grants: PermissionSet, kind: str) -> list[PrefixRule]:
+        return [PrefixRule(p, w) for p, w in grants.readable_fact_prefixes(subject_kind=kind)]
+
+    def entity_id(self, ref: object) -> int:
+        with self.core.store.read() as conn:
+            entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", ref))
+            if self.core.entities.kind_of(conn, entity_id) == "self":
+                raise KnowledgeNotFoundError("entity")
+            return entity_id
+
+    def subject(self, subject: object) -> tuple[int, str]:
+        """The canonical id and kind of ``'self'`` or an entity ref."""
+        with self.core.store.read() as conn:
+            if subject == "self":
+                return self.core.entities.self_id(conn), "self"
+            entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", subject))
+            kind = self.core.entities.kind_of(conn, entity_id)
+            if kind == "self":
+                raise KnowledgeNotFoundError("entity")
+            return entity_id, kind
+
+    def fact_view(self, fact: Fact) -> FactView:
+        obj = None
+        if fact.object is not None:
+            with self.core.store.read() as conn:
+                try:
+                    target = self.core.entities.canonical(conn, fact.object)
+                except KnowledgeNotFoundError:
+                    target = fact.object
+            obj = self.refs.encode("ent", target)
+        return FactView(
+            ref=self.refs.encode("fact", fact.id),
+            predicate=fact.predicate,
+            value=fact.value,
+            object=obj,
+            valid_from=fact.valid_from,
+        )
+
+    def entity_view(self, entity: Entity) -> EntityView:
+        return EntityView(
+            ref=self.refs.encode("ent", entity.id),
+            kind=entity.kind,
+            display_name=entity.display_name,
+            identifiers=tuple(IdentifierView(type=i.type, value=i.value) for i in entity.identifiers),
+        )
+
+    def change_view(self, change: Any) -> ChangeView:
+        return ChangeView(
+            ref=self.refs.encode("chg", change.id),
+            run_id=change.run_id,
+            actor=change.actor,
+            op=change.op,
+            summary=change.summary,
+            status=change.status,
+            proposed=change.proposed,
+            created_at=change.created_at,
+        )

@@ -1,0 +1,348 @@
+"""The gem registry of one space: install, upgrade, uninstall, and the user's permission switches.
+
+Rules:
+
+- Install validates the manifest (every problem listed at once) and the predicate declarations
+  against the vocabulary, then records the gem, one switch per requested permission (all off,
+  K-PERM-03) and the declared predicates, in one transaction: a failed install leaves nothing
+  (P-KVAL-06). At run time only this record is consulted; the manifest file is never read again
+  (P-GEN-04).
+- The user can switch on only permissions the installed manifest requested (K-PERM-25). Every call
+  reads the switches afresh, so a change takes effect on the very next call (K-PERM-04).
+- Upgrade keeps the switches of permissions still requested, adds new ones off, and drops the rest
+  (P-GEN-06, OD-P11).
+- Uninstall counts what the gem contributed; with ``delete_data`` it also removes that knowledge as
+  one batch of changes the user can revert (K-UNINST, OD-K48). Either way the switches and the
+  installation's key salt go, so the gem's earlier refs and private storage are gone for good.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import sqlalchemy as sa
+
+from notochord.access.permissions import Permission, PermissionSet
+from notochord.access.sentences import sentence
+from notochord.db.schema import facts, gem_grants, gems
+from notochord.errors import GemError, ManifestError
+from notochord.gems.keys import derive_key
+from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
+from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.writes import USER
+
+__all__ = ["GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport"]
+
+
+@dataclass(frozen=True)
+class InstalledGem:
+    id: str
+    name: str
+    version: str | None
+    description: str | None
+    manifest: Manifest
+    installed_at: str
+    updated_at: str
+
+
+class PermissionSwitch(NamedTuple):
+    """One requested permission as the user sees it on the gem's page."""
+
+    permission: str
+    on: bool
+    sentence_en: str
+    sentence_zh: str
+
+
+@dataclass(frozen=True)
+class UninstallReport:
+    """What the gem contributed (counted before anything is removed), and what was done."""
+
+    gem_id: str
+    facts: int
+    documents: int
+    collections: int
+    deleted: bool
+    run_id: str | None
+
+
+DataRemover = Callable[[Any, str], dict[str, int]]
+"""``remover(tx, gem_id)`` deletes one kind of the gem's data inside the uninstall
+transaction and returns counts; the documents layer registers one for documents and collections."""
+
+Counter = Callable[[sa.Connection, str], dict[str, int]]
+
+
+class GemRegistry:
+    def __init__(self, core: KnowledgeCore, *, master_key: bytes) -> None:
+        self._core = core
+        self._master_key = master_key
+        self._lock = threading.Lock()
+        self._manifests: dict[tuple[str, str], Manifest] = {}
+        self.counters: list[Counter] = [_count_facts]
+        self.removers: list[DataRemover] = [_expire_facts]
+        self.on_uninstalled: list[Callable[[str], None]] = []
+
+    # ------------------------------------------------------------ install / upgrade
+
+    def install(self, path: str | Path) -> InstalledGem:
+        """Install the gem in ``path`` (a folder or a manifest file). Every permission starts off.
+
+        Raises:
+            ManifestError: the manifest is invalid, or declares a predicate that clashes with the
+                vocabulary; nothing was installed.
+            GemError: a gem with that id is already installed (use :meth:`upgrade`).
+        """
+        manifest, raw = read_manifest(Path(path))
+        store = self._core.store
+        with store.write(actor=USER, run_id=None) as tx:
+            if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is not None:
+                raise GemError(f"gem {manifest.id} is already installed; upgrade it instead")
+            self._declare_predicates(tx.conn, manifest, now=tx.now)
+            tx.conn.execute(
+                sa.insert(gems).values(
+                    id=manifest.id,
+                    name=manifest.name,
+                    version=manifest.version,
+                    manifest_json=json.dumps({"form": manifest.form, "data": raw}, ensure_ascii=False),
+                    source_path=str(Path(path).resolve()),
+                    key_salt=secrets.token_hex(32),
+                    installed_at=tx.now,
+                    updated_at=tx.now,
+                )
+            )
+            switches = [
+                {"gem_id": manifest.id, "permission": p, "enabled": False, "changed_at": tx.now}
+                for p in manifest.knowledge.permission_strings()
+            ]
+            if switches:
+                tx.conn.execute(sa.insert(gem_grants), switches)
+        return self.get(manifest.id)
+
+    def upgrade(self, path: str | Path) -> InstalledGem:
+        """Replace an installed gem's manifest, keeping the switches of permissions still requested."""
+        manifest, raw = read_manifest(Path(path))
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is None:
+                raise GemError(f"gem {manifest.id} is not installed; install it first")
+            self._declare_predicates(tx.conn, manifest, now=tx.now)
+            requested = set(manifest.knowledge.permission_strings())
+            current = {
+                row.permission: row.enabled
+                for row in tx.conn.execute(sa.select(gem_grants).where(gem_grants.c.gem_id == manifest.id))
+            }
+            dropped = set(current) - requested
+            if dropped:
+                tx.conn.execute(
+                    sa.delete(gem_grants).where(
+                        gem_grants.c.gem_id == manifest.id, gem_grants.c.permission.in_(dropped)
+                    )
+                )
+            added = [
+                {"gem_id": manifest.id, "permission": p, "enabled": False, "changed_at": tx.now}
+                for p in manifest.knowledge.permission_strings()
+                if p not in current
+            ]
+            if added:
+                tx.conn.execute(sa.insert(gem_grants), added)
+            tx.conn.execute(
+                sa.update(gems)
+                .where(gems.c.id == manifest.id)
+                .values(
+                    name=manifest.name,
+                    version=manifest.version,
+                    manifest_json=json.dumps({"form": manifest.form, "data": raw}, ensure_ascii=False),
+                    source_path=str(Path(path).resolve()),
+                    updated_at=tx.now,
+                )
+            )
+        return self.get(manifest.id)
+
+    def _declare_predicates(self, conn: sa.Connection, manifest: Manifest, *, now: str) -> None:
+        vocabulary = self._core.vocabulary
+        prefix = "knowledge.predicates" if manifest.form == "draft" else "permissions.knowledge.predicates"
+        problems = []
+        for index, declaration in enumerate(manifest.knowledge.predicates):
+            existing = vocabulary.get(conn, declaration.predicate)
+            if existing is not None and existing.cardinality != declaration.cardinality:
+                problems.append(
+                    f"{prefix}[{index}].cardinality: {declaration.predicate} already exists with "
+                    f"cardinality {existing.cardinality}; declare it as {existing.cardinality} "
+                    "or choose another name"
+                )
+        if problems:
+            raise ManifestError(problems, source=manifest.source)
+        for declaration in manifest.knowledge.predicates:
+            vocabulary.add(
+                conn,
+                name=declaration.predicate,
+                cardinality=declaration.cardinality,
+                description=declaration.description,
+                declared_by=f"gem:{manifest.id}",
+                aliases=declaration.aliases,
+                now=now,
+            )
+
+    # ------------------------------------------------------------ reading
+
+    def list(self) -> builtins.list[InstalledGem]:
+        with self._core.store.read() as conn:
+            ids = conn.execute(sa.select(gems.c.id).order_by(gems.c.id)).scalars().all()
+        return [self.get(i) for i in ids]
+
+    def get(self, gem_id: str) -> InstalledGem:
+        row = self._row(gem_id)
+        return InstalledGem(
+            id=row.id,
+            name=row.name,
+            version=row.version,
+            description=self.manifest(gem_id).description,
+            manifest=self.manifest(gem_id),
+            installed_at=row.installed_at,
+            updated_at=row.updated_at,
+        )
+
+    def manifest(self, gem_id: str) -> Manifest:
+        """The installed manifest record (never re-read from the gem's folder)."""
+        row = self._row(gem_id)
+        key = (gem_id, row.updated_at)
+        with self._lock:
+            cached = self._manifests.get(key)
+        if cached is None:
+            stored = json.loads(row.manifest_json)
+            cached = parse_manifest(stored["data"], form=stored["form"], source=f"installed gem {gem_id}")
+            with self._lock:
+                self._manifests[key] = cached
+        return cached
+
+    def permissions(self, gem_id: str) -> builtins.list[PermissionSwitch]:
+        """Every requested permission with its switch and its sentences, in manifest order."""
+        manifest = self.manifest(gem_id)
+        state = self._switches(gem_id)
+        describe = manifest.knowledge.describe_predicate
+        return [
+            PermissionSwitch(
+                permission=str(p),
+                on=state.get(str(p), False),
+                sentence_en=sentence(p, lang="en", describe_predicate=describe),
+                sentence_zh=sentence(p, lang="zh", describe_predicate=describe),
+            )
+            for p in manifest.knowledge.permissions
+        ]
+
+    def granted(self, gem_id: str) -> PermissionSet:
+        """The permissions switched on right now. Read on every call; nothing is cached."""
+        with self._core.store.read() as conn:
+            strings = conn.execute(
+                sa.select(gem_grants.c.permission).where(gem_grants.c.gem_id == gem_id, gem_grants.c.enabled)
+            ).scalars()
+            return PermissionSet.of(list(strings))
+
+    def key(self, gem_id: str, purpose: str) -> bytes:
+        """A key of this installation of the gem (``"refs"``, ``"storage"``)."""
+        row = self._row(gem_id)
+        return derive_key(self._master_key, salt=bytes.fromhex(row.key_salt), gem_id=gem_id, purpose=purpose)
+
+    def _switches(self, gem_id: str) -> dict[str, bool]:
+        with self._core.store.read() as conn:
+            return {
+                r.permission: bool(r.enabled)
+                for r in conn.execute(sa.select(gem_grants).where(gem_grants.c.gem_id == gem_id))
+            }
+
+    def _row(self, gem_id: str) -> sa.Row[Any]:
+        with self._core.store.read() as conn:
+            row = conn.execute(sa.select(gems).where(gems.c.id == gem_id)).first()
+        if row is None:
+            raise GemError(f"no gem {gem_id!r} is installed in this space")
+        return row
+
+    # ------------------------------------------------------------ the user's switches
+
+    def set_permission(self, gem_id: str, permission: str, on: bool) -> None:
+        """Switch one requested permission on or off; effective on the gem's next call.
+
+        Raises:
+            GemError: the gem did not request this permission (only requested ones can be switched).
+        """
+        canonical = str(Permission.parse(permission))
+        self._row(gem_id)
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            updated = tx.conn.execute(
+                sa.update(gem_grants)
+                .where(gem_grants.c.gem_id == gem_id, gem_grants.c.permission == canonical)
+                .values(enabled=on, changed_at=tx.now)
+            ).rowcount
+        if not updated:
+            raise GemError(
+                f"gem {gem_id} did not request {canonical}; "
+                "only permissions in its manifest can be switched on"
+            )
+
+    # ------------------------------------------------------------ uninstall
+
+    def contributions(self, gem_id: str) -> dict[str, int]:
+        """What the uninstall confirmation shows: the gem's facts, documents and collections."""
+        self._row(gem_id)
+        counts = {"facts": 0, "documents": 0, "collections": 0}
+        with self._core.store.read() as conn:
+            for counter in self.counters:
+                counts.update(counter(conn, gem_id))
+        return counts
+
+    def uninstall(self, gem_id: str, *, delete_data: bool = False) -> UninstallReport:
+        """Uninstall; ``delete_data`` also removes the gem's knowledge as one revertible batch."""
+        counts = self.contributions(gem_id)
+        run_id: str | None = None
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            if delete_data:
+                run_id = f"uninstall:{gem_id}:{tx.now}"
+                tx.run_id = run_id
+                for remover in self.removers:
+                    remover(tx, gem_id)
+            tx.conn.execute(sa.delete(gem_grants).where(gem_grants.c.gem_id == gem_id))
+            tx.conn.execute(sa.delete(gems).where(gems.c.id == gem_id))
+        for hook in self.on_uninstalled:
+            hook(gem_id)
+        return UninstallReport(
+            gem_id=gem_id,
+            facts=counts["facts"],
+            documents=counts["documents"],
+            collections=counts["collections"],
+            deleted=delete_data,
+            run_id=run_id,
+        )
+
+
+def _count_facts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
+    count = conn.execute(
+        sa.select(sa.func.count())
+        .select_from(facts)
+        .where(facts.c.writer == f"gem:{gem_id}", facts.c.valid_to.is_(None))
+    ).scalar_one()
+    return {"facts": int(count)}
+
+
+def _expire_facts(tx: Any, gem_id: str) -> dict[str, int]:
+    rows: Sequence[sa.Row[Any]] = tx.conn.execute(
+        sa.select(facts).where(facts.c.writer == f"gem:{gem_id}", facts.c.valid_to.is_(None))
+    ).all()
+    for row in rows:
+        change_id = tx.record(
+            op="uninstall.delete",
+            target_type="fact",
+            target_id=row.id,
+            summary=f"removed with gem {gem_id}: {row.predicate}",
+            before=json.loads(row.value_json),
+        )
+        tx.conn.execute(
+            sa.update(facts).where(facts.c.id == row.id).values(valid_to=tx.now, expired_by=change_id)
+        )
+    return {"facts": len(rows)}

@@ -1,0 +1,74 @@
+"""``space.gems``: the host-side face of the gem system of one space."""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+
+from notochord.errors import GemError
+from notochord.gems.api.knowledge import KnowledgeApi, Scope
+from notochord.gems.context import GemContext, new_run_id
+from notochord.gems.refs import RefCodec
+from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
+from notochord.knowledge.core import KnowledgeCore
+
+__all__ = ["Gems"]
+
+
+class Gems:
+    """Install, switch permissions, open a run's ``ctx``, uninstall."""
+
+    def __init__(self, core: KnowledgeCore, *, master_key: bytes) -> None:
+        self._core = core
+        self.registry = GemRegistry(core, master_key=master_key)
+        self.scope = Scope(core)
+
+    def install(self, path: str | Path) -> InstalledGem:
+        return self.registry.install(path)
+
+    def upgrade(self, path: str | Path) -> InstalledGem:
+        return self.registry.upgrade(path)
+
+    def list(self) -> builtins.list[InstalledGem]:
+        return self.registry.list()
+
+    def get(self, gem_id: str) -> InstalledGem:
+        return self.registry.get(gem_id)
+
+    def permissions(self, gem_id: str) -> builtins.list[PermissionSwitch]:
+        return self.registry.permissions(gem_id)
+
+    def set_permission(self, gem_id: str, permission: str, on: bool) -> None:
+        self.registry.set_permission(gem_id, permission, on)
+
+    def contributions(self, gem_id: str) -> dict[str, int]:
+        return self.registry.contributions(gem_id)
+
+    def uninstall(self, gem_id: str, *, delete_data: bool = False) -> UninstallReport:
+        return self.registry.uninstall(gem_id, delete_data=delete_data)
+
+    def context(self, gem_id: str, *, tool: str | None = None, run_id: str | None = None) -> GemContext:
+        """The ``ctx`` for one run of ``tool`` (or of the gem as a whole when ``tool`` is ``None``)."""
+        manifest = self.registry.manifest(gem_id)
+        if tool is not None:
+            spec = next((t for t in manifest.tools if t.name == tool), None)
+            if spec is None:
+                names = ", ".join(t.name for t in manifest.tools) or "none"
+                raise GemError(f"gem {gem_id} has no tool {tool!r} (tools: {names})")
+            with_knowledge = spec.knowledge
+        else:
+            with_knowledge = True
+        run = run_id or new_run_id()
+        knowledge = (
+            KnowledgeApi(
+                core=self._core,
+                gem_id=gem_id,
+                run_id=run,
+                refs=RefCodec(self.registry.key(gem_id, "refs")),
+                grants=lambda: self.registry.granted(gem_id),
+                scope=self.scope,
+            )
+            if with_knowledge
+            else None
+        )
+        return GemContext(gem_id=gem_id, tool=tool, run_id=run, knowledge=knowledge)
