@@ -81,7 +81,7 @@ def opened(data_dir: Path | None) -> Iterator[notochord.Notochord]:
         with notochord.open(_resolve_dir(data_dir)) as nc:
             yield nc
     except errors.NotochordError as error:
-        console.print(f"[red]error:[/red] {error.message}", highlight=False, markup=True)
+        console.print(f"[red]error:[/red] {error.message}", highlight=False, markup=True, soft_wrap=True)
         raise typer.Exit(exit_code_for(error)) from None
 
 

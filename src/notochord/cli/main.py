@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from notochord.cli import changes_cmd, entities_cmd, facts_cmd
+from notochord.cli import changes_cmd, entities_cmd, facts_cmd, gem_cmd
 from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
 
 __all__ = ["app", "main"]
@@ -21,6 +21,7 @@ app = typer.Typer(
 app.add_typer(facts_cmd.app, name="facts")
 app.add_typer(entities_cmd.app, name="entities")
 app.add_typer(changes_cmd.app, name="changes")
+app.add_typer(gem_cmd.app, name="gem")
 
 
 @app.callback()

@@ -1,0 +1,174 @@
+"""``notochord gem``: install gems and decide what they may do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+
+app = typer.Typer(help="Install gems and switch their permissions on or off.", no_args_is_help=True)
+
+GemId = Annotated[str, typer.Argument(help="The gem's id.")]
+
+
+@app.command("install")
+def install(
+    path: Annotated[Path, typer.Argument(help="The gem's folder (with notochord.json or manifest.json).")],
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Install a gem. Every permission it requests starts switched off."""
+    with open_space(data_dir, org) as space:
+        gem = space.gems.install(path)
+        switches = space.gems.permissions(gem.id)
+    result = {
+        "id": gem.id,
+        "name": gem.name,
+        "version": gem.version,
+        "permissions": [s._asdict() for s in switches],
+    }
+    lines = [f"installed {gem.name} ({gem.id}); every permission is off:"]
+    lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in switches]
+    if gem.manifest.knowledge.reason:
+        lines.append(f"reason: {gem.manifest.knowledge.reason}")
+    lines.append(f"switch one on with: notochord gem grant {gem.id} PERMISSION")
+    emit(result, as_json=as_json, text="\n".join(lines))
+
+
+@app.command("upgrade")
+def upgrade(
+    path: Annotated[Path, typer.Argument(help="The gem's folder with the new manifest.")],
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Upgrade a gem: switches you turned on stay on, new permissions start off."""
+    with open_space(data_dir, org) as space:
+        gem = space.gems.upgrade(path)
+    emit({"id": gem.id, "version": gem.version}, as_json=as_json, text=f"upgraded {gem.id} to {gem.version}")
+
+
+@app.command("list")
+def list_gems(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """List installed gems."""
+    with open_space(data_dir, org) as space:
+        found = [{"id": g.id, "name": g.name, "version": g.version} for g in space.gems.list()]
+    emit(
+        found,
+        as_json=as_json,
+        text="\n".join(f"{g['id']:<24} {g['name']} {g['version'] or ''}" for g in found) or "(no gems)",
+    )
+
+
+@app.command("show")
+def show(gem_id: GemId, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Show a gem: its tools, what it requests, and what it contributed."""
+    with open_space(data_dir, org) as space:
+        gem = space.gems.get(gem_id)
+        switches = space.gems.permissions(gem_id)
+        counts = space.gems.contributions(gem_id)
+    result = {
+        "id": gem.id,
+        "name": gem.name,
+        "version": gem.version,
+        "description": gem.description,
+        "tools": [{"name": t.name, "entry": t.entry, "knowledge": t.knowledge} for t in gem.manifest.tools],
+        "reason": gem.manifest.knowledge.reason,
+        "permissions": [s._asdict() for s in switches],
+        "contributed": counts,
+    }
+    lines = [f"{gem.name} ({gem.id}) {gem.version or ''}", gem.description or ""]
+    lines += [
+        f"  tool {t.name}: {t.entry or '-'}{'' if t.knowledge else ' (no knowledge)'}"
+        for t in gem.manifest.tools
+    ]
+    lines += [f"  [{'x' if s.on else ' '}] {s.permission:<40} {s.sentence_en}" for s in switches]
+    contributed = (
+        f"{counts['facts']} facts, {counts['documents']} documents, {counts['collections']} collections"
+    )
+    lines.append(f"  contributed: {contributed}")
+    emit(result, as_json=as_json, text="\n".join(line for line in lines if line))
+
+
+@app.command("permissions")
+def permissions(
+    gem_id: GemId,
+    lang: Annotated[str, typer.Option(help="Sentence language: en or zh.")] = "en",
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the gem's permission switches with the sentence shown to you."""
+    if lang not in {"en", "zh"}:
+        raise typer.BadParameter("use en or zh", param_hint="--lang")
+    with open_space(data_dir, org) as space:
+        switches = space.gems.permissions(gem_id)
+    lines = [
+        f"[{'x' if s.on else ' '}] {s.permission:<40} {s.sentence_en if lang == 'en' else s.sentence_zh}"
+        for s in switches
+    ]
+    emit(
+        [s._asdict() for s in switches], as_json=as_json, text="\n".join(lines) or "(requests no permissions)"
+    )
+
+
+def _switch(
+    gem_id: str, permission: str, on: bool, org: str | None, data_dir: Path | None, as_json: bool
+) -> None:
+    with open_space(data_dir, org) as space:
+        space.gems.set_permission(gem_id, permission, on)
+    emit(
+        {"gem": gem_id, "permission": permission, "on": on},
+        as_json=as_json,
+        text=f"{permission} is now {'on' if on else 'off'} for {gem_id}",
+    )
+
+
+@app.command("grant")
+def grant(
+    gem_id: GemId,
+    permission: Annotated[str, typer.Argument(help="A permission the gem requested.")],
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Switch one requested permission on (effective on the gem's next call)."""
+    _switch(gem_id, permission, True, org, data_dir, as_json)
+
+
+@app.command("revoke")
+def revoke(
+    gem_id: GemId,
+    permission: Annotated[str, typer.Argument(help="A permission the gem requested.")],
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Switch one permission off (effective on the gem's next call)."""
+    _switch(gem_id, permission, False, org, data_dir, as_json)
+
+
+@app.command("uninstall")
+def uninstall(
+    gem_id: GemId,
+    delete_data: Annotated[
+        bool, typer.Option("--delete-data", help="Also delete what the gem wrote (revertible as one batch).")
+    ] = False,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Uninstall a gem. Its knowledge is kept unless --delete-data; its private storage always goes."""
+    with open_space(data_dir, org) as space:
+        report = space.gems.uninstall(gem_id, delete_data=delete_data)
+    counts = f"{report.facts} facts, {report.documents} documents, {report.collections} collections"
+    if delete_data:
+        undo = f"notochord changes revert --run '{report.run_id}'"
+        text = f"uninstalled {gem_id} and deleted {counts}; undo with: {undo}"
+    else:
+        text = f"uninstalled {gem_id}; kept {counts}"
+    emit(report.__dict__, as_json=as_json, text=text)
