@@ -41,7 +41,9 @@ _KEY_BYTES = 32
 class Space:
     """One physically separate store: the personal space or one organization's space."""
 
-    def __init__(self, *, name: str, path: Path, settings: Settings, clock: Clock, master_key: bytes) -> None:
+    def __init__(
+        self, *, name: str, path: Path, data_dir: Path, settings: Settings, clock: Clock, master_key: bytes
+    ) -> None:
         self.name = name
         self.path = path
         self._master_key = master_key
@@ -54,7 +56,7 @@ class Space:
         self.user = HostKnowledge(self.core, USER)
         self.as_assistant = HostKnowledge(self.core, ASSISTANT)
         self.changes = HostChanges(self.core)
-        self.gems = Gems(self.core, master_key=master_key)
+        self.gems = Gems(self.core, master_key=master_key, data_dir=data_dir, space_name=name, clock=clock)
 
     def status(self) -> dict[str, object]:
         """Counts of current facts, live entities and changes."""

@@ -24,6 +24,7 @@ __all__ = [
     "entities",
     "facts",
     "gem_grants",
+    "gem_settings",
     "gems",
     "identifiers",
     "metadata",
@@ -187,5 +188,14 @@ gem_grants = sa.Table(
     sa.Column("gem_id", sa.ForeignKey("gems.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("permission", sa.String(500), primary_key=True),
     sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("changed_at", Timestamp, nullable=False),
+)
+
+gem_settings = sa.Table(
+    "gem_settings",
+    metadata,
+    sa.Column("gem_id", sa.ForeignKey("gems.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("key", sa.String(100), primary_key=True),
+    sa.Column("value_json", sa.Text, nullable=False),
     sa.Column("changed_at", Timestamp, nullable=False),
 )

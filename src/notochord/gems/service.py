@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import builtins
 from pathlib import Path
+from typing import Any
 
+from notochord.clock import Clock
 from notochord.errors import GemError
 from notochord.gems.api.knowledge import KnowledgeApi, Scope
-from notochord.gems.context import GemContext, new_run_id
+from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
 from notochord.knowledge.core import KnowledgeCore
@@ -18,10 +20,19 @@ __all__ = ["Gems"]
 class Gems:
     """Install, switch permissions, open a run's ``ctx``, uninstall."""
 
-    def __init__(self, core: KnowledgeCore, *, master_key: bytes) -> None:
+    def __init__(
+        self, core: KnowledgeCore, *, master_key: bytes, data_dir: Path, space_name: str, clock: Clock
+    ) -> None:
         self._core = core
+        self._data_dir = data_dir
+        self._space_name = space_name
+        self._clock = clock
         self.registry = GemRegistry(core, master_key=master_key)
         self.scope = Scope(core)
+        self.factories: dict[str, CapabilityFactory] = {}
+        """Capability name (``http``, ``files``, …) → factory building that facade for one run."""
+        self.services: dict[str, Any] = {}
+        """Space-level services the factories share."""
 
     def install(self, path: str | Path) -> InstalledGem:
         return self.registry.install(path)
@@ -47,9 +58,21 @@ class Gems:
     def uninstall(self, gem_id: str, *, delete_data: bool = False) -> UninstallReport:
         return self.registry.uninstall(gem_id, delete_data=delete_data)
 
-    def context(self, gem_id: str, *, tool: str | None = None, run_id: str | None = None) -> GemContext:
-        """The ``ctx`` for one run of ``tool`` (or of the gem as a whole when ``tool`` is ``None``)."""
+    def context(
+        self,
+        gem_id: str,
+        *,
+        tool: str | None = None,
+        run_id: str | None = None,
+        conversation: str | Path | None = None,
+    ) -> GemContext:
+        """The ``ctx`` for one run of ``tool`` (or of the gem as a whole when ``tool`` is ``None``).
+
+        ``conversation`` is the folder of the conversation the run was called from; without one,
+        ``workspace:`` paths are refused (P-FILE-27).
+        """
         manifest = self.registry.manifest(gem_id)
+        spec = None
         if tool is not None:
             spec = next((t for t in manifest.tools if t.name == tool), None)
             if spec is None:
@@ -71,4 +94,18 @@ class Gems:
             if with_knowledge
             else None
         )
-        return GemContext(gem_id=gem_id, tool=tool, run_id=run, knowledge=knowledge)
+        request = CapabilityRequest(
+            gem_id=gem_id,
+            manifest=manifest,
+            tool=spec,
+            run_id=run,
+            conversation=Path(conversation).resolve() if conversation is not None else None,
+            data_dir=self._data_dir,
+            space_name=self._space_name,
+            core=self._core,
+            registry=self.registry,
+            clock=self._clock,
+            services=self.services,
+        )
+        built = {name: self.factories[name](request) for name in CAPABILITIES if name in self.factories}
+        return GemContext(gem_id=gem_id, tool=tool, run_id=run, knowledge=knowledge, capabilities=built)
