@@ -119,6 +119,7 @@ class Notochord:
                 space = Space(
                     name=name,
                     path=path,
+                    data_dir=self.data_dir,
                     settings=self.settings,
                     clock=self.clock,
                     master_key=self._master_key,
