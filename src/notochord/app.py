@@ -30,6 +30,7 @@ from notochord.gems.service import Gems
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.user import HostChanges, HostKnowledge
 from notochord.knowledge.writes import ASSISTANT, USER
+from notochord.search.embeddings import Embedder, load_embedder
 from notochord.settings import Settings
 
 __all__ = ["Notochord", "Space", "open"]
@@ -51,11 +52,18 @@ class Space:
             path, busy_timeout_ms=settings.sqlite_busy_timeout_ms
         )
         migrate(self._engine)
-        self.core = KnowledgeCore(self._engine, clock)
+        self.core = KnowledgeCore(
+            self._engine,
+            clock,
+            embedder=_shared_embedder(settings.embedder),
+            background=settings.index_in_background,
+        )
         self.core.initialise()
         self.user = HostKnowledge(self.core, USER)
         self.as_assistant = HostKnowledge(self.core, ASSISTANT)
         self.changes = HostChanges(self.core)
+        self.index = self.core.vectors
+        """The vector index: ``space.index.wait()`` embeds everything pending now."""
         self.gems = Gems(self.core, master_key=master_key, data_dir=data_dir, space_name=name, clock=clock)
 
     def status(self) -> dict[str, object]:
@@ -63,6 +71,7 @@ class Space:
         return {"space": self.name, "path": str(self.path), **self.core.counts()}
 
     def close(self) -> None:
+        self.core.close()
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
@@ -159,6 +168,18 @@ def open(
     settings = settings or Settings.load()
     path = Path(data_dir) if data_dir is not None else settings.data_dir
     return Notochord(path, settings=settings, clock=clock)
+
+
+_EMBEDDERS: dict[str, Embedder | None] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def _shared_embedder(name: str) -> Embedder | None:
+    """One embedder per model in the process: the weights load once, whatever the number of spaces."""
+    with _EMBEDDERS_LOCK:
+        if name not in _EMBEDDERS:
+            _EMBEDDERS[name] = load_embedder(name)
+        return _EMBEDDERS[name]
 
 
 def _load_or_create_key(path: Path) -> bytes:

@@ -21,12 +21,18 @@ import sqlalchemy as sa
 __all__ = [
     "change_objects",
     "changes",
+    "chunk_vectors",
+    "chunks",
+    "collection_ticks",
+    "collections",
+    "documents",
     "entities",
     "facts",
     "gem_grants",
     "gem_settings",
     "gems",
     "identifiers",
+    "mentions",
     "metadata",
     "predicate_aliases",
     "predicates",
@@ -198,4 +204,84 @@ gem_settings = sa.Table(
     sa.Column("key", sa.String(100), primary_key=True),
     sa.Column("value_json", sa.Text, nullable=False),
     sa.Column("changed_at", Timestamp, nullable=False),
+)
+
+collections = sa.Table(
+    "collections",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("parent_id", sa.ForeignKey("collections.id"), nullable=True),
+    sa.Column("builtin", sa.String(10), nullable=True),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("deleted_at", Timestamp, nullable=True),
+    sa.Index(None, "parent_id"),
+)
+
+documents = sa.Table(
+    "documents",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("collection_id", sa.ForeignKey("collections.id"), nullable=False),
+    sa.Column("key", sa.Text, nullable=True),
+    sa.Column("title", sa.Text, nullable=False),
+    # null for imported documents (text + sourceUri): only their index is kept (K-DOC-06)
+    sa.Column("body", sa.Text, nullable=True),
+    sa.Column("meta_json", sa.Text, nullable=False),
+    sa.Column("source_uri", sa.Text, nullable=True),
+    sa.Column("content_hash", sa.String(64), nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("writer", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    # the document date of OD-K39: meta.date when it is an ISO date, else updated_at
+    sa.Column("doc_date", Timestamp, nullable=False),
+    sa.Column("deleted_at", Timestamp, nullable=True),
+    sa.Index(None, "collection_id", "doc_date"),
+    sa.Index(None, "created_by"),
+    sa.Index(
+        "uq_documents_live_key",
+        "collection_id",
+        "key",
+        unique=True,
+        sqlite_where=sa.text("key IS NOT NULL AND deleted_at IS NULL"),
+        postgresql_where=sa.text("key IS NOT NULL AND deleted_at IS NULL"),
+    ),
+)
+
+chunks = sa.Table(
+    "chunks",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("document_id", sa.ForeignKey("documents.id"), nullable=False),
+    sa.Column("idx", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("start", sa.Integer, nullable=False),
+    sa.Column("end", sa.Integer, nullable=False),
+    sa.Index(None, "document_id", "idx"),
+)
+
+chunk_vectors = sa.Table(
+    "chunk_vectors",
+    metadata,
+    sa.Column("chunk_id", sa.ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("model_id", sa.String(200), primary_key=True),
+    sa.Column("vector", sa.LargeBinary, nullable=False),
+)
+
+mentions = sa.Table(
+    "mentions",
+    metadata,
+    sa.Column("chunk_id", sa.ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("entity_id", sa.ForeignKey("entities.id"), primary_key=True),
+    sa.Index(None, "entity_id"),
+)
+
+collection_ticks = sa.Table(
+    "collection_ticks",
+    metadata,
+    sa.Column("gem_id", sa.ForeignKey("gems.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("collection_id", sa.ForeignKey("collections.id"), primary_key=True),
+    sa.Column("ticked_at", Timestamp, nullable=False),
 )

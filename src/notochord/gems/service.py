@@ -8,6 +8,7 @@ from typing import Any
 
 from notochord.clock import Clock
 from notochord.errors import GemError
+from notochord.gems.api.documents import register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi, Scope
 from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.refs import RefCodec
@@ -29,6 +30,7 @@ class Gems:
         self._clock = clock
         self.registry = GemRegistry(core, master_key=master_key)
         self.scope = Scope(core)
+        register_document_layer(self.registry, self.scope, core)
         self.factories: dict[str, CapabilityFactory] = {}
         """Capability name (``http``, ``files``, …) → factory building that facade for one run."""
         self.services: dict[str, Any] = {}
@@ -90,6 +92,7 @@ class Gems:
                 refs=RefCodec(self.registry.key(gem_id, "refs")),
                 grants=lambda: self.registry.granted(gem_id),
                 scope=self.scope,
+                manifest_network=manifest.network,
             )
             if with_knowledge
             else None

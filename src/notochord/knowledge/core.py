@@ -2,42 +2,62 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from notochord.clock import Clock
-from notochord.db.schema import changes, entities, facts
+from notochord.db.schema import changes, collections, documents, entities, facts
 from notochord.knowledge.changes import ChangeLog
+from notochord.knowledge.collections import Collections
+from notochord.knowledge.documents import Documents
 from notochord.knowledge.entities import Entities
 from notochord.knowledge.facts import Facts
 from notochord.knowledge.vocabulary import Vocabulary
 from notochord.knowledge.writes import USER, Store
+from notochord.search.embeddings import Embedder
+from notochord.search.vector_index import VectorIndex
 
 __all__ = ["KnowledgeCore"]
 
 
 class KnowledgeCore:
-    """Store, vocabulary, entities, facts and the change log of one space."""
+    """Store, vocabulary, entities, facts, collections, documents, the vector index and the change log."""
 
-    def __init__(self, engine: sa.Engine, clock: Clock) -> None:
+    def __init__(
+        self, engine: sa.Engine, clock: Clock, *, embedder: Embedder | None, background: bool
+    ) -> None:
         self.store = Store(engine, clock)
         self.vocabulary = Vocabulary()
         self.entities = Entities(self.store)
         self.facts = Facts(self.store, self.vocabulary, self.entities)
+        self.collections = Collections(self.store)
+        self.vectors = VectorIndex(engine, embedder, background=background)
+        self.documents = Documents(self.store, self.collections, on_indexed=self.vectors.notify)
         self.changes = ChangeLog(self.store)
 
     def initialise(self) -> None:
-        """Seed what every space has: the core predicates and the user's own entity. Idempotent."""
+        """Seed what every space has: the core predicates, the user's own entity, diary and keep."""
         with self.store.write(actor=USER, run_id=None) as tx:
             self.vocabulary.seed_core(tx.conn, now=tx.now)
             self.entities.ensure_self(tx.conn, now=tx.now)
+            self.collections.seed_builtins(tx.conn, now=tx.now)
+        if self.vectors.enabled:
+            self.vectors.notify()
+
+    def close(self) -> None:
+        self.vectors.close()
 
     def counts(self) -> dict[str, int]:
+        def count(query: sa.Select[Any]) -> int:
+            return int(conn.execute(query).scalar_one())
+
         with self.store.read() as conn:
             return {
-                "facts": conn.execute(
+                "facts": count(
                     sa.select(sa.func.count()).select_from(facts).where(facts.c.valid_to.is_(None))
-                ).scalar_one(),
-                "entities": conn.execute(
+                ),
+                "entities": count(
                     sa.select(sa.func.count())
                     .select_from(entities)
                     .where(
@@ -45,6 +65,14 @@ class KnowledgeCore:
                         entities.c.deleted_at.is_(None),
                         entities.c.merged_into.is_(None),
                     )
-                ).scalar_one(),
-                "changes": conn.execute(sa.select(sa.func.count()).select_from(changes)).scalar_one(),
+                ),
+                "documents": count(
+                    sa.select(sa.func.count()).select_from(documents).where(documents.c.deleted_at.is_(None))
+                ),
+                "collections": count(
+                    sa.select(sa.func.count())
+                    .select_from(collections)
+                    .where(collections.c.deleted_at.is_(None))
+                ),
+                "changes": count(sa.select(sa.func.count()).select_from(changes)),
             }

@@ -8,11 +8,14 @@ Synchronous, with internal ids. Writes made through ``space.user`` are said by t
 
 from __future__ import annotations
 
+import builtins
 from datetime import datetime
 from typing import Any
 
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.collections import CollectionRow
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.documents import DocumentRecord, UpsertOutcome
 from notochord.knowledge.facts import MISSING, Subject
 from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import (
@@ -24,9 +27,11 @@ from notochord.knowledge.records import (
     RetractResult,
     RevertResult,
 )
+from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, Hit, hybrid_search
+from notochord.knowledge.timeranges import parse_time_range
 from notochord.knowledge.writes import USER, Actor
 
-__all__ = ["HostChanges", "HostEntities", "HostFacts", "HostKnowledge"]
+__all__ = ["HostChanges", "HostCollections", "HostDocuments", "HostEntities", "HostFacts", "HostKnowledge"]
 
 _HOST_SOURCES = {"user", "extracted", "inferred"}
 
@@ -129,6 +134,94 @@ class HostEntities:
         return self._core.entities.delete(actor=self._actor, entity_id=entity_id)
 
 
+class HostCollections:
+    def __init__(self, core: KnowledgeCore, actor: Actor) -> None:
+        self._core = core
+        self._actor = actor
+        self._limits = None if actor.is_user else DailyLimits()
+
+    def list(self) -> builtins.list[CollectionRow]:
+        """Every live collection, oldest first."""
+        tree = self._core.collections.read_tree()
+        return sorted(tree.by_id.values(), key=lambda r: r.id)
+
+    def get(self, collection: str | int) -> CollectionRow:
+        tree = self._core.collections.read_tree()
+        return tree.builtin(collection) if isinstance(collection, str) else tree.get(collection)
+
+    def create(
+        self, name: str, *, parent: str | int | None = None, run_id: str | None = None
+    ) -> CollectionRow:
+        parent_id = self.get(parent).id if parent is not None else None
+        return self._core.collections.create(
+            actor=self._actor, name=name, parent_id=parent_id, run_id=run_id, limits=self._limits
+        )
+
+    def move(self, collection: int, *, parent: str | int | None) -> int:
+        """Move a collection under ``parent`` (``None``: top level); returns the change id."""
+        parent_id = self.get(parent).id if parent is not None else None
+        return self._core.collections.move(actor=self._actor, collection_id=collection, parent_id=parent_id)
+
+    def tick(self, gem_id: str, collection: int, on: bool = True) -> None:
+        """Tick (or untick) a collection for a gem's ``user-selected`` permission (K-PERM-13)."""
+        self._core.collections.set_tick(gem_id=gem_id, collection_id=collection, on=on)
+
+
+class HostDocuments:
+    def __init__(self, core: KnowledgeCore, actor: Actor) -> None:
+        self._core = core
+        self._actor = actor
+        self._limits = None if actor.is_user else DailyLimits()
+
+    def _collection(self, collection: str | int) -> int:
+        tree = self._core.collections.read_tree()
+        return tree.builtin(collection).id if isinstance(collection, str) else tree.get(collection).id
+
+    def upsert(
+        self,
+        *,
+        collection: str | int | None = None,
+        key: str | None = None,
+        id: int | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        meta: dict[str, Any] | None = None,
+        text: str | None = None,
+        source_uri: str | None = None,
+        run_id: str | None = None,
+    ) -> UpsertOutcome:
+        return self._core.documents.upsert(
+            actor=self._actor,
+            collection_id=self._collection(collection) if collection is not None else None,
+            key=key,
+            doc_id=id,
+            title=title,
+            body=body,
+            meta=meta,
+            text=text,
+            source_uri=source_uri,
+            run_id=run_id,
+            limits=self._limits,
+        )
+
+    def get(self, doc_id: int) -> DocumentRecord:
+        return self._core.documents.get(doc_id)
+
+    def get_by_key(self, collection: str | int, key: str) -> DocumentRecord | None:
+        return self._core.documents.get_by_key(self._collection(collection), key)
+
+    def list(self, collection: str | int) -> builtins.list[DocumentRecord]:
+        return self._core.documents.list(self._collection(collection))
+
+    def delete(self, doc_id: int) -> int:
+        return self._core.documents.delete(actor=self._actor, doc_id=doc_id, limits=self._limits)
+
+    def move(self, doc_id: int, *, collection: str | int) -> int:
+        return self._core.documents.move(
+            actor=self._actor, doc_id=doc_id, collection_id=self._collection(collection)
+        )
+
+
 class HostKnowledge:
     """``space.user`` / ``space.as_assistant``: the knowledge as one writer sees and edits it."""
 
@@ -136,6 +229,44 @@ class HostKnowledge:
         self.actor = actor
         self.facts = HostFacts(core, actor)
         self.entities = HostEntities(core, actor)
+        self.collections = HostCollections(core, actor)
+        self.documents = HostDocuments(core, actor)
+        self._core = core
+
+    def search(
+        self,
+        query: str = "",
+        *,
+        collections: builtins.list[str | int] | None = None,
+        time_range: dict[str, Any] | None = None,
+        entities: builtins.list[int] | None = None,
+        limit: int = DEFAULT_LIMIT,
+    ) -> builtins.list[Hit]:
+        """Search everything (the owner reads all collections), or only ``collections`` and below."""
+        tree = self._core.collections.read_tree()
+        allowed = set(tree.by_id)
+        if collections is not None:
+            chosen: set[int] = set()
+            for c in collections:
+                chosen |= tree.subtree(tree.builtin(c).id if isinstance(c, str) else tree.get(c).id)
+            allowed &= chosen
+        entity_ids = None
+        if entities is not None:
+            with self._core.store.read() as conn:
+                entity_ids = [
+                    m
+                    for e in entities
+                    for m in self._core.entities.members(conn, self._core.entities.canonical(conn, e))
+                ]
+        return hybrid_search(
+            self._core.store,
+            self._core.vectors,
+            query=query,
+            collection_ids=allowed,
+            time_range=parse_time_range(time_range, tz=self._core.store.clock.tz),
+            entity_ids=entity_ids,
+            limit=min(limit, MAX_LIMIT),
+        )
 
 
 class HostChanges:

@@ -27,6 +27,8 @@ from pydantic.alias_generators import to_camel
 from notochord.access.permissions import PermissionSet, narrowest_facts_permission
 from notochord.db.schema import changes, entities, facts, identifiers
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
+from notochord.gems.api.documents import search as search_documents
 from notochord.gems.api.results import (
     AddIdentifierResult,
     ChangeView,
@@ -46,6 +48,7 @@ from notochord.knowledge.identifiers import check_kind
 from notochord.knowledge.quotas import DailyLimits, check_length
 from notochord.knowledge.records import Entity, Fact
 from notochord.knowledge.writes import Actor
+from notochord.net.hosts import NetworkPermission
 
 __all__ = ["KnowledgeApi", "Scope", "ScopeRule"]
 
@@ -84,8 +87,8 @@ class ScopeRule:
     def __init__(
         self,
         *,
-        readable: Callable[[sa.Connection, int, PermissionSet], bool],
-        write_permission: Callable[[sa.Connection, int, PermissionSet], str | None],
+        readable: Callable[[sa.Connection, int, PermissionSet, str], bool],
+        write_permission: Callable[[sa.Connection, int, PermissionSet, str], str | None],
     ) -> None:
         self.readable = readable
         self.write_permission = write_permission
@@ -113,11 +116,13 @@ class Scope:
         ).first()
         return None if row is None else (row.kind, row.predicate)
 
-    def _fact_readable(self, conn: sa.Connection, fact_id: int, grants: PermissionSet) -> bool:
+    def _fact_readable(self, conn: sa.Connection, fact_id: int, grants: PermissionSet, _gem_id: str) -> bool:
         found = self._fact(conn, fact_id)
         return found is not None and grants.can_read_fact(subject_kind=found[0], predicate=found[1])
 
-    def _fact_write(self, conn: sa.Connection, fact_id: int, grants: PermissionSet) -> str | None:
+    def _fact_write(
+        self, conn: sa.Connection, fact_id: int, grants: PermissionSet, _gem_id: str
+    ) -> str | None:
         found = self._fact(conn, fact_id)
         if found is None:
             return "changes.manage"
@@ -129,11 +134,15 @@ class Scope:
     def _entity_kind(self, conn: sa.Connection, entity_id: int) -> str:
         return str(conn.execute(sa.select(entities.c.kind).where(entities.c.id == entity_id)).scalar_one())
 
-    def _entity_readable(self, conn: sa.Connection, entity_id: int, grants: PermissionSet) -> bool:
+    def _entity_readable(
+        self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str
+    ) -> bool:
         kind = self._entity_kind(conn, entity_id)
         return kind != "self" and grants.entities_allows(action="read", kind=kind)
 
-    def _entity_write(self, conn: sa.Connection, entity_id: int, grants: PermissionSet) -> str | None:
+    def _entity_write(
+        self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str
+    ) -> str | None:
         kind = self._entity_kind(conn, entity_id)
         return None if grants.entities_allows(action="write", kind=kind) else f"entities.write:{kind}"
 
@@ -144,24 +153,34 @@ class Scope:
             ).scalar_one()
         )
 
-    def _identifier_readable(self, conn: sa.Connection, identifier_id: int, grants: PermissionSet) -> bool:
-        return self._entity_readable(conn, self._identifier_entity(conn, identifier_id), grants)
+    def _identifier_readable(
+        self, conn: sa.Connection, identifier_id: int, grants: PermissionSet, gem_id: str
+    ) -> bool:
+        return self._entity_readable(conn, self._identifier_entity(conn, identifier_id), grants, gem_id)
 
-    def _identifier_write(self, conn: sa.Connection, identifier_id: int, grants: PermissionSet) -> str | None:
-        return self._entity_write(conn, self._identifier_entity(conn, identifier_id), grants)
+    def _identifier_write(
+        self, conn: sa.Connection, identifier_id: int, grants: PermissionSet, gem_id: str
+    ) -> str | None:
+        return self._entity_write(conn, self._identifier_entity(conn, identifier_id), grants, gem_id)
 
-    def readable(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet) -> bool:
+    def readable(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str) -> bool:
         if row.target_type == "change":
             target = conn.execute(sa.select(changes).where(changes.c.id == row.target_id)).first()
-            return target is not None and self.readable(conn, target, grants)
+            return target is not None and self.readable(conn, target, grants, gem_id)
         rule = self.rules.get(row.target_type)
-        return rule is not None and row.target_id is not None and rule.readable(conn, row.target_id, grants)
+        return (
+            rule is not None
+            and row.target_id is not None
+            and rule.readable(conn, row.target_id, grants, gem_id)
+        )
 
-    def write_permission(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet) -> str | None:
+    def write_permission(
+        self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str
+    ) -> str | None:
         rule = self.rules.get(row.target_type)
         if rule is None or row.target_id is None:
             return "changes.manage"
-        return rule.write_permission(conn, row.target_id, grants)
+        return rule.write_permission(conn, row.target_id, grants, gem_id)
 
 
 class _Part:
@@ -406,7 +425,7 @@ class ChangesApi(_Part):
                     for row in conn.execute(
                         sa.select(changes).where(changes.c.id.in_([c.id for c in candidates]))
                     )
-                    if row.actor == str(api.actor) or api.scope.readable(conn, row, grants)
+                    if row.actor == str(api.actor) or api.scope.readable(conn, row, grants, api.gem_id)
                 }
             return [api.change_view(c) for c in candidates if c.id in visible_ids]
 
@@ -428,7 +447,7 @@ class ChangesApi(_Part):
                     if row.actor != str(api.actor):
                         if not grants.has("changes.manage"):
                             raise KnowledgePermissionError("changes.manage")
-                        missing = api.scope.write_permission(conn, row, grants)
+                        missing = api.scope.write_permission(conn, row, grants, api.gem_id)
                         if missing is not None:
                             raise KnowledgePermissionError(missing)
                 result = api.core.changes.revert(
@@ -463,17 +482,29 @@ class KnowledgeApi:
         refs: RefCodec,
         grants: Callable[[], PermissionSet],
         scope: Scope,
+        manifest_network: NetworkPermission | None = None,
     ) -> None:
         self.core = core
+        self.gem_id = gem_id
         self.actor = Actor.gem(gem_id)
         self.run_id = run_id
         self.refs = refs
         self.grants = grants
         self.scope = scope
+        self.manifest_network = manifest_network
         self.profile = ProfileApi(self)
         self.facts = FactsApi(self)
         self.entities = EntitiesApi(self)
         self.changes = ChangesApi(self)
+        self.documents = DocumentsApi(self)
+        self.collections = CollectionsApi(self)
+
+    async def search(
+        self, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
+    ) -> list[SearchHit]:
+        """Hybrid full-text and semantic search in the collections this gem can read (EX-09):
+        ``collections``, ``timeRange``, ``limit``, ``entities``."""
+        return await search_documents(self, query, options, **kwargs)
 
     async def run(self, work: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(work)

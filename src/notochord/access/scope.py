@@ -1,0 +1,58 @@
+"""A gem's effective reach over collections, computed from the tree at each call.
+
+Readable (writable) collections are the union of:
+
+- the subtrees of ``diary`` / ``keep`` when ``collections.read|write:diary|keep`` is on;
+- the subtrees of the collections the user ticked for the gem, when ``collections.read|write:
+  user-selected`` is on (only collections outside diary and keep can be ticked);
+- the subtrees of every collection the gem created (K-PERM-15, K-COL-10).
+
+``collections.write:<t>`` implies read (OD-K27). Subtrees are taken at call time, so grants cover
+subfolders made later (K-PERM-14) and content moved in or out changes access at once (K-COL-14).
+The resulting id sets are compiled into the SQL of listing and search (filters inside the query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+
+from notochord.access.permissions import PermissionSet
+from notochord.knowledge.collections import CollectionTree
+
+__all__ = ["CollectionAccess", "collection_access", "collection_permission"]
+
+
+@dataclass(frozen=True)
+class CollectionAccess:
+    readable: frozenset[int]
+    writable: frozenset[int]
+
+
+def _reach(
+    tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: str, ticked: Set[int]
+) -> set[int]:
+    roots: set[int] = set()
+    for builtin in ("diary", "keep"):
+        if grants.collections_allows(action=action, target=builtin):  # type: ignore[arg-type]
+            roots.add(tree.builtin(builtin).id)
+    if grants.collections_allows(action=action, target="user-selected"):  # type: ignore[arg-type]
+        roots.update(c for c in ticked if c in tree.by_id and tree.class_of(c) == "user-selected")
+    roots.update(row.id for row in tree.by_id.values() if row.created_by == f"gem:{gem_id}")
+    reach: set[int] = set()
+    for root in roots:
+        reach |= tree.subtree(root)
+    return reach
+
+
+def collection_access(
+    tree: CollectionTree, grants: PermissionSet, *, gem_id: str, ticked: Set[int]
+) -> CollectionAccess:
+    writable = _reach(tree, grants, "write", gem_id=gem_id, ticked=ticked)
+    readable = _reach(tree, grants, "read", gem_id=gem_id, ticked=ticked) | writable
+    return CollectionAccess(readable=frozenset(readable), writable=frozenset(writable))
+
+
+def collection_permission(tree: CollectionTree, collection_id: int, action: str) -> str:
+    """The narrowest permission that would allow ``action`` on the collection (OD-K06)."""
+    return f"collections.{action}:{tree.class_of(collection_id)}"

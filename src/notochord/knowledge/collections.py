@@ -1,0 +1,326 @@
+"""Collections: nested containers of documents and the unit of authorization (K-COL).
+
+Rules:
+
+- ``diary`` and ``keep`` are built in, top level, and can be neither moved nor deleted. Nothing is
+  created or moved inside ``diary`` (OD-K33, OD-K56).
+- Nesting is at most 5 levels, a top-level collection being level 1 (K-COL-09).
+- Every collection belongs to a *class* by its top-level ancestor: inside ``diary`` → ``diary``,
+  inside ``keep`` → ``keep``, anything else → ``user-selected`` (OD-K06). Grants name classes; a grant
+  on a collection covers all its subfolders, including ones made later (K-PERM-14), because access is
+  computed from the tree at the moment of each call.
+- Only the user moves things (K-COL-13); refs do not change when something moves (K-COL-15).
+- Names are trimmed, non-empty, at most 1000 characters, and need not be unique (OD-K32).
+- Collections are never physically deleted: ``deleted_at`` marks them, so undo can bring them back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from notochord.db.schema import collection_ticks, collections, documents
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
+from notochord.knowledge.changes import REVERTERS
+from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.writes import Actor, Store, WriteTx
+
+__all__ = ["BUILTINS", "MAX_DEPTH", "CollectionClass", "CollectionRow", "CollectionTree", "Collections"]
+
+BUILTINS = ("diary", "keep")
+MAX_DEPTH = 5
+
+CollectionClass = Literal["diary", "keep", "user-selected"]
+
+
+@dataclass(frozen=True)
+class CollectionRow:
+    id: int
+    name: str
+    parent_id: int | None
+    builtin: str | None
+    created_by: str
+    created_at: str
+
+    @property
+    def kind(self) -> str:
+        """``builtin``, ``gem`` or ``user`` (OD-K31)."""
+        if self.builtin:
+            return "builtin"
+        return "gem" if self.created_by.startswith("gem:") else "user"
+
+
+@dataclass
+class CollectionTree:
+    """The live collections of a space at one moment, with the questions access asks of them."""
+
+    by_id: dict[int, CollectionRow]
+    children: dict[int | None, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: Iterable[CollectionRow]) -> CollectionTree:
+        tree = cls({r.id: r for r in rows})
+        for row in tree.by_id.values():
+            tree.children.setdefault(row.parent_id, []).append(row.id)
+        return tree
+
+    def get(self, collection_id: int) -> CollectionRow:
+        row = self.by_id.get(collection_id)
+        if row is None:
+            raise KnowledgeNotFoundError("collection")
+        return row
+
+    def builtin(self, name: str) -> CollectionRow:
+        for row in self.by_id.values():
+            if row.builtin == name:
+                return row
+        raise KnowledgeNotFoundError("collection")
+
+    def ancestors(self, collection_id: int) -> list[int]:
+        """The collection and its ancestors, nearest first."""
+        chain: list[int] = []
+        current: int | None = collection_id
+        while current is not None and current in self.by_id and current not in chain:
+            chain.append(current)
+            current = self.by_id[current].parent_id
+        return chain
+
+    def depth(self, collection_id: int) -> int:
+        return len(self.ancestors(collection_id))
+
+    def subtree(self, collection_id: int) -> set[int]:
+        """The collection and everything below it."""
+        found = {collection_id}
+        stack = [collection_id]
+        while stack:
+            for child in self.children.get(stack.pop(), []):
+                if child not in found:
+                    found.add(child)
+                    stack.append(child)
+        return found
+
+    def subtree_height(self, collection_id: int) -> int:
+        """Levels in the subtree, the collection itself being 1."""
+        below = [self.subtree_height(c) for c in self.children.get(collection_id, [])]
+        return 1 + max(below, default=0)
+
+    def class_of(self, collection_id: int) -> CollectionClass:
+        top = self.by_id[self.ancestors(collection_id)[-1]]
+        if top.builtin == "diary":
+            return "diary"
+        if top.builtin == "keep":
+            return "keep"
+        return "user-selected"
+
+
+def _row(r: Any) -> CollectionRow:
+    return CollectionRow(
+        id=r.id,
+        name=r.name,
+        parent_id=r.parent_id,
+        builtin=r.builtin,
+        created_by=r.created_by,
+        created_at=r.created_at,
+    )
+
+
+def clean_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise KnowledgeValidationError("a collection name must be a non-empty string")
+    cleaned = name.strip()
+    check_length("collection name", cleaned)
+    return cleaned
+
+
+class Collections:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def seed_builtins(self, conn: sa.Connection, *, now: str) -> None:
+        present = set(
+            conn.execute(sa.select(collections.c.builtin).where(collections.c.builtin.is_not(None))).scalars()
+        )
+        for name in BUILTINS:
+            if name not in present:
+                conn.execute(
+                    sa.insert(collections).values(
+                        name=name, parent_id=None, builtin=name, created_by="system", created_at=now
+                    )
+                )
+
+    def tree(self, conn: sa.Connection) -> CollectionTree:
+        rows = conn.execute(sa.select(collections).where(collections.c.deleted_at.is_(None))).all()
+        return CollectionTree.of(_row(r) for r in rows)
+
+    def read_tree(self) -> CollectionTree:
+        with self._store.read() as conn:
+            return self.tree(conn)
+
+    def resolve_name(self, conn: sa.Connection, name_or_id: str | int) -> int:
+        """``'diary'``/``'keep'`` or a live collection id → the collection id."""
+        tree = self.tree(conn)
+        if isinstance(name_or_id, str):
+            if name_or_id not in BUILTINS:
+                raise KnowledgeNotFoundError("collection")
+            return tree.builtin(name_or_id).id
+        return tree.get(name_or_id).id
+
+    # ------------------------------------------------------------------ writing
+
+    def create(
+        self,
+        *,
+        actor: Actor,
+        name: str,
+        parent_id: int | None = None,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Callable[[CollectionTree, int | None], None] | None = None,
+    ) -> CollectionRow:
+        """Create a collection, optionally inside ``parent_id``; ``authorize(tree, parent)`` runs
+        after validation and before the quota."""
+        cleaned = clean_name(name)
+        with self._store.read() as conn:
+            tree = self.tree(conn)
+        self._check_place(tree, parent_id, height=1)
+        if authorize is not None:
+            authorize(tree, parent_id)
+        with self._store.write(actor=actor, run_id=run_id, chars=len(cleaned), limits=limits) as tx:
+            tree = self.tree(tx.conn)
+            self._check_place(tree, parent_id, height=1)
+            new_id = tx.conn.execute(
+                sa.insert(collections)
+                .values(
+                    name=cleaned, parent_id=parent_id, builtin=None, created_by=str(actor), created_at=tx.now
+                )
+                .returning(collections.c.id)
+            ).scalar_one()
+            where = f" in {tree.get(parent_id).name}" if parent_id is not None else ""
+            tx.record(
+                op="collections.create",
+                target_type="collection",
+                target_id=new_id,
+                touched=[("collection", parent_id)] if parent_id is not None else [],
+                summary=f"created collection {cleaned}{where}",
+                after={"name": cleaned},
+            )
+            return _row(tx.conn.execute(sa.select(collections).where(collections.c.id == new_id)).one())
+
+    def move(
+        self, *, actor: Actor, collection_id: int, parent_id: int | None, run_id: str | None = None
+    ) -> int:
+        """Move a collection under ``parent_id`` (``None``: top level). The user's act (OD-K56)."""
+        if not actor.is_user:
+            raise KnowledgeValidationError("only the user moves collections")
+        with self._store.write(actor=actor, run_id=run_id) as tx:
+            tree = self.tree(tx.conn)
+            row = tree.get(collection_id)
+            if row.builtin:
+                raise KnowledgeValidationError(f"the built-in collection {row.builtin} cannot be moved")
+            if parent_id is not None and parent_id in tree.subtree(collection_id):
+                raise KnowledgeValidationError(
+                    "a collection cannot be moved into itself or one of its subfolders"
+                )
+            self._check_place(tree, parent_id, height=tree.subtree_height(collection_id))
+            tx.conn.execute(
+                sa.update(collections).where(collections.c.id == collection_id).values(parent_id=parent_id)
+            )
+            return tx.record(
+                op="collections.move",
+                target_type="collection",
+                target_id=collection_id,
+                summary=f"moved collection {row.name}",
+                before={"parent": row.parent_id},
+                after={"parent": parent_id},
+            )
+
+    def _check_place(self, tree: CollectionTree, parent_id: int | None, *, height: int) -> None:
+        if parent_id is None:
+            return
+        parent = tree.get(parent_id)
+        if tree.class_of(parent_id) == "diary":
+            raise KnowledgeValidationError("nothing can be created or moved inside the diary collection")
+        if tree.depth(parent.id) + height > MAX_DEPTH:
+            raise KnowledgeValidationError(
+                f"collections nest at most {MAX_DEPTH} levels deep; this would exceed the depth limit"
+            )
+
+    # ------------------------------------------------------------------ user-selected ticks
+
+    def ticked(self, conn: sa.Connection, gem_id: str) -> set[int]:
+        return set(
+            conn.execute(
+                sa.select(collection_ticks.c.collection_id).where(collection_ticks.c.gem_id == gem_id)
+            ).scalars()
+        )
+
+    def ticked_now(self, gem_id: str) -> set[int]:
+        with self._store.read() as conn:
+            return self.ticked(conn, gem_id)
+
+    def set_tick(self, *, gem_id: str, collection_id: int, on: bool) -> None:
+        with self._store.write(actor=Actor("user"), run_id=None) as tx:
+            tree = self.tree(tx.conn)
+            tree.get(collection_id)
+            if tree.class_of(collection_id) != "user-selected":
+                raise KnowledgeValidationError(
+                    "diary and keep (and what is inside them) are granted by their own permissions, not ticked"
+                )
+            tx.conn.execute(
+                sa.delete(collection_ticks).where(
+                    collection_ticks.c.gem_id == gem_id, collection_ticks.c.collection_id == collection_id
+                )
+            )
+            if on:
+                tx.conn.execute(
+                    sa.insert(collection_ticks).values(
+                        gem_id=gem_id, collection_id=collection_id, ticked_at=tx.now
+                    )
+                )
+
+
+def _is_empty(conn: sa.Connection, collection_id: int) -> bool:
+    child = conn.execute(
+        sa.select(collections.c.id).where(
+            collections.c.parent_id == collection_id, collections.c.deleted_at.is_(None)
+        )
+    ).first()
+    doc = conn.execute(
+        sa.select(documents.c.id).where(
+            documents.c.collection_id == collection_id, documents.c.deleted_at.is_(None)
+        )
+    ).first()
+    return child is None and doc is None
+
+
+def _revert_create(tx: WriteTx, row: Any) -> None:
+    if not _is_empty(tx.conn, row.target_id):
+        raise RevertError(
+            f"cannot revert change {row.id}: the collection is not empty; move or delete what is inside first"
+        )
+    tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(deleted_at=tx.now))
+
+
+def _revert_move(tx: WriteTx, row: Any) -> None:
+    import json
+
+    before = json.loads(row.before_json)
+    tx.conn.execute(
+        sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=before["parent"])
+    )
+
+
+def _revert_removal(tx: WriteTx, row: Any) -> None:
+    tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(deleted_at=None))
+
+
+REVERTERS.update(
+    {
+        "collections.create": _revert_create,
+        "collections.move": _revert_move,
+        "uninstall.delete:collection": _revert_removal,
+    }
+)

@@ -1,0 +1,449 @@
+"""Documents: titled Markdown bodies in one collection each, chunked and indexed on write (K-DOC).
+
+Rules:
+
+- ``upsert`` by ``key`` (unique within a collection across writers, OD-K34), by id, or new. The
+  argument rules of OD-K35: ``key`` with an id, ``body`` with ``text``, and ``text`` without
+  ``sourceUri`` (or the reverse) are refused; a new or keyed document needs a collection; with an id
+  the collection, if given, must be the document's current one (only the user moves documents).
+- Identical content (title, body or text, meta, sourceUri) is ``unchanged``: nothing is written,
+  nothing re-indexed (K-DOC-03). It still counts as a write for the quota (OD-K22).
+- Imported documents (``text`` + ``sourceUri``) keep no body: only their chunks exist (K-DOC-06).
+- A diary document with an ISO-date key and no ``meta.date`` gets ``meta.date`` = key (OD-K55).
+- Deleting is soft and revertible; the chunks stay so an undo needs no re-embedding, and every read
+  path filters ``deleted_at``.
+- The writer of a document is whoever wrote it last; overwriting or deleting another writer's
+  document is decided by the caller's ``authorize`` hook (``changes.manage`` for gems).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.db.schema import chunks, documents
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
+from notochord.knowledge.changes import REVERTERS
+from notochord.knowledge.collections import Collections, CollectionTree
+from notochord.knowledge.indexing import index_document
+from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
+from notochord.knowledge.timeranges import TimeRange, document_date
+from notochord.knowledge.writes import Actor, Store, WriteTx
+
+__all__ = ["DocumentRecord", "Documents", "UpsertOutcome"]
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    id: int
+    collection_id: int
+    key: str | None
+    title: str
+    body: str | None
+    meta: dict[str, Any]
+    source_uri: str | None
+    created_by: str
+    writer: str
+    created_at: str
+    updated_at: str
+    doc_date: str
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class UpsertOutcome:
+    status: str
+    id: int
+    change_id: int | None
+
+
+Authorize = Callable[[CollectionTree, int, "DocumentRecord | None"], None]
+"""``authorize(tree, target collection id, existing document or None)``: raise to refuse."""
+
+
+def _hash(
+    title: str, body: str | None, text: str | None, meta: Mapping[str, Any], source_uri: str | None
+) -> str:
+    canonical = json.dumps(
+        {"title": title, "body": body, "text": text, "meta": meta, "sourceUri": source_uri},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _is_iso_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
+
+
+class Documents:
+    def __init__(self, store: Store, collections_: Collections, *, on_indexed: Callable[[], None]) -> None:
+        self._store = store
+        self._collections = collections_
+        self._on_indexed = on_indexed
+
+    # ------------------------------------------------------------------ reading
+
+    def _record(self, conn: sa.Connection, row: Any) -> DocumentRecord:
+        count = conn.execute(
+            sa.select(sa.func.count()).select_from(chunks).where(chunks.c.document_id == row.id)
+        ).scalar_one()
+        return DocumentRecord(
+            id=row.id,
+            collection_id=row.collection_id,
+            key=row.key,
+            title=row.title,
+            body=row.body,
+            meta=json.loads(row.meta_json),
+            source_uri=row.source_uri,
+            created_by=row.created_by,
+            writer=row.writer,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            doc_date=row.doc_date,
+            chunk_count=int(count),
+        )
+
+    def load(self, conn: sa.Connection, doc_id: int) -> DocumentRecord:
+        row = conn.execute(
+            sa.select(documents).where(documents.c.id == doc_id, documents.c.deleted_at.is_(None))
+        ).first()
+        if row is None:
+            raise KnowledgeNotFoundError("document")
+        return self._record(conn, row)
+
+    def get(self, doc_id: int) -> DocumentRecord:
+        with self._store.read() as conn:
+            return self.load(conn, doc_id)
+
+    def find_by_key(self, conn: sa.Connection, collection_id: int, key: str) -> DocumentRecord | None:
+        row = conn.execute(
+            sa.select(documents).where(
+                documents.c.collection_id == collection_id,
+                documents.c.key == key,
+                documents.c.deleted_at.is_(None),
+            )
+        ).first()
+        return None if row is None else self._record(conn, row)
+
+    def get_by_key(self, collection_id: int, key: str) -> DocumentRecord | None:
+        with self._store.read() as conn:
+            return self.find_by_key(conn, collection_id, key)
+
+    def chunk_texts(self, doc_id: int, start: int, end: int) -> tuple[list[str], int]:
+        """Texts of chunks ``start…end-1`` and the total number of chunks (OD-K36)."""
+        with self._store.read() as conn:
+            total = conn.execute(
+                sa.select(sa.func.count()).select_from(chunks).where(chunks.c.document_id == doc_id)
+            ).scalar_one()
+            texts = conn.execute(
+                sa.select(chunks.c.text)
+                .where(chunks.c.document_id == doc_id, chunks.c.idx >= start, chunks.c.idx < end)
+                .order_by(chunks.c.idx)
+            ).scalars()
+            return list(texts), int(total)
+
+    def list(self, collection_id: int, *, time_range: TimeRange | None = None) -> list[DocumentRecord]:
+        """Documents placed directly in the collection, newest first by document date (OD-K42)."""
+        query = sa.select(documents).where(
+            documents.c.collection_id == collection_id, documents.c.deleted_at.is_(None)
+        )
+        if time_range is not None and time_range.start is not None:
+            query = query.where(documents.c.doc_date >= time_range.start)
+        if time_range is not None and time_range.end is not None:
+            query = query.where(documents.c.doc_date <= time_range.end)
+        with self._store.read() as conn:
+            rows = conn.execute(query.order_by(documents.c.doc_date.desc(), documents.c.id.desc())).all()
+            return [self._record(conn, r) for r in rows]
+
+    # ------------------------------------------------------------------ writing
+
+    def upsert(
+        self,
+        *,
+        actor: Actor,
+        collection_id: int | None,
+        key: str | None = None,
+        doc_id: int | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        text: str | None = None,
+        source_uri: str | None = None,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Authorize | None = None,
+    ) -> UpsertOutcome:
+        """Create or update a document; see the module rules."""
+        # 1. validation and single-write limits
+        if key is not None and doc_id is not None:
+            raise KnowledgeValidationError("pass either key or ref, not both")
+        if body is not None and text is not None:
+            raise KnowledgeValidationError(
+                "pass either body (your own content) or text with sourceUri (imported), not both"
+            )
+        if (text is None) != (source_uri is None):
+            raise KnowledgeValidationError("text and sourceUri go together: imported content needs both")
+        if key is not None and (not isinstance(key, str) or not key):
+            raise KnowledgeValidationError("key must be a non-empty string")
+        if key is not None:
+            check_length("key", key)
+        title = "" if title is None else title
+        if not isinstance(title, str):
+            raise KnowledgeValidationError("title must be a string")
+        check_length("title", title)
+        for name, value in (("body", body), ("text", text)):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise KnowledgeValidationError(f"{name} must be a string")
+                check_length(name, value, MAX_BODY)
+        meta_dict = dict(meta or {})
+        check_json_size("meta", meta_dict)
+        if body is None and text is None:
+            body = ""
+        content = body if body is not None else text
+        assert content is not None
+
+        # 2. resolving the target
+        with self._store.read() as conn:
+            tree = self._collections.tree(conn)
+            existing: DocumentRecord | None = None
+            if doc_id is not None:
+                existing = self.load(conn, doc_id)
+                if collection_id is not None and collection_id != existing.collection_id:
+                    raise KnowledgeValidationError(
+                        "collection differs from the document's current collection; documents are moved by the user only"
+                    )
+                target = existing.collection_id
+            else:
+                if collection_id is None:
+                    raise KnowledgeValidationError("collection is required for a new or keyed document")
+                target = tree.get(collection_id).id
+                if key is not None:
+                    existing = self.find_by_key(conn, target, key)
+            if (
+                key is not None
+                and tree.class_of(target) == "diary"
+                and _is_iso_date(key)
+                and "date" not in meta_dict
+            ):
+                meta_dict["date"] = key
+
+        # 3. permission
+        if authorize is not None:
+            authorize(tree, target, existing)
+
+        # 4. quota, 5. apply
+        content_hash = _hash(title, body, text, meta_dict, source_uri)
+        chars = len(title) + len(content)
+        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits) as tx:
+            conn = tx.conn
+            if existing is not None:
+                current = conn.execute(sa.select(documents).where(documents.c.id == existing.id)).one()
+                if current.deleted_at is not None:
+                    raise KnowledgeNotFoundError("document")
+                if current.content_hash == content_hash:
+                    return UpsertOutcome("unchanged", existing.id, None)
+                before = self._snapshot(conn, current)
+                doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
+                conn.execute(
+                    sa.update(documents)
+                    .where(documents.c.id == existing.id)
+                    .values(
+                        title=title,
+                        body=body,
+                        meta_json=json.dumps(meta_dict, ensure_ascii=False),
+                        source_uri=source_uri,
+                        content_hash=content_hash,
+                        writer=str(actor),
+                        updated_at=tx.now,
+                        doc_date=doc_date,
+                    )
+                )
+                index_document(conn, existing.id, content, title=title)
+                change_id = tx.record(
+                    op="documents.update",
+                    target_type="document",
+                    target_id=existing.id,
+                    summary=f"updated document {title or key or ''}".rstrip(),
+                    before=before,
+                    after={"title": title},
+                )
+                outcome = UpsertOutcome("updated", existing.id, change_id)
+            else:
+                doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
+                new_id = conn.execute(
+                    sa.insert(documents)
+                    .values(
+                        collection_id=target,
+                        key=key,
+                        title=title,
+                        body=body,
+                        meta_json=json.dumps(meta_dict, ensure_ascii=False),
+                        source_uri=source_uri,
+                        content_hash=content_hash,
+                        created_by=str(actor),
+                        writer=str(actor),
+                        created_at=tx.now,
+                        updated_at=tx.now,
+                        doc_date=doc_date,
+                    )
+                    .returning(documents.c.id)
+                ).scalar_one()
+                index_document(conn, new_id, content, title=title)
+                change_id = tx.record(
+                    op="documents.create",
+                    target_type="document",
+                    target_id=new_id,
+                    touched=[("collection", target)],
+                    summary=f"created document {title or key or ''}".rstrip(),
+                    after={"title": title, "key": key},
+                )
+                outcome = UpsertOutcome("created", new_id, change_id)
+        self._on_indexed()
+        return outcome
+
+    def delete(
+        self,
+        *,
+        actor: Actor,
+        doc_id: int,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Authorize | None = None,
+    ) -> int:
+        """Soft-delete a document (revertible); returns the change id. ``no document`` if already gone."""
+        with self._store.read() as conn:
+            existing = self.load(conn, doc_id)
+            tree = self._collections.tree(conn)
+        if authorize is not None:
+            authorize(tree, existing.collection_id, existing)
+        with self._store.write(actor=actor, run_id=run_id, limits=limits) as tx:
+            self.load(tx.conn, doc_id)
+            tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(deleted_at=tx.now))
+            return tx.record(
+                op="documents.delete",
+                target_type="document",
+                target_id=doc_id,
+                summary=f"deleted document {existing.title or existing.key or ''}".rstrip(),
+            )
+
+    def move(self, *, actor: Actor, doc_id: int, collection_id: int, run_id: str | None = None) -> int:
+        """Move a document to another collection: the user's act; keyed documents stay (K-DOC-19)."""
+        if not actor.is_user:
+            raise KnowledgeValidationError("only the user moves documents")
+        with self._store.write(actor=actor, run_id=run_id) as tx:
+            existing = self.load(tx.conn, doc_id)
+            tree = self._collections.tree(tx.conn)
+            tree.get(collection_id)
+            if existing.key is not None:
+                raise KnowledgeValidationError(
+                    "a document written with a key cannot be moved; it stays where its key finds it"
+                )
+            if tree.class_of(collection_id) == "diary":
+                raise KnowledgeValidationError("nothing can be moved into the diary collection")
+            tx.conn.execute(
+                sa.update(documents).where(documents.c.id == doc_id).values(collection_id=collection_id)
+            )
+            return tx.record(
+                op="documents.move",
+                target_type="document",
+                target_id=doc_id,
+                touched=[("collection", collection_id), ("collection", existing.collection_id)],
+                summary=f"moved document {existing.title}",
+                before={"collection": existing.collection_id},
+                after={"collection": collection_id},
+            )
+
+    def _snapshot(self, conn: sa.Connection, row: Any) -> dict[str, Any]:
+        text = None
+        if row.body is None:
+            text = "\n\n".join(
+                conn.execute(
+                    sa.select(chunks.c.text).where(chunks.c.document_id == row.id).order_by(chunks.c.idx)
+                ).scalars()
+            )
+        return {
+            "title": row.title,
+            "body": row.body,
+            "text": text,
+            "meta": json.loads(row.meta_json),
+            "sourceUri": row.source_uri,
+            "writer": row.writer,
+            "docDate": row.doc_date,
+        }
+
+
+# ---------------------------------------------------------------------- reverters
+
+
+def _revert_create(tx: WriteTx, row: Any) -> None:
+    tx.conn.execute(sa.update(documents).where(documents.c.id == row.target_id).values(deleted_at=tx.now))
+
+
+def _revert_update(tx: WriteTx, row: Any) -> None:
+    before = json.loads(row.before_json)
+    content = before["body"] if before["body"] is not None else before["text"] or ""
+    tx.conn.execute(
+        sa.update(documents)
+        .where(documents.c.id == row.target_id)
+        .values(
+            title=before["title"],
+            body=before["body"],
+            meta_json=json.dumps(before["meta"], ensure_ascii=False),
+            source_uri=before["sourceUri"],
+            content_hash=_hash(
+                before["title"], before["body"], before["text"], before["meta"], before["sourceUri"]
+            ),
+            writer=before["writer"],
+            updated_at=tx.now,
+            doc_date=before["docDate"],
+        )
+    )
+    index_document(tx.conn, row.target_id, content, title=before["title"])
+
+
+def _revert_delete(tx: WriteTx, row: Any) -> None:
+    current = tx.conn.execute(sa.select(documents).where(documents.c.id == row.target_id)).one()
+    if current.key is not None:
+        clash = tx.conn.execute(
+            sa.select(documents.c.id).where(
+                documents.c.collection_id == current.collection_id,
+                documents.c.key == current.key,
+                documents.c.deleted_at.is_(None),
+            )
+        ).first()
+        if clash is not None:
+            raise RevertError(
+                f"cannot revert change {row.id}: superseded, another document now has the key {current.key}"
+            )
+    tx.conn.execute(sa.update(documents).where(documents.c.id == row.target_id).values(deleted_at=None))
+
+
+def _revert_move(tx: WriteTx, row: Any) -> None:
+    before = json.loads(row.before_json)
+    tx.conn.execute(
+        sa.update(documents).where(documents.c.id == row.target_id).values(collection_id=before["collection"])
+    )
+
+
+REVERTERS.update(
+    {
+        "documents.create": _revert_create,
+        "documents.update": _revert_update,
+        "documents.delete": _revert_delete,
+        "documents.move": _revert_move,
+        "uninstall.delete:document": _revert_delete,
+    }
+)

@@ -1,0 +1,113 @@
+"""Indexing a document inside its own write transaction: chunks, full-text rows and mentions.
+
+A document is searchable by words the moment its transaction commits. Vectors are derived data: the
+chunks written here have no vector yet, which is what queues them for the embedding worker
+(:mod:`notochord.search.vector_index`); nothing else needs to be recorded.
+
+Mentions (OD-K41): a chunk mentions an entity when it contains, case-insensitively and on word
+boundaries, the entity's display name, a ``name`` identifier, an email, or a handle's account.
+Mentions are recorded against the entity as it is when the document is written; merges are followed
+when searching.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import sqlalchemy as sa
+
+from notochord.db.schema import chunk_vectors, chunks, entities, identifiers, mentions
+from notochord.search.chunking import Chunk, chunk_markdown
+from notochord.search.textindex import fts_delete, fts_insert
+
+__all__ = ["FTS_TABLE", "index_document", "unindex_document", "with_title"]
+
+FTS_TABLE = "chunks_fts"
+_MIN_NAME = 2
+
+
+def _surface_forms(conn: sa.Connection) -> list[tuple[int, str]]:
+    """(entity id, text to look for) for every live entity other than the user."""
+    live = (
+        sa.select(entities.c.id)
+        .where(entities.c.kind != "self", entities.c.deleted_at.is_(None), entities.c.merged_into.is_(None))
+        .scalar_subquery()
+    )
+    forms: list[tuple[int, str]] = [
+        (row.id, row.display_name)
+        for row in conn.execute(
+            sa.select(entities.c.id, entities.c.display_name).where(entities.c.id.in_(live))
+        )
+    ]
+    for row in conn.execute(
+        sa.select(identifiers.c.entity_id, identifiers.c.type, identifiers.c.value).where(
+            identifiers.c.removed_at.is_(None), identifiers.c.type.in_(["name", "email", "handle"])
+        )
+    ):
+        value = row.value.split(":", 1)[1] if row.type == "handle" else row.value
+        forms.append((row.entity_id, value))
+    return [(i, f.strip()) for i, f in forms if len(f.strip()) >= _MIN_NAME]
+
+
+def _mentioned(text: str, forms: Iterable[tuple[int, str]]) -> set[int]:
+    lowered = text.casefold()
+    found: set[int] = set()
+    for entity_id, form in forms:
+        needle = form.casefold()
+        if needle not in lowered:
+            continue
+        # word boundaries where the form starts or ends with a word character
+        pattern = (
+            (r"(?<!\w)" if needle[0].isalnum() else "")
+            + re.escape(needle)
+            + (r"(?!\w)" if needle[-1].isalnum() else "")
+        )
+        if re.search(pattern, lowered):
+            found.add(entity_id)
+    return found
+
+
+def index_document(conn: sa.Connection, document_id: int, text: str, *, title: str = "") -> list[Chunk]:
+    """Replace the document's chunks, full-text rows and mentions with those of ``text``.
+
+    The title is indexed with every chunk (a passage about "simmer two hours" is found by the
+    recipe's name), while the chunk text and its locator stay exactly the document's characters.
+    """
+    unindex_document(conn, document_id)
+    pieces = chunk_markdown(text)
+    if not pieces:
+        return []
+    rows = [
+        {"document_id": document_id, "idx": c.index, "text": c.text, "start": c.start, "end": c.end}
+        for c in pieces
+    ]
+    ids = list(
+        conn.execute(sa.insert(chunks).returning(chunks.c.id, sort_by_parameter_order=True), rows).scalars()
+    )
+    fts_insert(conn, FTS_TABLE, zip(ids, (with_title(title, c.text) for c in pieces), strict=True))
+    forms = _surface_forms(conn)
+    found = [
+        {"chunk_id": chunk_id, "entity_id": entity_id}
+        for chunk_id, piece in zip(ids, pieces, strict=True)
+        for entity_id in sorted(_mentioned(piece.text, forms))
+    ]
+    if found:
+        conn.execute(sa.insert(mentions), found)
+    return pieces
+
+
+def with_title(title: str, text: str) -> str:
+    """What is indexed for a chunk: its document's title, then the chunk."""
+    return f"{title}\n{text}" if title else text
+
+
+def unindex_document(conn: sa.Connection, document_id: int) -> None:
+    """Remove the document's chunks with everything derived from them."""
+    old = list(conn.execute(sa.select(chunks.c.id).where(chunks.c.document_id == document_id)).scalars())
+    if not old:
+        return
+    fts_delete(conn, FTS_TABLE, old)
+    conn.execute(sa.delete(mentions).where(mentions.c.chunk_id.in_(old)))
+    conn.execute(sa.delete(chunk_vectors).where(chunk_vectors.c.chunk_id.in_(old)))
+    conn.execute(sa.delete(chunks).where(chunks.c.id.in_(old)))

@@ -1,0 +1,162 @@
+"""Hybrid search over documents: full text and vectors, fused (K-SRCH, DESIGN §5).
+
+Rules:
+
+- The caller passes the collections it may read (already expanded to subfolders); every filter —
+  those collections, live documents only, the ``timeRange`` on the document date, and the
+  ``entities`` mentioned — is one SQL condition used *inside* both legs: the full-text ranking query
+  and the list of ids the vector leg may score. Nothing outside it is ranked, counted or timed.
+- An empty query lists one passage per document (its first chunk), newest document date first.
+- Otherwise the full-text (BM25 over CJK-bigrammed text) and vector (cosine) legs each rank
+  candidates, and reciprocal-rank fusion merges them with weights that drop a leg weak for the
+  query's script. Ties go to the newer document, then the smaller id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence, Set
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.db.schema import chunks, documents, mentions
+from notochord.knowledge.indexing import FTS_TABLE
+from notochord.knowledge.timeranges import TimeRange
+from notochord.knowledge.writes import Store
+from notochord.search.fusion import fuse, leg_weights
+from notochord.search.textindex import fts_search
+from notochord.search.vector_index import VectorIndex
+
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Hit", "hybrid_search"]
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 100
+# each leg ranks this many candidates per result wanted before fusion
+_DEPTH = 5
+
+
+@dataclass(frozen=True)
+class Hit:
+    document_id: int
+    title: str
+    collection_id: int
+    text: str
+    chunk: int
+    start: int
+    end: int
+    meta: dict[str, Any]
+    doc_date: str
+    score: float
+
+
+def _candidates(
+    collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
+) -> sa.Select[Any]:
+    """Ids of the chunks the caller may find: the one filter both legs share."""
+    query = (
+        sa.select(chunks.c.id)
+        .join(documents, documents.c.id == chunks.c.document_id)
+        .where(documents.c.deleted_at.is_(None), documents.c.collection_id.in_(sorted(collection_ids)))
+    )
+    if time_range is not None and time_range.start is not None:
+        query = query.where(documents.c.doc_date >= time_range.start)
+    if time_range is not None and time_range.end is not None:
+        query = query.where(documents.c.doc_date <= time_range.end)
+    if entity_ids is not None:
+        query = query.where(
+            chunks.c.id.in_(sa.select(mentions.c.chunk_id).where(mentions.c.entity_id.in_(list(entity_ids))))
+        )
+    return query
+
+
+def hybrid_search(
+    store: Store,
+    vectors: VectorIndex,
+    *,
+    query: str,
+    collection_ids: Set[int],
+    time_range: TimeRange | None = None,
+    entity_ids: Sequence[int] | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> list[Hit]:
+    if not collection_ids or limit <= 0 or (entity_ids is not None and not entity_ids):
+        return []
+    candidates = _candidates(collection_ids, time_range, entity_ids)
+    with store.read() as conn:
+        if not query.strip():
+            return _newest(conn, candidates, limit)
+        compiled = candidates.compile(conn, compile_kwargs={"literal_binds": True})
+        text_leg = fts_search(
+            conn, FTS_TABLE, query, limit=limit * _DEPTH, rowid_filter_sql=f"rowid IN ({compiled})"
+        )
+        vector_leg: list[tuple[int, float]] = []
+        if vectors.enabled:
+            allowed = list(conn.execute(candidates).scalars())
+            vector_leg = vectors.search(query, k=limit * _DEPTH, allowed=allowed)
+        multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
+        text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
+        ids = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
+        rows = _rows(conn, ids)
+        fused = fuse(
+            [(text_leg, text_weight), (vector_leg, vector_weight)],
+            limit=limit,
+            tie_key=lambda i: (_negated(rows[i]["doc_date"]), rows[i]["document_id"], i),
+        )
+        return [_hit(rows[i], score) for i, score in fused if i in rows]
+
+
+def _negated(iso: str) -> tuple[int, ...]:
+    """A key that sorts newer ISO timestamps first."""
+    return tuple(-ord(c) for c in iso)
+
+
+def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
+    if not ids:
+        return {}
+    found = conn.execute(
+        sa.select(
+            chunks.c.id,
+            chunks.c.idx,
+            chunks.c.text,
+            chunks.c.start,
+            chunks.c.end,
+            documents.c.id.label("document_id"),
+            documents.c.title,
+            documents.c.collection_id,
+            documents.c.meta_json,
+            documents.c.doc_date,
+        )
+        .join(documents, documents.c.id == chunks.c.document_id)
+        .where(chunks.c.id.in_(sorted(ids)))
+    ).mappings()
+    return {row["id"]: dict(row) for row in found}
+
+
+def _hit(row: dict[str, Any], score: float) -> Hit:
+    return Hit(
+        document_id=row["document_id"],
+        title=row["title"],
+        collection_id=row["collection_id"],
+        text=row["text"],
+        chunk=row["idx"],
+        start=row["start"],
+        end=row["end"],
+        meta=json.loads(row["meta_json"]),
+        doc_date=row["doc_date"],
+        score=score,
+    )
+
+
+def _newest(conn: sa.Connection, candidates: sa.Select[Any], limit: int) -> list[Hit]:
+    firsts = conn.execute(
+        sa.select(chunks.c.id)
+        .join(documents, documents.c.id == chunks.c.document_id)
+        .where(chunks.c.id.in_(candidates), chunks.c.idx == 0)
+        .order_by(documents.c.doc_date.desc(), documents.c.id.desc())
+        .limit(limit)
+    ).scalars()
+    ordered = list(firsts)
+    rows = _rows(conn, set(ordered))
+    return [_hit(rows[i], 0.0) for i in ordered]

@@ -1,0 +1,83 @@
+"""Moments and time ranges given by callers (OD-K21, K-SRCH-06).
+
+A moment is epoch milliseconds, an ISO date (``2026-09-29``, read in the local time zone) or an ISO
+date-time. In a range, a date-only ``from`` means the start of that local day and a date-only ``to``
+the end of it (inclusive): ``{from: '2026-09-22', to: '2026-09-22'}`` is the whole day.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from notochord.clock import iso_utc
+from notochord.errors import KnowledgeValidationError
+
+__all__ = ["TimeRange", "document_date", "parse_moment", "parse_time_range"]
+
+
+def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: str = "time") -> str:
+    """``value`` as an ISO UTC string with milliseconds (comparable as text)."""
+    if isinstance(value, bool):
+        raise KnowledgeValidationError(f"{what} {value!r} is not a date, an ISO time or epoch milliseconds")
+    if isinstance(value, int | float):
+        return iso_utc(datetime.fromtimestamp(value / 1000, tz=tz))
+    if isinstance(value, datetime):
+        return iso_utc(value if value.tzinfo else value.replace(tzinfo=tz))
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if len(text) == 10:
+                day = date.fromisoformat(text)
+                start = datetime.combine(day, time.min, tzinfo=tz)
+                if end_of_day:
+                    return iso_utc(start + timedelta(days=1) - timedelta(milliseconds=1))
+                return iso_utc(start)
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
+        except ValueError:
+            pass
+    raise KnowledgeValidationError(
+        f"{what} {value!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds"
+    )
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    start: str | None
+    end: str | None
+
+
+def parse_time_range(value: object, *, tz: tzinfo) -> TimeRange | None:
+    """``{from?, to?}`` → inclusive bounds as ISO UTC strings; ``None`` for no range."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise KnowledgeValidationError("timeRange must be an object such as {'from': '2026-09-22'}")
+    unknown = set(value) - {"from", "to"}
+    if unknown:
+        raise KnowledgeValidationError(
+            f"timeRange accepts from and to, not {', '.join(sorted(map(str, unknown)))}"
+        )
+    start = (
+        parse_moment(value["from"], tz=tz, what="timeRange.from") if value.get("from") is not None else None
+    )
+    end = (
+        parse_moment(value["to"], tz=tz, end_of_day=True, what="timeRange.to")
+        if value.get("to") is not None
+        else None
+    )
+    return TimeRange(start, end)
+
+
+def document_date(meta: Mapping[str, Any], *, updated_at: str, tz: tzinfo) -> str:
+    """The document date of OD-K39: ``meta.date`` when it is an ISO date or time, else ``updated_at``."""
+    candidate = meta.get("date")
+    if isinstance(candidate, str):
+        try:
+            return parse_moment(candidate, tz=tz)
+        except KnowledgeValidationError:
+            pass
+    return updated_at
