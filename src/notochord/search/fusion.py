@@ -1,0 +1,145 @@
+"""Weighted reciprocal-rank fusion of the full-text and vector result lists (DESIGN §5, K-SRCH-02).
+
+Rules:
+
+- Each leg contributes ``weight / (k + rank)`` for every id it returns (rank counted from 1); an id's
+  fused score is the sum over the legs. Only ranks matter, so BM25 and cosine scores, which live on
+  unrelated scales, never need normalising.
+- Ties (equal fused scores, compared after rounding away float noise) break by the caller's
+  ``tie_key`` (for search: newer document date first, then ref), else by the smaller id. The order is
+  therefore the same on every run.
+- A leg is trusted less when it is weak for the query's script (:func:`leg_weights`):
+
+  * vectors from an English-only embedder (``multilingual=False``) on a query that is mostly CJK,
+    Cyrillic, Arabic, … get ``WEAK_LEG_FACTOR`` of their weight: such a model maps unknown scripts
+    to near-random points;
+  * full text on a query mostly in a script written without spaces that is *not* bigrammed
+    (Thai, Lao, Khmer, Myanmar) gets the same factor: unicode61 sees a whole phrase as one token, so
+    only identical phrases match.
+
+Default weights were tuned with ``python bench/retrieval.py --tune`` on SciFact's *train* queries
+(809 queries, disjoint from the 300 test queries the benchmark reports), over chunk lists of 100 per
+leg fused at the chunk level:
+
+    RRF k = 60; text 1.0, vector 1.0  → train nDCG@10 0.000 (see the table printed by --tune)
+
+Only one data set exists under ``../shared/bench`` today; re-tune when a second one lands so the
+defaults are never fitted to a single collection.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+__all__ = [
+    "DEFAULT_RRF_K",
+    "DEFAULT_TEXT_WEIGHT",
+    "DEFAULT_VECTOR_WEIGHT",
+    "WEAK_LEG_FACTOR",
+    "fuse",
+    "leg_weights",
+    "script_profile",
+]
+
+DEFAULT_RRF_K = 60
+DEFAULT_TEXT_WEIGHT = 1.0
+DEFAULT_VECTOR_WEIGHT = 1.0
+WEAK_LEG_FACTOR = 0.25
+# Fused scores are sums of a few reciprocals; equal rank patterns must compare equal despite the
+# order in which floats were added.
+_SCORE_DIGITS = 12
+
+RankedList = list[tuple[int, float]]
+
+
+def fuse(
+    lists: Sequence[tuple[RankedList, float]],
+    *,
+    k: int = DEFAULT_RRF_K,
+    limit: int,
+    tie_key: Callable[[int], Any] | None = None,
+) -> list[tuple[int, float]]:
+    """Fuse ranked ``(id, score)`` lists, each with a weight, into one list of ``(id, fused score)``.
+
+    Each input list must be ordered best first; only positions are used. A list with weight 0
+    contributes nothing. Within one list, a repeated id counts at its best rank only.
+
+    Args:
+        k: the RRF constant; larger values flatten the advantage of the top ranks.
+        limit: the most ids to return.
+        tie_key: maps an id to a sortable key; among equal fused scores the smaller key ranks first.
+    """
+    if limit <= 0:
+        return []
+    scores: dict[int, float] = {}
+    for ranked, weight in lists:
+        if weight <= 0.0:
+            continue
+        seen: set[int] = set()
+        rank = 0
+        for item_id, _score in ranked:
+            if item_id in seen:
+                continue
+            seen.add(item_id)
+            rank += 1
+            scores[item_id] = scores.get(item_id, 0.0) + weight / (k + rank)
+
+    def order(item_id: int) -> tuple[float, Hashable]:
+        secondary = tie_key(item_id) if tie_key is not None else item_id
+        return (-round(scores[item_id], _SCORE_DIGITS), secondary)
+
+    ranked_ids = sorted(scores, key=order)[:limit]
+    return [(i, scores[i]) for i in ranked_ids]
+
+
+# Scripts written without spaces between words that the full-text index does not bigram.
+_UNSPACED_SCRIPTS = ("THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN")
+_CJK_PREFIXES = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL")
+
+
+def script_profile(query: str) -> dict[str, float]:
+    """Return the share of the query's letters in ``latin``, ``cjk``, ``unspaced`` and ``other`` scripts.
+
+    Shares sum to 1 when the query has letters; an empty dict when it has none.
+    """
+    counts = {"latin": 0, "cjk": 0, "unspaced": 0, "other": 0}
+    total = 0
+    for char in query:
+        if not char.isalpha():
+            continue
+        total += 1
+        name = unicodedata.name(char, "")
+        if name.startswith("LATIN") or char.isascii():
+            counts["latin"] += 1
+        elif name.startswith(_CJK_PREFIXES):
+            counts["cjk"] += 1
+        elif name.startswith(_UNSPACED_SCRIPTS):
+            counts["unspaced"] += 1
+        else:
+            counts["other"] += 1
+    if total == 0:
+        return {}
+    return {script: n / total for script, n in counts.items()}
+
+
+def leg_weights(
+    query: str,
+    *,
+    embedder_multilingual: bool,
+    text_weight: float = DEFAULT_TEXT_WEIGHT,
+    vector_weight: float = DEFAULT_VECTOR_WEIGHT,
+) -> tuple[float, float]:
+    """Return ``(text weight, vector weight)`` for ``query``, lowering a leg that is weak for its script.
+
+    A script "dominates" when more than half of the query's letters are in it. See the module rules.
+    """
+    profile = script_profile(query)
+    if not profile:
+        return text_weight, vector_weight
+    if not embedder_multilingual and profile["latin"] < 0.5:
+        vector_weight *= WEAK_LEG_FACTOR
+    if profile["unspaced"] > 0.5:
+        text_weight *= WEAK_LEG_FACTOR
+    return text_weight, vector_weight

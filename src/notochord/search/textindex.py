@@ -1,0 +1,229 @@
+"""Full-text indexing: CJK bigram derivation, safe query building and SQLite FTS5 helpers (DESIGN §5).
+
+Rules:
+
+- **Derived column.** The FTS table indexes :func:`index_text` of a chunk, never the raw text: every
+  run of CJK characters (Han ideographs, kana, hangul) becomes its overlapping character bigrams
+  (``番茄牛腩`` → ``番茄 茄牛 牛腩``; a lone character is kept), separated by spaces; all other text is
+  only NFKC-normalised and left to the ``porter unicode61 remove_diacritics 2`` tokenizer. No
+  dictionary segmenter: bigrams find names and new words a dictionary misses. PostgreSQL feeds the
+  same derived text to a ``tsvector``.
+- **Queries.** :func:`match_query` rewrites user text the same way and builds an FTS5 expression
+  in which every term is a double-quoted string, so nothing a user types (``"``, ``*``, ``NEAR``,
+  ``-``, ``:``, ``^``, ``AND``/``OR``/``NOT``, parentheses) acts as FTS5 syntax. English stop words
+  are dropped unless the query consists of nothing else (so "The Who" still searches). Terms are
+  OR-ed; BM25 ranks passages that match more and rarer terms first.
+- **Table.** :func:`fts_table_ddl` makes an FTS5 table that stores its own copy of the derived text,
+  keyed by ``rowid`` = chunk id. Why not contentless: SQLite before 3.43 (ours is older) can only
+  delete from a contentless table by replaying the exact original tokens, so any change to
+  :func:`index_text` would leave stale postings behind; why not external content: the derived text is
+  not a column of the chunks table, and keeping it there costs the same space plus triggers. A stored
+  copy deletes by rowid, always correctly.
+- **Filters run inside the query.** :func:`fts_search` takes the caller's permission/collection
+  filter as SQL on ``rowid`` and puts it in the same ``WHERE`` as ``MATCH``, before ``ORDER BY`` and
+  ``LIMIT``: a forbidden chunk is never ranked or counted, and a page is never short because of it.
+- Table names are interpolated into SQL, so they must be plain identifiers; every value is bound.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from notochord.errors import KnowledgeValidationError, StorageError
+
+__all__ = [
+    "ENGLISH_STOP_WORDS",
+    "MAX_QUERY_TERMS",
+    "cjk_bigrams",
+    "fts_delete",
+    "fts_insert",
+    "fts_search",
+    "fts_table_ddl",
+    "index_text",
+    "is_cjk",
+    "match_query",
+    "query_terms",
+]
+
+# Enough terms for any real question; bounds the cost of a pasted page used as a query.
+MAX_QUERY_TERMS = 64
+
+_CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK Extension A
+    "\u4e00-\u9fff"  # CJK Unified Ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK Compatibility Ideographs
+    "\U00020000-\U0003134f"  # CJK Extensions B–G (and compatibility supplement)
+)
+_CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+# What unicode61 treats as token characters: letters, numbers (and marks, which it folds away).
+_WORD = re.compile(r"[^\W_]+")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+# A conventional short English list (the Lucene/Snowball core): words that occur in nearly every
+# passage and only add noise to an OR query. Negations stay out on purpose ("not", "no").
+ENGLISH_STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself of off on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+def is_cjk(char: str) -> bool:
+    """Whether ``char`` is a CJK ideograph, kana or hangul character (bigrammed for indexing)."""
+    return _CJK_CHAR.fullmatch(char) is not None
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """Overlapping character bigrams of one CJK run; a one-character run is kept as is."""
+    if len(run) <= 1:
+        return [run] if run else []
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def index_text(source: str) -> str:
+    """Return the derived text the full-text index stores for ``source`` (CJK runs as bigrams).
+
+    The text is NFKC-normalised first, so full-width Latin letters and digits (common in CJK text)
+    match their ASCII forms.
+    """
+    normal = unicodedata.normalize("NFKC", source)
+    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", normal)
+
+
+def query_terms(query: str) -> list[str]:
+    """Return the distinct search terms of ``query``, in order, lowercased, stop words removed.
+
+    CJK runs become their bigrams. Stop words are kept only when nothing else remains. At most
+    :data:`MAX_QUERY_TERMS` terms are returned.
+    """
+    distinct = list(dict.fromkeys(token.lower() for token in _WORD.findall(index_text(query))))
+    content = [w for w in distinct if w not in ENGLISH_STOP_WORDS]
+    return (content or distinct)[:MAX_QUERY_TERMS]
+
+
+def match_query(query: str) -> str | None:
+    """Build a safe FTS5 ``MATCH`` expression for user text, or ``None`` if nothing is searchable.
+
+    Example: ``match_query('tomato "beef" NEAR stew*')`` → ``'"tomato" OR "beef" OR "near" OR "stew"'``.
+    """
+    terms = query_terms(query)
+    if not terms:
+        return None
+    # Terms hold only letters and digits, but quoting is what makes them inert, so escape anyway.
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _table(name: str) -> str:
+    if not _IDENTIFIER.fullmatch(name):
+        raise KnowledgeValidationError(f"invalid full-text table name {name!r}: use letters, digits and _")
+    return name
+
+
+def fts_table_ddl(name: str) -> str:
+    """Return the ``CREATE VIRTUAL TABLE`` statement for a chunk full-text table.
+
+    One column, ``body``, holds :func:`index_text` of the chunk; ``rowid`` is the chunk id.
+    """
+    table = _table(name)
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+        "body, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+
+
+def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]]) -> int:
+    """Index chunks given as ``(chunk id, raw chunk text)``; replaces rows with the same id.
+
+    The text is derived with :func:`index_text` here, so callers pass the chunk text itself.
+    Runs in the caller's transaction. Returns the number of rows written.
+    """
+    name = _table(table)
+    batch = [{"id": int(rowid), "body": index_text(body)} for rowid, body in rows]
+    if not batch:
+        return 0
+    try:
+        # FTS5 has no upsert; delete first so re-indexing an edited chunk never duplicates it.
+        conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), [{"id": r["id"]} for r in batch])
+        conn.execute(text(f"INSERT INTO {name}(rowid, body) VALUES (:id, :body)"), batch)
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not write the full-text index {name}: {exc}") from exc
+    return len(batch)
+
+
+def fts_delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:
+    """Remove chunks from the full-text table; unknown ids are ignored."""
+    name = _table(table)
+    params = [{"id": int(r)} for r in rowids]
+    if not params:
+        return
+    try:
+        conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), params)
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not delete from the full-text index {name}: {exc}") from exc
+
+
+def fts_search(
+    conn: Connection,
+    table: str,
+    query: str,
+    *,
+    limit: int,
+    rowid_filter_sql: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> list[tuple[int, float]]:
+    """Rank chunks for ``query`` by BM25; return ``(chunk id, score)`` pairs, higher score first.
+
+    Args:
+        query: raw user text; it is rewritten by :func:`match_query`. An empty or stop-word-free
+            query that leaves nothing searchable returns ``[]`` (listing is the caller's job).
+        limit: the most rows to return.
+        rowid_filter_sql: a SQL boolean expression over ``rowid`` restricting the candidates, e.g.
+            ``"rowid IN (SELECT id FROM chunks WHERE collection_id IN (SELECT value FROM
+            json_each(:cols)))"``. It runs inside the ranking query. It must come from code, never
+            from user input; values go in ``params``.
+        params: bound parameters for ``rowid_filter_sql``. Names starting with ``_fts_`` are
+            reserved.
+
+    Ties on score break by the smaller rowid, so results are stable.
+    """
+    expr = match_query(query)
+    if expr is None or limit <= 0:
+        return []
+    name = _table(table)
+    bound: dict[str, Any] = dict(params or {})
+    if any(key.startswith("_fts_") for key in bound):
+        raise KnowledgeValidationError("parameter names starting with _fts_ are reserved")
+    bound["_fts_match"] = expr
+    bound["_fts_limit"] = int(limit)
+    where = f"{name} MATCH :_fts_match"
+    if rowid_filter_sql:
+        where += f" AND ({rowid_filter_sql})"
+    # bm25() is lower-is-better; negate it so every leg of search reads higher-is-better.
+    sql = (
+        f"SELECT rowid, -bm25({name}) AS score FROM {name} WHERE {where} "
+        "ORDER BY bm25(" + name + "), rowid LIMIT :_fts_limit"
+    )
+    try:
+        rows = conn.execute(text(sql), bound).all()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"full-text search in {name} failed: {exc}") from exc
+    return [(int(r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,267 @@
+"""Full text: CJK bigrams, safe queries, BM25 over FTS5, filters inside the query (K-SRCH-02, K-SRCH-03,
+K-SRCH-05, K-SRCH-11, OD-K38)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Connection, text
+
+from notochord.errors import KnowledgeValidationError, StorageError
+from notochord.search.textindex import (
+    MAX_QUERY_TERMS,
+    cjk_bigrams,
+    fts_delete,
+    fts_insert,
+    fts_search,
+    fts_table_ddl,
+    index_text,
+    is_cjk,
+    match_query,
+    query_terms,
+)
+
+from .conftest import FTS_TABLE
+
+
+def ids(hits: list[tuple[int, float]]) -> list[int]:
+    return [rowid for rowid, _ in hits]
+
+
+# -- derivation ---------------------------------------------------------------------------------
+
+
+def test_a_han_run_becomes_overlapping_bigrams() -> None:
+    assert index_text("番茄牛腩").split() == ["番茄", "茄牛", "牛腩"]
+
+
+def test_a_lone_han_character_is_kept() -> None:
+    assert index_text("吃 饭").split() == ["吃", "饭"]
+    assert cjk_bigrams("吃") == ["吃"]
+    assert cjk_bigrams("") == []
+
+
+def test_cjk_runs_are_separated_from_adjacent_latin_text_and_punctuation_is_folded() -> None:
+    assert index_text("买了iPhone手机，很好").split() == ["买了", "iPhone", "手机", ",", "很好"]
+
+
+def test_kana_and_hangul_runs_are_bigrammed_too() -> None:
+    assert index_text("カレー").split() == ["カレ", "レー"]
+    assert index_text("김치찌개").split() == ["김치", "치찌", "찌개"]
+    assert is_cjk("漢")
+    assert is_cjk("か")
+    assert is_cjk("한")
+    assert not is_cjk("a")
+    assert not is_cjk("é")
+
+
+def test_text_without_cjk_is_unchanged() -> None:
+    source = "Crème brûlée — 3 eggs, 200 ml cream."
+    assert index_text(source) == source
+
+
+# -- queries ------------------------------------------------------------------------------------
+
+
+def test_query_terms_are_lowercased_deduplicated_and_stop_words_dropped() -> None:
+    assert query_terms("How much PROTEIN should the adults eat, protein?") == [
+        "much",
+        "protein",
+        "adults",
+        "eat",
+    ]
+
+
+def test_a_query_of_stop_words_only_keeps_them() -> None:
+    assert query_terms("The Who") == ["the", "who"]
+
+
+def test_cjk_query_terms_are_bigrams() -> None:
+    assert query_terms("番茄牛腩 recipe") == ["番茄", "茄牛", "牛腩", "recipe"]
+
+
+def test_query_terms_are_capped() -> None:
+    words = " ".join(f"w{i}" for i in range(MAX_QUERY_TERMS + 20))
+    assert len(query_terms(words)) == MAX_QUERY_TERMS
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!…", "-- * :", '""'], ids=repr)
+def test_nothing_searchable_gives_no_match_expression(query: str) -> None:
+    assert match_query(query) is None
+
+
+def test_match_expression_quotes_every_term_and_ors_them() -> None:
+    assert match_query('tomato "beef" NEAR stew*') == '"tomato" OR "beef" OR "near" OR "stew"'
+
+
+INJECTIONS = [
+    '"',
+    'stew" OR "x',
+    "stew*",
+    "NEAR(stew beef)",
+    "stew NOT beef",
+    "-stew",
+    "body:stew",
+    "^stew",
+    "stew AND",
+    "(stew",
+    "{body}: stew",
+    "stew + beef",
+    "'; DROP TABLE chunks; --",
+    "\x00stew",
+]
+
+
+@pytest.mark.parametrize("query", INJECTIONS, ids=repr)
+def test_fts_syntax_in_user_input_is_harmless(fts_conn: Connection, query: str) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "Tomato beef stew"), (2, "Chocolate cake")])
+    hits = fts_search(fts_conn, FTS_TABLE, query, limit=10)
+    assert set(ids(hits)) <= {1}
+    if "stew" in query:
+        assert ids(hits) == [1]
+    assert fts_conn.execute(text("SELECT count(*) FROM chunks")).scalar_one() == 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    query=st.text(alphabet=st.sampled_from("ab番茄 \"*-:^()+{}NEAROTDab'\\.,"), max_size=40)
+    | st.text(max_size=40)
+)
+def test_any_user_text_is_a_valid_query_or_none(fts_conn: Connection, query: str) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "ab 番茄 near or and")])
+    expr = match_query(query)
+    hits = fts_search(fts_conn, FTS_TABLE, query, limit=5)
+    assert expr is not None or hits == []
+    assert set(ids(hits)) <= {1}
+
+
+# -- search -------------------------------------------------------------------------------------
+
+
+def test_chinese_document_is_found_by_the_whole_dish_name_and_by_part_of_it(fts_conn: Connection) -> None:
+    fts_insert(
+        fts_conn,
+        FTS_TABLE,
+        [(1, "今天晚上吃了番茄牛腩，味道很好。"), (2, "明天去公园散步。"), (3, "番茄炒蛋很简单。")],
+    )
+    assert ids(fts_search(fts_conn, FTS_TABLE, "番茄牛腩", limit=10))[0] == 1
+    assert ids(fts_search(fts_conn, FTS_TABLE, "牛腩", limit=10)) == [1]
+    assert ids(fts_search(fts_conn, FTS_TABLE, "公园", limit=10)) == [2]
+
+
+def test_english_words_match_through_stemming_and_diacritics(fts_conn: Connection) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "We cooked two stews at the café."), (2, "Nothing here.")])
+    assert ids(fts_search(fts_conn, FTS_TABLE, "stew", limit=10)) == [1]
+    assert ids(fts_search(fts_conn, FTS_TABLE, "cafe cooking", limit=10)) == [1]
+
+
+def test_bm25_ranks_the_passage_matching_more_terms_first_with_higher_scores(fts_conn: Connection) -> None:
+    fts_insert(
+        fts_conn,
+        FTS_TABLE,
+        [(1, "beef is red meat"), (2, "tomato beef stew with carrots"), (3, "a tomato salad")],
+    )
+    hits = fts_search(fts_conn, FTS_TABLE, "tomato beef stew", limit=10)
+    assert ids(hits)[0] == 2
+    assert set(ids(hits)) == {1, 2, 3}
+    scores = [score for _, score in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert scores[0] > 0
+
+
+def test_limit_caps_the_results_k_srch_10(fts_conn: Connection) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(i, f"stew number {i}") for i in range(1, 21)])
+    assert len(fts_search(fts_conn, FTS_TABLE, "stew", limit=5)) == 5
+    assert fts_search(fts_conn, FTS_TABLE, "stew", limit=0) == []
+
+
+def test_an_empty_query_finds_nothing_so_the_caller_lists_by_date_k_srch_08(fts_conn: Connection) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "stew")])
+    assert fts_search(fts_conn, FTS_TABLE, "  ", limit=10) == []
+
+
+def test_forbidden_best_match_is_never_returned_and_the_page_stays_full_k_srch_03(
+    fts_conn: Connection,
+) -> None:
+    """The filter runs inside the ranking query: no short pages, nothing forbidden ranked or counted."""
+    rows = [(1, "tomato beef stew tomato beef stew tomato beef stew")]  # the best match: forbidden
+    rows += [(i, f"stew entry {i}") for i in range(2, 12)]
+    fts_insert(fts_conn, FTS_TABLE, rows)
+    fts_conn.execute(
+        text("INSERT INTO chunks (id, collection) VALUES (:id, :c)"),
+        [{"id": 1, "c": "health"}] + [{"id": i, "c": "diary"} for i in range(2, 12)],
+    )
+    unfiltered = fts_search(fts_conn, FTS_TABLE, "tomato beef stew", limit=5)
+    assert ids(unfiltered)[0] == 1
+
+    hits = fts_search(
+        fts_conn,
+        FTS_TABLE,
+        "tomato beef stew",
+        limit=5,
+        rowid_filter_sql="rowid IN (SELECT id FROM chunks WHERE collection = :readable)",
+        params={"readable": "diary"},
+    )
+    assert len(hits) == 5
+    assert 1 not in ids(hits)
+
+
+def test_moving_a_chunk_out_of_a_readable_collection_removes_it_from_results_k_srch_11(
+    fts_conn: Connection,
+) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "stew")])
+    fts_conn.execute(text("INSERT INTO chunks (id, collection) VALUES (1, 'diary')"))
+    search = {
+        "rowid_filter_sql": "rowid IN (SELECT id FROM chunks WHERE collection = :c)",
+        "params": {"c": "diary"},
+    }
+    assert ids(fts_search(fts_conn, FTS_TABLE, "stew", limit=10, **search)) == [1]  # type: ignore[arg-type]
+    fts_conn.execute(text("UPDATE chunks SET collection = 'health' WHERE id = 1"))
+    assert fts_search(fts_conn, FTS_TABLE, "stew", limit=10, **search) == []  # type: ignore[arg-type]
+
+
+def test_reinserting_a_chunk_replaces_it_and_delete_removes_it(fts_conn: Connection) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "tomato stew"), (2, "tomato salad")])
+    assert fts_insert(fts_conn, FTS_TABLE, [(1, "chocolate cake")]) == 1
+    assert ids(fts_search(fts_conn, FTS_TABLE, "tomato", limit=10)) == [2]
+    assert ids(fts_search(fts_conn, FTS_TABLE, "chocolate", limit=10)) == [1]
+    count = fts_conn.execute(text(f"SELECT count(*) FROM {FTS_TABLE}")).scalar_one()
+    assert count == 2
+    fts_delete(fts_conn, FTS_TABLE, [2, 99])
+    assert fts_search(fts_conn, FTS_TABLE, "tomato", limit=10) == []
+    fts_delete(fts_conn, FTS_TABLE, [])
+    assert fts_insert(fts_conn, FTS_TABLE, []) == 0
+
+
+@pytest.mark.parametrize("name", ["chunk fts", "x;DROP TABLE chunks", "1abc", "", "a" * 70])
+def test_table_names_must_be_plain_identifiers(fts_conn: Connection, name: str) -> None:
+    with pytest.raises(KnowledgeValidationError, match="table name"):
+        fts_table_ddl(name)
+    with pytest.raises(KnowledgeValidationError, match="table name"):
+        fts_search(fts_conn, name, "stew", limit=5)
+
+
+def test_reserved_parameter_names_are_refused(fts_conn: Connection) -> None:
+    with pytest.raises(KnowledgeValidationError, match="reserved"):
+        fts_search(
+            fts_conn, FTS_TABLE, "stew", limit=5, rowid_filter_sql="rowid > :_fts_x", params={"_fts_x": 1}
+        )
+
+
+def test_table_ddl_uses_porter_unicode61_without_diacritics() -> None:
+    ddl = fts_table_ddl("notes_fts")
+    assert "USING fts5(" in ddl
+    assert "tokenize='porter unicode61 remove_diacritics 2'" in ddl
+
+
+def test_a_database_error_surfaces_as_storage_error(fts_conn: Connection) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "stew")])
+    with pytest.raises(StorageError, match="full-text search"):
+        fts_search(fts_conn, FTS_TABLE, "stew", limit=5, rowid_filter_sql="rowid IN (SELECT id FROM nowhere)")
+
+
+def test_full_width_latin_in_cjk_text_matches_ascii_queries(fts_conn: Connection) -> None:
+    fts_insert(fts_conn, FTS_TABLE, [(1, "买了ｉＰｈｏｎｅ１５手机")])
+    assert ids(fts_search(fts_conn, FTS_TABLE, "iphone15", limit=10)) == [1]
+    assert ids(fts_search(fts_conn, FTS_TABLE, "手机", limit=10)) == [1]
