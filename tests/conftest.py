@@ -21,7 +21,12 @@ def clock() -> FixedClock:
 
 @pytest.fixture
 def nc(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Notochord]:
-    with notochord.open(tmp_path / "data", Settings(data_dir=tmp_path / "data"), clock=clock) as opened:
+    """A data directory without an embedder: search runs on full text only, deterministic and fast.
+
+    Tests of the vector leg inject a fake embedder, and integration tests use the real default one.
+    """
+    settings = Settings(data_dir=tmp_path / "data", index_in_background=False)
+    with notochord.open(tmp_path / "data", settings, clock=clock, embedder=None) as opened:
         yield opened
 
 

@@ -35,6 +35,13 @@ from notochord.settings import Settings
 
 __all__ = ["Notochord", "Space", "open"]
 
+
+class _Default:
+    """Marks "use the embedder the settings name" (``None`` means no embedder at all)."""
+
+
+_DEFAULT = _Default()
+
 _ORG_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _KEY_BYTES = 32
 
@@ -43,7 +50,15 @@ class Space:
     """One physically separate store: the personal space or one organization's space."""
 
     def __init__(
-        self, *, name: str, path: Path, data_dir: Path, settings: Settings, clock: Clock, master_key: bytes
+        self,
+        *,
+        name: str,
+        path: Path,
+        data_dir: Path,
+        settings: Settings,
+        clock: Clock,
+        master_key: bytes,
+        embedder: Embedder | None,
     ) -> None:
         self.name = name
         self.path = path
@@ -55,7 +70,7 @@ class Space:
         self.core = KnowledgeCore(
             self._engine,
             clock,
-            embedder=_shared_embedder(settings.embedder),
+            embedder=embedder,
             background=settings.index_in_background,
         )
         self.core.initialise()
@@ -83,10 +98,18 @@ class Space:
 class Notochord:
     """An open data directory. Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, data_dir: Path, *, settings: Settings, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        settings: Settings,
+        clock: Clock | None = None,
+        embedder: Embedder | None | _Default = _DEFAULT,
+    ) -> None:
         self.data_dir = data_dir
         self.settings = settings
         self.clock: Clock = clock or SystemClock(settings.timezone)
+        self._embedder = _shared_embedder(settings.embedder) if isinstance(embedder, _Default) else embedder
         try:
             (data_dir / "spaces").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -132,6 +155,7 @@ class Notochord:
                     settings=self.settings,
                     clock=self.clock,
                     master_key=self._master_key,
+                    embedder=self._embedder,
                 )
                 self._spaces[name] = space
             return space
@@ -157,6 +181,7 @@ def open(
     settings: Settings | None = None,
     *,
     clock: Clock | None = None,
+    embedder: Embedder | None | _Default = _DEFAULT,
 ) -> Notochord:
     """Open (creating if needed) a notochord data directory.
 
@@ -164,10 +189,12 @@ def open(
         data_dir: the directory; defaults to ``settings.data_dir`` (``./.notochord``).
         settings: defaults to :meth:`Settings.load` (environment and optional file).
         clock: an injected clock, for tests.
+        embedder: an injected embedder (or ``None`` for full text only), instead of the one
+            ``settings.embedder`` names.
     """
     settings = settings or Settings.load()
     path = Path(data_dir) if data_dir is not None else settings.data_dir
-    return Notochord(path, settings=settings, clock=clock)
+    return Notochord(path, settings=settings, clock=clock, embedder=embedder)
 
 
 _EMBEDDERS: dict[str, Embedder | None] = {}
