@@ -42,7 +42,8 @@ def _reach(
     reach: set[int] = set()
     for root in roots:
         reach |= tree.subtree(root)
-    return reach
+    # knowledge bases of the REST service are never reachable through ctx.knowledge (OD-B24)
+    return {c for c in reach if tree.class_of(c) != "kb"}
 
 
 def collection_access(

@@ -12,6 +12,9 @@ Rules:
 - Only the user moves things (K-COL-13); refs do not change when something moves (K-COL-15).
 - Names are trimmed, non-empty, at most 1000 characters, and need not be unique (OD-K32).
 - Collections are never physically deleted: ``deleted_at`` marks them, so undo can bring them back.
+- A collection marked ``builtin = 'kb'`` is the store of one knowledge base of the REST service.
+  Knowledge bases share no ids, permissions or API with ``ctx.knowledge`` (OD-B24): such a subtree is
+  in class ``kb``, which no grant, tick or gem ever reaches.
 """
 
 from __future__ import annotations
@@ -28,12 +31,21 @@ from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.quotas import DailyLimits, check_length
 from notochord.knowledge.writes import Actor, Store, WriteTx
 
-__all__ = ["BUILTINS", "MAX_DEPTH", "CollectionClass", "CollectionRow", "CollectionTree", "Collections"]
+__all__ = [
+    "BUILTINS",
+    "KB_MARKER",
+    "MAX_DEPTH",
+    "CollectionClass",
+    "CollectionRow",
+    "CollectionTree",
+    "Collections",
+]
 
 BUILTINS = ("diary", "keep")
 MAX_DEPTH = 5
 
-CollectionClass = Literal["diary", "keep", "user-selected"]
+CollectionClass = Literal["diary", "keep", "user-selected", "kb"]
+KB_MARKER = "kb"
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,8 @@ class CollectionTree:
         return row
 
     def builtin(self, name: str) -> CollectionRow:
+        if name not in BUILTINS:
+            raise KnowledgeNotFoundError("collection")
         for row in self.by_id.values():
             if row.builtin == name:
                 return row
@@ -113,6 +127,8 @@ class CollectionTree:
             return "diary"
         if top.builtin == "keep":
             return "keep"
+        if top.builtin == KB_MARKER:
+            return "kb"
         return "user-selected"
 
 
