@@ -283,7 +283,8 @@ class Collections:
             tree.get(collection_id)
             if tree.class_of(collection_id) != "user-selected":
                 raise KnowledgeValidationError(
-                    "diary and keep (and what is inside them) are granted by their own permissions, not ticked"
+                    "only collections outside diary and keep can be ticked; "
+                    "diary and keep are granted by their own permissions"
                 )
             tx.conn.execute(
                 sa.delete(collection_ticks).where(

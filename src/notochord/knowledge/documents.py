@@ -223,7 +223,8 @@ class Documents:
                 existing = self.load(conn, doc_id)
                 if collection_id is not None and collection_id != existing.collection_id:
                     raise KnowledgeValidationError(
-                        "collection differs from the document's current collection; documents are moved by the user only"
+                        "collection differs from the document's current collection; "
+                        "only the user moves documents"
                     )
                 target = existing.collection_id
             else:
