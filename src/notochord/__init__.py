@@ -12,7 +12,8 @@ every write is recorded and can be undone. Start with :func:`open`::
 
 from __future__ import annotations
 
-from notochord.app import Notochord, Space, open
+from typing import TYPE_CHECKING, Any
+
 from notochord.errors import (
     ClosedError,
     ConfigurationError,
@@ -31,7 +32,10 @@ from notochord.errors import (
     RevertError,
     StorageError,
 )
-from notochord.settings import Settings
+
+if TYPE_CHECKING:
+    from notochord.app import Notochord, Space, open
+    from notochord.settings import Settings
 
 __version__ = "0.1.0"
 
@@ -58,3 +62,24 @@ __all__ = [
     "__version__",
     "open",
 ]
+
+
+_LAZY = {
+    "Notochord": "notochord.app",
+    "Space": "notochord.app",
+    "open": "notochord.app",
+    "Settings": "notochord.settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The store and its dependencies load on first use, so that importing notochord (or one of its
+    # light modules, such as notochord.errors inside a gem's tool process) stays cheap.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'notochord' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

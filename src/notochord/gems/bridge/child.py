@@ -1,0 +1,219 @@
+"""The tool process: confine itself, then run one Python tool, or exec node for a JavaScript tool.
+
+Started by the host as ``python -I -m notochord.gems.bridge.child CONFIG_JSON`` with the channel on
+stdin/stdout. It imports only the standard library, the bridge's own protocol and sandbox modules,
+:mod:`notochord.errors` (to raise the same error classes as in-process calls) and, for the gem,
+whatever the gem imports: never the store. stdout belongs to the channel: the gem's own
+``print`` goes to stderr, which the host keeps as the run's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+from notochord import errors
+from notochord.gems.bridge import protocol, sandbox
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+class Record(dict[str, Any]):
+    """A result object: ``r["validFrom"]``, ``r.validFrom`` and ``r.valid_from`` all work."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self:
+            return self[name]
+        camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+        if camel in self:
+            return self[camel]
+        raise AttributeError(name)
+
+
+def _inbound(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$bytes"}:
+            return base64.b64decode(value["$bytes"])
+        return Record({k: _inbound(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_inbound(v) for v in value]
+    return value
+
+
+def _outbound(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, dict):
+        return {str(k): _outbound(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_outbound(v) for v in value]
+    return value
+
+
+def _error_class(error: dict[str, Any]) -> type[Exception]:
+    cls = getattr(errors, str(error.get("name")), None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else errors.NotochordError
+
+
+def _raise(error: dict[str, Any]) -> Exception:
+    cls = _error_class(error)
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, error.get("message", ""))
+    exc.message = error.get("message", "")  # type: ignore[attr-defined]
+    exc.code = error.get("code", "E_NOTOCHORD")  # type: ignore[attr-defined]
+    return exc
+
+
+class Channel:
+    def __init__(self, out: Any) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+        self._next = 0
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        with self._lock:
+            self._out.write(protocol.encode(message))
+            self._out.flush()
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self) -> None:
+        for line in sys.stdin.buffer:
+            message = protocol.decode(line)
+            future = self._pending.pop(int(message.get("id", -1)), None)
+            if future is None or self._loop is None:
+                continue
+            self._loop.call_soon_threadsafe(_settle, future, message)
+
+    async def call(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        assert self._loop is not None
+        self._next += 1
+        call_id = self._next
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._pending[call_id] = future
+        self.send(
+            {
+                "type": "call",
+                "id": call_id,
+                "method": method,
+                "args": _outbound(args),
+                "kwargs": _outbound(kwargs),
+            }
+        )
+        return await future
+
+
+def _settle(future: asyncio.Future[Any], message: dict[str, Any]) -> None:
+    if future.done():
+        return
+    if message["type"] == "result":
+        future.set_result(_inbound(message.get("value")))
+    else:
+        future.set_exception(_raise(message.get("error", {})))
+
+
+class _Remote:
+    def __init__(self, channel: Channel, path: str) -> None:
+        self._channel = channel
+        self._path = path
+
+    def __getattr__(self, name: str) -> _Remote:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Remote(self._channel, f"{self._path}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._channel.call(self._path, list(args), kwargs)
+
+
+class RemoteContext:
+    """``ctx`` inside a tool process: the same names as in-process, every call crossing the channel."""
+
+    def __init__(self, channel: Channel, start: dict[str, Any]) -> None:
+        self.run_id = start["runId"]
+        self.runId = start["runId"]
+        self.gem_id = start["gemId"]
+        self.tool = start.get("tool")
+        capabilities = set(start.get("capabilities", []))
+        for name in ("knowledge", "http", "extract", "files", "storage", "data"):
+            setattr(self, name, _Remote(channel, name) if name in capabilities else None)
+
+
+def _load_function(entry: str, export: str | None) -> Any:
+    spec = importlib.util.spec_from_file_location("gem_tool", entry)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {entry}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gem_tool"] = module
+    spec.loader.exec_module(module)
+    name = export or "run"
+    fn = getattr(module, name, None)
+    if fn is None or not callable(fn):
+        raise ImportError(f"{Path(entry).name} defines no function {name}(input, ctx)")
+    return fn
+
+
+def _run_python(config: dict[str, Any], channel: Channel) -> None:
+    start = protocol.decode(sys.stdin.buffer.readline())
+    try:
+        fn = _load_function(config["entry"], config.get("export"))
+
+        async def main() -> Any:
+            channel.attach(asyncio.get_running_loop())
+            ctx = RemoteContext(channel, start)
+            result = fn(_inbound(start.get("input")), ctx)
+            return await result if inspect.isawaitable(result) else result
+
+        output = asyncio.run(main())
+        channel.send({"type": "done", "output": _outbound(output)})
+    except BaseException as exc:  # report every failure of gem code to the host, then exit non-zero
+        channel.send(
+            {
+                "type": "failed",
+                "error": {
+                    "name": type(exc).__name__,
+                    "message": str(exc),
+                    "code": getattr(exc, "code", "E_TOOL"),
+                    "trace": traceback.format_exc(limit=20),
+                },
+            }
+        )
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    # the channel keeps the real stdout; everything the gem prints goes to stderr
+    channel_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    report = [sandbox.isolate_network()]
+    report.append(sandbox.confine_files(read_only=config["read_only"], read_write=config["read_write"]))
+    if config.get("cwd"):
+        os.chdir(config["cwd"])
+    channel = Channel(channel_out)
+    channel.send({"type": "ready", "isolation": report})
+    if config["kind"] == "node":
+        # hand the confined process to node: namespaces and Landlock survive exec
+        os.dup2(channel_out.fileno(), 1)
+        node_config = {k: config[k] for k in ("entry", "export") if k in config}
+        os.execv(config["node"], [config["node"], config["shim"], json.dumps(node_config)])
+    _run_python(config, channel)
+
+
+if __name__ == "__main__":
+    main()

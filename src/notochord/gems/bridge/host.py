@@ -1,0 +1,261 @@
+"""The host end of a tool process: spawn it confined, answer its calls through the ctx facades.
+
+Rules:
+
+- The tool process gets no database handle, no key and no host object: only the channel. Every call
+  it makes is looked up in :data:`~notochord.gems.bridge.protocol.METHODS` and executed on the run's
+  host-side :class:`~notochord.gems.context.GemContext`, so permissions, refs, quotas, the run id and
+  file history apply exactly as for in-process calls.
+- Results cross as JSON: models become their documented camelCase shape, bytes become
+  ``{"$bytes": base64}``. Errors cross as ``{name, code, message}`` and are raised again on the other
+  side as the same class (Python) or an ``Error`` with that ``code`` (JavaScript).
+- A run ends with the tool's output, its failure, a timeout or a cancellation; the process is killed
+  in the last two cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import sysconfig
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from notochord.errors import GemError, NotochordError
+from notochord.gems.bridge.protocol import METHODS, decode, encode
+from notochord.gems.context import CAPABILITIES, GemContext
+
+__all__ = ["ToolFailure", "ToolOutcome", "run_in_process"]
+
+log = logging.getLogger(__name__)
+
+_BRIDGE = Path(__file__).resolve().parent
+_SYSTEM_READ = (
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/bin",
+    "/etc",
+    "/proc",
+    "/sys/devices/system/cpu",
+    "/dev/null",
+    "/dev/urandom",
+)
+_ISOLATION_WARNED: set[str] = set()
+
+
+@dataclass
+class ToolFailure:
+    name: str
+    code: str
+    message: str
+    trace: str = ""
+
+
+@dataclass
+class ToolOutcome:
+    status: str
+    """``succeeded``, ``failed``, ``timeout`` or ``cancelled``."""
+    output: Any = None
+    error: ToolFailure | None = None
+    isolation: list[str] = field(default_factory=list)
+    log: str = ""
+
+
+def to_wire(value: Any) -> Any:
+    """A facade result as JSON-ready data in the documented shape."""
+    if isinstance(value, BaseModel):
+        return to_wire(value.model_dump(by_alias=True))
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, Mapping):
+        return {str(k): to_wire(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_wire(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return to_wire({k: getattr(value, k) for k in value.__dataclass_fields__})
+    return value
+
+
+def from_wire(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$bytes"}:
+            return base64.b64decode(value["$bytes"])
+        return {k: from_wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_wire(v) for v in value]
+    return value
+
+
+def _error_body(error: BaseException) -> dict[str, Any]:
+    if isinstance(error, NotochordError):
+        return {"name": type(error).__name__, "code": error.code, "message": error.message}
+    return {"name": "NotochordError", "code": "E_INTERNAL", "message": "the host failed to complete the call"}
+
+
+async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    if method not in METHODS:
+        raise GemError(f"no such ctx method {method!r}")
+    root, *path = method.split(".")
+    target: Any = getattr(ctx, root, None)
+    if target is None:
+        raise GemError(f"this tool has no ctx.{root} (see the tool's permissions in the manifest)")
+    for part in path:
+        target = getattr(target, part)
+    result = target(*[from_wire(a) for a in args], **{k: from_wire(v) for k, v in kwargs.items()})
+    if asyncio.iscoroutine(result):
+        result = await result
+    return to_wire(result)
+
+
+def _node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        raise GemError("JavaScript tools need node on the PATH; install Node.js 20 or newer")
+    return found
+
+
+def _python_roots() -> list[str]:
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots.update(p for p in (sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")) if p)
+    roots.update(p for p in sys.path if p and os.path.isdir(p))
+    # the notochord package itself (for notochord.errors), wherever it is installed
+    roots.add(str(Path(__file__).resolve().parents[3]))
+    return sorted(roots)
+
+
+async def run_in_process(
+    ctx: GemContext,
+    *,
+    entry: Path,
+    export: str | None,
+    code_dir: Path,
+    input: Any,
+    writable: Sequence[Path],
+    cwd: Path | None,
+    timeout: float,
+) -> ToolOutcome:
+    """Run one tool in its own confined process and answer its ctx calls until it finishes."""
+    kind = "node" if entry.suffix in {".js", ".mjs"} else "python"
+    if kind == "python" and entry.suffix != ".py":
+        raise GemError(f"tool entry {entry.name} must be a .py, .js or .mjs file")
+    read_only = [*_python_roots(), *_SYSTEM_READ, str(code_dir)]
+    config: dict[str, Any] = {
+        "kind": kind,
+        "entry": str(entry),
+        "export": export,
+        "read_only": read_only,
+        "read_write": [str(p) for p in writable],
+        "cwd": str(cwd) if cwd else None,
+    }
+    if kind == "node":
+        node = _node()
+        config.update(node=node, shim=str(_BRIDGE / "shim.mjs"))
+        config["read_only"].append(str(Path(node).resolve().parent.parent))
+        config["read_only"].append(str(_BRIDGE))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-I",
+        "-m",
+        "notochord.gems.bridge.child",
+        json.dumps(config),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=64 * 1024 * 1024,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    stderr_task = asyncio.create_task(process.stderr.read())
+    outcome = ToolOutcome(status="failed")
+    calls: set[asyncio.Task[None]] = set()
+
+    async def answer(message: dict[str, Any]) -> None:
+        try:
+            value = await _dispatch(ctx, message["method"], message.get("args", []), message.get("kwargs", {}))
+            reply: dict[str, Any] = {"type": "result", "id": message["id"], "value": value}
+        except Exception as error:  # every failure goes back to the tool as an error message
+            if not isinstance(error, NotochordError):
+                log.exception("ctx call %s failed in the host", message.get("method"))
+            reply = {"type": "error", "id": message["id"], "error": _error_body(error)}
+        assert process.stdin is not None
+        process.stdin.write(encode(reply))
+        await process.stdin.drain()
+
+    async def converse() -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        capabilities = [name for name in ("knowledge", *CAPABILITIES) if getattr(ctx, name) is not None]
+        started = False
+        async for line in process.stdout:
+            message = decode(line)
+            if message["type"] == "ready":
+                outcome.isolation = list(message.get("isolation", []))
+                for note in outcome.isolation:
+                    if "not " in note and note not in _ISOLATION_WARNED:
+                        _ISOLATION_WARNED.add(note)
+                        log.warning("gem tool isolation on this machine: %s", note)
+                if not started:
+                    process.stdin.write(
+                        encode(
+                            {
+                                "type": "start",
+                                "input": to_wire(input),
+                                "runId": ctx.run_id,
+                                "gemId": ctx.gem_id,
+                                "tool": ctx.tool,
+                                "capabilities": capabilities,
+                            }
+                        )
+                    )
+                    await process.stdin.drain()
+                    started = True
+            elif message["type"] == "call":
+                task = asyncio.create_task(answer(message))
+                calls.add(task)
+                task.add_done_callback(calls.discard)
+            elif message["type"] == "done":
+                outcome.status = "succeeded"
+                outcome.output = from_wire(message.get("output"))
+                return
+            elif message["type"] == "failed":
+                e = message.get("error", {})
+                outcome.error = ToolFailure(
+                    name=str(e.get("name", "Error")),
+                    code=str(e.get("code", "E_TOOL")),
+                    message=str(e.get("message", "")),
+                    trace=str(e.get("trace", "")),
+                )
+                return
+        outcome.error = outcome.error or ToolFailure("ToolCrashed", "E_TOOL", "the tool process ended without a result")
+
+    try:
+        await asyncio.wait_for(converse(), timeout=timeout)
+    except TimeoutError:
+        outcome.status = "timeout"
+        outcome.error = ToolFailure("ToolTimeout", "E_TIMEOUT", f"the tool did not finish within {timeout:g} s")
+    except asyncio.CancelledError:
+        outcome.status = "cancelled"
+        outcome.error = ToolFailure("ToolCancelled", "E_CANCELLED", "the run was cancelled")
+        raise
+    finally:
+        for task in list(calls):
+            task.cancel()
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        await process.wait()
+        outcome.log = (await stderr_task).decode("utf-8", "replace")[-100_000:]
+    return outcome

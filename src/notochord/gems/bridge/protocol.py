@@ -1,0 +1,88 @@
+"""Messages on the channel: one JSON object per line, in both directions.
+
+Host → child::
+
+    {"type": "start", "input": …, "runId": "run-…", "gemId": "…", "tool": "…"}
+    {"type": "result", "id": 7, "value": …}
+    {"type": "error", "id": 7, "error": {"code": "E_PERMISSION", "name": "KnowledgePermissionError",
+                                         "message": "lacks knowledge permission …"}}
+
+Child → host::
+
+    {"type": "call", "id": 7, "method": "knowledge.facts.put", "args": […], "kwargs": {…}}
+    {"type": "done", "output": …}
+    {"type": "failed", "error": {"name": "…", "message": "…", "code": "…"}}
+
+Only methods in :data:`METHODS` can be called; anything else is refused with ``E_NO_METHOD``. The
+same file is read by the child (no notochord imports here beyond the standard library).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["METHODS", "decode", "encode"]
+
+METHODS: frozenset[str] = frozenset(
+    {
+        "knowledge.profile.get",
+        "knowledge.facts.lookup",
+        "knowledge.facts.put",
+        "knowledge.facts.retract",
+        "knowledge.entities.resolve",
+        "knowledge.entities.get",
+        "knowledge.entities.list",
+        "knowledge.entities.addIdentifier",
+        "knowledge.entities.add_identifier",
+        "knowledge.search",
+        "knowledge.documents.upsert",
+        "knowledge.documents.get",
+        "knowledge.documents.getByKey",
+        "knowledge.documents.get_by_key",
+        "knowledge.documents.list",
+        "knowledge.documents.delete",
+        "knowledge.collections.list",
+        "knowledge.collections.create",
+        "knowledge.changes.list",
+        "knowledge.changes.revert",
+        "http.fetch",
+        "extract.fromUrl",
+        "extract.from_url",
+        "files.read",
+        "files.readText",
+        "files.read_text",
+        "files.write",
+        "files.list",
+        "files.stat",
+        "files.delete",
+        "files.move",
+        "files.mkdir",
+        "storage.kv.get",
+        "storage.kv.set",
+        "storage.kv.delete",
+        "storage.kv.list",
+        "storage.sql.execute",
+        "storage.sql.executemany",
+        "storage.sql.query",
+        "data.documents.write",
+        "data.documents.read",
+        "data.documents.list",
+        "data.documents.delete",
+        "data.blobs.put",
+        "data.blobs.get",
+        "data.blobs.delete",
+        "data.blobs.list",
+    }
+)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    value = json.loads(line.decode("utf-8"))
+    if not isinstance(value, dict) or "type" not in value:
+        raise ValueError("a channel message is a JSON object with a type")
+    return value

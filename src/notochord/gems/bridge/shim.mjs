@@ -1,0 +1,83 @@
+// The JavaScript side of a gem tool process: gives the tool the seed's `ctx` and runs it once.
+//
+// Started (already confined) by child.py with the channel on stdin/stdout. Every ctx call becomes a
+// {"type":"call"} line to the host; errors come back as JS Errors with the host's message and a `code`.
+// stdout belongs to the channel: console output goes to stderr.
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+const config = JSON.parse(process.argv[2]);
+const out = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+for (const name of ['log', 'info', 'debug', 'warn']) {
+  console[name] = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
+}
+
+const pending = new Map();
+let nextId = 0;
+let resolveStart;
+const started = new Promise((resolve) => { resolveStart = resolve; });
+
+const inbound = (value) => {
+  if (Array.isArray(value)) return value.map(inbound);
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === '$bytes') return Buffer.from(value.$bytes, 'base64');
+    return Object.fromEntries(keys.map((k) => [k, inbound(value[k])]));
+  }
+  return value;
+};
+const outbound = (value) => {
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString('base64') };
+  if (Array.isArray(value)) return value.map(outbound);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, outbound(v)]));
+  }
+  return value;
+};
+const toError = (error) => {
+  const err = new Error(error.message);
+  err.name = error.name || 'Error';
+  err.code = error.code;
+  return err;
+};
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const message = JSON.parse(line);
+  if (message.type === 'start') return resolveStart(message);
+  const call = pending.get(message.id);
+  if (!call) return;
+  pending.delete(message.id);
+  if (message.type === 'result') call.resolve(inbound(message.value));
+  else call.reject(toError(message.error));
+});
+
+const call = (method, args) => new Promise((resolve, reject) => {
+  const id = ++nextId;
+  pending.set(id, { resolve, reject });
+  out({ type: 'call', id, method, args: outbound(args), kwargs: {} });
+});
+
+const remote = (path) => new Proxy(function () {}, {
+  get: (_target, name) => (typeof name === 'string' && name !== 'then' ? remote(`${path}.${name}`) : undefined),
+  apply: (_target, _this, args) => call(path, args),
+});
+
+const finish = (message) => {
+  out(message);
+  process.stdout.write('', () => process.exit(message.type === 'done' ? 0 : 1));
+};
+
+try {
+  const start = await started;
+  const module = await import(pathToFileURL(config.entry).href);
+  const fn = config.export && config.export !== 'default' ? module[config.export] : module.default;
+  if (typeof fn !== 'function') throw new Error(`${config.entry} has no default export function (input, ctx)`);
+  const ctx = { runId: start.runId, gemId: start.gemId, tool: start.tool };
+  for (const name of ['knowledge', 'http', 'extract', 'files', 'storage', 'data']) {
+    ctx[name] = (start.capabilities || []).includes(name) ? remote(name) : null;
+  }
+  const output = await fn(inbound(start.input), ctx);
+  finish({ type: 'done', output: outbound(output === undefined ? null : output) });
+} catch (error) {
+  finish({ type: 'failed', error: { name: error?.name || 'Error', message: String(error?.message ?? error), code: error?.code || 'E_TOOL', trace: String(error?.stack || '') } });
+}
