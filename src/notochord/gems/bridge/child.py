@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from notochord import errors
+import notochord.errors as errors
 from notochord.gems.bridge import protocol, sandbox
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
