@@ -63,9 +63,7 @@ class Space:
         self.name = name
         self.path = path
         self._master_key = master_key
-        self._engine: sa.Engine | None = create_sqlite_engine(
-            path, busy_timeout_ms=settings.sqlite_busy_timeout_ms
-        )
+        self._engine: sa.Engine | None = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         migrate(self._engine)
         self.core = KnowledgeCore(
             self._engine,
@@ -104,7 +102,7 @@ class Notochord:
         *,
         settings: Settings,
         clock: Clock | None = None,
-        embedder: Embedder | None | _Default = _DEFAULT,
+        embedder: Embedder | _Default | None = _DEFAULT,
     ) -> None:
         self.data_dir = data_dir
         self.settings = settings
@@ -143,9 +141,7 @@ class Notochord:
     def _space(self, name: str, path: Path) -> Space:
         with self._lock:
             if self._closed:
-                raise ClosedError(
-                    f"this notochord at {self.data_dir} was closed; open it again with notochord.open()"
-                )
+                raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
             space = self._spaces.get(name)
             if space is None:
                 space = Space(
@@ -181,7 +177,7 @@ def open(
     settings: Settings | None = None,
     *,
     clock: Clock | None = None,
-    embedder: Embedder | None | _Default = _DEFAULT,
+    embedder: Embedder | _Default | None = _DEFAULT,
 ) -> Notochord:
     """Open (creating if needed) a notochord data directory.
 

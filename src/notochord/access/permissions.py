@@ -381,9 +381,7 @@ class PermissionSet:
     @classmethod
     def of(cls, items: Iterable[Permission | str]) -> PermissionSet:
         """Build a set from permission values or strings (strings are parsed)."""
-        return cls(
-            frozenset(item if isinstance(item, Permission) else Permission.parse(item) for item in items)
-        )
+        return cls(frozenset(item if isinstance(item, Permission) else Permission.parse(item) for item in items))
 
     def __iter__(self) -> Iterator[Permission]:
         return iter(sorted(self.permissions, key=str))
@@ -422,9 +420,7 @@ class PermissionSet:
         ``predicate = prefix``.
         """
         grants = self._facts(action, subject_kind)
-        kept = {
-            (p.prefix, p.wildcard) for p in grants if not any(q != p and q.covers_facts(p) for q in grants)
-        }
+        kept = {(p.prefix, p.wildcard) for p in grants if not any(q != p and q.covers_facts(p) for q in grants)}
         return sorted(kept)
 
     def readable_fact_prefixes(self, *, subject_kind: str) -> list[tuple[str, bool]]:
@@ -435,17 +431,14 @@ class PermissionSet:
         """Whether ``action`` on entities of ``kind`` is allowed, implications included."""
         if action not in _ENTITIES_ACTIONS:
             raise KnowledgeValidationError(f"unknown entities action {action!r}")
-        return any(
-            isinstance(p, EntitiesPermission) and p.allows(action=action, kind=kind) for p in self.permissions
-        )
+        return any(isinstance(p, EntitiesPermission) and p.allows(action=action, kind=kind) for p in self.permissions)
 
     def collections_allows(self, *, action: CollectionsAction, target: CollectionTarget) -> bool:
         """Whether ``action`` on the ``target`` class of collections is allowed (write implies read)."""
         if action not in _COLLECTIONS_ACTIONS:
             raise KnowledgeValidationError(f"unknown collections action {action!r}")
         return any(
-            isinstance(p, CollectionsPermission) and p.allows(action=action, target=target)
-            for p in self.permissions
+            isinstance(p, CollectionsPermission) and p.allows(action=action, target=target) for p in self.permissions
         )
 
     def has(self, simple_name: SimpleName) -> bool:

@@ -29,9 +29,7 @@ class CollectionAccess:
     writable: frozenset[int]
 
 
-def _reach(
-    tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: str, ticked: Set[int]
-) -> set[int]:
+def _reach(tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: str, ticked: Set[int]) -> set[int]:
     roots: set[int] = set()
     for builtin in ("diary", "keep"):
         if grants.collections_allows(action=action, target=builtin):  # type: ignore[arg-type]

@@ -187,9 +187,7 @@ def _facts_sentence(permission: FactsPermission, lang: Lang, describe: DescribeP
     return f"{verb_zh}{_kind_noun(permission.subject).zh}的{phrase.zh}"
 
 
-def sentence(
-    permission: Permission, *, lang: Lang, describe_predicate: DescribePredicate | None = None
-) -> str:
+def sentence(permission: Permission, *, lang: Lang, describe_predicate: DescribePredicate | None = None) -> str:
     """The user-facing sentence for ``permission`` in ``lang`` (K-PERM-02, OD-K51).
 
     Args:

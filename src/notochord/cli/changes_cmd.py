@@ -36,9 +36,7 @@ def list_changes(
 @app.command("revert")
 def revert(
     change_id: Annotated[int | None, typer.Argument(help="The change to undo.")] = None,
-    run_id: Annotated[
-        str | None, typer.Option("--run", help="Undo every change of this run instead.")
-    ] = None,
+    run_id: Annotated[str | None, typer.Option("--run", help="Undo every change of this run instead.")] = None,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,

@@ -65,9 +65,7 @@ def lookup(
 ) -> None:
     """List the current facts of a subject."""
     with open_space(data_dir, org) as space:
-        found = (
-            space.user.facts.profile(prefix) if pinned else space.user.facts.lookup(_subject(subject), prefix)
-        )
+        found = space.user.facts.profile(prefix) if pinned else space.user.facts.lookup(_subject(subject), prefix)
     if as_json:
         emit(found, as_json=True)
         return

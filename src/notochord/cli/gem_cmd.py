@@ -83,13 +83,10 @@ def show(gem_id: GemId, org: OrgOption = None, data_dir: DataDir = None, as_json
     }
     lines = [f"{gem.name} ({gem.id}) {gem.version or ''}", gem.description or ""]
     lines += [
-        f"  tool {t.name}: {t.entry or '-'}{'' if t.knowledge else ' (no knowledge)'}"
-        for t in gem.manifest.tools
+        f"  tool {t.name}: {t.entry or '-'}{'' if t.knowledge else ' (no knowledge)'}" for t in gem.manifest.tools
     ]
     lines += [f"  [{'x' if s.on else ' '}] {s.permission:<40} {s.sentence_en}" for s in switches]
-    contributed = (
-        f"{counts['facts']} facts, {counts['documents']} documents, {counts['collections']} collections"
-    )
+    contributed = f"{counts['facts']} facts, {counts['documents']} documents, {counts['collections']} collections"
     lines.append(f"  contributed: {contributed}")
     emit(result, as_json=as_json, text="\n".join(line for line in lines if line))
 
@@ -111,14 +108,10 @@ def permissions(
         f"[{'x' if s.on else ' '}] {s.permission:<40} {s.sentence_en if lang == 'en' else s.sentence_zh}"
         for s in switches
     ]
-    emit(
-        [s._asdict() for s in switches], as_json=as_json, text="\n".join(lines) or "(requests no permissions)"
-    )
+    emit([s._asdict() for s in switches], as_json=as_json, text="\n".join(lines) or "(requests no permissions)")
 
 
-def _switch(
-    gem_id: str, permission: str, on: bool, org: str | None, data_dir: Path | None, as_json: bool
-) -> None:
+def _switch(gem_id: str, permission: str, on: bool, org: str | None, data_dir: Path | None, as_json: bool) -> None:
     with open_space(data_dir, org) as space:
         space.gems.set_permission(gem_id, permission, on)
     emit(

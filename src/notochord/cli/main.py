@@ -48,8 +48,7 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     with opened(data_dir) as nc:
         nc.personal  # noqa: B018  (make sure the personal space exists before listing)
         rows = [
-            (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status()
-            for name in nc.spaces()
+            (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status() for name in nc.spaces()
         ]
         data_dir_text = str(Path(nc.data_dir).resolve())
     if as_json:

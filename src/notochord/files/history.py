@@ -384,9 +384,7 @@ class FileHistory:
                 cid, op, root, path, display, dest, dest_display = row[:7]
                 touched = [(root, path)] + ([(root, dest)] if dest is not None else [])
                 shown = [display] + ([dest_display] if dest_display is not None else [])
-                if any(t in blocked for t in touched) or not self._undo_allowed(
-                    cid, run_id, root, path, dest, row[10]
-                ):
+                if any(t in blocked for t in touched) or not self._undo_allowed(cid, run_id, root, path, dest, row[10]):
                     blocked.update(touched)
                     skipped.extend(s for s in shown if s not in skipped)
                     continue
@@ -404,9 +402,7 @@ class FileHistory:
                 skipped=tuple(skipped),
             )
 
-    def _undo_allowed(
-        self, cid: int, run_id: str, root: str, path: str, dest: str | None, after: str | None
-    ) -> bool:
+    def _undo_allowed(self, cid: int, run_id: str, root: str, path: str, dest: str | None, after: str | None) -> bool:
         later = self._query(
             "SELECT 1 FROM changes WHERE id > ? AND run_id != ? AND status = 'applied' AND root = ?"
             " AND (path IN (?, ?) OR dest_path IN (?, ?)) LIMIT 1",

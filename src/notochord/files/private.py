@@ -200,8 +200,7 @@ class KeyValue:
             raise FileError(f"the value for {key!r} is not JSON-serialisable: {exc}") from exc
         with self._db.cursor() as cur:
             cur.execute(
-                "INSERT INTO kv (key, value) VALUES (?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, text),
             )
 
@@ -364,9 +363,7 @@ class Blobs:
         try:
             return self._aead.decrypt(raw[len(_BLOB_MAGIC) : head], raw[head:], _aad(name))
         except InvalidTag as exc:
-            raise FileError(
-                f"the blob {name} failed authentication: damaged, moved or another gem's"
-            ) from exc
+            raise FileError(f"the blob {name} failed authentication: damaged, moved or another gem's") from exc
 
     def delete(self, name: str) -> bool:
         try:
@@ -406,9 +403,7 @@ class GemStore:
                 (folder / sub).mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
             raise FileError(f"cannot create the gem's storage folder {folder}: {exc.strerror}") from exc
-        kv_conn = _open_cipher_db(
-            folder / "kv.db", _subkey(key, "notochord/gem-storage/kv/v1"), "key-value store"
-        )
+        kv_conn = _open_cipher_db(folder / "kv.db", _subkey(key, "notochord/gem-storage/kv/v1"), "key-value store")
         try:
             sql_conn = _open_cipher_db(folder / "sql.db", key, "SQL database")
         except FileError:
@@ -440,9 +435,7 @@ class GemStore:
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise FileError(
-                f"could not delete the gem's storage folder {self.folder}: {exc.strerror}"
-            ) from exc
+            raise FileError(f"could not delete the gem's storage folder {self.folder}: {exc.strerror}") from exc
 
     def __enter__(self) -> GemStore:
         return self

@@ -366,9 +366,7 @@ def _normalise(path: str, rel: str) -> list[str]:
         raise FilePermissionError(f"{path!r} contains a NUL character", path=path)
     text = rel.replace("\\", "/")
     if text.startswith("/") or (len(text) >= 2 and text[1] == ":" and text[0].isalpha()):
-        raise FilePermissionError(
-            f"{path} is an absolute path; give a path relative to the folder", path=path
-        )
+        raise FilePermissionError(f"{path} is an absolute path; give a path relative to the folder", path=path)
     parts: list[str] = []
     for segment in text.split("/"):
         if segment in ("", "."):

@@ -240,9 +240,7 @@ def _gem_id(data: Mapping[str, object], name: str | None, problems: _Problems) -
         return ""
     slug = _slug(name)
     if not slug:
-        problems.add(
-            "name", f'cannot derive a gem id from {name!r}; add an "id" of lowercase letters, digits and -'
-        )
+        problems.add("name", f'cannot derive a gem id from {name!r}; add an "id" of lowercase letters, digits and -')
     return slug
 
 
@@ -320,9 +318,7 @@ def _declaration(raw: object, path: str, problems: _Problems) -> PredicateDeclar
         problems.add(f"{path}.cardinality", f"must be one or many (got {cardinality!r})")
     description = _required_text(raw, "description", f"{path}.description", problems)
     if description is not None and len(description) > MAX_DESCRIPTION:
-        problems.add(
-            f"{path}.description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}"
-        )
+        problems.add(f"{path}.description", f"is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
     aliases = _aliases(raw.get("aliases"), f"{path}.aliases", problems)
     if len(problems.items) > before or predicate is None or description is None:
         return None
@@ -368,9 +364,7 @@ def _knowledge(raw: object, path: str, problems: _Problems) -> KnowledgeSection:
     return KnowledgeSection(permissions, predicates, reason if reason and reason.strip() else None)
 
 
-def _tool_capabilities(
-    raw: object, path: str, form: Form, problems: _Problems
-) -> tuple[bool, tuple[str, ...]]:
+def _tool_capabilities(raw: object, path: str, form: Form, problems: _Problems) -> tuple[bool, tuple[str, ...]]:
     """``(knowledge, capabilities)`` of one tool's ``permissions`` field (OD-K49)."""
     if form == "draft":
         if raw is None:
@@ -405,9 +399,7 @@ def _tools(data: Mapping[str, object], form: Form, problems: _Problems) -> tuple
             return ()
         stem = PurePosixPath(entry).stem
         if not stem:
-            problems.add(
-                "entry", f"cannot name a tool after {entry!r}; give a file path such as tools/rate.js"
-            )
+            problems.add("entry", f"cannot name a tool after {entry!r}; give a file path such as tools/rate.js")
             return ()
         return (ToolSpec(stem, entry, True),)
     if not isinstance(raw, list):
@@ -422,9 +414,7 @@ def _tools(data: Mapping[str, object], form: Form, problems: _Problems) -> tuple
             continue
         name = _required_text(item, "name", f"{path}.name", problems)
         tool_entry = _optional_str(item, "entry", f"{path}.entry", problems)
-        knowledge, capabilities = _tool_capabilities(
-            item.get("permissions"), f"{path}.permissions", form, problems
-        )
+        knowledge, capabilities = _tool_capabilities(item.get("permissions"), f"{path}.permissions", form, problems)
         if name is None:
             continue
         if name in seen:
@@ -502,9 +492,7 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
     if not isinstance(data, dict):
         raise ManifestError(["$: a manifest must be a JSON object"], source=source)
     if form not in (None, "draft", "packaged"):
-        raise ManifestError(
-            [f"$: unknown manifest form {form!r} (expected draft or packaged)"], source=source
-        )
+        raise ManifestError([f"$: unknown manifest form {form!r} (expected draft or packaged)"], source=source)
     resolved: Form = form if form is not None else _detect_form(data)
     problems = _Problems()
 
@@ -527,9 +515,7 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
         knowledge = _knowledge(data.get("knowledge"), "knowledge", problems)
     else:
         if "knowledge" in data:
-            problems.add(
-                "knowledge", "in notochord.json the knowledge section goes under permissions.knowledge"
-            )
+            problems.add("knowledge", "in notochord.json the knowledge section goes under permissions.knowledge")
         knowledge = _knowledge(permissions.get("knowledge"), "permissions.knowledge", problems)
 
     network = _network(permissions.get("network"), resolved, problems)

@@ -282,8 +282,7 @@ class GemRegistry:
             ).rowcount
         if not updated:
             raise GemError(
-                f"gem {gem_id} did not request {canonical}; "
-                "only permissions in its manifest can be switched on"
+                f"gem {gem_id} did not request {canonical}; only permissions in its manifest can be switched on"
             )
 
     # ------------------------------------------------------------ uninstall
@@ -342,7 +341,5 @@ def _expire_facts(tx: Any, gem_id: str) -> dict[str, int]:
             summary=f"removed with gem {gem_id}: {row.predicate}",
             before=json.loads(row.value_json),
         )
-        tx.conn.execute(
-            sa.update(facts).where(facts.c.id == row.id).values(valid_to=tx.now, expired_by=change_id)
-        )
+        tx.conn.execute(sa.update(facts).where(facts.c.id == row.id).values(valid_to=tx.now, expired_by=change_id))
     return {"facts": len(rows)}

@@ -77,9 +77,7 @@ def parse_since(since: str | int | float | datetime, *, tz: Any) -> str:
             return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
         except ValueError:
             pass
-    raise KnowledgeValidationError(
-        f"since {since!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds"
-    )
+    raise KnowledgeValidationError(f"since {since!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")
 
 
 Visible = Callable[[sa.Row[Any]], bool]
@@ -155,9 +153,7 @@ class ChangeLog:
                 if run_actor is not None:
                     query = query.where(changes.c.actor == run_actor)
                 targets = [
-                    r
-                    for r in tx.conn.execute(query.order_by(changes.c.id.desc()))
-                    if visible is None or visible(r)
+                    r for r in tx.conn.execute(query.order_by(changes.c.id.desc())) if visible is None or visible(r)
                 ]
             pending = [r for r in targets if r.status != "reverted"]
             if not pending:
@@ -168,9 +164,7 @@ class ChangeLog:
 
     def _revert_one(self, tx: WriteTx, row: sa.Row[Any]) -> None:
         if row.op == "changes.revert":
-            raise KnowledgeValidationError(
-                "a revert cannot itself be reverted; make the change again instead"
-            )
+            raise KnowledgeValidationError("a revert cannot itself be reverted; make the change again instead")
         if row.status == "applied":
             _check_not_superseded(tx.conn, row)
             handler = REVERTERS.get(f"{row.op}:{row.target_type}") or REVERTERS.get(row.op)
@@ -221,9 +215,7 @@ def _check_not_superseded(conn: sa.Connection, row: sa.Row[Any]) -> None:
 
 
 def _cardinality(conn: sa.Connection, predicate: str) -> str:
-    return str(
-        conn.execute(sa.select(predicates.c.cardinality).where(predicates.c.name == predicate)).scalar_one()
-    )
+    return str(conn.execute(sa.select(predicates.c.cardinality).where(predicates.c.name == predicate)).scalar_one())
 
 
 def _slot_taken(conn: sa.Connection, fact: sa.Row[Any], *, ignoring: Sequence[int] = ()) -> bool:
@@ -247,9 +239,7 @@ def _revert_put(tx: WriteTx, row: sa.Row[Any]) -> None:
         conn.execute(sa.update(facts).where(facts.c.id == new.id).values(valid_to=tx.now))
     for old in conn.execute(sa.select(facts).where(facts.c.expired_by == row.id)).all():
         if _slot_taken(conn, old):
-            raise RevertError(
-                f"cannot revert change {row.id}: superseded, {old.predicate} has a newer current value"
-            )
+            raise RevertError(f"cannot revert change {row.id}: superseded, {old.predicate} has a newer current value")
         conn.execute(sa.update(facts).where(facts.c.id == old.id).values(valid_to=None, expired_by=None))
 
 
@@ -259,16 +249,12 @@ def _revert_expiry(tx: WriteTx, row: sa.Row[Any]) -> None:
     if fact.valid_to is None or fact.expired_by != row.id:
         return
     if _slot_taken(tx.conn, fact):
-        raise RevertError(
-            f"cannot revert change {row.id}: superseded, {fact.predicate} has a newer current value"
-        )
+        raise RevertError(f"cannot revert change {row.id}: superseded, {fact.predicate} has a newer current value")
     tx.conn.execute(sa.update(facts).where(facts.c.id == fact.id).values(valid_to=None, expired_by=None))
 
 
 def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
-    tx.conn.execute(
-        sa.update(facts).where(facts.c.id == row.target_id).values(pinned=bool(_loads(row.before_json)))
-    )
+    tx.conn.execute(sa.update(facts).where(facts.c.id == row.target_id).values(pinned=bool(_loads(row.before_json))))
 
 
 def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:

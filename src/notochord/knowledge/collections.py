@@ -209,9 +209,7 @@ class Collections:
             self._check_place(tree, parent_id, height=1)
             new_id = tx.conn.execute(
                 sa.insert(collections)
-                .values(
-                    name=cleaned, parent_id=parent_id, builtin=None, created_by=str(actor), created_at=tx.now
-                )
+                .values(name=cleaned, parent_id=parent_id, builtin=None, created_by=str(actor), created_at=tx.now)
                 .returning(collections.c.id)
             ).scalar_one()
             where = f" in {tree.get(parent_id).name}" if parent_id is not None else ""
@@ -225,9 +223,7 @@ class Collections:
             )
             return _row(tx.conn.execute(sa.select(collections).where(collections.c.id == new_id)).one())
 
-    def move(
-        self, *, actor: Actor, collection_id: int, parent_id: int | None, run_id: str | None = None
-    ) -> int:
+    def move(self, *, actor: Actor, collection_id: int, parent_id: int | None, run_id: str | None = None) -> int:
         """Move a collection under ``parent_id`` (``None``: top level). The user's act (OD-K56)."""
         if not actor.is_user:
             raise KnowledgeValidationError("only the user moves collections")
@@ -237,13 +233,9 @@ class Collections:
             if row.builtin:
                 raise KnowledgeValidationError(f"the built-in collection {row.builtin} cannot be moved")
             if parent_id is not None and parent_id in tree.subtree(collection_id):
-                raise KnowledgeValidationError(
-                    "a collection cannot be moved into itself or one of its subfolders"
-                )
+                raise KnowledgeValidationError("a collection cannot be moved into itself or one of its subfolders")
             self._check_place(tree, parent_id, height=tree.subtree_height(collection_id))
-            tx.conn.execute(
-                sa.update(collections).where(collections.c.id == collection_id).values(parent_id=parent_id)
-            )
+            tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(parent_id=parent_id))
             return tx.record(
                 op="collections.move",
                 target_type="collection",
@@ -293,22 +285,16 @@ class Collections:
             )
             if on:
                 tx.conn.execute(
-                    sa.insert(collection_ticks).values(
-                        gem_id=gem_id, collection_id=collection_id, ticked_at=tx.now
-                    )
+                    sa.insert(collection_ticks).values(gem_id=gem_id, collection_id=collection_id, ticked_at=tx.now)
                 )
 
 
 def _is_empty(conn: sa.Connection, collection_id: int) -> bool:
     child = conn.execute(
-        sa.select(collections.c.id).where(
-            collections.c.parent_id == collection_id, collections.c.deleted_at.is_(None)
-        )
+        sa.select(collections.c.id).where(collections.c.parent_id == collection_id, collections.c.deleted_at.is_(None))
     ).first()
     doc = conn.execute(
-        sa.select(documents.c.id).where(
-            documents.c.collection_id == collection_id, documents.c.deleted_at.is_(None)
-        )
+        sa.select(documents.c.id).where(documents.c.collection_id == collection_id, documents.c.deleted_at.is_(None))
     ).first()
     return child is None and doc is None
 
@@ -325,9 +311,7 @@ def _revert_move(tx: WriteTx, row: Any) -> None:
     import json
 
     before = json.loads(row.before_json)
-    tx.conn.execute(
-        sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=before["parent"])
-    )
+    tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=before["parent"]))
 
 
 def _revert_removal(tx: WriteTx, row: Any) -> None:

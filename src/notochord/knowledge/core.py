@@ -24,9 +24,7 @@ __all__ = ["KnowledgeCore"]
 class KnowledgeCore:
     """Store, vocabulary, entities, facts, collections, documents, the vector index and the change log."""
 
-    def __init__(
-        self, engine: sa.Engine, clock: Clock, *, embedder: Embedder | None, background: bool
-    ) -> None:
+    def __init__(self, engine: sa.Engine, clock: Clock, *, embedder: Embedder | None, background: bool) -> None:
         self.store = Store(engine, clock)
         self.vocabulary = Vocabulary()
         self.entities = Entities(self.store)
@@ -54,9 +52,7 @@ class KnowledgeCore:
 
         with self.store.read() as conn:
             return {
-                "facts": count(
-                    sa.select(sa.func.count()).select_from(facts).where(facts.c.valid_to.is_(None))
-                ),
+                "facts": count(sa.select(sa.func.count()).select_from(facts).where(facts.c.valid_to.is_(None))),
                 "entities": count(
                     sa.select(sa.func.count())
                     .select_from(entities)
@@ -70,9 +66,7 @@ class KnowledgeCore:
                     sa.select(sa.func.count()).select_from(documents).where(documents.c.deleted_at.is_(None))
                 ),
                 "collections": count(
-                    sa.select(sa.func.count())
-                    .select_from(collections)
-                    .where(collections.c.deleted_at.is_(None))
+                    sa.select(sa.func.count()).select_from(collections).where(collections.c.deleted_at.is_(None))
                 ),
                 "changes": count(sa.select(sa.func.count()).select_from(changes)),
             }

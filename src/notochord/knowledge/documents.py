@@ -67,9 +67,7 @@ Authorize = Callable[[CollectionTree, int, "DocumentRecord | None"], None]
 """``authorize(tree, target collection id, existing document or None)``: raise to refuse."""
 
 
-def _hash(
-    title: str, body: str | None, text: str | None, meta: Mapping[str, Any], source_uri: str | None
-) -> str:
+def _hash(title: str, body: str | None, text: str | None, meta: Mapping[str, Any], source_uri: str | None) -> str:
     canonical = json.dumps(
         {"title": title, "body": body, "text": text, "meta": meta, "sourceUri": source_uri},
         sort_keys=True,
@@ -156,9 +154,7 @@ class Documents:
 
     def list(self, collection_id: int, *, time_range: TimeRange | None = None) -> list[DocumentRecord]:
         """Documents placed directly in the collection, newest first by document date (OD-K42)."""
-        query = sa.select(documents).where(
-            documents.c.collection_id == collection_id, documents.c.deleted_at.is_(None)
-        )
+        query = sa.select(documents).where(documents.c.collection_id == collection_id, documents.c.deleted_at.is_(None))
         if time_range is not None and time_range.start is not None:
             query = query.where(documents.c.doc_date >= time_range.start)
         if time_range is not None and time_range.end is not None:
@@ -223,8 +219,7 @@ class Documents:
                 existing = self.load(conn, doc_id)
                 if collection_id is not None and collection_id != existing.collection_id:
                     raise KnowledgeValidationError(
-                        "collection differs from the document's current collection; "
-                        "only the user moves documents"
+                        "collection differs from the document's current collection; only the user moves documents"
                     )
                 target = existing.collection_id
             else:
@@ -233,12 +228,7 @@ class Documents:
                 target = tree.get(collection_id).id
                 if key is not None:
                     existing = self.find_by_key(conn, target, key)
-            if (
-                key is not None
-                and tree.class_of(target) == "diary"
-                and _is_iso_date(key)
-                and "date" not in meta_dict
-            ):
+            if key is not None and tree.class_of(target) == "diary" and _is_iso_date(key) and "date" not in meta_dict:
                 meta_dict["date"] = key
 
         # 3. permission
@@ -354,9 +344,7 @@ class Documents:
                 )
             if tree.class_of(collection_id) == "diary":
                 raise KnowledgeValidationError("nothing can be moved into the diary collection")
-            tx.conn.execute(
-                sa.update(documents).where(documents.c.id == doc_id).values(collection_id=collection_id)
-            )
+            tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(collection_id=collection_id))
             return tx.record(
                 op="documents.move",
                 target_type="document",
@@ -404,9 +392,7 @@ def _revert_update(tx: WriteTx, row: Any) -> None:
             body=before["body"],
             meta_json=json.dumps(before["meta"], ensure_ascii=False),
             source_uri=before["sourceUri"],
-            content_hash=_hash(
-                before["title"], before["body"], before["text"], before["meta"], before["sourceUri"]
-            ),
+            content_hash=_hash(before["title"], before["body"], before["text"], before["meta"], before["sourceUri"]),
             writer=before["writer"],
             updated_at=tx.now,
             doc_date=before["docDate"],

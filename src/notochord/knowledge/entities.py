@@ -81,9 +81,7 @@ class Entities:
         found = [entity_id]
         frontier = [entity_id]
         while frontier:
-            rows = conn.execute(
-                sa.select(entities.c.id).where(entities.c.merged_into.in_(frontier))
-            ).scalars()
+            rows = conn.execute(sa.select(entities.c.id).where(entities.c.merged_into.in_(frontier))).scalars()
             frontier = [r for r in rows if r not in found]
             found.extend(frontier)
         return found
@@ -95,9 +93,7 @@ class Entities:
             raise KnowledgeNotFoundError("entity")
         idents = conn.execute(
             sa.select(identifiers.c.type, identifiers.c.value)
-            .where(
-                identifiers.c.entity_id.in_(self.members(conn, canonical)), identifiers.c.removed_at.is_(None)
-            )
+            .where(identifiers.c.entity_id.in_(self.members(conn, canonical)), identifiers.c.removed_at.is_(None))
             .order_by(identifiers.c.id)
         ).all()
         return Entity(
@@ -159,8 +155,7 @@ class Entities:
             found = [
                 e
                 for e in found
-                if needle in e.display_name.casefold()
-                or any(needle in i.value.casefold() for i in e.identifiers)
+                if needle in e.display_name.casefold() or any(needle in i.value.casefold() for i in e.identifiers)
             ]
         return sorted(found, key=lambda e: (e.display_name.casefold(), e.id))
 
@@ -314,9 +309,7 @@ def _check_identifiers(given: Mapping[str, str]) -> dict[str, str]:
 
 
 def _display_name(conn: sa.Connection, entity_id: int) -> str:
-    return str(
-        conn.execute(sa.select(entities.c.display_name).where(entities.c.id == entity_id)).scalar_one()
-    )
+    return str(conn.execute(sa.select(entities.c.display_name).where(entities.c.id == entity_id)).scalar_one())
 
 
 def _host_only(actor: Actor, what: str) -> None:

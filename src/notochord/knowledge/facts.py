@@ -315,9 +315,7 @@ class Facts:
                 summary=f"retracted {row.predicate} = {_short(json.loads(row.value_json))}",
                 before=json.loads(row.value_json),
             )
-            tx.conn.execute(
-                sa.update(facts).where(facts.c.id == fact_id).values(valid_to=tx.now, expired_by=change_id)
-            )
+            tx.conn.execute(sa.update(facts).where(facts.c.id == fact_id).values(valid_to=tx.now, expired_by=change_id))
             return RetractResult(status="retracted", change_id=change_id)
 
     def pin(self, *, actor: Actor, fact_id: int, pinned: bool, run_id: str | None = None) -> PinResult:

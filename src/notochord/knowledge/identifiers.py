@@ -24,8 +24,7 @@ def check_kind(kind: str) -> str:
     """An entity kind is ``[a-z][a-z0-9_]*`` and never ``self`` (OD-K57)."""
     if not isinstance(kind, str) or not _KIND.match(kind) or kind == "self":
         raise KnowledgeValidationError(
-            f"entity kind {kind!r} is malformed: use lowercase letters, digits and _ "
-            "(e.g. person, org, place)"
+            f"entity kind {kind!r} is malformed: use lowercase letters, digits and _ (e.g. person, org, place)"
         )
     check_length("entity kind", kind, 100)
     return kind
@@ -34,9 +33,7 @@ def check_kind(kind: str) -> str:
 def normalize_identifier(kind: str, value: str) -> str:
     """The form identifiers are matched on. Raises on values that cannot be an identifier of ``kind``."""
     if kind not in IDENTIFIER_TYPES:
-        raise KnowledgeValidationError(
-            f"unknown identifier type {kind!r}: use one of {', '.join(IDENTIFIER_TYPES)}"
-        )
+        raise KnowledgeValidationError(f"unknown identifier type {kind!r}: use one of {', '.join(IDENTIFIER_TYPES)}")
     if not isinstance(value, str) or not value.strip():
         raise KnowledgeValidationError(f"{kind} identifier must be a non-empty string")
     check_length(f"{kind} identifier", value)
@@ -60,9 +57,7 @@ def normalize_identifier(kind: str, value: str) -> str:
         parts = urlsplit(text)
         if not parts.scheme or not parts.netloc:
             raise KnowledgeValidationError(f"url identifier {value!r} needs a scheme and a host")
-        rebuilt = urlunsplit(
-            (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment)
-        )
+        rebuilt = urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment))
         return rebuilt.rstrip("/")
     if kind == "handle":
         if not _HANDLE.match(text):

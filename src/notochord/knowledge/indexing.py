@@ -36,9 +36,7 @@ def _surface_forms(conn: sa.Connection) -> list[tuple[int, str]]:
     )
     forms: list[tuple[int, str]] = [
         (row.id, row.display_name)
-        for row in conn.execute(
-            sa.select(entities.c.id, entities.c.display_name).where(entities.c.id.in_(live))
-        )
+        for row in conn.execute(sa.select(entities.c.id, entities.c.display_name).where(entities.c.id.in_(live)))
     ]
     for row in conn.execute(
         sa.select(identifiers.c.entity_id, identifiers.c.type, identifiers.c.value).where(
@@ -79,12 +77,9 @@ def index_document(conn: sa.Connection, document_id: int, text: str, *, title: s
     if not pieces:
         return []
     rows = [
-        {"document_id": document_id, "idx": c.index, "text": c.text, "start": c.start, "end": c.end}
-        for c in pieces
+        {"document_id": document_id, "idx": c.index, "text": c.text, "start": c.start, "end": c.end} for c in pieces
     ]
-    ids = list(
-        conn.execute(sa.insert(chunks).returning(chunks.c.id, sort_by_parameter_order=True), rows).scalars()
-    )
+    ids = list(conn.execute(sa.insert(chunks).returning(chunks.c.id, sort_by_parameter_order=True), rows).scalars())
     fts_insert(conn, FTS_TABLE, zip(ids, (with_title(title, c.text) for c in pieces), strict=True))
     forms = _surface_forms(conn)
     found = [

@@ -101,9 +101,7 @@ def predicate_problem(name: str, *, min_levels: int = 2) -> str | None:
         return f"predicate {name!r} needs at least {min_levels} dot-separated levels"
     for segment in segments:
         if not is_segment(segment):
-            return (
-                f"predicate {name!r} has a malformed level {segment!r} (use lowercase letters, digits or _)"
-            )
+            return f"predicate {name!r} has a malformed level {segment!r} (use lowercase letters, digits or _)"
     if segments[0] not in FIRST_LEVELS:
         return f"predicate {name!r} must start with one of {', '.join(FIRST_LEVELS)}"
     return None

@@ -63,9 +63,7 @@ def compact_json(value: Any) -> str:
 def check_length(what: str, text: str, limit: int = MAX_NAME) -> None:
     """Refuse ``text`` longer than ``limit`` code points (inclusive limit)."""
     if len(text) > limit:
-        raise KnowledgeValidationError(
-            f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it"
-        )
+        raise KnowledgeValidationError(f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it")
 
 
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:

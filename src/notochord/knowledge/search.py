@@ -88,9 +88,7 @@ def hybrid_search(
         if not query.strip():
             return _newest(conn, candidates, limit)
         compiled = candidates.compile(conn, compile_kwargs={"literal_binds": True})
-        text_leg = fts_search(
-            conn, FTS_TABLE, query, limit=limit * _DEPTH, rowid_filter_sql=f"rowid IN ({compiled})"
-        )
+        text_leg = fts_search(conn, FTS_TABLE, query, limit=limit * _DEPTH, rowid_filter_sql=f"rowid IN ({compiled})")
         vector_leg: list[tuple[int, float]] = []
         if vectors.enabled:
             allowed = list(conn.execute(candidates).scalars())

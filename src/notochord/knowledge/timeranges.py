@@ -39,9 +39,7 @@ def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: s
             return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
         except ValueError:
             pass
-    raise KnowledgeValidationError(
-        f"{what} {value!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds"
-    )
+    raise KnowledgeValidationError(f"{what} {value!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")
 
 
 @dataclass(frozen=True)
@@ -58,16 +56,10 @@ def parse_time_range(value: object, *, tz: tzinfo) -> TimeRange | None:
         raise KnowledgeValidationError("timeRange must be an object such as {'from': '2026-09-22'}")
     unknown = set(value) - {"from", "to"}
     if unknown:
-        raise KnowledgeValidationError(
-            f"timeRange accepts from and to, not {', '.join(sorted(map(str, unknown)))}"
-        )
-    start = (
-        parse_moment(value["from"], tz=tz, what="timeRange.from") if value.get("from") is not None else None
-    )
+        raise KnowledgeValidationError(f"timeRange accepts from and to, not {', '.join(sorted(map(str, unknown)))}")
+    start = parse_moment(value["from"], tz=tz, what="timeRange.from") if value.get("from") is not None else None
     end = (
-        parse_moment(value["to"], tz=tz, end_of_day=True, what="timeRange.to")
-        if value.get("to") is not None
-        else None
+        parse_moment(value["to"], tz=tz, end_of_day=True, what="timeRange.to") if value.get("to") is not None else None
     )
     return TimeRange(start, end)
 

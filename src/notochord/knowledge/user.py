@@ -56,13 +56,9 @@ class HostFacts:
     ) -> PutResult:
         """Write a fact under a full predicate name (added to the vocabulary if new)."""
         if source is not None and source not in _HOST_SOURCES:
-            raise KnowledgeValidationError(
-                f"source {source!r} is not one of {', '.join(sorted(_HOST_SOURCES))}"
-            )
+            raise KnowledgeValidationError(f"source {source!r} is not one of {', '.join(sorted(_HOST_SOURCES))}")
         if source == "inferred" and self._actor.is_user:
-            raise KnowledgeValidationError(
-                "the user's own facts are said, not inferred; write as the assistant"
-            )
+            raise KnowledgeValidationError("the user's own facts are said, not inferred; write as the assistant")
         return self._core.facts.put(
             actor=self._actor,
             subject=subject,
@@ -76,9 +72,7 @@ class HostFacts:
             limits=self._limits,
         )
 
-    def lookup(
-        self, subject: Subject, prefix: str | None = None, *, include_inferred: bool = False
-    ) -> list[Fact]:
+    def lookup(self, subject: Subject, prefix: str | None = None, *, include_inferred: bool = False) -> list[Fact]:
         return self._core.facts.lookup(subject, prefix, include_inferred=include_inferred)
 
     def profile(self, prefix: str | None = None) -> list[Fact]:
@@ -89,9 +83,7 @@ class HostFacts:
         return self._core.facts.get(fact_id)
 
     def retract(self, fact_id: int, *, run_id: str | None = None) -> RetractResult:
-        return self._core.facts.retract(
-            actor=self._actor, fact_id=fact_id, run_id=run_id, limits=self._limits
-        )
+        return self._core.facts.retract(actor=self._actor, fact_id=fact_id, run_id=run_id, limits=self._limits)
 
     def pin(self, fact_id: int, pinned: bool = True) -> PinResult:
         return self._core.facts.pin(actor=self._actor, fact_id=fact_id, pinned=pinned)
@@ -149,9 +141,7 @@ class HostCollections:
         tree = self._core.collections.read_tree()
         return tree.builtin(collection) if isinstance(collection, str) else tree.get(collection)
 
-    def create(
-        self, name: str, *, parent: str | int | None = None, run_id: str | None = None
-    ) -> CollectionRow:
+    def create(self, name: str, *, parent: str | int | None = None, run_id: str | None = None) -> CollectionRow:
         parent_id = self.get(parent).id if parent is not None else None
         return self._core.collections.create(
             actor=self._actor, name=name, parent_id=parent_id, run_id=run_id, limits=self._limits
@@ -217,9 +207,7 @@ class HostDocuments:
         return self._core.documents.delete(actor=self._actor, doc_id=doc_id, limits=self._limits)
 
     def move(self, doc_id: int, *, collection: str | int) -> int:
-        return self._core.documents.move(
-            actor=self._actor, doc_id=doc_id, collection_id=self._collection(collection)
-        )
+        return self._core.documents.move(actor=self._actor, doc_id=doc_id, collection_id=self._collection(collection))
 
 
 class HostKnowledge:

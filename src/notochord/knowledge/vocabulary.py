@@ -111,9 +111,7 @@ class Vocabulary:
     def resolve(self, conn: sa.Connection, hint: str) -> Resolution:
         """Resolve a hint to a vocabulary predicate, or to the ``x.`` predicate it would create."""
         if not isinstance(hint, str) or not hint.strip():
-            raise KnowledgeValidationError(
-                "predicateHint is required: pass a predicate such as pref.food.like"
-            )
+            raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
         snap = self.snapshot(conn)
         norm = normalize_hint(hint)
         found = snap.by_name.get(norm)
@@ -181,9 +179,7 @@ class Vocabulary:
                 f"it cannot be re-declared as {cardinality}"
             )
         if existing is None:
-            position = conn.execute(
-                sa.select(sa.func.coalesce(sa.func.max(predicates.c.position), 0))
-            ).scalar_one()
+            position = conn.execute(sa.select(sa.func.coalesce(sa.func.max(predicates.c.position), 0))).scalar_one()
             conn.execute(
                 sa.insert(predicates).values(
                     name=name,
@@ -197,9 +193,7 @@ class Vocabulary:
                 )
             )
         elif description and not existing.description and existing.declared_by != "core":
-            conn.execute(
-                sa.update(predicates).where(predicates.c.name == name).values(description=description)
-            )
+            conn.execute(sa.update(predicates).where(predicates.c.name == name).values(description=description))
         known = set(existing.aliases) if existing else set()
         new_aliases = sorted({normalize_hint(a) for a in aliases if a.strip()} - known)
         if new_aliases:
@@ -241,8 +235,6 @@ def _bump(conn: sa.Connection) -> None:
     # A fresh random token rather than a counter: a version seen inside a transaction that later
     # rolled back can never be reused by another transaction, so a cached snapshot is never stale.
     token = uuid.uuid4().hex
-    updated = conn.execute(
-        sa.update(space_meta).where(space_meta.c.key == _VERSION_KEY).values(value=token)
-    ).rowcount
+    updated = conn.execute(sa.update(space_meta).where(space_meta.c.key == _VERSION_KEY).values(value=token)).rowcount
     if not updated:
         conn.execute(sa.insert(space_meta).values(key=_VERSION_KEY, value=token))

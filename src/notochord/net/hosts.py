@@ -262,9 +262,7 @@ def _ip_entry(
     return HostEntry(host=str(canonical), port=port), None
 
 
-def parse_network_section(
-    raw: object, *, path: str, draft: bool
-) -> tuple[NetworkPermission | None, list[str]]:
+def parse_network_section(raw: object, *, path: str, draft: bool) -> tuple[NetworkPermission | None, list[str]]:
     """Validate a manifest ``network`` section and return it with every problem found.
 
     Args:

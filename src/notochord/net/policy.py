@@ -147,9 +147,7 @@ def _split_host_port(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-def _parse_entries(
-    texts: Iterable[str | UserHostEntry], *, allow_wildcard: bool
-) -> tuple[UserHostEntry, ...]:
+def _parse_entries(texts: Iterable[str | UserHostEntry], *, allow_wildcard: bool) -> tuple[UserHostEntry, ...]:
     return tuple(
         item if isinstance(item, UserHostEntry) else UserHostEntry.parse(item, allow_wildcard=allow_wildcard)
         for item in texts
@@ -189,9 +187,7 @@ class UserNetworkRules:
             ConfigurationError: an unknown mode or a malformed entry.
         """
         if external_mode not in get_args(ExternalMode):
-            raise ConfigurationError(
-                f"network access mode {external_mode!r} is not one of open, allowlist, blocklist"
-            )
+            raise ConfigurationError(f"network access mode {external_mode!r} is not one of open, allowlist, blocklist")
         mode: ExternalMode = external_mode  # type: ignore[assignment]  # checked just above
         return cls(
             external_mode=mode,
@@ -237,9 +233,7 @@ class NetworkPolicy:
         """
         self.select(scheme=scheme, host=host, port=port, resolved=resolved)
 
-    def select(
-        self, *, scheme: str, host: str, port: int, resolved: Sequence[IPAddress]
-    ) -> tuple[IPAddress, ...]:
+    def select(self, *, scheme: str, host: str, port: int, resolved: Sequence[IPAddress]) -> tuple[IPAddress, ...]:
         """Check the request and return the resolved addresses a connection may use, in order.
 
         ``resolved`` is what the name resolved to; for an IP literal, the literal itself.
@@ -345,9 +339,7 @@ class NetworkPolicy:
         if not self._local_possible(name, port):
             raise self._user_list_refusal(scheme, name, port)
 
-    def _select_local(
-        self, scheme: str, name: str, port: int, addresses: Sequence[IPAddress]
-    ) -> tuple[IPAddress, ...]:
+    def _select_local(self, scheme: str, name: str, port: int, addresses: Sequence[IPAddress]) -> tuple[IPAddress, ...]:
         refusal = self._local_refusal(scheme, name, port, addresses)
         if refusal is not None:
             raise refusal

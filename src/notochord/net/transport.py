@@ -261,9 +261,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             resolved: list[IPAddress] = [literal]
         else:
             resolved = await self._resolve(checked.host, checked.port)
-        allowed = self._policy.select(
-            scheme=checked.scheme, host=checked.host, port=checked.port, resolved=resolved
-        )
+        allowed = self._policy.select(scheme=checked.scheme, host=checked.host, port=checked.port, resolved=resolved)
         if not allowed:
             raise NetworkRequestError(f"could not resolve {checked.host}: no address; check the host name")
         last_error: BaseException = NetworkRequestError(f"could not connect to {checked.host}")
@@ -290,9 +288,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         return addresses
 
     @staticmethod
-    def _pin(
-        request: httpx.Request, checked: CheckedURL, address: IPAddress, *, is_literal: bool
-    ) -> httpx.Request:
+    def _pin(request: httpx.Request, checked: CheckedURL, address: IPAddress, *, is_literal: bool) -> httpx.Request:
         headers = request.headers.copy()
         # The Host header always names the checked host: a caller-chosen Host could route the
         # request, through a shared front end, to a host the policy never saw.
@@ -458,9 +454,7 @@ class GuardedClient:
             raise translate_error(exc, host=checked.host) from exc
 
     def _base_headers(self, headers: Mapping[str, str] | None) -> httpx.Headers:
-        result = httpx.Headers(
-            {"User-Agent": self._user_agent, "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
-        )
+        result = httpx.Headers({"User-Agent": self._user_agent, "Accept": "*/*", "Accept-Encoding": "gzip, deflate"})
         for key, value in (headers or {}).items():
             if key.lower() in _RESERVED_HEADERS:
                 raise NetworkRequestError(f"the {key} header is set from the URL and body; leave it out")
@@ -499,8 +493,7 @@ class GuardedClient:
                     return GuardedResponse(
                         status=response.status_code,
                         headers=tuple(
-                            (k.decode("latin-1").lower(), v.decode("latin-1"))
-                            for k, v in response.headers.raw
+                            (k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in response.headers.raw
                         ),
                         body=data,
                         url=str(checked.url),
@@ -551,9 +544,7 @@ class GuardedClient:
         async for chunk in response.aiter_bytes():
             total += len(chunk)
             if total > limit:
-                raise NetworkRequestError(
-                    f"the response of {checked.host} is larger than the limit of {limit} bytes"
-                )
+                raise NetworkRequestError(f"the response of {checked.host} is larger than the limit of {limit} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
 

@@ -93,15 +93,11 @@ class VectorIndex:
             if not batch:
                 return 0
             # the passage is embedded with its document's title, as the full-text index sees it
-            vectors = self.embedder.embed_passages(
-                [f"{r.title}\n{r.text}" if r.title else r.text for r in batch]
-            )
+            vectors = self.embedder.embed_passages([f"{r.title}\n{r.text}" if r.title else r.text for r in batch])
             with write_tx(self._engine) as conn:
                 # a chunk may have been deleted while we embedded; keep only the ones still there
                 alive = set(
-                    conn.execute(
-                        sa.select(chunks.c.id).where(chunks.c.id.in_([r.id for r in batch]))
-                    ).scalars()
+                    conn.execute(sa.select(chunks.c.id).where(chunks.c.id.in_([r.id for r in batch]))).scalars()
                 )
                 rows = [
                     {"chunk_id": r.id, "model_id": model_id, "vector": to_blob(v)}

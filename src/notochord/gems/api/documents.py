@@ -189,9 +189,7 @@ class CollectionsApi(_Part):
 
         return await api.run(work)
 
-    async def create(
-        self, name: str, options: Mapping[str, Any] | None = None, /, **kwargs: Any
-    ) -> CreatedCollection:
+    async def create(self, name: str, options: Mapping[str, Any] | None = None, /, **kwargs: Any) -> CreatedCollection:
         """Create a collection (``collections.create``), inside ``parent`` with write access to it."""
         api = self._api
         given = dict(options or {})
@@ -204,9 +202,7 @@ class CollectionsApi(_Part):
             grants = api.grants()
             with api.core.store.read() as conn:
                 tree = api.core.collections.tree(conn)
-            parent_id = (
-                _collection_id(api, tree, given["parent"]) if given.get("parent") is not None else None
-            )
+            parent_id = _collection_id(api, tree, given["parent"]) if given.get("parent") is not None else None
 
             def authorize(current: CollectionTree, parent: int | None) -> None:
                 if not grants.has("collections.create"):
@@ -252,19 +248,13 @@ class DocumentsApi(_Part):
             grants = api.grants()
             with api.core.store.read() as conn:
                 tree = api.core.collections.tree(conn)
-            collection_id = (
-                _collection_id(api, tree, o["collection"]) if o.get("collection") is not None else None
-            )
+            collection_id = _collection_id(api, tree, o["collection"]) if o.get("collection") is not None else None
             doc_id = api.refs.decode("doc", o["ref"]) if o.get("ref") is not None else None
 
             def authorize(current: CollectionTree, target: int, existing: DocumentRecord | None) -> None:
                 _, access = _access(api, grants)
                 _require(current, access.writable, target, "write")
-                if (
-                    existing is not None
-                    and existing.writer != str(api.actor)
-                    and not grants.has("changes.manage")
-                ):
+                if existing is not None and existing.writer != str(api.actor) and not grants.has("changes.manage"):
                     raise KnowledgePermissionError("changes.manage")
 
             outcome = api.core.documents.upsert(
@@ -299,12 +289,8 @@ class DocumentsApi(_Part):
             window = given.get("range")
             if window is None:
                 return view
-            if not isinstance(window, Mapping) or not all(
-                isinstance(window.get(k), int) for k in ("from", "to")
-            ):
-                raise KnowledgeValidationError(
-                    "range must be {from, to} with whole chunk numbers (to exclusive)"
-                )
+            if not isinstance(window, Mapping) or not all(isinstance(window.get(k), int) for k in ("from", "to")):
+                raise KnowledgeValidationError("range must be {from, to} with whole chunk numbers (to exclusive)")
             start, end = int(window["from"]), int(window["to"])
             if start < 0 or end < start:
                 raise KnowledgeValidationError("range needs 0 <= from <= to")
@@ -368,11 +354,7 @@ class DocumentsApi(_Part):
             def authorize(current: CollectionTree, target: int, existing: DocumentRecord | None) -> None:
                 _, access = _access(api, grants)
                 _require(current, access.writable, target, "write")
-                if (
-                    existing is not None
-                    and existing.writer != str(api.actor)
-                    and not grants.has("changes.manage")
-                ):
+                if existing is not None and existing.writer != str(api.actor) and not grants.has("changes.manage"):
                     raise KnowledgePermissionError("changes.manage")
 
             api.core.documents.delete(
@@ -423,9 +405,7 @@ async def search(
         named = o.get("collections")
         if named is not None:
             if not isinstance(named, list | tuple):
-                raise KnowledgeValidationError(
-                    "collections must be a list of 'diary', 'keep' or collection refs"
-                )
+                raise KnowledgeValidationError("collections must be a list of 'diary', 'keep' or collection refs")
             chosen: set[int] = set()
             for item in named:
                 try:
@@ -512,9 +492,7 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
                 summary=f"removed with gem {gem_id}: document {title}",
             )
         for collection_id in sorted(doomed, key=lambda c: -tree.depth(c)):
-            tx.conn.execute(
-                sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now)
-            )
+            tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now))
             tx.record(
                 op="uninstall.delete",
                 target_type="collection",
@@ -527,34 +505,20 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
     registry.removers.append(remove)
 
     def doc_collection(conn: sa.Connection, doc_id: int) -> int:
-        return int(
-            conn.execute(sa.select(documents.c.collection_id).where(documents.c.id == doc_id)).scalar_one()
-        )
+        return int(conn.execute(sa.select(documents.c.collection_id).where(documents.c.id == doc_id)).scalar_one())
 
-    def reach(
-        conn: sa.Connection, grants: PermissionSet, gem_id: str
-    ) -> tuple[CollectionTree, CollectionAccess]:
+    def reach(conn: sa.Connection, grants: PermissionSet, gem_id: str) -> tuple[CollectionTree, CollectionAccess]:
         tree = core.collections.tree(conn)
-        return tree, collection_access(
-            tree, grants, gem_id=gem_id, ticked=core.collections.ticked(conn, gem_id)
-        )
+        return tree, collection_access(tree, grants, gem_id=gem_id, ticked=core.collections.ticked(conn, gem_id))
 
-    def collection_readable(
-        conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str
-    ) -> bool:
+    def collection_readable(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> bool:
         return collection_id in reach(conn, grants, gem_id)[1].readable
 
-    def collection_write(
-        conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str
-    ) -> str | None:
+    def collection_write(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> str | None:
         tree, access = reach(conn, grants, gem_id)
         if collection_id in access.writable:
             return None
-        return (
-            collection_permission(tree, collection_id, "write")
-            if collection_id in tree.by_id
-            else "changes.manage"
-        )
+        return collection_permission(tree, collection_id, "write") if collection_id in tree.by_id else "changes.manage"
 
     scope.rules["collection"] = ScopeRule(readable=collection_readable, write_permission=collection_write)
     scope.rules["document"] = ScopeRule(

@@ -58,9 +58,7 @@ _RESERVED_ORIGINS = {"user", "assistant"}
 _RESERVED_SOURCES = {"user", "inferred"}
 
 
-def _options(
-    given: Mapping[str, Any] | None, kwargs: Mapping[str, Any], names: Mapping[str, str]
-) -> dict[str, Any]:
+def _options(given: Mapping[str, Any] | None, kwargs: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     """Merge a camelCase option object and snake_case keywords into snake_case; refuse unknown keys."""
     merged: dict[str, Any] = {}
     for source in (given or {}), kwargs:
@@ -103,9 +101,7 @@ class Scope:
         self.rules: dict[str, ScopeRule] = {
             "fact": ScopeRule(readable=self._fact_readable, write_permission=self._fact_write),
             "entity": ScopeRule(readable=self._entity_readable, write_permission=self._entity_write),
-            "identifier": ScopeRule(
-                readable=self._identifier_readable, write_permission=self._identifier_write
-            ),
+            "identifier": ScopeRule(readable=self._identifier_readable, write_permission=self._identifier_write),
         }
 
     def _fact(self, conn: sa.Connection, fact_id: int) -> tuple[str, str] | None:
@@ -120,9 +116,7 @@ class Scope:
         found = self._fact(conn, fact_id)
         return found is not None and grants.can_read_fact(subject_kind=found[0], predicate=found[1])
 
-    def _fact_write(
-        self, conn: sa.Connection, fact_id: int, grants: PermissionSet, _gem_id: str
-    ) -> str | None:
+    def _fact_write(self, conn: sa.Connection, fact_id: int, grants: PermissionSet, _gem_id: str) -> str | None:
         found = self._fact(conn, fact_id)
         if found is None:
             return "changes.manage"
@@ -134,28 +128,20 @@ class Scope:
     def _entity_kind(self, conn: sa.Connection, entity_id: int) -> str:
         return str(conn.execute(sa.select(entities.c.kind).where(entities.c.id == entity_id)).scalar_one())
 
-    def _entity_readable(
-        self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str
-    ) -> bool:
+    def _entity_readable(self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str) -> bool:
         kind = self._entity_kind(conn, entity_id)
         return kind != "self" and grants.entities_allows(action="read", kind=kind)
 
-    def _entity_write(
-        self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str
-    ) -> str | None:
+    def _entity_write(self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str) -> str | None:
         kind = self._entity_kind(conn, entity_id)
         return None if grants.entities_allows(action="write", kind=kind) else f"entities.write:{kind}"
 
     def _identifier_entity(self, conn: sa.Connection, identifier_id: int) -> int:
         return int(
-            conn.execute(
-                sa.select(identifiers.c.entity_id).where(identifiers.c.id == identifier_id)
-            ).scalar_one()
+            conn.execute(sa.select(identifiers.c.entity_id).where(identifiers.c.id == identifier_id)).scalar_one()
         )
 
-    def _identifier_readable(
-        self, conn: sa.Connection, identifier_id: int, grants: PermissionSet, gem_id: str
-    ) -> bool:
+    def _identifier_readable(self, conn: sa.Connection, identifier_id: int, grants: PermissionSet, gem_id: str) -> bool:
         return self._entity_readable(conn, self._identifier_entity(conn, identifier_id), grants, gem_id)
 
     def _identifier_write(
@@ -168,15 +154,9 @@ class Scope:
             target = conn.execute(sa.select(changes).where(changes.c.id == row.target_id)).first()
             return target is not None and self.readable(conn, target, grants, gem_id)
         rule = self.rules.get(row.target_type)
-        return (
-            rule is not None
-            and row.target_id is not None
-            and rule.readable(conn, row.target_id, grants, gem_id)
-        )
+        return rule is not None and row.target_id is not None and rule.readable(conn, row.target_id, grants, gem_id)
 
-    def write_permission(
-        self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str
-    ) -> str | None:
+    def write_permission(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str) -> str | None:
         rule = self.rules.get(row.target_type)
         if rule is None or row.target_id is None:
             return "changes.manage"
@@ -252,9 +232,7 @@ class FactsApi(_Part):
             run_id = api.run_id_of(o.get("run_id"))
             hint = o.get("predicate_hint")
             if not isinstance(hint, str):
-                raise KnowledgeValidationError(
-                    "predicateHint is required: pass a predicate such as pref.food.like"
-                )
+                raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
             # 2. refs
             subject_id, kind = api.subject(o.get("subject", "self"))
             object_id = api.entity_id(o["object"]) if o.get("object") is not None else None
@@ -262,9 +240,7 @@ class FactsApi(_Part):
 
             def authorize(subject_kind: str, predicate: str) -> None:
                 if not grants.can_write_fact(subject_kind=subject_kind, predicate=predicate):
-                    raise KnowledgePermissionError(
-                        narrowest_facts_permission("write", subject_kind, predicate)
-                    )
+                    raise KnowledgePermissionError(narrowest_facts_permission("write", subject_kind, predicate))
                 if (origin is not None or source is not None) and not grants.has("origin.override"):
                     raise KnowledgePermissionError("origin.override")
 
@@ -282,9 +258,7 @@ class FactsApi(_Part):
                 limits=api.limits(grants),
                 authorize=authorize,
             )
-            return PutResult(
-                status=result.status, ref=api.refs.encode("fact", result.id), predicate=result.predicate
-            )
+            return PutResult(status=result.status, ref=api.refs.encode("fact", result.id), predicate=result.predicate)
 
         return await api.run(work)
 
@@ -298,9 +272,7 @@ class FactsApi(_Part):
 
             def authorize(fact: Fact, subject_kind: str) -> None:
                 if not grants.can_write_fact(subject_kind=subject_kind, predicate=fact.predicate):
-                    raise KnowledgePermissionError(
-                        narrowest_facts_permission("write", subject_kind, fact.predicate)
-                    )
+                    raise KnowledgePermissionError(narrowest_facts_permission("write", subject_kind, fact.predicate))
                 if fact.writer != str(api.actor) and not grants.has("changes.manage"):
                     raise KnowledgePermissionError("changes.manage")
 
@@ -422,9 +394,7 @@ class ChangesApi(_Part):
             with api.core.store.read() as conn:
                 visible_ids = {
                     row.id
-                    for row in conn.execute(
-                        sa.select(changes).where(changes.c.id.in_([c.id for c in candidates]))
-                    )
+                    for row in conn.execute(sa.select(changes).where(changes.c.id.in_([c.id for c in candidates])))
                     if row.actor == str(api.actor) or api.scope.readable(conn, row, grants, api.gem_id)
                 }
             return [api.change_view(c) for c in candidates if c.id in visible_ids]

@@ -82,9 +82,7 @@ def upgrade() -> None:
         sa.Column("recorded_at", TS, nullable=False),
         sa.Column("expired_by", sa.Integer),
     )
-    op.create_index(
-        "ix_facts_subject_id_predicate_valid_to", "facts", ["subject_id", "predicate", "valid_to"]
-    )
+    op.create_index("ix_facts_subject_id_predicate_valid_to", "facts", ["subject_id", "predicate", "valid_to"])
     op.create_index("ix_facts_writer", "facts", ["writer"])
     op.create_table(
         "changes",
