@@ -26,6 +26,11 @@ from notochord.clock import Clock, SystemClock
 from notochord.db.engine import create_sqlite_engine
 from notochord.db.migrate import migrate
 from notochord.errors import ClosedError, ConfigurationError, StorageError
+from notochord.gems.api.data import make_data
+from notochord.gems.api.files import make_files
+from notochord.gems.api.storage import make_storage
+from notochord.gems.folders import SERVICE as GEM_FOLDERS
+from notochord.gems.folders import GemFolders
 from notochord.gems.service import Gems
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.user import HostChanges, HostKnowledge
@@ -78,12 +83,17 @@ class Space:
         self.index = self.core.vectors
         """The vector index: ``space.index.wait()`` embeds everything pending now."""
         self.gems = Gems(self.core, master_key=master_key, data_dir=data_dir, space_name=name, clock=clock)
+        self._folders = GemFolders(data_dir, name, headless=settings.headless)
+        self.gems.services[GEM_FOLDERS] = self._folders
+        self.gems.factories.update(files=make_files, storage=make_storage, data=make_data)
+        self.gems.registry.on_uninstalled.append(self._folders.on_uninstalled)
 
     def status(self) -> dict[str, object]:
         """Counts of current facts, live entities and changes."""
         return {"space": self.name, "path": str(self.path), **self.core.counts()}
 
     def close(self) -> None:
+        self._folders.close()
         self.core.close()
         if self._engine is not None:
             self._engine.dispose()

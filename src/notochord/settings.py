@@ -40,6 +40,8 @@ class Settings:
     trust_gateway_headers: bool = False
     trusted_proxies: tuple[str, ...] = ()
     sqlite_busy_timeout_ms: int = 30_000
+    headless: bool = False
+    """No system trash (a server build): deleted files survive only as copies in the file history."""
 
     def __repr__(self) -> str:
         parts = []

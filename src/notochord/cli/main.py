@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from notochord.cli import changes_cmd, entities_cmd, facts_cmd, gem_cmd
+from notochord.cli import changes_cmd, entities_cmd, facts_cmd, files_cmd, gem_cmd, runs_cmd
 from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
 
 __all__ = ["app", "main"]
@@ -21,7 +21,10 @@ app = typer.Typer(
 app.add_typer(facts_cmd.app, name="facts")
 app.add_typer(entities_cmd.app, name="entities")
 app.add_typer(changes_cmd.app, name="changes")
+gem_cmd.app.command("run")(runs_cmd.run)
 app.add_typer(gem_cmd.app, name="gem")
+app.add_typer(runs_cmd.app, name="runs")
+app.add_typer(files_cmd.app, name="files")
 
 
 @app.callback()

@@ -37,6 +37,7 @@ __all__ = [
     "predicate_aliases",
     "predicates",
     "quota_usage",
+    "runs",
     "space_meta",
 ]
 
@@ -284,4 +285,23 @@ collection_ticks = sa.Table(
     sa.Column("gem_id", sa.ForeignKey("gems.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("collection_id", sa.ForeignKey("collections.id"), primary_key=True),
     sa.Column("ticked_at", Timestamp, nullable=False),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(300), primary_key=True),
+    sa.Column("gem_id", sa.String(100), nullable=False),
+    sa.Column("tool", sa.String(200), nullable=True),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("conversation", sa.Text, nullable=True),
+    sa.Column("folder", sa.Text, nullable=True),
+    sa.Column("input_json", sa.Text, nullable=True),
+    sa.Column("output_json", sa.Text, nullable=True),
+    sa.Column("error_json", sa.Text, nullable=True),
+    sa.Column("isolation_json", sa.Text, nullable=True),
+    sa.Column("log", sa.Text, nullable=True),
+    sa.Column("started_at", Timestamp, nullable=False),
+    sa.Column("finished_at", Timestamp, nullable=True),
+    sa.Index(None, "gem_id", "started_at"),
 )

@@ -428,6 +428,8 @@ class FileHistory:
         target = root / path
         try:
             if op == "move" and dest is not None:
+                # the folder it came from (a run folder, say) may have been removed since
+                target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(root / dest, target)
             elif op == "mkdir":
                 target.rmdir()

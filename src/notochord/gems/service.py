@@ -13,6 +13,7 @@ from notochord.gems.api.knowledge import KnowledgeApi, Scope
 from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
+from notochord.gems.runner import Runner
 from notochord.knowledge.core import KnowledgeCore
 
 __all__ = ["Gems"]
@@ -31,16 +32,32 @@ class Gems:
         self.registry = GemRegistry(core, master_key=master_key)
         self.scope = Scope(core)
         register_document_layer(self.registry, self.scope, core)
+        self.runner = Runner(
+            self, core, code_root=data_dir / "gem-code" / space_name.replace(":", "-"), data_dir=data_dir
+        )
+        """Runs tools in their own processes (``space.gems.runner.run(...)``)."""
         self.factories: dict[str, CapabilityFactory] = {}
         """Capability name (``http``, ``files``, …) → factory building that facade for one run."""
         self.services: dict[str, Any] = {}
         """Space-level services the factories share."""
 
     def install(self, path: str | Path) -> InstalledGem:
-        return self.registry.install(path)
+        """Install the gem in ``path``; its code is kept with the installation."""
+        gem = self.registry.install(path)
+        try:
+            self.runner.store_code(gem.id, Path(path))
+        except OSError as exc:
+            self.registry.uninstall(gem.id)
+            raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
+        return gem
 
     def upgrade(self, path: str | Path) -> InstalledGem:
-        return self.registry.upgrade(path)
+        gem = self.registry.upgrade(path)
+        try:
+            self.runner.store_code(gem.id, Path(path))
+        except OSError as exc:
+            raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
+        return gem
 
     def list(self) -> builtins.list[InstalledGem]:
         return self.registry.list()
@@ -58,7 +75,9 @@ class Gems:
         return self.registry.contributions(gem_id)
 
     def uninstall(self, gem_id: str, *, delete_data: bool = False) -> UninstallReport:
-        return self.registry.uninstall(gem_id, delete_data=delete_data)
+        report = self.registry.uninstall(gem_id, delete_data=delete_data)
+        self.runner.drop_code(gem_id)
+        return report
 
     def context(
         self,
@@ -73,6 +92,17 @@ class Gems:
         ``conversation`` is the folder of the conversation the run was called from; without one,
         ``workspace:`` paths are refused (P-FILE-27).
         """
+        return self.open_run(gem_id, tool=tool, run_id=run_id, conversation=conversation)[0]
+
+    def open_run(
+        self,
+        gem_id: str,
+        *,
+        tool: str | None = None,
+        run_id: str | None = None,
+        conversation: str | Path | None = None,
+    ) -> tuple[GemContext, CapabilityRequest]:
+        """The ``ctx`` of a run and the request its capabilities were built from (for the runtime)."""
         manifest = self.registry.manifest(gem_id)
         spec = None
         if tool is not None:
@@ -111,4 +141,7 @@ class Gems:
             services=self.services,
         )
         built = {name: self.factories[name](request) for name in CAPABILITIES if name in self.factories}
-        return GemContext(gem_id=gem_id, tool=tool, run_id=run, knowledge=knowledge, capabilities=built)
+        return (
+            GemContext(gem_id=gem_id, tool=tool, run_id=run, knowledge=knowledge, capabilities=built),
+            request,
+        )

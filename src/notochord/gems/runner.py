@@ -1,0 +1,247 @@
+"""Running gem tools for real: one confined process per run, recorded in ``runs``.
+
+A run: pick the tool (the only one, or by name), open the run's ``ctx`` on the host, start the tool's
+run folder when the files capability is present, run the tool in its own process
+(:mod:`notochord.gems.bridge.host`), finish the run folder (``tmp/`` kept on failure or
+cancellation; ``{"output", "folder"}`` when files were left), and record status, output, error,
+isolation and log. ``undo`` reverts the run's knowledge changes and rolls back its files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import sqlalchemy as sa
+
+from notochord.db.schema import runs
+from notochord.errors import GemError
+from notochord.gems.api.files import rollback_run, start_run
+from notochord.gems.bridge.host import ToolOutcome, run_in_process
+from notochord.gems.context import new_run_id
+from notochord.gems.manifest import ToolSpec
+from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.records import RevertResult
+from notochord.knowledge.writes import USER
+
+if TYPE_CHECKING:
+    from notochord.gems.service import Gems
+
+__all__ = ["RunRecord", "Runner"]
+
+_RUN_ID = re.compile(r"^[\w.:-]{1,200}$")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    gem_id: str
+    tool: str | None
+    status: str
+    conversation: str | None
+    folder: str | None
+    input: Any
+    output: Any
+    error: dict[str, Any] | None
+    isolation: list[str]
+    log: str
+    started_at: str
+    finished_at: str | None
+
+    @property
+    def result(self) -> Any:
+        """What the caller receives: the output, or ``{"output", "folder"}`` when files were left."""
+        return self.output
+
+
+class Runner:
+    def __init__(self, gems: Gems, core: KnowledgeCore, *, code_root: Path, data_dir: Path) -> None:
+        self._gems = gems
+        self._core = core
+        self._data_dir = data_dir
+        self.code_root = code_root
+        self.timeout = 120.0
+
+    # ---------------------------------------------------------------- code
+
+    def code_dir(self, gem_id: str) -> Path:
+        return self.code_root / gem_id
+
+    def store_code(self, gem_id: str, source: Path) -> None:
+        """Keep the installed gem's code, so a run never reads the author's folder again."""
+        source = source if source.is_dir() else source.parent
+        target = self.code_dir(gem_id)
+        staging = target.with_name(target.name + ".new")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(source, staging, ignore=shutil.ignore_patterns(".git", "__pycache__", ".venv"), symlinks=False)
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+
+    def drop_code(self, gem_id: str) -> None:
+        shutil.rmtree(self.code_dir(gem_id), ignore_errors=True)
+
+    def tool(self, gem_id: str, name: str | None) -> ToolSpec:
+        tools = self._gems.registry.manifest(gem_id).tools
+        if name is None:
+            if len(tools) != 1:
+                names = ", ".join(t.name for t in tools) or "none"
+                raise GemError(f"gem {gem_id} has several tools ({names}); name the one to run")
+            return tools[0]
+        for spec in tools:
+            if spec.name == name:
+                return spec
+        names = ", ".join(t.name for t in tools) or "none"
+        raise GemError(f"gem {gem_id} has no tool {name!r} (tools: {names})")
+
+    # ---------------------------------------------------------------- running
+
+    async def run(
+        self,
+        gem_id: str,
+        tool: str | None = None,
+        *,
+        input: Any = None,
+        conversation: str | Path | None = None,
+        run_id: str | None = None,
+        timeout: float | None = None,
+    ) -> RunRecord:
+        """Run a tool to its end (success, failure, timeout or cancellation) and record it."""
+        spec = self.tool(gem_id, tool)
+        if spec.entry is None:
+            raise GemError(f"tool {spec.name} of gem {gem_id} has no entry file")
+        code = self.code_dir(gem_id)
+        entry = (code / spec.entry).resolve()
+        if not entry.is_relative_to(code.resolve()) or not entry.is_file():
+            raise GemError(f"tool {spec.name}: entry {spec.entry} is not a file of the installed gem")
+        if run_id is not None and not _RUN_ID.match(run_id):
+            raise GemError("a run id is 1-200 letters, digits, '.', ':', '_' or '-'")
+        run = run_id or new_run_id()
+        conversation_path = Path(conversation).resolve() if conversation is not None else None
+        if conversation_path is not None and not conversation_path.is_dir():
+            raise GemError(f"conversation folder {conversation_path} does not exist")
+        ctx, request = self._gems.open_run(gem_id, tool=spec.name, run_id=run, conversation=conversation_path)
+        handle = start_run(request, name=spec.name) if "files" in self._gems.factories else None
+        writable = [p for p in (conversation_path, getattr(handle, "path", None)) if p is not None]
+        self._record_start(run, gem_id, spec.name, conversation_path, input)
+        outcome = ToolOutcome(status="cancelled")
+        try:
+            outcome = await run_in_process(
+                ctx,
+                entry=entry,
+                export=None,
+                code_dir=code,
+                input=input,
+                writable=writable,
+                cwd=getattr(handle, "path", None),
+                timeout=timeout or self.timeout,
+            )
+        finally:
+            result = outcome.output
+            folder = None
+            if handle is not None:
+                finished = handle.finish(
+                    "success"
+                    if outcome.status == "succeeded"
+                    else ("cancelled" if outcome.status == "cancelled" else "failure"),
+                    outcome.output,
+                )
+                if outcome.status == "succeeded":
+                    result = finished
+                folder = finished.get("folder") if isinstance(finished, dict) and "folder" in finished else None
+            await anyio.to_thread.run_sync(lambda: self._record_end(run, outcome, result, folder))
+        return self.get(run)
+
+    def run_sync(self, gem_id: str, tool: str | None = None, **kwargs: Any) -> RunRecord:
+        async def main() -> RunRecord:
+            return await self.run(gem_id, tool, **kwargs)
+
+        return asyncio.run(main())
+
+    # ---------------------------------------------------------------- the record
+
+    def _record_start(self, run: str, gem_id: str, tool: str, conversation: Path | None, input: Any) -> None:
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            if tx.conn.execute(sa.select(runs.c.id).where(runs.c.id == run)).first() is not None:
+                tx.conn.execute(sa.delete(runs).where(runs.c.id == run))  # a retry of the same run
+            tx.conn.execute(
+                sa.insert(runs).values(
+                    id=run,
+                    gem_id=gem_id,
+                    tool=tool,
+                    status="running",
+                    conversation=str(conversation) if conversation else None,
+                    input_json=json.dumps(input, ensure_ascii=False, default=str),
+                    started_at=tx.now,
+                )
+            )
+
+    def _record_end(self, run: str, outcome: ToolOutcome, result: Any, folder: str | None) -> None:
+        error = None
+        if outcome.error is not None:
+            error = {"name": outcome.error.name, "code": outcome.error.code, "message": outcome.error.message}
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            tx.conn.execute(
+                sa.update(runs)
+                .where(runs.c.id == run)
+                .values(
+                    status=outcome.status,
+                    folder=folder,
+                    output_json=json.dumps(result, ensure_ascii=False, default=str),
+                    error_json=json.dumps(error, ensure_ascii=False) if error else None,
+                    isolation_json=json.dumps(outcome.isolation),
+                    log=outcome.log,
+                    finished_at=tx.now,
+                )
+            )
+
+    def get(self, run_id: str) -> RunRecord:
+        with self._core.store.read() as conn:
+            row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).first()
+        if row is None:
+            raise GemError(f"no run {run_id!r} in this space")
+        return _record(row)
+
+    def list(self, *, gem_id: str | None = None, limit: int = 50) -> builtins.list[RunRecord]:
+        query = sa.select(runs).order_by(runs.c.started_at.desc()).limit(limit)
+        if gem_id is not None:
+            query = query.where(runs.c.gem_id == gem_id)
+        with self._core.store.read() as conn:
+            return [_record(r) for r in conn.execute(query)]
+
+    def undo(self, run_id: str) -> dict[str, Any]:
+        """Revert the run's knowledge changes and roll back the files it changed."""
+        record = self.get(run_id)
+        reverted: RevertResult = self._core.changes.revert(actor=USER, run_id=run_id)
+        files: dict[str, Any] | None = None
+        if record.conversation:
+            report = rollback_run(self._data_dir, Path(record.conversation), run_id)
+            files = {"restored": [str(p) for p in report.restored], "skipped": [str(p) for p in report.skipped]}
+        return {"run": run_id, "knowledge": reverted.model_dump(), "files": files}
+
+
+def _record(row: Any) -> RunRecord:
+    def load(text: str | None) -> Any:
+        return None if text is None else json.loads(text)
+
+    return RunRecord(
+        id=row.id,
+        gem_id=row.gem_id,
+        tool=row.tool,
+        status=row.status,
+        conversation=row.conversation,
+        folder=row.folder,
+        input=load(row.input_json),
+        output=load(row.output_json),
+        error=load(row.error_json),
+        isolation=load(row.isolation_json) or [],
+        log=row.log or "",
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+    )
