@@ -27,10 +27,13 @@ from notochord.db.engine import create_sqlite_engine
 from notochord.db.migrate import migrate
 from notochord.errors import ClosedError, ConfigurationError, StorageError
 from notochord.gems.api.data import make_data
+from notochord.gems.api.extract import make_extract
 from notochord.gems.api.files import make_files
+from notochord.gems.api.http import make_http
 from notochord.gems.api.storage import make_storage
 from notochord.gems.folders import SERVICE as GEM_FOLDERS
 from notochord.gems.folders import GemFolders
+from notochord.gems.network_rules import NetworkRulesStore
 from notochord.gems.service import Gems
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.user import HostChanges, HostKnowledge
@@ -87,6 +90,10 @@ class Space:
         self.gems.services[GEM_FOLDERS] = self._folders
         self.gems.factories.update(files=make_files, storage=make_storage, data=make_data)
         self.gems.registry.on_uninstalled.append(self._folders.on_uninstalled)
+        self.network_rules = NetworkRulesStore(self.core)
+        """The user's network rules for this space ("Settings › System › Network access")."""
+        self.gems.services["network_rules"] = self.network_rules
+        self.gems.factories.update(http=make_http, extract=make_extract)
 
     def status(self) -> dict[str, object]:
         """Counts of current facts, live entities and changes."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from notochord.cli import changes_cmd, entities_cmd, facts_cmd, files_cmd, gem_cmd, runs_cmd
+from notochord.cli import changes_cmd, entities_cmd, facts_cmd, files_cmd, gem_cmd, network_cmd, runs_cmd
 from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
 
 __all__ = ["app", "main"]
@@ -25,6 +25,7 @@ gem_cmd.app.command("run")(runs_cmd.run)
 app.add_typer(gem_cmd.app, name="gem")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(files_cmd.app, name="files")
+app.add_typer(network_cmd.app, name="network")
 
 
 @app.callback()

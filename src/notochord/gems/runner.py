@@ -141,6 +141,7 @@ class Runner:
                 writable=writable,
                 cwd=getattr(handle, "path", None),
                 timeout=timeout or self.timeout,
+                readable=[self._gems.resources_dir(gem_id)],
             )
         finally:
             result = outcome.output

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import shutil
 from pathlib import Path
 from typing import Any
 
 from notochord.clock import Clock
-from notochord.errors import GemError
+from notochord.errors import GemError, NotochordError
 from notochord.gems.api.documents import register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi, Scope
 from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
+from notochord.gems.resources import download_resources
 from notochord.gems.runner import Runner
 from notochord.knowledge.core import KnowledgeCore
 
@@ -42,14 +45,36 @@ class Gems:
         """Space-level services the factories share."""
 
     def install(self, path: str | Path) -> InstalledGem:
-        """Install the gem in ``path``; its code is kept with the installation."""
+        """Install the gem in ``path``: its code is kept with the installation, and the files its
+        manifest lists under ``resources`` are downloaded and verified; if any of that fails, nothing
+        stays installed."""
         gem = self.registry.install(path)
         try:
             self.runner.store_code(gem.id, Path(path))
-        except OSError as exc:
+            self._download_resources(gem.id)
+        except (OSError, NotochordError) as exc:
             self.registry.uninstall(gem.id)
+            self.runner.drop_code(gem.id)
+            if isinstance(exc, NotochordError):
+                raise
             raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
         return gem
+
+    def resources_dir(self, gem_id: str) -> Path:
+        """Where the gem's downloaded ``resources`` are kept (read-only for its tools)."""
+        return self.runner.code_dir(gem_id).with_name(f"{gem_id}.resources")
+
+    def _download_resources(self, gem_id: str) -> None:
+        manifest = self.registry.manifest(gem_id)
+        if not manifest.resources:
+            return
+        rules = self.services.get("network_rules")
+        if rules is None:
+            raise GemError(f"gem {gem_id} lists resources, but this space has no network rules to download them under")
+        dest = self.resources_dir(gem_id)
+        asyncio.run(
+            download_resources(manifest, dest=dest, user_rules=rules.get(), resolver=self.services.get("resolver"))
+        )
 
     def upgrade(self, path: str | Path) -> InstalledGem:
         gem = self.registry.upgrade(path)
@@ -77,6 +102,7 @@ class Gems:
     def uninstall(self, gem_id: str, *, delete_data: bool = False) -> UninstallReport:
         report = self.registry.uninstall(gem_id, delete_data=delete_data)
         self.runner.drop_code(gem_id)
+        shutil.rmtree(self.resources_dir(gem_id), ignore_errors=True)
         return report
 
     def context(

@@ -144,12 +144,13 @@ async def run_in_process(
     writable: Sequence[Path],
     cwd: Path | None,
     timeout: float,
+    readable: Sequence[Path] = (),
 ) -> ToolOutcome:
     """Run one tool in its own confined process and answer its ctx calls until it finishes."""
     kind = "node" if entry.suffix in {".js", ".mjs"} else "python"
     if kind == "python" and entry.suffix != ".py":
         raise GemError(f"tool entry {entry.name} must be a .py, .js or .mjs file")
-    read_only = [*_python_roots(), *_SYSTEM_READ, str(code_dir)]
+    read_only = [*_python_roots(), *_SYSTEM_READ, str(code_dir), *(str(p) for p in readable)]
     config: dict[str, Any] = {
         "kind": kind,
         "entry": str(entry),

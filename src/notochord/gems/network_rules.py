@@ -1,0 +1,292 @@
+"""The user's network rules of one space ("Settings › System › Network access"), kept in the store.
+
+Rules (P-NET-12, P-NET-14, P-NET-16, P-NET-19, OD-P03):
+
+- External network: a mode, ``open`` (the default: every external host), ``allowlist`` (only the
+  listed hosts) or ``blocklist`` (every host but the listed ones), and one host list that goes with
+  the mode. ``open`` takes no list; switching to it clears the list.
+- Local machine and internal network: a list of the targets a gem with the local-network flag may
+  reach. Empty by default, so no local or internal address can be reached (P-NET-16).
+- Entries are ``host`` or ``host:port`` (IPv6 as ``[address]`` or ``[address]:port``); without a
+  port any port matches, with one only that port. Only external entries may lead with a wildcard
+  (``*.example.com``). An IP address in the local list must be a local or internal one, and one in
+  the external list an external one: anything else could never match and would only mislead.
+  ``localhost`` names belong to the local list only.
+- Every entry is validated before anything is stored; a bad entry raises
+  :class:`~notochord.errors.ConfigurationError` naming the entry and the rule it breaks, and leaves
+  the stored rules unchanged. Entries are stored in canonical form (lowercase, IDNA-encoded, short
+  IPv6), each once.
+- The rules live as JSON in the space's ``space_meta`` table under ``network.rules``. They are read
+  afresh on every request (:meth:`NetworkRulesStore.get`), so a change applies to the very next
+  request. Each change is a read-modify-write inside one write transaction, so two concurrent
+  changes never lose one another. Rules that cannot be read are an error, never "open": every
+  request and every change is refused until :meth:`NetworkRulesStore.reset` restores the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
+
+import sqlalchemy as sa
+
+from notochord.db.schema import space_meta
+from notochord.errors import ConfigurationError
+from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.writes import USER
+from notochord.net.addresses import AddressClass, classify_ip, is_local_name
+from notochord.net.policy import ExternalMode, UserHostEntry, UserNetworkRules
+
+__all__ = [
+    "RULES_KEY",
+    "NetworkRulesStore",
+    "StoredNetworkRules",
+    "parse_rule_entry",
+]
+
+RULES_KEY: Final = "network.rules"
+_FORMAT: Final = 1
+_MODES: Final[tuple[str, ...]] = get_args(ExternalMode)
+_LABEL: Final = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_NAME: Final = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$", re.ASCII)
+_MAX_NAME: Final = 253
+_MAX_ENTRIES: Final = 1000
+
+ListKind = Literal["external", "local"]
+
+_LIST_LABEL: Final[dict[ListKind, str]] = {
+    "external": "the external network list",
+    "local": "the local machine and internal network list",
+}
+
+
+@dataclass(frozen=True)
+class StoredNetworkRules:
+    """The rules as the user wrote them (canonical entry strings), for display and JSON."""
+
+    external_mode: ExternalMode
+    external_hosts: tuple[str, ...]
+    local_hosts: tuple[str, ...]
+
+    def to_rules(self) -> UserNetworkRules:
+        """The decision-ready form used by :class:`~notochord.net.policy.NetworkPolicy`."""
+        return UserNetworkRules(
+            external_mode=self.external_mode,
+            external_hosts=tuple(parse_rule_entry(e, kind="external") for e in self.external_hosts),
+            local_hosts=tuple(parse_rule_entry(e, kind="local") for e in self.local_hosts),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"external": {"mode", "hosts"}, "local": [...]}``, the stored and displayed shape."""
+        return {
+            "external": {"mode": self.external_mode, "hosts": list(self.external_hosts)},
+            "local": list(self.local_hosts),
+        }
+
+
+_DEFAULT = StoredNetworkRules(external_mode="open", external_hosts=(), local_hosts=())
+
+
+def _refuse(text: str, kind: ListKind, rule: str) -> ConfigurationError:
+    return ConfigurationError(f"cannot put {text!r} in {_LIST_LABEL[kind]}: {rule}")
+
+
+def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
+    """Validate one entry of the user's external (``kind="external"``) or local list.
+
+    Raises:
+        ConfigurationError: names the entry, the list and the rule it breaks.
+    """
+    if not isinstance(text, str):
+        raise ConfigurationError(f"{_LIST_LABEL[kind]} holds {text!r}; every entry must be a string")
+    stripped = text.strip()
+    if not stripped:
+        raise _refuse(text, kind, "an entry is a host name or address, optionally with :port")
+    if "://" in stripped or "/" in stripped:
+        raise _refuse(text, kind, "an entry is a host name or address without a scheme or path")
+    try:
+        entry = UserHostEntry.parse(stripped, allow_wildcard=kind == "external")
+    except ConfigurationError as exc:
+        if "*" in stripped and kind == "local":
+            raise _refuse(text, kind, "wildcards are not allowed; list each host or address") from exc
+        raise _refuse(text, kind, f"write host, host:port or [IPv6]:port ({exc.message})") from exc
+    if entry.address is not None:
+        local = classify_ip(entry.address) is AddressClass.LOCAL
+        if kind == "local" and not local:
+            raise _refuse(
+                text,
+                kind,
+                f"{entry.address} is an external address; this list holds only addresses of the local "
+                "machine and internal network (P-NET-15). External hosts follow the access mode",
+            )
+        if kind == "external" and local:
+            raise _refuse(
+                text,
+                kind,
+                f"{entry.address} is on the local machine or internal network; add it to the local "
+                "machine and internal network list instead (P-NET-16)",
+            )
+        return entry
+    name = entry.host[2:] if entry.host.startswith("*.") else entry.host
+    if len(name) > _MAX_NAME or not _NAME.match(name) or name.rsplit(".", 1)[-1].isdigit():
+        raise _refuse(text, kind, "this is not a valid host name (letters, digits, hyphens, dots)")
+    if kind == "external" and is_local_name(name):
+        raise _refuse(
+            text,
+            kind,
+            "localhost names are on the local machine; add them to the local machine and internal "
+            "network list instead (P-NET-16)",
+        )
+    return entry
+
+
+def _canonical(entries: Iterable[object], *, kind: ListKind) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for text in entries:
+        seen.setdefault(str(parse_rule_entry(text, kind=kind)), None)
+    if len(seen) > _MAX_ENTRIES:
+        raise ConfigurationError(f"{_LIST_LABEL[kind]} may hold at most {_MAX_ENTRIES} entries")
+    return tuple(seen)
+
+
+def _check_mode(mode: object) -> ExternalMode:
+    if mode not in _MODES:
+        raise ConfigurationError(f"network access mode {mode!r} is not one of {', '.join(_MODES)}")
+    checked: ExternalMode = mode  # type: ignore[assignment]  # membership checked just above
+    return checked
+
+
+def _decode(value: str) -> StoredNetworkRules:
+    damaged = (
+        "the stored network rules are damaged ({why}); reset them to the defaults (open, no local "
+        "address) with `notochord network reset`, then set them again"
+    )
+    try:
+        raw = json.loads(value)
+    except ValueError as exc:
+        raise ConfigurationError(damaged.format(why=f"not JSON: {exc}")) from exc
+    if not isinstance(raw, dict) or raw.get("format") != _FORMAT:
+        raise ConfigurationError(damaged.format(why="unknown format"))
+    external = raw.get("external")
+    local = raw.get("local")
+    if not isinstance(external, dict) or not isinstance(external.get("hosts"), list):
+        raise ConfigurationError(damaged.format(why="external is not {mode, hosts}"))
+    if not isinstance(local, list):
+        raise ConfigurationError(damaged.format(why="local is not a list"))
+    return StoredNetworkRules(
+        external_mode=_check_mode(external.get("mode")),
+        external_hosts=_canonical(external["hosts"], kind="external"),
+        local_hosts=_canonical(local, kind="local"),
+    )
+
+
+def _encode(rules: StoredNetworkRules) -> str:
+    return json.dumps({"format": _FORMAT, **rules.to_json()}, ensure_ascii=False, sort_keys=True)
+
+
+class NetworkRulesStore:
+    """The user's network rules of one space; every read goes to the store (no cache).
+
+    Example::
+
+        rules = NetworkRulesStore(space.core)
+        rules.set_external("blocklist", ["ads.example.com"])
+        rules.add_local("localhost:5173")
+        policy = NetworkPolicy(permission=manifest.network, user_rules=rules.get())
+    """
+
+    def __init__(self, core: KnowledgeCore) -> None:
+        self._store = core.store
+
+    def stored(self) -> StoredNetworkRules:
+        """The rules as written by the user (default: open, empty lists).
+
+        Raises:
+            ConfigurationError: the stored rules are damaged.
+        """
+        with self._store.read() as conn:
+            return self._load(conn)
+
+    def get(self) -> UserNetworkRules:
+        """The rules in force right now, for a :class:`~notochord.net.policy.NetworkPolicy`."""
+        return self.stored().to_rules()
+
+    def list_local(self) -> list[str]:
+        """The local machine and internal network list, in the order the user added it."""
+        return list(self.stored().local_hosts)
+
+    def set_external(self, mode: str, hosts: Iterable[str] = ()) -> StoredNetworkRules:
+        """Choose the external mode and its host list (replacing the previous list).
+
+        Raises:
+            ConfigurationError: an unknown mode, a list given with ``open``, or a bad entry.
+        """
+        checked = _check_mode(mode)
+        listed = _canonical(list(hosts), kind="external")
+        if checked == "open" and listed:
+            raise ConfigurationError(
+                "open mode allows every external host and takes no host list; use allowlist or blocklist to list hosts"
+            )
+        return self._update(lambda r: StoredNetworkRules(checked, listed, r.local_hosts))
+
+    def add_local(self, entry: str) -> StoredNetworkRules:
+        """Add one entry to the local list (adding one already there changes nothing).
+
+        Raises:
+            ConfigurationError: the entry breaks a rule of the local list.
+        """
+        (canonical,) = _canonical([entry], kind="local")
+
+        def change(rules: StoredNetworkRules) -> StoredNetworkRules:
+            if canonical in rules.local_hosts:
+                return rules
+            if len(rules.local_hosts) >= _MAX_ENTRIES:
+                raise ConfigurationError(f"{_LIST_LABEL['local']} may hold at most {_MAX_ENTRIES} entries")
+            return StoredNetworkRules(rules.external_mode, rules.external_hosts, (*rules.local_hosts, canonical))
+
+        return self._update(change)
+
+    def remove_local(self, entry: str) -> StoredNetworkRules:
+        """Remove one entry from the local list; it applies to the very next request.
+
+        Raises:
+            ConfigurationError: the entry is malformed or not in the list.
+        """
+        (canonical,) = _canonical([entry], kind="local")
+
+        def change(rules: StoredNetworkRules) -> StoredNetworkRules:
+            if canonical not in rules.local_hosts:
+                listed = ", ".join(rules.local_hosts) or "the list is empty"
+                raise ConfigurationError(f"{entry!r} is not in {_LIST_LABEL['local']} ({listed})")
+            kept = tuple(e for e in rules.local_hosts if e != canonical)
+            return StoredNetworkRules(rules.external_mode, rules.external_hosts, kept)
+
+        return self._update(change)
+
+    def reset(self) -> StoredNetworkRules:
+        """Back to the defaults: open, no local address. Works even when the stored rules are damaged."""
+        with self._store.write(actor=USER, run_id=None) as tx:
+            tx.conn.execute(sa.delete(space_meta).where(space_meta.c.key == RULES_KEY))
+        return _DEFAULT
+
+    def _update(self, change: Callable[[StoredNetworkRules], StoredNetworkRules]) -> StoredNetworkRules:
+        with self._store.write(actor=USER, run_id=None) as tx:
+            current = self._load(tx.conn)
+            updated = change(current)
+            if updated == current:
+                return current
+            encoded = _encode(updated)
+            written = tx.conn.execute(
+                sa.update(space_meta).where(space_meta.c.key == RULES_KEY).values(value=encoded)
+            ).rowcount
+            if not written:
+                tx.conn.execute(sa.insert(space_meta).values(key=RULES_KEY, value=encoded))
+            return updated
+
+    @staticmethod
+    def _load(conn: sa.Connection) -> StoredNetworkRules:
+        value = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == RULES_KEY)).scalar()
+        return _DEFAULT if value is None else _decode(str(value))
