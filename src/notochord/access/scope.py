@@ -5,7 +5,10 @@ Readable (writable) collections are the union of:
 - the subtrees of ``diary`` / ``keep`` when ``collections.read|write:diary|keep`` is on;
 - the subtrees of the collections the user ticked for the gem, when ``collections.read|write:
   user-selected`` is on (only collections outside diary and keep can be ticked);
-- the subtrees of every collection the gem created (K-PERM-15, K-COL-10).
+- the subtrees of every collection the gem created (K-PERM-15, K-COL-10) in its current
+  installation: collection ids only grow, and an installation remembers the highest id that existed
+  when it began, so a gem uninstalled with "Keep" and installed again starts with no rights at all
+  (K-UNINST-13).
 
 ``collections.write:<t>`` implies read (OD-K27). Subtrees are taken at call time, so grants cover
 subfolders made later (K-PERM-14) and content moved in or out changes access at once (K-COL-14).
@@ -29,14 +32,16 @@ class CollectionAccess:
     writable: frozenset[int]
 
 
-def _reach(tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: str, ticked: Set[int]) -> set[int]:
+def _reach(
+    tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: str, ticked: Set[int], created_after: int
+) -> set[int]:
     roots: set[int] = set()
     for builtin in ("diary", "keep"):
         if grants.collections_allows(action=action, target=builtin):  # type: ignore[arg-type]
             roots.add(tree.builtin(builtin).id)
     if grants.collections_allows(action=action, target="user-selected"):  # type: ignore[arg-type]
         roots.update(c for c in ticked if c in tree.by_id and tree.class_of(c) == "user-selected")
-    roots.update(row.id for row in tree.by_id.values() if row.created_by == f"gem:{gem_id}")
+    roots.update(row.id for row in tree.by_id.values() if row.created_by == f"gem:{gem_id}" and row.id > created_after)
     reach: set[int] = set()
     for root in roots:
         reach |= tree.subtree(root)
@@ -45,10 +50,10 @@ def _reach(tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: 
 
 
 def collection_access(
-    tree: CollectionTree, grants: PermissionSet, *, gem_id: str, ticked: Set[int]
+    tree: CollectionTree, grants: PermissionSet, *, gem_id: str, ticked: Set[int], created_after: int
 ) -> CollectionAccess:
-    writable = _reach(tree, grants, "write", gem_id=gem_id, ticked=ticked)
-    readable = _reach(tree, grants, "read", gem_id=gem_id, ticked=ticked) | writable
+    writable = _reach(tree, grants, "write", gem_id=gem_id, ticked=ticked, created_after=created_after)
+    readable = _reach(tree, grants, "read", gem_id=gem_id, ticked=ticked, created_after=created_after) | writable
     return CollectionAccess(readable=frozenset(readable), writable=frozenset(writable))
 
 

@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import secrets
 import threading
@@ -31,14 +32,17 @@ import sqlalchemy as sa
 
 from notochord.access.permissions import Permission, PermissionSet
 from notochord.access.sentences import sentence
-from notochord.db.schema import facts, gem_grants, gems
+from notochord.db.schema import collections, facts, gem_grants, gem_settings, gems
 from notochord.errors import GemError, ManifestError
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.writes import USER
 
-__all__ = ["GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport"]
+__all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport"]
+
+CREATOR_WATERMARK = "creator_watermark"
+"""gem_settings key: the highest collection id when the installation began (creator rights start after it)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,12 @@ class GemRegistry:
             ]
             if switches:
                 tx.conn.execute(sa.insert(gem_grants), switches)
+            newest = tx.conn.execute(sa.select(sa.func.coalesce(sa.func.max(collections.c.id), 0))).scalar_one()
+            tx.conn.execute(
+                sa.insert(gem_settings).values(
+                    gem_id=manifest.id, key=CREATOR_WATERMARK, value_json=json.dumps(int(newest)), changed_at=tx.now
+                )
+            )
         return self.get(manifest.id)
 
     def upgrade(self, path: str | Path) -> InstalledGem:
@@ -212,7 +222,8 @@ class GemRegistry:
     def manifest(self, gem_id: str) -> Manifest:
         """The installed manifest record (never re-read from the gem's folder)."""
         row = self._row(gem_id)
-        key = (gem_id, row.updated_at)
+        # keyed by content: an upgrade (or a reinstall) within the same millisecond still changes it
+        key = (gem_id, hashlib.sha256(row.manifest_json.encode()).hexdigest())
         with self._lock:
             cached = self._manifests.get(key)
         if cached is None:
@@ -307,6 +318,7 @@ class GemRegistry:
                 for remover in self.removers:
                     remover(tx, gem_id)
             tx.conn.execute(sa.delete(gem_grants).where(gem_grants.c.gem_id == gem_id))
+            tx.conn.execute(sa.delete(gem_settings).where(gem_settings.c.gem_id == gem_id))
             tx.conn.execute(sa.delete(gems).where(gems.c.id == gem_id))
         for hook in self.on_uninstalled:
             hook(gem_id)

@@ -10,7 +10,7 @@ from typing import Any
 
 from notochord.clock import Clock
 from notochord.errors import GemError, NotochordError
-from notochord.gems.api.documents import register_document_layer
+from notochord.gems.api.documents import creator_watermark, register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi, Scope
 from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.refs import RefCodec
@@ -59,6 +59,10 @@ class Gems:
                 raise
             raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
         return gem
+
+    def _creator_watermark(self, gem_id: str) -> int:
+        with self._core.store.read() as conn:
+            return creator_watermark(conn, gem_id)
 
     def resources_dir(self, gem_id: str) -> Path:
         """Where the gem's downloaded ``resources`` are kept (read-only for its tools)."""
@@ -149,6 +153,7 @@ class Gems:
                 grants=lambda: self.registry.granted(gem_id),
                 scope=self.scope,
                 manifest_network=manifest.network,
+                created_after=self._creator_watermark(gem_id),
             )
             if with_knowledge
             else None

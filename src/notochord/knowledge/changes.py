@@ -152,6 +152,9 @@ class ChangeLog:
                 query = sa.select(changes).where(changes.c.run_id == run_id)
                 if run_actor is not None:
                     query = query.where(changes.c.actor == run_actor)
+                # the run's own reverts are not undone one by one: undoing what they reverted is
+                # already part of bringing the whole run back out
+                query = query.where(changes.c.op != "changes.revert")
                 targets = [
                     r for r in tx.conn.execute(query.order_by(changes.c.id.desc())) if visible is None or visible(r)
                 ]

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import chunk_vectors, chunks, entities, identifiers, mentions
 from notochord.search.chunking import Chunk, chunk_markdown
-from notochord.search.textindex import fts_delete, fts_insert
+from notochord.search.textindex import fts_delete, fts_insert, is_cjk
 
 __all__ = ["FTS_TABLE", "index_document", "unindex_document", "with_title"]
 
@@ -55,12 +55,11 @@ def _mentioned(text: str, forms: Iterable[tuple[int, str]]) -> set[int]:
         needle = form.casefold()
         if needle not in lowered:
             continue
-        # word boundaries where the form starts or ends with a word character
-        pattern = (
-            (r"(?<!\w)" if needle[0].isalnum() else "")
-            + re.escape(needle)
-            + (r"(?!\w)" if needle[-1].isalnum() else "")
-        )
+        # Word boundaries for alphabetic scripts; CJK text has no spaces, so a CJK name may touch
+        # other CJK characters on either side (OD-K41).
+        before = "" if is_cjk(needle[0]) or not needle[0].isalnum() else r"(?<!\w)"
+        after = "" if is_cjk(needle[-1]) or not needle[-1].isalnum() else r"(?!\w)"
+        pattern = before + re.escape(needle) + after
         if re.search(pattern, lowered):
             found.add(entity_id)
     return found

@@ -7,9 +7,10 @@ Rules:
   ``entities`` mentioned — is one SQL condition used *inside* both legs: the full-text ranking query
   and the list of ids the vector leg may score. Nothing outside it is ranked, counted or timed.
 - An empty query lists one passage per document (its first chunk), newest document date first.
-- Otherwise the full-text (BM25 over CJK-bigrammed text) and vector (cosine) legs each rank
-  candidates, and reciprocal-rank fusion merges them with weights that drop a leg weak for the
-  query's script. Ties go to the newer document, then the smaller id.
+- Otherwise the full-text leg (BM25 over CJK-bigrammed text, with statistics from the candidates
+  only: :mod:`notochord.search.bm25`) and the vector leg (cosine) each rank candidates, and
+  reciprocal-rank fusion merges them with weights that drop a leg weak for the query's script.
+  Ties go to the newer document, then the smaller id.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import chunks, documents, mentions
+from notochord.db.schema import chunk_vectors, chunks, documents, mentions
 from notochord.knowledge.indexing import FTS_TABLE
 from notochord.knowledge.timeranges import TimeRange
 from notochord.knowledge.writes import Store
+from notochord.search.bm25 import candidate_bm25
 from notochord.search.fusion import fuse, leg_weights
-from notochord.search.textindex import fts_search
 from notochord.search.vector_index import VectorIndex
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Hit", "hybrid_search"]
@@ -87,11 +88,21 @@ def hybrid_search(
     with store.read() as conn:
         if not query.strip():
             return _newest(conn, candidates, limit)
-        compiled = candidates.compile(conn, compile_kwargs={"literal_binds": True})
-        text_leg = fts_search(conn, FTS_TABLE, query, limit=limit * _DEPTH, rowid_filter_sql=f"rowid IN ({compiled})")
+        compiled = str(candidates.compile(conn, compile_kwargs={"literal_binds": True}))
+        text_leg = candidate_bm25(
+            conn,
+            FTS_TABLE,
+            query,
+            candidates_sql=compiled,
+            length_sql=f"SELECT id, length(text) AS length FROM chunks WHERE id IN ({compiled})",
+            limit=limit * _DEPTH,
+        )
         vector_leg: list[tuple[int, float]] = []
-        if vectors.enabled:
-            allowed = list(conn.execute(candidates).scalars())
+        if vectors.enabled and vectors.embedder is not None:
+            # only chunks embedded by the current model: a chunk id reused since may not rank by an
+            # old passage's vector still held in memory
+            embedded = sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == vectors.embedder.model_id)
+            allowed = list(conn.execute(candidates.where(chunks.c.id.in_(embedded))).scalars())
             vector_leg = vectors.search(query, k=limit * _DEPTH, allowed=allowed)
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from notochord.access.permissions import PermissionSet
 from notochord.access.scope import CollectionAccess, collection_access, collection_permission
-from notochord.db.schema import collections, documents
+from notochord.db.schema import collections, documents, gem_settings
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
 from notochord.gems.api.results import _Result
 from notochord.knowledge.collections import CollectionTree
@@ -122,7 +122,7 @@ def _access(api: KnowledgeApi, grants: PermissionSet) -> tuple[CollectionTree, C
     with api.core.store.read() as conn:
         tree = api.core.collections.tree(conn)
         ticked = api.core.collections.ticked(conn, api.gem_id)
-    return tree, collection_access(tree, grants, gem_id=api.gem_id, ticked=ticked)
+    return tree, collection_access(tree, grants, gem_id=api.gem_id, ticked=ticked, created_after=api.created_after)
 
 
 def _collection_id(api: KnowledgeApi, tree: CollectionTree, given: object) -> int:
@@ -209,7 +209,9 @@ class CollectionsApi(_Part):
                     raise KnowledgePermissionError("collections.create")
                 if parent is not None:
                     ticked = api.core.collections.ticked_now(api.gem_id)
-                    access = collection_access(current, grants, gem_id=api.gem_id, ticked=ticked)
+                    access = collection_access(
+                        current, grants, gem_id=api.gem_id, ticked=ticked, created_after=api.created_after
+                    )
                     _require(current, access.writable, parent, "write")
 
             row = api.core.collections.create(
@@ -275,13 +277,15 @@ class DocumentsApi(_Part):
 
         return await api.run(work)
 
-    async def get(self, ref: str, options: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DocumentView:
+    async def get(
+        self, ref: str, options: Mapping[str, Any] | None = None, /, **kwargs: Any
+    ) -> DocumentView | DocumentRangeView:
         """The document, or with ``range: {from, to}`` the chunks ``from…to-1`` (OD-K36)."""
         api = self._api
         given = dict(options or {})
         given.update(kwargs)
 
-        def work() -> DocumentView:
+        def work() -> DocumentView | DocumentRangeView:
             record = api.core.documents.get(api.refs.decode("doc", ref))
             tree, access = _access(api, api.grants())
             _require(tree, access.readable, record.collection_id, "read")
@@ -295,8 +299,8 @@ class DocumentsApi(_Part):
             if start < 0 or end < start:
                 raise KnowledgeValidationError("range needs 0 <= from <= to")
             texts, total = api.core.documents.chunk_texts(record.id, start, end)
-            return view.model_copy(
-                update={"body": "\n\n".join(texts), "range": {"from": start, "to": end, "total": total}}
+            return DocumentRangeView(
+                **{**view.model_dump(), "body": "\n\n".join(texts), "range": {"from": start, "to": end, "total": total}}
             )
 
         return await api.run(work)
@@ -449,6 +453,19 @@ async def search(
 # ---------------------------------------------------------------------- registration
 
 
+def creator_watermark(conn: sa.Connection, gem_id: str) -> int:
+    """The highest collection id that existed when this installation of the gem began."""
+    from notochord.gems.registry import CREATOR_WATERMARK
+
+    value = conn.execute(
+        sa.select(gem_settings.c.value_json).where(
+            gem_settings.c.gem_id == gem_id, gem_settings.c.key == CREATOR_WATERMARK
+        )
+    ).scalar()
+    # not installed (any more): every collection is older than the installation that does not exist
+    return int(value) if value is not None else 2**62
+
+
 def register_document_layer(registry: GemRegistry, scope: Scope, core: KnowledgeCore) -> None:
     """Teach uninstall and the change scope about documents and collections."""
     from notochord.gems.api.knowledge import ScopeRule
@@ -509,7 +526,9 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
 
     def reach(conn: sa.Connection, grants: PermissionSet, gem_id: str) -> tuple[CollectionTree, CollectionAccess]:
         tree = core.collections.tree(conn)
-        return tree, collection_access(tree, grants, gem_id=gem_id, ticked=core.collections.ticked(conn, gem_id))
+        ticked = core.collections.ticked(conn, gem_id)
+        since = creator_watermark(conn, gem_id)
+        return tree, collection_access(tree, grants, gem_id=gem_id, ticked=ticked, created_after=since)
 
     def collection_readable(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> bool:
         return collection_id in reach(conn, grants, gem_id)[1].readable

@@ -45,7 +45,7 @@ from notochord.gems.refs import RefCodec
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.facts import MISSING, PrefixRule
 from notochord.knowledge.identifiers import check_kind
-from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Entity, Fact
 from notochord.knowledge.writes import Actor
 from notochord.net.hosts import NetworkPermission
@@ -230,6 +230,15 @@ class FactsApi(_Part):
                         f"{what} {value!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
                     )
             run_id = api.run_id_of(o.get("run_id"))
+            if "value" not in o and o.get("object") is None:
+                raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
+            if "value" in o:
+                check_json_size("value", o["value"])
+            for name in ("description", "source_ref"):
+                if o.get(name) is not None:
+                    if not isinstance(o[name], str):
+                        raise KnowledgeValidationError(f"{to_camel(name)} must be a string")
+                    check_length(to_camel(name), o[name])
             hint = o.get("predicate_hint")
             if not isinstance(hint, str):
                 raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
@@ -453,6 +462,7 @@ class KnowledgeApi:
         grants: Callable[[], PermissionSet],
         scope: Scope,
         manifest_network: NetworkPermission | None = None,
+        created_after: int = 2**62,
     ) -> None:
         self.core = core
         self.gem_id = gem_id
@@ -462,6 +472,8 @@ class KnowledgeApi:
         self.grants = grants
         self.scope = scope
         self.manifest_network = manifest_network
+        self.created_after = created_after
+        """Collections with a larger id that the gem created belong to this installation (creator rights)."""
         self.profile = ProfileApi(self)
         self.facts = FactsApi(self)
         self.entities = EntitiesApi(self)
