@@ -6,7 +6,19 @@ from pathlib import Path
 
 import typer
 
-from notochord.cli import changes_cmd, entities_cmd, facts_cmd, files_cmd, gem_cmd, network_cmd, runs_cmd
+from notochord.cli import (
+    changes_cmd,
+    collections_cmd,
+    docs_cmd,
+    entities_cmd,
+    facts_cmd,
+    files_cmd,
+    gem_cmd,
+    network_cmd,
+    runs_cmd,
+    search_cmd,
+    serve_cmd,
+)
 from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
 
 __all__ = ["app", "main"]
@@ -26,6 +38,12 @@ app.add_typer(gem_cmd.app, name="gem")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(files_cmd.app, name="files")
 app.add_typer(network_cmd.app, name="network")
+app.add_typer(docs_cmd.app, name="docs")
+app.add_typer(collections_cmd.app, name="collections")
+app.command()(search_cmd.search)
+app.command()(search_cmd.reindex)
+app.command("serve")(serve_cmd.serve)
+app.command("token")(serve_cmd.token)
 
 
 @app.callback()

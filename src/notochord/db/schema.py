@@ -2,9 +2,11 @@
 
 Invariants the rest of the code relies on:
 
-- Rows of ``facts``, ``entities`` and ``changes`` are never deleted. Facts expire (``valid_to`` and
-  ``expired_by`` set); entities are marked ``deleted_at`` or ``merged_into``; identifiers are marked
-  ``removed_at``.
+- Rows of ``facts``, ``entities`` and ``changes`` of the user's knowledge are never deleted. Facts
+  expire (``valid_to`` and ``expired_by`` set); entities are marked ``deleted_at`` or
+  ``merged_into``; identifiers are marked ``removed_at``. (Deleting a knowledge base of the REST
+  service removes its documents and their change records with it: that is an organization's content
+  store, and its copies of document bodies must go with it.)
 - Every write appends one ``changes`` row in the same transaction, and ``change_objects`` lists every
   object the change touched (the basis of the ``superseded`` rule of revert).
 - Timestamps are stored as ISO 8601 UTC strings with milliseconds: they sort as text and need no
@@ -32,6 +34,12 @@ __all__ = [
     "gem_settings",
     "gems",
     "identifiers",
+    "kb_agent_links",
+    "kb_agents",
+    "kb_audit_log",
+    "kb_grants",
+    "kb_knowledge_bases",
+    "kb_usage",
     "mentions",
     "metadata",
     "predicate_aliases",
@@ -304,4 +312,100 @@ runs = sa.Table(
     sa.Column("started_at", Timestamp, nullable=False),
     sa.Column("finished_at", Timestamp, nullable=True),
     sa.Index(None, "gem_id", "started_at"),
+)
+
+# ---------------------------------------------------------------------- knowledge-base service
+#
+# The REST service's organizations keep their knowledge bases in their own space (OD-B24 as
+# overridden). Ids are UUID strings. A knowledge base owns one ``builtin = 'kb'`` collection, its
+# document store, created and deleted with it; deleting a knowledge base is physical (KB-DEL-04).
+
+kb_knowledge_bases = sa.Table(
+    "kb_knowledge_bases",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("organization_id", sa.String(63), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("description", sa.Text, nullable=True),
+    sa.Column("settings_json", sa.Text, nullable=False),
+    sa.Column("collection_id", sa.ForeignKey("collections.id"), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index(None, "organization_id", "created_at"),
+)
+
+# A local mirror of the Bot Service's agents (OD-B18); ``deleted_at`` marks a soft delete.
+kb_agents = sa.Table(
+    "kb_agents",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("organization_id", sa.String(63), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("status", sa.String(10), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Column("deleted_at", Timestamp, nullable=True),
+    sa.CheckConstraint("status IN ('draft', 'published', 'archived')", name="status"),
+    sa.Index(None, "organization_id", "created_at"),
+)
+
+# Links live in the knowledge base's space and cascade with it (KB-DEL-05). The agent is named by id
+# and organization, not by foreign key: a link made before cross-organization links were refused
+# points into another space (KB-ULK-05).
+kb_agent_links = sa.Table(
+    "kb_agent_links",
+    metadata,
+    sa.Column("kb_id", sa.ForeignKey("kb_knowledge_bases.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("agent_id", sa.String(36), primary_key=True),
+    sa.Column("agent_organization_id", sa.String(63), nullable=False),
+    sa.Column("permissions_json", sa.Text, nullable=False),
+    sa.Column("priority", sa.BigInteger, nullable=False),
+    sa.Column("linked_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index(None, "agent_id"),
+)
+
+# One row per (resource, user): the highest level granted; delete ⊇ edit ⊇ view (OD-B10).
+kb_grants = sa.Table(
+    "kb_grants",
+    metadata,
+    sa.Column("resource_type", sa.String(10), primary_key=True),
+    sa.Column("resource_id", sa.String(36), primary_key=True),
+    sa.Column("user_id", sa.String(200), primary_key=True),
+    sa.Column("permission", sa.String(10), nullable=False),
+    sa.Column("granted_by", sa.String(200), nullable=False),
+    sa.Column("granted_at", Timestamp, nullable=False),
+    sa.CheckConstraint("resource_type IN ('kb', 'agent')", name="resource_type"),
+    sa.CheckConstraint("permission IN ('view', 'edit', 'delete')", name="permission"),
+)
+
+# Only the three documented actions are written (OD-B19).
+kb_audit_log = sa.Table(
+    "kb_audit_log",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("organization_id", sa.String(63), nullable=False),
+    sa.Column("actor_user_id", sa.String(200), nullable=False),
+    sa.Column("actor_email", sa.String(320), nullable=True),
+    sa.Column("action", sa.String(100), nullable=False),
+    sa.Column("resource_type", sa.String(30), nullable=False),
+    sa.Column("resource_id", sa.String(36), nullable=False),
+    sa.Column("details_json", sa.Text, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index(None, "organization_id", "created_at"),
+    sa.Index(None, "resource_id"),
+)
+
+# The cost ledger (OD-B20): one row per billable event, attributed to the owning organization.
+kb_usage = sa.Table(
+    "kb_usage",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("organization_id", sa.String(63), nullable=False),
+    sa.Column("kind", sa.String(30), nullable=False),
+    sa.Column("kb_id", sa.String(36), nullable=False),
+    sa.Column("vectors_deleted", sa.Integer, nullable=False),
+    sa.Column("bytes_deleted", sa.BigInteger, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index(None, "organization_id", "created_at"),
 )

@@ -1,0 +1,111 @@
+"""``notochord serve`` and ``notochord token``: run the knowledge-base service and mint dev tokens.
+
+``serve`` runs one uvicorn process (``127.0.0.1:8420`` by default) that stops gracefully on Ctrl-C
+or SIGTERM: requests in flight finish, then every space is closed. Without a configured
+``NOTOCHORD_JWT_SECRET`` (or public key) it creates a random development secret in
+``<data_dir>/jwt.secret`` (mode 0600) on first start; ``token`` signs with the same secret.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+
+import notochord
+from notochord.cli.common import DataDir, console, exit_code_for, state
+from notochord.errors import ConfigurationError, NotochordError
+from notochord.server.app import PREFIX, create_app
+from notochord.server.auth import load_or_create_secret, mint_token
+from notochord.settings import Settings
+
+__all__ = ["build_server", "serve", "token"]
+
+ROLES = ("owner", "admin", "member", "viewer")
+
+
+def _settings_and_dir(data_dir: Path | None) -> tuple[Settings, Path]:
+    settings = Settings.load()
+    return settings, data_dir or state.data_dir or settings.data_dir
+
+
+def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port: int) -> uvicorn.Server:
+    """A uvicorn server for the service over ``nc`` (one process, no reload, no websockets)."""
+    if not settings.jwt_secret and not settings.jwt_public_key:
+        settings = dataclasses.replace(settings, jwt_secret=load_or_create_secret(nc.data_dir))
+    app = create_app(nc, settings)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        lifespan="off",
+        ws="none",
+        log_level="info",
+        timeout_graceful_shutdown=30,
+    )
+    return uvicorn.Server(config)
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8420,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."""
+    settings, directory = _settings_and_dir(data_dir)
+    try:
+        with notochord.open(directory, settings) as nc:
+            server = build_server(nc, settings, host=host, port=port)
+            shown = f"[{host}]" if ":" in host else host
+            typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")
+            typer.echo(f"API documentation: http://{shown}:{port}/docs")
+            typer.echo(
+                "get a development token with: notochord token --user USER --org ORG --role member"
+                + (f" --data-dir {directory}" if data_dir is not None else "")
+            )
+            server.run()
+    except NotochordError as error:
+        console.print(f"[red]error:[/red] {error.message}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exit_code_for(error)) from None
+
+
+def token(
+    user: Annotated[str, typer.Option("--user", help="The user id (claim sub).")],
+    org: Annotated[str, typer.Option("--org", help="The organization id (claim org).")],
+    role: Annotated[str, typer.Option("--role", help="Organization role: owner, admin, member or viewer.")],
+    superadmin: Annotated[bool, typer.Option("--superadmin", help="Add platform_role=superadmin.")] = False,
+    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.")] = 3600,
+    email: Annotated[str | None, typer.Option("--email", help="The email claim.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Print an HS256 development token signed with the service's secret."""
+    settings, directory = _settings_and_dir(data_dir)
+    try:
+        if role not in ROLES:
+            raise ConfigurationError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
+        secret = settings.jwt_secret
+        if secret is None:
+            if settings.jwt_public_key:
+                raise ConfigurationError(
+                    "the service verifies tokens with a public key; mint tokens with the matching private key"
+                )
+            secret = load_or_create_secret(directory)
+        minted = mint_token(
+            secret=secret,
+            user=user,
+            org=org,
+            role=role,
+            superadmin=superadmin,
+            ttl=ttl,
+            email=email,
+            issuer=settings.jwt_issuer,
+            audience=settings.jwt_audience,
+        )
+    except NotochordError as error:
+        console.print(f"[red]error:[/red] {error.message}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exit_code_for(error)) from None
+    sys.stdout.write(minted + "\n")

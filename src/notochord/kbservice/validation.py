@@ -1,0 +1,164 @@
+"""Request values as the service receives them, and their validation (OD-B12, OD-B15, OD-B22, OD-B23).
+
+Rules:
+
+- A body arrives as raw bytes (:class:`JsonBody`) and is parsed only when an operation asks for it,
+  which every operation does *after* its permission checks: a refused caller gets 403 whatever the
+  body holds, and nothing is created (OD-B12).
+- An empty body is an empty object. A body that is not JSON, or not a JSON object, is refused.
+- Unknown keys are ignored, ``visibility`` among them (KB-GEN-07).
+- Pagination never fails: ``limit`` is clamped to 1…100 and ``offset`` to 0…2**53, and a value that is
+  not a whole number falls back to the default (OD-B15).
+- A malformed UUID in a path is "not found", never "bad request" (OD-B23).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from notochord.kbservice.errors import KbNotFoundError, KbValidationError
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "JsonBody",
+    "Paging",
+    "optional_object",
+    "optional_text",
+    "parse_uuid",
+    "priority_value",
+    "required_text",
+]
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 100
+_MAX_OFFSET = 2**53
+_MAX_NAME = 1000
+_MAX_TEXT = 100_000
+_MAX_JSON = 256 * 1024
+_MAX_BODY = 1024 * 1024
+# priorities are stored as 64-bit integers; anything beyond 32 bits is a mistake, not a ranking
+_MAX_PRIORITY = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class JsonBody:
+    """A request body, parsed on demand."""
+
+    raw: bytes
+
+    @classmethod
+    def empty(cls) -> JsonBody:
+        return cls(b"")
+
+    @classmethod
+    def of(cls, value: object) -> JsonBody:
+        """A body holding ``value`` serialised as JSON (for callers that are not HTTP)."""
+        return cls(json.dumps(value).encode())
+
+    def object(self) -> dict[str, Any]:
+        """The body as a JSON object.
+
+        Raises:
+            KbValidationError: the body is too large, not JSON, or not an object.
+        """
+        if len(self.raw) > _MAX_BODY:
+            raise KbValidationError("the request body is larger than 1 MiB")
+        if not self.raw.strip():
+            return {}
+        try:
+            value = json.loads(self.raw)
+        except (ValueError, RecursionError) as exc:
+            raise KbValidationError("the request body is not valid JSON") from exc
+        if not isinstance(value, dict):
+            raise KbValidationError("the request body must be a JSON object")
+        return value
+
+
+def required_text(body: dict[str, Any], key: str, *, max_length: int = _MAX_NAME) -> str:
+    """A non-empty string (trimmed); missing, empty or another type is refused."""
+    if key not in body:
+        raise KbValidationError(f"{key} is required")
+    value = optional_text(body, key, max_length=max_length)
+    if value is None or not value:
+        raise KbValidationError(f"{key} must be a non-empty string")
+    return value
+
+
+def optional_text(body: dict[str, Any], key: str, *, max_length: int = _MAX_TEXT) -> str | None:
+    """A string when present (``None`` when absent); another type is refused."""
+    if key not in body:
+        return None
+    value = body[key]
+    if not isinstance(value, str):
+        raise KbValidationError(f"{key} must be a string")
+    if len(value) > max_length:
+        raise KbValidationError(f"{key} is longer than {max_length} characters")
+    if key == "name":
+        value = value.strip()
+    return value
+
+
+def optional_object(body: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """A JSON object when present (``None`` when absent); another type is refused."""
+    if key not in body:
+        return None
+    value = body[key]
+    if not isinstance(value, dict):
+        raise KbValidationError(f"{key} must be a JSON object")
+    if len(json.dumps(value)) > _MAX_JSON:
+        raise KbValidationError(f"{key} is larger than 256 KiB")
+    return value
+
+
+def priority_value(body: dict[str, Any]) -> int:
+    """``priority``: an integer, default 0; booleans and fractions are refused (OD-B22)."""
+    value = body.get("priority", 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise KbValidationError("priority must be an integer")
+    if abs(value) > _MAX_PRIORITY:
+        raise KbValidationError(f"priority must lie between -{_MAX_PRIORITY} and {_MAX_PRIORITY}")
+    return value
+
+
+def _whole_number(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) < 40:
+        return int(value.strip())
+    return None
+
+
+@dataclass(frozen=True)
+class Paging:
+    """The applied ``limit`` and ``offset`` of a list request."""
+
+    limit: int
+    offset: int
+
+    @classmethod
+    def of(cls, limit: object = None, offset: object = None) -> Paging:
+        wanted_limit = _whole_number(limit)
+        wanted_offset = _whole_number(offset)
+        applied_limit = DEFAULT_LIMIT if wanted_limit is None else min(max(wanted_limit, 1), MAX_LIMIT)
+        applied_offset = 0 if wanted_offset is None else min(max(wanted_offset, 0), _MAX_OFFSET)
+        return cls(applied_limit, applied_offset)
+
+
+def parse_uuid(text: object, *, what: str) -> str:
+    """The canonical lowercase form of a UUID.
+
+    Raises:
+        KbNotFoundError: ``text`` is not a UUID (OD-B23).
+    """
+    if not isinstance(text, str) or len(text) != 36:
+        raise KbNotFoundError(what)
+    try:
+        return str(uuid.UUID(text))
+    except ValueError as exc:
+        raise KbNotFoundError(what) from exc

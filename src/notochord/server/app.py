@@ -1,0 +1,51 @@
+"""The FastAPI application of the knowledge-base service.
+
+``create_app(nc, settings)`` mounts every route under ``/api/knowledge``, with the OpenAPI document
+at ``/openapi.json`` and its browsable form at ``/docs``. Routes that touch the store are plain
+``def`` functions, so they run in the threadpool and never block the event loop. Errors are turned
+into responses by the one table in :mod:`notochord.server.errors`.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+
+import notochord
+from notochord.app import Notochord
+from notochord.kbservice import KbService
+from notochord.server import errors
+from notochord.server.auth import Authenticator
+from notochord.server.routes import agents, audit, grants, kb
+from notochord.settings import Settings
+
+__all__ = ["PREFIX", "ROUTERS", "create_app"]
+
+PREFIX = "/api/knowledge"
+ROUTERS = (kb.router, agents.router, grants.router, audit.router)
+"""Every router of the service, mounted under :data:`PREFIX` in this order."""
+
+
+def create_app(nc: Notochord, settings: Settings) -> FastAPI:
+    """The service over the open data directory ``nc``.
+
+    Raises:
+        ConfigurationError: no way to authenticate (no JWT secret or public key, and no trusted
+            gateway), or a malformed key or proxy setting.
+    """
+    authenticator = Authenticator(settings, data_dir=nc.data_dir)
+    app = FastAPI(
+        title="notochord knowledge-base service",
+        version=notochord.__version__,
+        description="Organization knowledge bases linked to agents for retrieval (REST, JWT bearer).",
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.kb = KbService(nc)
+    app.state.authenticator = authenticator
+    api = APIRouter(prefix=PREFIX)
+    for router in ROUTERS:
+        api.include_router(router)
+    app.include_router(api)
+    errors.install(app)
+    return app

@@ -1,0 +1,234 @@
+"""Authentication: who is calling, from a verified JWT or, when configured, a trusted gateway.
+
+Rules (KB-GEN-03/04, OD-B11 as overridden by DESIGN §7):
+
+- By default the service verifies ``Authorization: Bearer <jwt>`` itself with PyJWT. The accepted
+  algorithms are pinned by the configured keys: ``HS256`` with ``jwt_secret``; ``RS256`` or ``ES256``
+  with ``jwt_public_key`` (chosen by the key's type). A token's ``alg`` header must be one of them and
+  is verified only with the key of its own kind, so ``alg: none`` and algorithm confusion (an HMAC
+  token "signed" with the public key) are refused.
+- ``exp`` and ``sub`` are required; ``iss`` and ``aud`` are checked when configured.
+- Gateway headers (``user-id``, ``organization-id``, ``user-email``, ``x-platform-role``,
+  ``x-org-role``) are honoured only when ``trust_gateway_headers`` is set AND the peer address is in
+  ``trusted_proxies`` (addresses or networks); such a peer must send them. From anyone else they are
+  ignored and a token is required.
+- Every refusal is :class:`KbAuthenticationError` (401).
+- With no secret configured, ``notochord serve`` creates ``<data_dir>/jwt.secret`` (mode 0600) on
+  first start and ``notochord token`` signs with it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from notochord.errors import ConfigurationError, StorageError
+from notochord.kbservice.actors import Actor, actor_from_claims
+from notochord.kbservice.errors import KbAuthenticationError
+from notochord.settings import Settings
+
+__all__ = [
+    "GATEWAY_HEADERS",
+    "SECRET_FILE",
+    "Authenticator",
+    "load_or_create_secret",
+    "mint_token",
+    "read_secret_file",
+]
+
+SECRET_FILE = "jwt.secret"
+GATEWAY_HEADERS = {
+    "user-id": "sub",
+    "organization-id": "org",
+    "user-email": "email",
+    "x-platform-role": "platform_role",
+    "x-org-role": "org_role",
+}
+_MIN_SECRET = 32
+_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def read_secret_file(data_dir: Path) -> str | None:
+    """The development secret of ``data_dir``, if one was created."""
+    path = data_dir / SECRET_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(f"cannot read the token secret {path}: {exc}") from exc
+
+
+def load_or_create_secret(data_dir: Path) -> str:
+    """The development secret of ``data_dir``, created (random, mode 0600) if missing."""
+    existing = read_secret_file(data_dir)
+    if existing is not None:
+        return existing
+    path = data_dir / SECRET_FILE
+    secret = secrets.token_urlsafe(48)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secret + "\n")
+    except FileExistsError:
+        # another process created it first: use theirs
+        return load_or_create_secret(data_dir)
+    except OSError as exc:
+        raise StorageError(f"cannot create the token secret {path}: {exc}") from exc
+    return secret
+
+
+def mint_token(
+    *,
+    secret: str,
+    user: str,
+    org: str,
+    role: str | None,
+    superadmin: bool = False,
+    ttl: int = 3600,
+    email: str | None = None,
+    issuer: str | None = None,
+    audience: str | None = None,
+) -> str:
+    """An HS256 token with the claims this service reads (for development and tests)."""
+    if ttl <= 0:
+        raise ConfigurationError("a token's lifetime (ttl) must be a positive number of seconds")
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": user, "org": org, "iat": now, "exp": now + ttl}
+    if role is not None:
+        claims["org_role"] = role
+    if superadmin:
+        claims["platform_role"] = "superadmin"
+    if email is not None:
+        claims["email"] = email
+    if issuer is not None:
+        claims["iss"] = issuer
+    if audience is not None:
+        claims["aud"] = audience
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def _load_public_key(text: str) -> tuple[Any, str]:
+    pem = text
+    if not text.lstrip().startswith("-----BEGIN"):
+        try:
+            pem = Path(text).expanduser().read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigurationError(f"jwt_public_key: cannot read {text}: {exc}") from exc
+    try:
+        key = serialization.load_pem_public_key(pem.encode())
+    except ValueError as exc:
+        raise ConfigurationError(f"jwt_public_key is not a PEM public key: {exc}") from exc
+    if isinstance(key, rsa.RSAPublicKey):
+        return key, "RS256"
+    if isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, ec.SECP256R1):
+        return key, "ES256"
+    raise ConfigurationError("jwt_public_key must be an RSA key (RS256) or a P-256 key (ES256)")
+
+
+def _networks(entries: tuple[str, ...]) -> tuple[_Network, ...]:
+    found = []
+    for entry in entries:
+        try:
+            found.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError as exc:
+            raise ConfigurationError(f"trusted_proxies: {entry!r} is not an address or network") from exc
+    return tuple(found)
+
+
+class Authenticator:
+    """Turns a request's credentials into an :class:`Actor`."""
+
+    def __init__(self, settings: Settings, *, data_dir: Path | None = None) -> None:
+        self._keys: dict[str, Any] = {}
+        secret = settings.jwt_secret or (read_secret_file(data_dir) if data_dir is not None else None)
+        if secret is not None:
+            if len(secret.encode()) < _MIN_SECRET:
+                raise ConfigurationError(f"jwt_secret must be at least {_MIN_SECRET} bytes long")
+            self._keys["HS256"] = secret
+        if settings.jwt_public_key:
+            key, algorithm = _load_public_key(settings.jwt_public_key)
+            self._keys[algorithm] = key
+        self._issuer = settings.jwt_issuer
+        self._audience = settings.jwt_audience
+        self._gateway = settings.trust_gateway_headers
+        self._proxies = _networks(settings.trusted_proxies)
+        if not self._keys and not self._gateway:
+            raise ConfigurationError(
+                "no way to authenticate: set NOTOCHORD_JWT_SECRET or NOTOCHORD_JWT_PUBLIC_KEY "
+                "(or start with notochord serve, which creates a development secret)"
+            )
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The accepted token algorithms, pinned by the configured keys."""
+        return tuple(sorted(self._keys))
+
+    def _trusted_peer(self, peer: str | None) -> bool:
+        if not self._gateway or peer is None:
+            return False
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(address in network for network in self._proxies)
+
+    def authenticate(self, *, authorization: str | None, headers: Mapping[str, str], peer: str | None) -> Actor:
+        """The caller of one request.
+
+        Args:
+            authorization: the ``Authorization`` header, if any.
+            headers: every request header (lowercase names), for the gateway case.
+            peer: the address of the directly connected client.
+
+        Raises:
+            KbAuthenticationError: no acceptable identity.
+        """
+        if self._trusted_peer(peer):
+            claims = {claim: headers[name] for name, claim in GATEWAY_HEADERS.items() if name in headers}
+            if "sub" not in claims or "org" not in claims:
+                raise KbAuthenticationError("the gateway sent no user-id or organization-id header")
+            return actor_from_claims(claims)
+        return actor_from_claims(self.verify(authorization))
+
+    def verify(self, authorization: str | None) -> dict[str, Any]:
+        """The verified claims of a ``Bearer`` token."""
+        if not authorization:
+            raise KbAuthenticationError("Missing bearer token: send Authorization: Bearer <token>")
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise KbAuthenticationError("Malformed Authorization header: expected Bearer <token>")
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise KbAuthenticationError("Malformed token") from exc
+        algorithm = header.get("alg")
+        if not isinstance(algorithm, str) or algorithm not in self._keys:
+            raise KbAuthenticationError(f"Token algorithm {algorithm!r} is not accepted")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                self._keys[algorithm],
+                algorithms=[algorithm],
+                issuer=self._issuer,
+                audience=self._audience,
+                options={"require": ["exp", "sub"], "verify_aud": self._audience is not None},
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise KbAuthenticationError("The token has expired") from exc
+        except jwt.InvalidSignatureError as exc:
+            raise KbAuthenticationError("The token's signature is invalid") from exc
+        except jwt.PyJWTError as exc:
+            raise KbAuthenticationError(f"The token was refused: {exc}") from exc
+        return claims

@@ -1,0 +1,144 @@
+"""The one table that turns exceptions into HTTP statuses and the one error body.
+
+Every error response of the service is ``{ "error": <title>, "message": <text> }``, except 404, which
+is exactly ``{ "error": "Not found" }`` so that every not-found case is byte-identical (KB-LNK-09,
+OD-B23). No response ever carries a stack trace: an unexpected exception is logged here and answered
+with a plain 500.
+
+Order matters: the first row whose class matches wins.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from notochord.errors import NotochordError
+from notochord.kbservice.errors import (
+    KbAuthenticationError,
+    KbConflictError,
+    KbForbiddenError,
+    KbNotFoundError,
+    KbValidationError,
+)
+
+__all__ = [
+    "ERROR_TABLE",
+    "NOT_FOUND_BODY",
+    "ErrorBody",
+    "NotFoundBody",
+    "Row",
+    "documented",
+    "error_body",
+    "install",
+    "row_for",
+]
+
+log = logging.getLogger("notochord.server")
+
+NOT_FOUND_BODY: dict[str, str] = {"error": "Not found"}
+_INTERNAL_MESSAGE = "The server could not complete the request; the error was logged."
+
+
+@dataclass(frozen=True)
+class Row:
+    """One entry of the table: a class, its status, its title, and whether the message is shown."""
+
+    exception: type[Exception]
+    status: int
+    title: str
+    show_message: bool = True
+
+
+ERROR_TABLE: tuple[Row, ...] = (
+    Row(KbAuthenticationError, 401, "Unauthorized"),
+    Row(KbForbiddenError, 403, "Forbidden"),
+    Row(KbNotFoundError, 404, "Not found", show_message=False),
+    Row(KbConflictError, 409, "Conflict"),
+    Row(KbValidationError, 400, "Bad Request"),
+    # storage, configuration and every other failure: logged, never detailed to the caller
+    Row(NotochordError, 500, "Internal Server Error", show_message=False),
+    Row(Exception, 500, "Internal Server Error", show_message=False),
+)
+
+
+class ErrorBody(BaseModel):
+    """The error body of every status but 404."""
+
+    error: str
+    message: str
+
+
+class NotFoundBody(BaseModel):
+    """The 404 body: exactly ``{ "error": "Not found" }``."""
+
+    error: str
+
+
+def row_for(exc: Exception) -> Row:
+    for row in ERROR_TABLE:
+        if isinstance(exc, row.exception):
+            return row
+    raise AssertionError("the table ends with Exception")  # pragma: no cover
+
+
+def error_body(status: int, title: str, message: str | None) -> JSONResponse:
+    if status == 404:
+        return JSONResponse(NOT_FOUND_BODY, status_code=404)
+    text = message if message is not None else _INTERNAL_MESSAGE
+    return JSONResponse({"error": title, "message": text}, status_code=status)
+
+
+def _handle(_request: Request, exc: Exception) -> JSONResponse:
+    row = row_for(exc)
+    if row.status >= 500:
+        log.error("unexpected error while serving a request", exc_info=exc)
+    message = exc.message if row.show_message and isinstance(exc, NotochordError) else None
+    return error_body(row.status, row.title, message)
+
+
+def _handle_http(_request: Request, exc: Exception) -> JSONResponse:
+    # routing failures: an unknown path is an ordinary not-found; a wrong method says which
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
+    title = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+    response = error_body(status, title, f"{title}: {exc.detail}" if isinstance(exc, StarletteHTTPException) else None)
+    if isinstance(exc, StarletteHTTPException) and exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+def _handle_validation(_request: Request, _exc: Exception) -> JSONResponse:
+    return error_body(400, "Bad Request", "The request is malformed")
+
+
+def install(app: FastAPI) -> None:
+    """Register the table's handlers on ``app``."""
+    app.add_exception_handler(StarletteHTTPException, _handle_http)
+    app.add_exception_handler(RequestValidationError, _handle_validation)
+    for row in ERROR_TABLE:
+        app.add_exception_handler(row.exception, _handle)
+
+
+_DESCRIPTIONS = {
+    400: "The body or an argument is malformed.",
+    401: "No token, or a malformed, expired or wrongly signed one.",
+    403: "The caller lacks the role or grant.",
+    404: "Missing, deleted, of another organization, or a malformed id: all alike.",
+    409: "The knowledge base and the agent belong to different organizations.",
+}
+
+
+def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for the error statuses a route can return."""
+    return {
+        status: {"model": NotFoundBody if status == 404 else ErrorBody, "description": _DESCRIPTIONS[status]}
+        for status in statuses
+    }

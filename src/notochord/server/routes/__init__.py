@@ -1,0 +1,1 @@
+"""The routers of the knowledge-base service, mounted under ``/api/knowledge``."""
