@@ -72,6 +72,53 @@ def test_allow_local_and_remove_local_edit_the_local_list(data_dir: Path) -> Non
     assert as_json(data_dir, "reset") == {"external": {"mode": "open", "hosts": []}, "local": []}
 
 
+def test_allow_switches_to_allowlist_and_adds_to_it(data_dir: Path) -> None:
+    """P-NET-14: ``allow`` chooses allowlist mode; a second ``allow`` adds to the same list."""
+    shown = as_json(data_dir, "allow", "api.example.com", "*.Tiles.example")
+    assert shown["external"] == {"mode": "allowlist", "hosts": ["api.example.com", "*.tiles.example"]}
+    shown = as_json(data_dir, "allow", "api.example.com", "maps.example.com:8443")
+    assert shown["external"]["hosts"] == ["api.example.com", "*.tiles.example", "maps.example.com:8443"]
+    assert "external network: allowlist (only the listed external hosts)" in run(data_dir, "show").stdout
+
+
+def test_block_switches_to_blocklist_and_never_carries_the_allowlist_over(data_dir: Path) -> None:
+    """P-NET-14: an allowed host must not silently become a blocked one when the mode flips."""
+    run(data_dir, "allow", "api.example.com")
+    shown = as_json(data_dir, "block", "ads.example.com")
+    assert shown["external"] == {"mode": "blocklist", "hosts": ["ads.example.com"]}
+    shown = as_json(data_dir, "block", "tracker.example.com")
+    assert shown["external"] == {"mode": "blocklist", "hosts": ["ads.example.com", "tracker.example.com"]}
+    assert as_json(data_dir, "allow", "api.example.com")["external"] == {
+        "mode": "allowlist",
+        "hosts": ["api.example.com"],
+    }
+
+
+def test_allow_and_block_keep_the_local_list(data_dir: Path) -> None:
+    run(data_dir, "local", "add", "localhost:5173")
+    assert as_json(data_dir, "allow", "api.example.com")["local"] == ["localhost:5173"]
+    assert as_json(data_dir, "block", "ads.example.com")["local"] == ["localhost:5173"]
+
+
+def test_local_add_and_remove_edit_the_local_list(data_dir: Path) -> None:
+    """P-NET-16, P-NET-19, P-NET-21: ``local add|remove`` is the user's local machine list."""
+    assert as_json(data_dir, "local", "add", "localhost:5173")["local"] == ["localhost:5173"]
+    assert as_json(data_dir, "local", "add", "[::1]:8080")["local"] == ["localhost:5173", "[::1]:8080"]
+    assert as_json(data_dir, "local", "add", "LOCALHOST:5173")["local"] == ["localhost:5173", "[::1]:8080"]
+    assert as_json(data_dir, "local", "remove", "localhost:5173")["local"] == ["[::1]:8080"]
+    assert "  [::1]:8080" in run(data_dir, "show").stdout
+    assert as_json(data_dir, "show")["external"] == {"mode": "open", "hosts": []}
+
+
+def test_show_lists_both_lists_in_text(data_dir: Path) -> None:
+    run(data_dir, "block", "ads.example.com")
+    run(data_dir, "local", "add", "192.168.1.20")
+    text = run(data_dir, "show").stdout
+    assert "external network: blocklist (every external host except the listed ones)" in text
+    assert "  ads.example.com" in text
+    assert "  192.168.1.20" in text
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -83,6 +130,13 @@ def test_allow_local_and_remove_local_edit_the_local_list(data_dir: Path) -> Non
         pytest.param(("mode", "deny-all"), "not one of open, allowlist, blocklist", id="unknown-mode"),
         pytest.param(("mode", "open", "a.example.com"), "takes no host list", id="open-with-hosts"),
         pytest.param(("remove-local", "localhost:5173"), "is not in", id="remove-missing"),
+        pytest.param(("allow", "127.0.0.1"), "'127.0.0.1' in the external", id="allow-loopback"),
+        pytest.param(("allow", "localhost"), "localhost names are on the local machine", id="allow-localhost"),
+        pytest.param(("block", "https://ads.example.com"), "without a scheme or path", id="block-url"),
+        pytest.param(("block", "api.example.com", "10.0.0.1"), "'10.0.0.1' in the external", id="block-private"),
+        pytest.param(("local", "add", "8.8.8.8"), "'8.8.8.8' in the local machine", id="local-add-public"),
+        pytest.param(("local", "add", "*.corp.example"), "wildcards are not allowed", id="local-add-wildcard"),
+        pytest.param(("local", "remove", "localhost:5173"), "is not in", id="local-remove-missing"),
     ],
 )
 def test_bad_input_exits_2_with_the_entry_and_the_rule(

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 
 import notochord
 from notochord import errors
@@ -81,7 +82,7 @@ def opened(data_dir: Path | None) -> Iterator[notochord.Notochord]:
         with notochord.open(_resolve_dir(data_dir)) as nc:
             yield nc
     except errors.NotochordError as error:
-        console.print(f"[red]error:[/red] {error.message}", highlight=False, markup=True, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(error.message)}", highlight=False, markup=True, soft_wrap=True)
         raise typer.Exit(exit_code_for(error)) from None
 
 

@@ -21,10 +21,13 @@ def _subject(text: str) -> str | int:
 
 
 def _value(text: str) -> Any:
+    """JSON when the text is JSON that notochord can store; otherwise the text itself."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        value = json.loads(text)
+        json.dumps(value, allow_nan=False)
+    except ValueError:
         return text
+    return value
 
 
 @app.command("put")

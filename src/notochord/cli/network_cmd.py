@@ -3,6 +3,11 @@
 A gem reaches a host only if its manifest lists it AND these rules allow it (P-NET-12); local machine
 and internal network targets need the gem's ``allowLocalNetwork`` AND an entry in the local list
 (P-NET-16…20). A change applies to the very next request of every gem.
+
+Commands: ``show``; ``allow HOST...`` and ``block HOST...`` (allowlist or blocklist mode with the hosts
+added; switching mode starts the list afresh); ``mode MODE [HOST...]`` (set the mode and replace the
+list); ``local add|remove ENTRY`` for the local machine and internal network list (``allow-local`` and
+``remove-local`` are the same); ``reset``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from notochord.gems.network_rules import NetworkRulesStore, StoredNetworkRules
 
 app = typer.Typer(help="Choose which external hosts gems may reach, and which local addresses.", no_args_is_help=True)
 
+Hosts = Annotated[
+    list[str],
+    typer.Argument(help="External hosts: host, host:port or *.example.com.", show_default=False),
+]
 Entry = Annotated[str, typer.Argument(help="host, host:port or [IPv6]:port, e.g. localhost:5173 or 192.168.1.20.")]
 
 _MODE_TEXT = {
@@ -60,6 +69,41 @@ def mode(
     with open_space(data_dir, org) as space:
         rules = NetworkRulesStore(space.core).set_external(external_mode, hosts or [])
     emit(_result(rules), as_json=as_json, text=_render(rules))
+
+
+@app.command("allow")
+def allow(hosts: Hosts, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Allow only listed external hosts (allowlist mode), adding these hosts to the list."""
+    with open_space(data_dir, org) as space:
+        rules = NetworkRulesStore(space.core).add_external("allowlist", hosts)
+    emit(_result(rules), as_json=as_json, text=_render(rules))
+
+
+@app.command("block")
+def block(hosts: Hosts, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Allow every external host but the listed ones (blocklist mode), adding these hosts to the list."""
+    with open_space(data_dir, org) as space:
+        rules = NetworkRulesStore(space.core).add_external("blocklist", hosts)
+    emit(_result(rules), as_json=as_json, text=_render(rules))
+
+
+local_app = typer.Typer(
+    help="The local machine and internal network addresses gems with allowLocalNetwork may reach.",
+    no_args_is_help=True,
+)
+app.add_typer(local_app, name="local")
+
+
+@local_app.command("add")
+def local_add(entry: Entry, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Let gems with allowLocalNetwork reach a local machine or internal network address."""
+    allow_local(entry, org=org, data_dir=data_dir, as_json=as_json)
+
+
+@local_app.command("remove")
+def local_remove(entry: Entry, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Take an address off the local list; gems can no longer reach it from their next request."""
+    remove_local(entry, org=org, data_dir=data_dir, as_json=as_json)
 
 
 @app.command("allow-local")

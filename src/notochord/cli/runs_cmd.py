@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
 from notochord.gems.runner import RunRecord
@@ -71,7 +72,8 @@ def run(
     if record.status != "succeeded":
         error = record.error or {}
         if not as_json:
-            console.print(f"[red]error:[/red] {error.get('message', record.status)}", highlight=False, soft_wrap=True)
+            message = escape(str(error.get("message", record.status)))
+            console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
             console.print(
                 f"run {record.id}: {record.status}; see it with notochord runs show {record.id}", highlight=False
             )

@@ -1,0 +1,174 @@
+"""``notochord search`` and ``notochord reindex``: finding passages and embedding what is pending.
+
+Rules:
+
+- ``search`` is the owner's search over every collection, or only the ``--collection`` ones and
+  their subfolders (K-SRCH-04), with ``--from``/``--to`` on the document date (a date alone is the
+  whole local day, K-SRCH-06) and ``--limit`` (at most 100). An empty query lists one passage per
+  document, newest first (K-SRCH-08). Text output gives the title, the collection's name, the
+  locator (document id, chunk, character offsets) and a snippet; ``--json`` gives every field.
+- These commands, and ``docs import``, open the space without the background embedding worker
+  (:func:`foreground_space`): a short-lived command would only start a batch it must then wait for
+  on exit. Embedding happens in ``reindex``, in the caller's thread, with a progress bar; ``search``
+  notes on stderr how many passages are not yet searchable by meaning.
+- With ``NOTOCHORD_EMBEDDER=none`` search runs on full text alone and ``reindex`` says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+import notochord
+from notochord import errors
+from notochord.cli.collections_cmd import resolve_collection
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, exit_code_for, state
+from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, Hit
+from notochord.settings import Settings
+
+__all__ = ["foreground_space", "progress_bar", "reindex", "search"]
+
+_SNIPPET = 160
+_WORD = re.compile(r"\w+")
+
+
+@contextlib.contextmanager
+def foreground_space(data_dir: Path | None, org: str | None = None) -> Iterator[notochord.Space]:
+    """Open the space with no background embedding; errors become a message and an exit code.
+
+    The same contract as :func:`notochord.cli.common.open_space`, with one setting changed.
+    """
+    try:
+        settings = Settings.load(index_in_background=False)
+        with notochord.open(data_dir or state.data_dir, settings) as nc:
+            yield nc.org(org) if org else nc.personal
+    except errors.NotochordError as error:
+        console.print(f"[red]error:[/red] {error.message}", highlight=False, markup=True, soft_wrap=True)
+        raise typer.Exit(exit_code_for(error)) from None
+
+
+def progress_bar(*, hidden: bool) -> Progress:
+    """The progress bar of long commands, on stderr so that stdout stays parseable."""
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=hidden,
+    )
+
+
+def _snippet(text: str, query: str) -> str:
+    """About :data:`_SNIPPET` characters of ``text``, around the first query word it contains."""
+    flat = " ".join(text.split())
+    if len(flat) <= _SNIPPET:
+        return flat
+    lowered = flat.casefold()
+    positions = [p for w in _WORD.findall(query.casefold()) if (p := lowered.find(w)) >= 0]
+    start = max(0, min(positions) - _SNIPPET // 4) if positions else 0
+    start = min(start, len(flat) - _SNIPPET)
+    piece = flat[start : start + _SNIPPET]
+    return ("…" if start > 0 else "") + piece + ("…" if start + _SNIPPET < len(flat) else "")
+
+
+def _hit_json(hit: Hit, collection_names: dict[int, str]) -> dict[str, Any]:
+    return {
+        "document": hit.document_id,
+        "title": hit.title,
+        "collection": hit.collection_id,
+        "collectionName": collection_names.get(hit.collection_id),
+        "text": hit.text,
+        "locator": {"chunk": hit.chunk, "from": hit.start, "to": hit.end},
+        "meta": hit.meta,
+        "date": hit.doc_date,
+        "score": hit.score,
+    }
+
+
+def _hit_text(n: int, hit: Hit, collection_names: dict[int, str], query: str) -> str:
+    title = hit.title or "(untitled)"
+    where = collection_names.get(hit.collection_id, f"collection {hit.collection_id}")
+    locator = f"doc {hit.document_id} chunk {hit.chunk} chars {hit.start}-{hit.end}"
+    return f"{n:>3}. {title}  [{where}]  {locator}\n     {_snippet(hit.text, query)}"
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for; leave empty to list the newest documents.")] = "",
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            help="Only this collection and its subfolders (diary, keep, an id or a name); repeatable.",
+        ),
+    ] = None,
+    from_: Annotated[
+        str | None, typer.Option("--from", help="Documents dated on or after this date or ISO time.")
+    ] = None,
+    to: Annotated[str | None, typer.Option("--to", help="Documents dated on or before this date or ISO time.")] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help="How many passages at most.")
+    ] = DEFAULT_LIMIT,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Search your documents by words and meaning; an empty query lists the newest documents."""
+    window = {"from": from_, "to": to} if from_ is not None or to is not None else None
+    with foreground_space(data_dir, org) as space:
+        chosen: list[str | int] | None = None
+        if collection:
+            chosen = [resolve_collection(space, c).id for c in collection]
+        hits = space.user.search(query, collections=chosen, time_range=window, limit=limit)
+        names = {r.id: r.name for r in space.user.collections.list()}
+        unembedded = space.index.pending() if query.strip() else 0
+    if as_json:
+        emit([_hit_json(h, names) for h in hits], as_json=True)
+        return
+    if unembedded:
+        console.print(
+            f"note: {unembedded} passage(s) are not yet searchable by meaning; run: notochord reindex",
+            highlight=False,
+            markup=False,
+        )
+    lines = [_hit_text(n, h, names, query) for n, h in enumerate(hits, start=1)]
+    emit(
+        None,
+        as_json=False,
+        text="\n".join(lines) or ("(no documents)" if not query.strip() else "(no matches)"),
+    )
+
+
+def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+    """Embed every passage not yet searchable by meaning, with a progress bar."""
+    with foreground_space(data_dir, org) as space:
+        embedder = space.index.embedder
+        if embedder is None:
+            emit(
+                {"embedder": None, "embedded": 0, "pending": 0},
+                as_json=as_json,
+                text="search by meaning is switched off (NOTOCHORD_EMBEDDER=none); nothing to embed",
+            )
+            return
+        before = space.index.pending()
+        with progress_bar(hidden=as_json or before == 0) as bar:
+            task = bar.add_task("embedding passages", total=before)
+            embedded = space.index.wait(progress=lambda done, total: bar.update(task, completed=done, total=total))
+        left = space.index.pending()
+        model = embedder.model_id
+    text = (
+        f"embedded {embedded} passage(s) with {model}"
+        if embedded
+        else f"nothing to embed: every passage is already indexed with {model}"
+    )
+    if left:
+        text += f"; {left} written meanwhile are still pending"
+    emit({"embedder": model, "embedded": embedded, "pending": left}, as_json=as_json, text=text)

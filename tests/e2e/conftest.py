@@ -1,0 +1,23 @@
+"""Fixtures of the end-to-end tests.
+
+Every test runs in an empty working directory with no ``NOTOCHORD_*`` variable inherited from the
+machine, so the only data directory a command can reach is the one the test names (or the default
+``./.notochord`` inside that empty directory).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("NOTOCHORD_"):
+            monkeypatch.delenv(key)
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
