@@ -131,3 +131,16 @@ def test_no_module_below_the_edges_imports_web_or_cli_frameworks() -> None:
             if f"import {framework}" in text or f"from {framework}" in text:
                 offenders.append(f"{path.relative_to(SRC)}: {framework}")
     assert offenders == []
+
+
+def test_the_cli_announces_the_prefix_the_server_mounts() -> None:
+    from notochord.cli import serve_cmd
+    from notochord.server.app import PREFIX
+
+    assert serve_cmd.PREFIX == PREFIX
+
+
+def test_cli_commands_other_than_serve_do_not_load_the_web_stack() -> None:
+    code = "import sys, notochord.cli; print(','.join(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

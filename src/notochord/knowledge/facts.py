@@ -227,16 +227,18 @@ class Facts:
                     is_new=False,
                 )
             name = resolution.name
-            current = conn.execute(
-                sa.select(facts).where(
-                    facts.c.subject_id.in_(self._entities.members(conn, subject_id)),
-                    facts.c.predicate == name,
-                    facts.c.valid_to.is_(None),
-                )
-            ).all()
-            for row in current:
-                if row.value_json == value_json and self._same_object(conn, row.object_id, object_id):
+            slot = sa.and_(
+                facts.c.subject_id.in_(self._entities.members(conn, subject_id)),
+                facts.c.predicate == name,
+                facts.c.valid_to.is_(None),
+            )
+            # Only rows with the same value can be duplicates, so the comparison runs in SQL: a
+            # `many` predicate holding thousands of values costs one indexed lookup, not a scan.
+            same_value = conn.execute(sa.select(facts).where(slot, facts.c.value_json == value_json)).all()
+            for row in same_value:
+                if self._same_object(conn, row.object_id, object_id):
                     return PutResult(status="duplicate", id=row.id, predicate=name, change_id=None)
+            current = conn.execute(sa.select(facts).where(slot)).all() if resolution.cardinality == "one" else []
             if resolution.cardinality == "one" and current:
                 said_by_user = [r for r in current if r.origin == "user"]
                 if said_by_user and not actor.is_user:

@@ -99,6 +99,7 @@ def _blocks(text: str) -> list[_Block]:
         if not stripped:
             close_paragraph()
             continue
+        content_start = line_start + (len(line) - len(line.lstrip()))
         fence = _FENCE.match(line)
         if fence:
             close_paragraph()
@@ -110,9 +111,8 @@ def _blocks(text: str) -> list[_Block]:
                 i += 1
                 if closing.match(inner):
                     break
-            blocks.append(_Block("fence", line_start, _rstrip_end(text, line_start, pos)))
+            blocks.append(_Block("fence", content_start, _rstrip_end(text, line_start, pos)))
             continue
-        content_start = line_start + (len(line) - len(line.lstrip()))
         content_end = _rstrip_end(text, line_start, pos)
         if _HEADING.match(line):
             close_paragraph()

@@ -145,8 +145,7 @@ def fts_table_ddl(name: str) -> str:
     """
     table = _table(name)
     return (
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
-        "body, tokenize='porter unicode61 remove_diacritics 2')"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
     )
 
 

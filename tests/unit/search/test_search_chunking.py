@@ -126,6 +126,13 @@ def test_an_unclosed_fence_runs_to_the_end_of_the_text() -> None:
     assert [c.text for c in chunk_markdown(text)] == [text]
 
 
+def test_an_indented_fence_chunk_starts_at_its_first_backtick() -> None:
+    text = "Lead " * 30 + "\n\n   ```\n   code\n   ```\n"
+    chunks = chunk_markdown(text, max_chars=150)
+    assert chunks[-1].text == "```\n   code\n   ```"
+    assert_invariants(text, chunks, 150)
+
+
 def test_max_chars_below_the_floor_is_refused() -> None:
     with pytest.raises(KnowledgeValidationError, match="max_chars"):
         chunk_markdown("text", max_chars=10)
@@ -134,7 +141,7 @@ def test_max_chars_below_the_floor_is_refused() -> None:
 markdownish = st.lists(
     st.one_of(
         st.text(alphabet=st.sampled_from("ab cd.\n番茄。 "), min_size=0, max_size=400),
-        st.sampled_from(["# Title", "## Sub heading", "```", "~~~", "\n\n", "- item", "    indented"]),
+        st.sampled_from(["# Title", "## Sub heading", "```", "  ~~~", "~~~", "\n\n", "- item", "    indented"]),
     ),
     max_size=30,
 ).map("\n".join)

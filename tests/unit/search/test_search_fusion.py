@@ -38,9 +38,7 @@ def test_ties_go_to_the_newer_date_then_the_smaller_ref() -> None:
         return (-dates[item].toordinal(), refs[item])
 
     # 1, 2 and 3 each sit at rank 1 of one equally weighted leg: an exact three-way tie.
-    fused = fuse(
-        [([(1, 0.0)], 1.0), ([(2, 0.0)], 1.0), ([(3, 0.0), (4, 0.0)], 1.0)], limit=4, tie_key=newer_then_ref
-    )
+    fused = fuse([([(1, 0.0)], 1.0), ([(2, 0.0)], 1.0), ([(3, 0.0), (4, 0.0)], 1.0)], limit=4, tie_key=newer_then_ref)
     assert [i for i, _ in fused] == [3, 2, 1, 4]
 
 
@@ -65,7 +63,7 @@ def test_sums_reached_in_a_different_float_order_still_tie() -> None:
 def test_a_zero_weight_leg_contributes_nothing_and_limit_caps_the_list() -> None:
     fused = fuse([([(1, 0.0), (2, 0.0)], 1.0), ([(3, 0.0)], 0.0)], limit=10)
     assert [i for i, _ in fused] == [1, 2]
-    [(only, score)] = fuse([([(1, 0.0), (2, 0.0)], 1.0)], limit=1)
+    [(only, score)] = fuse([([(1, 0.0), (2, 0.0)], 1.0)], k=60, limit=1)
     assert only == 1
     assert score == pytest.approx(1 / 61)
     assert fuse([([(1, 0.0)], 1.0)], limit=0) == []
@@ -85,27 +83,21 @@ def test_script_profile_counts_letters_only() -> None:
 
 
 def test_an_english_only_embedder_is_trusted_less_on_a_mostly_chinese_query() -> None:
-    text_w, vector_w = leg_weights(
-        "番茄牛腩怎么做", embedder_multilingual=False, text_weight=1.0, vector_weight=2.0
-    )
+    text_w, vector_w = leg_weights("番茄牛腩怎么做", embedder_multilingual=False, text_weight=1.0, vector_weight=2.0)
     assert text_w == 1.0
     assert vector_w == pytest.approx(2.0 * WEAK_LEG_FACTOR)
     assert leg_weights("番茄牛腩怎么做", embedder_multilingual=True, text_weight=1.0, vector_weight=2.0) == (
         1.0,
         2.0,
     )
-    assert leg_weights(
-        "tomato 牛腩 stew", embedder_multilingual=False, text_weight=1.0, vector_weight=2.0
-    ) == (
+    assert leg_weights("tomato 牛腩 stew", embedder_multilingual=False, text_weight=1.0, vector_weight=2.0) == (
         1.0,
         2.0,
     )
 
 
 def test_full_text_is_trusted_less_on_a_thai_query() -> None:
-    text_w, vector_w = leg_weights(
-        "ต้มยำกุ้งน้ำข้น", embedder_multilingual=True, text_weight=1.0, vector_weight=1.0
-    )
+    text_w, vector_w = leg_weights("ต้มยำกุ้งน้ำข้น", embedder_multilingual=True, text_weight=1.0, vector_weight=1.0)
     assert text_w == pytest.approx(WEAK_LEG_FACTOR)
     assert vector_w == 1.0
 

@@ -124,10 +124,7 @@ def test_fts_syntax_in_user_input_is_harmless(fts_conn: Connection, query: str) 
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    query=st.text(alphabet=st.sampled_from("ab番茄 \"*-:^()+{}NEAROTDab'\\.,"), max_size=40)
-    | st.text(max_size=40)
-)
+@given(query=st.text(alphabet=st.sampled_from("ab番茄 \"*-:^()+{}NEAROTDab'\\.,"), max_size=40) | st.text(max_size=40))
 def test_any_user_text_is_a_valid_query_or_none(fts_conn: Connection, query: str) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "ab 番茄 near or and")])
     expr = match_query(query)
@@ -244,9 +241,7 @@ def test_table_names_must_be_plain_identifiers(fts_conn: Connection, name: str) 
 
 def test_reserved_parameter_names_are_refused(fts_conn: Connection) -> None:
     with pytest.raises(KnowledgeValidationError, match="reserved"):
-        fts_search(
-            fts_conn, FTS_TABLE, "stew", limit=5, rowid_filter_sql="rowid > :_fts_x", params={"_fts_x": 1}
-        )
+        fts_search(fts_conn, FTS_TABLE, "stew", limit=5, rowid_filter_sql="rowid > :_fts_x", params={"_fts_x": 1})
 
 
 def test_table_ddl_uses_porter_unicode61_without_diacritics() -> None:
