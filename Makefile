@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DATA_DIR ?= ./.notochord
+PORT ?= 8420
 
-.PHONY: run test lint bench bench-retrieval install lock clean
+.PHONY: run test lint bench install lock clean
 
 $(STAMP): requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +20,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/notochord --data-dir $(DATA_DIR) init
 	$(BIN)/notochord --data-dir $(DATA_DIR) status
+	$(BIN)/notochord --data-dir $(DATA_DIR) serve --host 127.0.0.1 --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -28,11 +30,18 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests $(wildcard bench)
 	$(BIN)/mypy --strict src
 
-bench: $(STAMP)
-	$(BIN)/python bench/writes.py
+# Every benchmark prints its figures beside a baseline run in the same process; none asserts.
+# The retrieval benchmark embeds the whole corpus on its first run (tens of minutes on two cores)
+# and keeps its vectors in bench/.cache/ for later runs.
+BENCHES := writes gem_api runtime network http_load retrieval
 
-bench-retrieval: $(STAMP)
-	$(BIN)/python bench/retrieval.py
+bench: $(STAMP)
+	@for b in $(BENCHES); do \
+		if [ -f bench/$$b.py ]; then echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py || exit 1; fi; \
+	done
+
+bench-%: $(STAMP)
+	$(BIN)/python bench/$*.py
 
 # Re-pin every dependency (hashes, no index URLs) after editing pyproject.toml.
 lock: $(STAMP)
