@@ -40,7 +40,7 @@ def resolve_collection(space: notochord.Space, given: str) -> CollectionRow:
     text = given.strip()
     if text in BUILTINS:
         return space.user.collections.get(text)
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return space.user.collections.get(int(text))
     rows = space.user.collections.list()
     matches = [r for r in rows if r.name == text] or [r for r in rows if r.name.casefold() == text.casefold()]

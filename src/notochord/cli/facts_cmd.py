@@ -15,7 +15,7 @@ app = typer.Typer(help="Facts about you and the people you know.", no_args_is_he
 def _subject(text: str) -> str | int:
     if text == "self":
         return "self"
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return int(text)
     raise typer.BadParameter("use 'self' or an entity id (a number)")
 

@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -124,12 +125,16 @@ def priority_value(body: dict[str, Any]) -> int:
     return value
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
 def _whole_number(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) < 40:
+    # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
+    if isinstance(value, str) and len(value) < 40 and _WHOLE.fullmatch(value.strip()):
         return int(value.strip())
     return None
 

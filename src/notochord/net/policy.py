@@ -90,7 +90,7 @@ class UserHostEntry:
         host, port_text = _split_host_port(raw)
         port: int | None = None
         if port_text is not None:
-            if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            if not (port_text.isascii() and port_text.isdigit()) or not 1 <= int(port_text) <= 65535:
                 raise ConfigurationError(f"network list entry {text!r} has an invalid port (1-65535)")
             port = int(port_text)
         if not host or any(ch.isspace() or ch in "/\\@?#%" for ch in host):

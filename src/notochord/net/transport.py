@@ -535,7 +535,7 @@ class GuardedClient:
     async def _read_bounded(self, response: httpx.Response, checked: CheckedURL) -> bytes:
         limit = self._limits.max_response_bytes
         declared = response.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
             raise NetworkRequestError(
                 f"the response of {checked.host} is {declared} bytes, over the limit of {limit} bytes"
             )
