@@ -78,6 +78,8 @@ class FilesApi:
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return await self._call(lambda ws: ws.read_text(path, encoding=encoding), path)
 
+    readText = read_text  # noqa: N815  (the seed's name)
+
     async def write(self, path: str, data: bytes | str) -> None:
         """Create or replace a file (text is written as UTF-8); the old version is kept (P-FILE-22)."""
         if not isinstance(data, bytes | bytearray | memoryview | str):

@@ -40,11 +40,25 @@ class Record(dict[str, Any]):
         raise AttributeError(name)
 
 
+class HttpResult(Record):
+    """An HTTP response (it carries ``bodyBase64``): also ``text()``, ``json()`` and ``bytes()``."""
+
+    def bytes(self) -> bytes:
+        return base64.b64decode(self["bodyBase64"])
+
+    def text(self, encoding: str = "utf-8") -> str:
+        return self.bytes().decode(encoding, "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.bytes())
+
+
 def _inbound(value: Any) -> Any:
     if isinstance(value, dict):
         if set(value) == {"$bytes"}:
             return base64.b64decode(value["$bytes"])
-        return Record({k: _inbound(v) for k, v in value.items()})
+        kind = HttpResult if isinstance(value.get("bodyBase64"), str) else Record
+        return kind({k: _inbound(v) for k, v in value.items()})
     if isinstance(value, list):
         return [_inbound(v) for v in value]
     return value
@@ -71,6 +85,8 @@ def _raise(error: dict[str, Any]) -> Exception:
     Exception.__init__(exc, error.get("message", ""))
     exc.message = error.get("message", "")  # type: ignore[attr-defined]
     exc.code = error.get("code", "E_NOTOCHORD")  # type: ignore[attr-defined]
+    for name, value in (error.get("attributes") or {}).items():
+        setattr(exc, name, value)
     return exc
 
 
@@ -179,8 +195,10 @@ def _run_python(config: dict[str, Any], channel: Channel) -> None:
             return await result if inspect.isawaitable(result) else result
 
         output = asyncio.run(main())
+        sys.stdout.flush()
         channel.send({"type": "done", "output": _outbound(output)})
     except BaseException as exc:  # report every failure of gem code to the host, then exit non-zero
+        sys.stdout.flush()
         channel.send(
             {
                 "type": "failed",
@@ -201,6 +219,8 @@ def main() -> None:
     # the channel keeps the real stdout; everything the gem prints goes to stderr
     channel_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    # -I ignores PYTHONUNBUFFERED: make the gem's prints reach the log line by line
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     report = [sandbox.isolate_network()]
     report.append(sandbox.confine_files(read_only=config["read_only"], read_write=config["read_write"]))
     if config.get("cwd"):

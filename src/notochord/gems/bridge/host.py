@@ -76,6 +76,9 @@ def to_wire(value: Any) -> Any:
     """A facade result as JSON-ready data in the documented shape."""
     if isinstance(value, BaseModel):
         return to_wire(value.model_dump(by_alias=True))
+    own = getattr(value, "to_wire", None)
+    if callable(own):
+        return to_wire(own())
     if isinstance(value, bytes | bytearray):
         return {"$bytes": base64.b64encode(bytes(value)).decode()}
     if isinstance(value, Mapping):
@@ -97,9 +100,16 @@ def from_wire(value: Any) -> Any:
     return value
 
 
+_ERROR_ATTRIBUTES = ("permission", "what", "ref", "host", "rule", "path", "problems")
+
+
 def _error_body(error: BaseException) -> dict[str, Any]:
     if isinstance(error, NotochordError):
-        return {"name": type(error).__name__, "code": error.code, "message": error.message}
+        body: dict[str, Any] = {"name": type(error).__name__, "code": error.code, "message": error.message}
+        extra = {a: getattr(error, a) for a in _ERROR_ATTRIBUTES if getattr(error, a, None) is not None}
+        if extra:
+            body["attributes"] = to_wire(extra)
+        return body
     return {"name": "NotochordError", "code": "E_INTERNAL", "message": "the host failed to complete the call"}
 
 
@@ -111,7 +121,10 @@ async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: M
     if target is None:
         raise GemError(f"this tool has no ctx.{root} (see the tool's permissions in the manifest)")
     for part in path:
-        target = getattr(target, part)
+        found = getattr(target, part, None)
+        if found is None:
+            raise GemError(f"ctx.{method} is not available to this tool")
+        target = found
     result = target(*[from_wire(a) for a in args], **{k: from_wire(v) for k, v in kwargs.items()})
     if asyncio.iscoroutine(result):
         result = await result
@@ -186,13 +199,13 @@ async def run_in_process(
     async def answer(message: dict[str, Any]) -> None:
         try:
             value = await _dispatch(ctx, message["method"], message.get("args", []), message.get("kwargs", {}))
-            reply: dict[str, Any] = {"type": "result", "id": message["id"], "value": value}
+            line = encode({"type": "result", "id": message["id"], "value": value})
         except Exception as error:  # every failure goes back to the tool as an error message
             if not isinstance(error, NotochordError):
                 log.exception("ctx call %s failed in the host", message.get("method"))
-            reply = {"type": "error", "id": message["id"], "error": _error_body(error)}
+            line = encode({"type": "error", "id": message["id"], "error": _error_body(error)})
         assert process.stdin is not None
-        process.stdin.write(encode(reply))
+        process.stdin.write(line)
         await process.stdin.drain()
 
     async def converse() -> None:
@@ -201,7 +214,13 @@ async def run_in_process(
         capabilities = [name for name in ("knowledge", *CAPABILITIES) if getattr(ctx, name) is not None]
         started = False
         async for line in process.stdout:
-            message = decode(line)
+            try:
+                message = decode(line)
+            except ValueError:
+                outcome.error = ToolFailure(
+                    "ToolProtocolError", "E_TOOL", "the tool process wrote something that is not a channel message"
+                )
+                return
             if message["type"] == "ready":
                 outcome.isolation = list(message.get("isolation", []))
                 for note in outcome.isolation:
@@ -254,6 +273,10 @@ async def run_in_process(
     finally:
         for task in list(calls):
             task.cancel()
+        if process.returncode is None and outcome.status == "succeeded":
+            # a finished tool exits by itself; give it a moment to flush what it printed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), 2)
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()

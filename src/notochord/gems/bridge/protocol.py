@@ -49,6 +49,8 @@ METHODS: frozenset[str] = frozenset(
         "http.fetch",
         "extract.fromUrl",
         "extract.from_url",
+        "extract.fromBytes",
+        "extract.from_bytes",
         "files.read",
         "files.readText",
         "files.read_text",

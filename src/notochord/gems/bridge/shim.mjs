@@ -7,7 +7,10 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 
 const config = JSON.parse(process.argv[2]);
-const out = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+// The channel keeps the real stdout; whatever the tool writes to stdout itself goes to stderr.
+const channelWrite = process.stdout.write.bind(process.stdout);
+const out = (message) => channelWrite(JSON.stringify(message) + '\n');
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 for (const name of ['log', 'info', 'debug', 'warn']) {
   console[name] = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 }
@@ -38,7 +41,16 @@ const toError = (error) => {
   const err = new Error(error.message);
   err.name = error.name || 'Error';
   err.code = error.code;
+  Object.assign(err, error.attributes || {});
   return err;
+};
+// An HTTP response (it carries bodyBase64) answers text(), json() and bytes() like fetch's Response.
+const withBody = (value) => {
+  if (value && typeof value === 'object' && typeof value.bodyBase64 === 'string') {
+    const body = Buffer.from(value.bodyBase64, 'base64');
+    return { ...value, text: async () => body.toString('utf8'), json: async () => JSON.parse(body.toString('utf8')), bytes: async () => new Uint8Array(body), arrayBuffer: async () => body.buffer.slice(body.byteOffset, body.byteOffset + body.length) };
+  }
+  return value;
 };
 
 createInterface({ input: process.stdin }).on('line', (line) => {
@@ -47,7 +59,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const call = pending.get(message.id);
   if (!call) return;
   pending.delete(message.id);
-  if (message.type === 'result') call.resolve(inbound(message.value));
+  if (message.type === 'result') call.resolve(withBody(inbound(message.value)));
   else call.reject(toError(message.error));
 });
 
@@ -64,7 +76,7 @@ const remote = (path) => new Proxy(function () {}, {
 
 const finish = (message) => {
   out(message);
-  process.stdout.write('', () => process.exit(message.type === 'done' ? 0 : 1));
+  channelWrite('', () => process.exit(message.type === 'done' ? 0 : 1));
 };
 
 try {
