@@ -85,6 +85,8 @@ class Space:
         self.changes = HostChanges(self.core)
         self.index = self.core.vectors
         """The vector index: ``space.index.wait()`` embeds everything pending now."""
+        self.search = self.user.search
+        """Search every collection as the user: ``space.search("stew", collections=["diary"])``."""
         self.gems = Gems(self.core, master_key=master_key, data_dir=data_dir, space_name=name, clock=clock)
         self._folders = GemFolders(data_dir, name, headless=settings.headless)
         self.gems.services[GEM_FOLDERS] = self._folders
