@@ -31,6 +31,7 @@ from notochord.gems.api.extract import make_extract
 from notochord.gems.api.files import make_files
 from notochord.gems.api.http import make_http
 from notochord.gems.api.storage import make_storage
+from notochord.gems.files_service import FilesService
 from notochord.gems.folders import SERVICE as GEM_FOLDERS
 from notochord.gems.folders import GemFolders
 from notochord.gems.network_rules import NetworkRulesStore
@@ -95,6 +96,10 @@ class Space:
         self.network_rules = NetworkRulesStore(self.core)
         """The user's network rules for this space ("Settings › System › Network access")."""
         self.gems.services["network_rules"] = self.network_rules
+        self.network = self.network_rules
+        """``space.network.rules``: the user's rules, and the methods that change them."""
+        self.files = FilesService(data_dir, headless=settings.headless, clock=clock)
+        """``space.files.history(folder)`` and ``space.files.rollback(run_id, conversation=…)``."""
         self.gems.factories.update(http=make_http, extract=make_extract)
 
     def status(self) -> dict[str, object]:

@@ -27,6 +27,7 @@ PUBLIC = [
     "ManifestError",
     "NetworkError",
     "NetworkPermissionError",
+    "NetworkRequestError",
     "Notochord",
     "NotochordError",
     "RevertError",

@@ -21,7 +21,7 @@ from typer.testing import CliRunner, Result
 
 import notochord
 from notochord.cli import network_cmd
-from notochord.errors import NetworkPermissionError
+from notochord.errors import ConfigurationError, NetworkPermissionError
 from notochord.gems.api.http import make_http
 from notochord.gems.network_rules import NetworkRulesStore
 
@@ -124,9 +124,7 @@ def test_show_lists_both_lists_in_text(data_dir: Path) -> None:
     [
         pytest.param(("allow-local", "8.8.8.8"), "'8.8.8.8' in the local machine", id="public-ip-local"),
         pytest.param(("allow-local", "*.corp.example"), "wildcards are not allowed", id="local-wildcard"),
-        pytest.param(
-            ("mode", "allowlist", "127.0.0.1"), "'127.0.0.1' in the external", id="loopback-external"
-        ),
+        pytest.param(("mode", "allowlist", "127.0.0.1"), "'127.0.0.1' in the external", id="loopback-external"),
         pytest.param(("mode", "deny-all"), "not one of open, allowlist, blocklist", id="unknown-mode"),
         pytest.param(("mode", "open", "a.example.com"), "takes no host list", id="open-with-hosts"),
         pytest.param(("remove-local", "localhost:5173"), "is not in", id="remove-missing"),
@@ -139,9 +137,7 @@ def test_show_lists_both_lists_in_text(data_dir: Path) -> None:
         pytest.param(("local", "remove", "localhost:5173"), "is not in", id="local-remove-missing"),
     ],
 )
-def test_bad_input_exits_2_with_the_entry_and_the_rule(
-    data_dir: Path, args: tuple[str, ...], message: str
-) -> None:
+def test_bad_input_exits_2_with_the_entry_and_the_rule(data_dir: Path, args: tuple[str, ...], message: str) -> None:
     result = run(data_dir, *args, code=2)
     assert message in " ".join(result.stderr.split())
     assert as_json(data_dir, "show") == {"external": {"mode": "open", "hosts": []}, "local": []}
@@ -210,3 +206,42 @@ async def test_a_rule_changed_from_the_command_line_applies_to_the_next_request_
         with pytest.raises(NetworkPermissionError) as refused:
             await ctx.http.fetch(url)
         assert refused.value.rule == "user-local-list"
+
+
+def test_the_rules_property_reads_what_the_command_line_wrote(data_dir: Path) -> None:
+    """``space.network_rules.rules``: mode, external list and local list, read afresh each time."""
+    run(data_dir, "block", "ads.example.com")
+    run(data_dir, "local", "add", "localhost:5173")
+    with notochord.open(data_dir) as nc:
+        store = nc.personal.network_rules
+        rules = store.rules
+        assert rules.external_mode == "blocklist"
+        assert [str(e) for e in rules.external_hosts] == ["ads.example.com"]
+        assert [str(e) for e in rules.local_hosts] == ["localhost:5173"]
+        store.add_external("allowlist", ["api.example.com"])
+        assert store.rules.external_mode == "allowlist"
+        assert [str(e) for e in store.rules.external_hosts] == ["api.example.com"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "hosts", "message"),
+    [
+        ("open", ["api.example.com"], "takes no host list"),
+        ("allowlist", [], "name at least one host"),
+        ("closed", ["api.example.com"], "not one of open, allowlist, blocklist"),
+    ],
+)
+def test_adding_external_hosts_needs_a_list_mode_and_a_host(
+    data_dir: Path, mode: str, hosts: list[str], message: str
+) -> None:
+    with notochord.open(data_dir) as nc:
+        store = nc.personal.network_rules
+        with pytest.raises(ConfigurationError, match=message):
+            store.add_external(mode, hosts)
+        assert store.stored().to_json() == {"external": {"mode": "open", "hosts": []}, "local": []}
+
+
+@pytest.mark.parametrize("command", ["allow", "block"])
+def test_allow_and_block_need_at_least_one_host(data_dir: Path, command: str) -> None:
+    run(data_dir, command, code=2)
+    assert as_json(data_dir, "show") == {"external": {"mode": "open", "hosts": []}, "local": []}

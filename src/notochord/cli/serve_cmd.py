@@ -42,6 +42,7 @@ def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port
 
     from notochord.server.app import create_app
     from notochord.server.auth import load_or_create_secret
+
     if not settings.jwt_secret and not settings.jwt_public_key:
         settings = dataclasses.replace(settings, jwt_secret=load_or_create_secret(nc.data_dir))
     app = create_app(nc, settings)

@@ -83,6 +83,9 @@ _ID_RE: Final = re.compile(r"[a-z0-9][a-z0-9-]*", re.ASCII)
 _SHA256_RE: Final = re.compile(r"sha256:([0-9a-fA-F]{64})", re.ASCII)
 _KNOWLEDGE_KEYS: Final = ("permissions", "predicates", "reason")
 _DECLARATION_KEYS: Final = ("predicate", "cardinality", "description", "aliases")
+# P-GEN-01: what a gem may request; files, storage and extraction are not permissions (P-GEN-02)
+_PERMISSION_KEYS: Final = frozenset({"network", "knowledge", "providers", "llm", "email", "connections"})
+
 _CARDINALITIES: Final[tuple[Cardinality, ...]] = get_args(Cardinality)
 
 
@@ -518,6 +521,13 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
             problems.add("knowledge", "in notochord.json the knowledge section goes under permissions.knowledge")
         knowledge = _knowledge(permissions.get("knowledge"), "permissions.knowledge", problems)
 
+    for key in permissions:
+        if key not in _PERMISSION_KEYS:
+            problems.add(
+                f"permissions.{key}",
+                f"is not a permission a gem requests (known: {', '.join(sorted(_PERMISSION_KEYS))}); "
+                "files, storage and document extraction need no permission",
+            )
     network = _network(permissions.get("network"), resolved, problems)
     tools = _tools(data, resolved, problems)
     resources = _resources(data.get("resources"), problems)

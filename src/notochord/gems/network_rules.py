@@ -214,6 +214,18 @@ class NetworkRulesStore:
         """The rules in force right now, for a :class:`~notochord.net.policy.NetworkPolicy`."""
         return self.stored().to_rules()
 
+    @property
+    def rules(self) -> UserNetworkRules:
+        """The rules in force right now (mode, external list, local list), read from the store.
+
+        Read-only: change them with :meth:`set_external`, :meth:`add_external`, :meth:`add_local`,
+        :meth:`remove_local` or :meth:`reset`.
+
+        Raises:
+            ConfigurationError: the stored rules are damaged.
+        """
+        return self.get()
+
     def list_local(self) -> list[str]:
         """The local machine and internal network list, in the order the user added it."""
         return list(self.stored().local_hosts)
@@ -231,6 +243,33 @@ class NetworkRulesStore:
                 "open mode allows every external host and takes no host list; use allowlist or blocklist to list hosts"
             )
         return self._update(lambda r: StoredNetworkRules(checked, listed, r.local_hosts))
+
+    def add_external(self, mode: str, hosts: Iterable[str]) -> StoredNetworkRules:
+        """Switch to ``allowlist`` or ``blocklist`` with ``hosts`` added, in one write.
+
+        In the mode already chosen the hosts join its list (each once). Coming from another mode the
+        list starts empty: an allowlist entry means the opposite of a blocklist entry, so carrying
+        the old list over would turn every allowed host into a blocked one, or the reverse.
+
+        Raises:
+            ConfigurationError: ``mode`` is not allowlist or blocklist, no host is given, or an
+                entry breaks a rule of the external list. Nothing is stored then.
+        """
+        checked = _check_mode(mode)
+        if checked == "open":
+            raise ConfigurationError("open mode allows every external host and takes no host list")
+        listed = _canonical(list(hosts), kind="external")
+        if not listed:
+            raise ConfigurationError(f"name at least one host to put on the {checked}")
+
+        def change(rules: StoredNetworkRules) -> StoredNetworkRules:
+            kept = rules.external_hosts if rules.external_mode == checked else ()
+            merged = tuple(dict.fromkeys((*kept, *listed)))
+            if len(merged) > _MAX_ENTRIES:
+                raise ConfigurationError(f"{_LIST_LABEL['external']} may hold at most {_MAX_ENTRIES} entries")
+            return StoredNetworkRules(checked, merged, rules.local_hosts)
+
+        return self._update(change)
 
     def add_local(self, entry: str) -> StoredNetworkRules:
         """Add one entry to the local list (adding one already there changes nothing).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import concurrent.futures
 import shutil
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ class Gems:
         except (OSError, NotochordError) as exc:
             self.registry.uninstall(gem.id)
             self.runner.drop_code(gem.id)
+            shutil.rmtree(self.resources_dir(gem.id), ignore_errors=True)
             if isinstance(exc, NotochordError):
                 raise
             raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
@@ -76,14 +78,29 @@ class Gems:
         if rules is None:
             raise GemError(f"gem {gem_id} lists resources, but this space has no network rules to download them under")
         dest = self.resources_dir(gem_id)
-        asyncio.run(
-            download_resources(manifest, dest=dest, user_rules=rules.get(), resolver=self.services.get("resolver"))
-        )
+
+        def download() -> None:
+            asyncio.run(
+                download_resources(
+                    manifest,
+                    dest=dest,
+                    user_rules=rules.get(),
+                    resolver=self.services.get("resolver"),
+                    transport=self.services.get("http_transport"),
+                    limits=self.services.get("http_limits"),
+                )
+            )
+
+        # its own thread and event loop, so that installing from inside a running loop works too
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(download).result()
 
     def upgrade(self, path: str | Path) -> InstalledGem:
+        """Upgrade to the gem in ``path``: new code, and the new version's ``resources``."""
         gem = self.registry.upgrade(path)
         try:
             self.runner.store_code(gem.id, Path(path))
+            self._download_resources(gem.id)
         except OSError as exc:
             raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
         return gem

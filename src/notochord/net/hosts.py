@@ -185,7 +185,9 @@ def _check_name(name: str) -> str | None:
                 return f"has an invalid punycode label {label!r}"
             if reencoded != label:
                 return f"has a punycode label {label!r} that is not in its canonical form {reencoded!r}"
-    if labels[-1].isdigit():
+    last = labels[-1]
+    if last.isdigit() or (last.startswith("0x") and all(c in "0123456789abcdef" for c in last[2:])):
+        # such a name is read as an IPv4 address by URL parsers (inet_aton spellings)
         return "is not a host name (its last label is a number)"
     return None
 

@@ -75,9 +75,7 @@ def _handler(server: RouteServer) -> type[BaseHTTPRequestHandler]:
         def _answer(self) -> None:
             length = int(self.headers.get("Content-Length", "0") or "0")
             body = self.rfile.read(length) if length else b""
-            server.seen.append(
-                Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-            )
+            server.seen.append(Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
             route = server.routes.get(self.path.split("?", 1)[0], Route(status=404, body=b"no such route"))
             self.send_response(route.status)
             for name, value in route.headers:

@@ -26,9 +26,7 @@ PUBLIC_ADDRESS = IPv4Address("93.184.215.14")
 class FakeResolver:
     """Resolves the names a test points somewhere; any other name fails, as an unknown name would."""
 
-    names: dict[str, list[IPAddress]] = field(
-        default_factory=lambda: {"localhost": [IPv4Address("127.0.0.1")]}
-    )
+    names: dict[str, list[IPAddress]] = field(default_factory=lambda: {"localhost": [IPv4Address("127.0.0.1")]})
     asked: list[str] = field(default_factory=list)
 
     def point(self, name: str, *addresses: str) -> None:

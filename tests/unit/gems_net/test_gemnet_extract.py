@@ -52,9 +52,7 @@ def test_html_keeps_headings_as_markdown_and_drops_script_style_nav_and_hidden_p
 
 
 def test_html_without_a_title_element_is_titled_by_its_first_top_heading() -> None:
-    doc = extract_text(
-        b"<p>intro</p><h1>Field notes</h1><p>body</p>", filename="notes.html", content_type=None
-    )
+    doc = extract_text(b"<p>intro</p><h1>Field notes</h1><p>body</p>", filename="notes.html", content_type=None)
     assert doc.title == "Field notes"
     assert doc.text == "intro\n\n# Field notes\n\nbody"
 
@@ -68,9 +66,7 @@ def test_pdf_text_layer_and_title_are_extracted() -> None:
 
 
 def test_docx_headings_become_markdown_and_lists_and_tables_are_kept() -> None:
-    data = docx_bytes(
-        title="Stew", heading="Ingredients", paragraphs=["Beef and tomato."], bullets=["beef", "tomato"]
-    )
+    data = docx_bytes(title="Stew", heading="Ingredients", paragraphs=["Beef and tomato."], bullets=["beef", "tomato"])
     doc = extract_text(data, filename="stew.docx", content_type=DOCX_TYPE)
     assert doc.title == "Stew"
     assert doc.text == "# Stew\n\n# Ingredients\n\nBeef and tomato.\n\n- beef\n\n- tomato"
@@ -254,9 +250,7 @@ async def test_from_url_of_a_missing_document_is_a_request_error(
 
 
 @pytest.mark.anyio
-async def test_from_bytes_needs_no_network_permission(
-    net_space: notochord.Space, install_gem: InstallGem
-) -> None:
+async def test_from_bytes_needs_no_network_permission(net_space: notochord.Space, install_gem: InstallGem) -> None:
     """P-GEN-02: extraction itself is available to every tool of every gem."""
     gem = install_gem("offline")
     extract = net_space.gems.context(gem).extract

@@ -290,9 +290,7 @@ async def test_redirect_to_an_unlisted_external_host_is_refused_without_resolvin
     net_space: notochord.Space, weather: str, external: ExternalHosts, resolver: FakeResolver
 ) -> None:
     """P-NET-11, P-NET-07."""
-    external.serve(
-        f"https://{API}/moved", httpx.Response(301, headers={"Location": "https://elsewhere.example.test/"})
-    )
+    external.serve(f"https://{API}/moved", httpx.Response(301, headers={"Location": "https://elsewhere.example.test/"}))
     with pytest.raises(NetworkPermissionError) as refused:
         await net_space.gems.context(weather).http.fetch(f"https://{API}/moved")
     assert refused.value.rule == "gem-hosts"

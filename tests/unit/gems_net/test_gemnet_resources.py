@@ -35,9 +35,7 @@ def _manifest(*resources: dict[str, object], network: bool = False) -> Manifest:
     return parse_manifest(data, form="packaged")
 
 
-def _resource(
-    url: str, data: bytes, *, size: int | None = None, digest: str | None = None
-) -> dict[str, object]:
+def _resource(url: str, data: bytes, *, size: int | None = None, digest: str | None = None) -> dict[str, object]:
     entry: dict[str, object] = {"url": url, "sha256": digest or _sha(data), "description": f"file at {url}"}
     if size is not None:
         entry["size"] = size

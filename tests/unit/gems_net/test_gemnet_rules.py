@@ -28,9 +28,7 @@ def test_default_is_open_with_no_local_address_reachable(rules: NetworkRulesStor
 
 
 def test_rules_are_canonical_deduplicated_and_kept_in_the_order_given(rules: NetworkRulesStore) -> None:
-    rules.set_external(
-        "blocklist", ["Ads.Example.COM", "*.tracker.example", "ads.example.com", "bücher.example"]
-    )
+    rules.set_external("blocklist", ["Ads.Example.COM", "*.tracker.example", "ads.example.com", "bücher.example"])
     rules.add_local("LocalHost:5173")
     rules.add_local("[0:0:0:0:0:0:0:1]:8080")
     rules.add_local("192.168.1.20")
@@ -123,9 +121,7 @@ def test_removing_an_entry_matches_its_canonical_form_and_a_missing_one_is_named
         rules.remove_local("localhost:5173")
 
 
-def test_damaged_stored_rules_are_an_error_never_open(
-    space: notochord.Space, rules: NetworkRulesStore
-) -> None:
+def test_damaged_stored_rules_are_an_error_never_open(space: notochord.Space, rules: NetworkRulesStore) -> None:
     """Rules that cannot be read refuse every change (and request) until they are reset."""
     with space.core.store.write(actor=USER, run_id=None) as tx:
         tx.conn.execute(sa.insert(space_meta).values(key=RULES_KEY, value="{not json"))
