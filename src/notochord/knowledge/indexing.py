@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 
 from notochord.db.schema import chunk_vectors, chunks, entities, identifiers, mentions
-from notochord.search.chunking import Chunk, chunk_markdown
+from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_markdown
 from notochord.search.textindex import fts_delete, fts_insert, is_cjk
 
 __all__ = ["FTS_TABLE", "index_document", "unindex_document", "with_title"]
@@ -65,14 +65,16 @@ def _mentioned(text: str, forms: Iterable[tuple[int, str]]) -> set[int]:
     return found
 
 
-def index_document(conn: sa.Connection, document_id: int, text: str, *, title: str = "") -> list[Chunk]:
+def index_document(
+    conn: sa.Connection, document_id: int, text: str, *, title: str = "", max_chars: int = DEFAULT_MAX_CHARS
+) -> list[Chunk]:
     """Replace the document's chunks, full-text rows and mentions with those of ``text``.
 
     The title is indexed with every chunk (a passage about "simmer two hours" is found by the
     recipe's name), while the chunk text and its locator stay exactly the document's characters.
     """
     unindex_document(conn, document_id)
-    pieces = chunk_markdown(text)
+    pieces = chunk_markdown(text, max_chars=max_chars)
     if not pieces:
         return []
     rows = [

@@ -1,9 +1,11 @@
 """The FastAPI application of the knowledge-base service.
 
 ``create_app(nc, settings)`` mounts every route under ``/api/knowledge``, with the OpenAPI document
-at ``/openapi.json`` and its browsable form at ``/docs``. Routes that touch the store are plain
-``def`` functions, so they run in the threadpool and never block the event loop. Errors are turned
-into responses by the one table in :mod:`notochord.server.errors`.
+at ``/openapi.json`` and its browsable form at ``/docs``. It is the service's composition root: the
+document extractor and each organization space's network rules are handed to the domain here.
+Routes that touch the store are plain ``def`` functions (or hand their store work to the threadpool),
+so they never block the event loop. Errors are turned into responses by the one table in
+:mod:`notochord.server.errors`.
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ from fastapi import APIRouter, FastAPI
 
 import notochord
 from notochord.app import Notochord
+from notochord.gems.api.extract import extract_text
 from notochord.kbservice import KbService
+from notochord.net.policy import UserNetworkRules
 from notochord.server import errors
 from notochord.server.auth import Authenticator
-from notochord.server.routes import agents, audit, grants, kb
+from notochord.server.routes import agents, audit, documents, grants, kb, retrieve
 from notochord.settings import Settings
 
 __all__ = ["PREFIX", "ROUTERS", "create_app"]
 
 PREFIX = "/api/knowledge"
-ROUTERS = (kb.router, agents.router, grants.router, audit.router)
+ROUTERS = (kb.router, documents.router, retrieve.router, agents.router, grants.router, audit.router)
 """Every router of the service, mounted under :data:`PREFIX` in this order."""
 
 
@@ -41,7 +45,11 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         redoc_url=None,
         openapi_url="/openapi.json",
     )
-    app.state.kb = KbService(nc)
+
+    def network_rules(organization_id: str) -> UserNetworkRules:
+        return nc.org(organization_id).network_rules.get()
+
+    app.state.kb = KbService(nc, extractor=extract_text, network_rules=network_rules)
     app.state.authenticator = authenticator
     api = APIRouter(prefix=PREFIX)
     for router in ROUTERS:

@@ -27,6 +27,9 @@ from notochord.kbservice.errors import (
     KbConflictError,
     KbForbiddenError,
     KbNotFoundError,
+    KbPayloadTooLargeError,
+    KbUnsupportedMediaTypeError,
+    KbUpstreamError,
     KbValidationError,
 )
 
@@ -63,7 +66,10 @@ ERROR_TABLE: tuple[Row, ...] = (
     Row(KbForbiddenError, 403, "Forbidden"),
     Row(KbNotFoundError, 404, "Not found", show_message=False),
     Row(KbConflictError, 409, "Conflict"),
+    Row(KbPayloadTooLargeError, 413, "Payload Too Large"),
+    Row(KbUnsupportedMediaTypeError, 415, "Unsupported Media Type"),
     Row(KbValidationError, 400, "Bad Request"),
+    Row(KbUpstreamError, 502, "Bad Gateway"),
     # storage, configuration and every other failure: logged, never detailed to the caller
     Row(NotochordError, 500, "Internal Server Error", show_message=False),
     Row(Exception, 500, "Internal Server Error", show_message=False),
@@ -99,7 +105,7 @@ def error_body(status: int, title: str, message: str | None) -> JSONResponse:
 
 def _handle(_request: Request, exc: Exception) -> JSONResponse:
     row = row_for(exc)
-    if row.status >= 500:
+    if row.status >= 500 and row.status != 502:
         log.error("unexpected error while serving a request", exc_info=exc)
     message = exc.message if row.show_message and isinstance(exc, NotochordError) else None
     return error_body(row.status, row.title, message)
@@ -133,6 +139,9 @@ _DESCRIPTIONS = {
     403: "The caller lacks the role or grant.",
     404: "Missing, deleted, of another organization, or a malformed id: all alike.",
     409: "The knowledge base and the agent belong to different organizations.",
+    413: "The upload, the document's text or the record is over the service's limit.",
+    415: "The body or the uploaded file is of a type the service does not ingest.",
+    502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
 }
 
 

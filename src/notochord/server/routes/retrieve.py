@@ -1,0 +1,82 @@
+"""Search within a knowledge base, retrieval for an agent, and a knowledge base's graph (OD-B07 as
+overridden): ``POST /kb/{kb_id}/search``, ``POST /agents/{agent_id}/retrieve``, ``GET /kb/{kb_id}/graph``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from notochord.kbservice.retrieval import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT
+from notochord.server.deps import CurrentActor, RawBody, Service, json_object_body, permission
+from notochord.server.errors import documented
+from notochord.server.routes.models import (
+    GraphOut,
+    RetrieveResults,
+    SearchResults,
+    graph_out,
+    passage_out,
+    retrieved_passage_out,
+)
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["retrieval"])
+
+_SEARCH_FIELDS = {
+    "query": {"type": "string", "description": "What to look for; an empty query lists the newest passages."},
+    "limit": {
+        "type": "integer",
+        "default": DEFAULT_SEARCH_LIMIT,
+        "description": f"Maximum passages, clamped to 1…{MAX_SEARCH_LIMIT}.",
+    },
+    "filters": {
+        "type": "object",
+        "description": "Only timeRange: {from?, to?} on the document date (ISO date or time).",
+        "properties": {"timeRange": {"type": "object"}},
+    },
+}
+_RETRIEVE_FIELDS = {key: value for key, value in _SEARCH_FIELDS.items() if key != "filters"}
+
+
+@router.post(
+    "/kb/{kb_id}/search",
+    response_model=SearchResults,
+    responses=documented(400, 401, 403, 404),
+    openapi_extra=permission("kb:view", body=json_object_body(_SEARCH_FIELDS, required=["query"])),
+    summary="Search Knowledge Base",
+)
+def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, body: RawBody) -> SearchResults:
+    """Hybrid (full text and vector) search within one knowledge base, best first."""
+    passages = service.retrieval.search(actor=actor, kb_id=kb_id, body=body)
+    return SearchResults(results=[passage_out(p) for p in passages], count=len(passages))
+
+
+@router.post(
+    "/agents/{agent_id}/retrieve",
+    response_model=RetrieveResults,
+    responses=documented(400, 401, 403, 404),
+    openapi_extra=permission("agent:view", body=json_object_body(_RETRIEVE_FIELDS, required=["query"])),
+    summary="Retrieve for Agent",
+)
+def retrieve_for_agent(service: Service, actor: CurrentActor, agent_id: str, body: RawBody) -> RetrieveResults:
+    """Passages from the agent's linked knowledge bases, fused; ties go to the higher link priority."""
+    passages = service.retrieval.retrieve(actor=actor, agent_id=agent_id, body=body)
+    return RetrieveResults(passages=[retrieved_passage_out(p) for p in passages], count=len(passages))
+
+
+@router.get(
+    "/kb/{kb_id}/graph",
+    response_model=GraphOut,
+    responses=documented(401, 403, 404),
+    openapi_extra=permission("kb:view"),
+    summary="Knowledge Graph",
+)
+def knowledge_graph(
+    service: Service,
+    actor: CurrentActor,
+    kb_id: str,
+    limit: Annotated[str | None, Query(description="Maximum entities: 1…100 (default 50).")] = None,
+) -> GraphOut:
+    """Entities named in the knowledge base's documents and how often two appear in one passage."""
+    return graph_out(service.retrieval.graph(actor=actor, kb_id=kb_id, limit=limit))
