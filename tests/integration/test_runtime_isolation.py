@@ -5,8 +5,9 @@ that the machine may give more: a private network namespace (no connection leave
 Landlock (files only below the allowed roots). What the kernel granted is recorded with every run
 (``record.isolation``), and these tests hold the runtime to exactly that claim:
 
-- when ``files: confined`` is reported, the space's database and ``master.key`` cannot be read and
-  nothing can be written outside the run and conversation folders (while those stay writable);
+- when ``files: confined`` is reported, the space's database and ``master.key`` cannot be read, and
+  nothing can be written outside the run folder (the conversation folder itself is reached only
+  through ``ctx.files``, so hidden files stay hidden and every change is in the file history);
 - when ``network: isolated`` is reported, a connection to a server listening on 127.0.0.1 fails and
   the server sees no connection;
 - always: the tool's environment holds nothing of the host's (no secrets), the tool's own output
@@ -253,7 +254,7 @@ def _probe_input(space: notochord.Space, nc: notochord.Notochord, tmp_path: Path
         "writes": [
             str(outside / "escaped.txt"),
             str(Path(nc.data_dir) / "planted.txt"),
-            str(conversation / "allowed.txt"),
+            str(conversation / "beside-the-history.txt"),
             "in-run-folder.txt",
         ],
         "port": port,
@@ -277,15 +278,18 @@ def _check_probe(
     assert record.folder is not None and record.output["folder"] == record.folder, record.output
     result = record.output["output"]
     data_dir = Path(nc.data_dir)
-    # the folders a tool may use stay usable whatever the machine gave
-    assert result["writes"][str(conversation / "allowed.txt")] == "written", f"[{notes}] {result}"
+    # the run folder stays usable whatever the machine gave
     assert result["writes"]["in-run-folder.txt"] == "written", f"[{notes}] {result}"
     assert (conversation / record.folder / "in-run-folder.txt").is_file()
     assert Path(result["cwd"]) == (conversation / record.folder).resolve()
     if files:
         for secret in (space.path, data_dir / "master.key"):
             assert result["reads"][str(secret)].startswith("refused"), f"[{notes}] {secret} was readable: {result}"
-        for escaped in (tmp_path / "outside" / "escaped.txt", data_dir / "planted.txt"):
+        for escaped in (
+            tmp_path / "outside" / "escaped.txt",
+            data_dir / "planted.txt",
+            conversation / "beside-the-history.txt",
+        ):
             assert result["writes"][str(escaped)].startswith("refused"), f"[{notes}] wrote {escaped}: {result}"
             assert not escaped.exists(), f"[{notes}] {escaped} exists"
     if network:
@@ -304,7 +308,7 @@ def test_python_tool_cannot_read_the_store_write_outside_or_connect_as_far_as_is
     listener: Listener,
     record_property: Any,
 ) -> None:
-    """P-FILE-01: only the run folder and the conversation folder; no network of its own (P-NET)."""
+    """P-FILE-01, P-FILE-20/21: the run folder directly, the conversation only through ctx.files; no network."""
     gem = _install(space, tmp_path, {"probe": ("probe.py", PY_PROBE)})
     record = space.gems.runner.run_sync(
         gem, input=_probe_input(space, nc, tmp_path, conversation, listener.port), conversation=conversation

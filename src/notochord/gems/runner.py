@@ -128,7 +128,10 @@ class Runner:
             raise GemError(f"conversation folder {conversation_path} does not exist")
         ctx, request = self._gems.open_run(gem_id, tool=spec.name, run_id=run, conversation=conversation_path)
         handle = start_run(request, name=spec.name) if "files" in self._gems.factories else None
-        writable = [p for p in (conversation_path, getattr(handle, "path", None)) if p is not None]
+        # The process may write only its own run folder. The rest of the conversation folder is
+        # reached through ctx.files, so hidden files stay invisible (P-FILE-20) and every change
+        # goes to the file history first (P-FILE-21), which direct access would bypass.
+        writable = [p for p in (getattr(handle, "path", None),) if p is not None]
         self._record_start(run, gem_id, spec.name, conversation_path, input)
         outcome = ToolOutcome(status="cancelled")
         try:
