@@ -117,9 +117,7 @@ def test_imports_only_go_downward_through_the_layers(path: Path) -> None:
         return
     allowed = LAYERS[layer] | {layer}
     imported = _notochord_imports(path)
-    assert imported <= allowed, (
-        f"{path.relative_to(SRC)} imports {sorted(imported - allowed)} from a higher layer"
-    )
+    assert imported <= allowed, f"{path.relative_to(SRC)} imports {sorted(imported - allowed)} from a higher layer"
 
 
 def test_no_module_below_the_edges_imports_web_or_cli_frameworks() -> None:
@@ -142,6 +140,8 @@ def test_the_cli_announces_the_prefix_the_server_mounts() -> None:
 
 
 def test_cli_commands_other_than_serve_do_not_load_the_web_stack() -> None:
-    code = "import sys, notochord.cli; print(','.join(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))"
+    code = (
+        "import sys, notochord.cli; print(','.join(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

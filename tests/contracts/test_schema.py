@@ -22,8 +22,8 @@ def test_migrated_database_matches_the_schema_metadata(tmp_path: Path) -> None:
             opts={
                 "compare_type": False,
                 # the FTS5 index is a virtual table with shadow tables, made by the migration only
-                "include_name": lambda name, type_, _parents: not (
-                    type_ == "table" and name is not None and name.startswith("chunks_fts")
+                "include_name": lambda name, type_, _parents: (
+                    not (type_ == "table" and name is not None and name.startswith("chunks_fts"))
                 ),
             },
         )

@@ -97,7 +97,5 @@ def recipe_grants() -> PermissionSet:
 def describe_declared() -> dict[str, str]:
     """Descriptions a gem declared for its own predicates (EX-01)."""
     return {
-        "pref.food.rated": (
-            "Dishes you have rated highly, used to recommend similar dishes. Example: braised pork"
-        )
+        "pref.food.rated": ("Dishes you have rated highly, used to recommend similar dishes. Example: braised pork")
     }

@@ -129,9 +129,7 @@ def test_two_level_prefix_error_reads_as_documented() -> None:
     """K-PERM-07: the message names the string and the rule it breaks."""
     with pytest.raises(KnowledgeValidationError) as caught:
         Permission.parse("facts.read:self:location.*")
-    assert caught.value.message == (
-        "facts.read:self:location.* : a facts prefix needs at least two levels before .*"
-    )
+    assert caught.value.message == ("facts.read:self:location.* : a facts prefix needs at least two levels before .*")
 
 
 @pytest.mark.parametrize(
@@ -238,9 +236,7 @@ COVERS_FACTS: tuple[tuple[str, str, bool], ...] = (
 
 
 @pytest.mark.parametrize(("read", "write", "covered"), COVERS_FACTS)
-def test_one_read_covers_a_write_only_when_it_includes_all_of_its_scope(
-    read: str, write: str, covered: bool
-) -> None:
+def test_one_read_covers_a_write_only_when_it_includes_all_of_its_scope(read: str, write: str, covered: bool) -> None:
     """OD-K12, P-KVAL-04: same subject, and every predicate the write reaches the read reaches too."""
     reader, writer = Permission.parse(read), Permission.parse(write)
     assert isinstance(reader, FactsPermission)
@@ -362,9 +358,7 @@ def test_asking_for_an_unknown_scope_less_permission_raises_instead_of_denying()
 
 
 def test_set_accepts_strings_and_values_and_deduplicates() -> None:
-    grants = PermissionSet.of(
-        ["collections.create", Permission.parse("collections.create"), "entities.read:person"]
-    )
+    grants = PermissionSet.of(["collections.create", Permission.parse("collections.create"), "entities.read:person"])
     assert len(grants) == 2
     assert grants.strings() == ["collections.create", "entities.read:person"]
     assert Permission.parse("entities.read:person") in grants

@@ -79,20 +79,14 @@ def test_gem_declared_predicate_is_described_by_its_declaration(describe_declare
     """OD-K51, K-MAN-13: a predicate the gem declared reads through the gem's description."""
     permission = Permission.parse("facts.write:self:pref.food.rated")
     described = describe_declared["pref.food.rated"]
-    assert (
-        sentence(permission, lang="en", describe_predicate=describe_declared.get) == f"Record “{described}”"
-    )
-    assert (
-        sentence(permission, lang="zh", describe_predicate=describe_declared.get) == f"记录你的“{described}”"
-    )
+    assert sentence(permission, lang="en", describe_predicate=describe_declared.get) == f"Record “{described}”"
+    assert sentence(permission, lang="zh", describe_predicate=describe_declared.get) == f"记录你的“{described}”"
 
 
 def test_core_display_names_win_over_a_declared_description() -> None:
     """A gem cannot relabel a core predicate the user already knows by name."""
     permission = Permission.parse("facts.read:self:location.home.city")
-    assert sentence(permission, lang="en", describe_predicate=lambda _: "Anything") == (
-        "Read your city of residence"
-    )
+    assert sentence(permission, lang="en", describe_predicate=lambda _: "Anything") == ("Read your city of residence")
 
 
 def test_a_blank_description_falls_back_to_the_level_names() -> None:

@@ -122,9 +122,7 @@ def test_system_folders_can_be_given_for_other_systems(home: Path, data_dir: Pat
     fake_system = tmp_path / "Applications"
     (fake_system / "Tool").mkdir(parents=True)
     with pytest.raises(FilePermissionError, match=r"\(system folder\)"):
-        check_working_folder(
-            fake_system / "Tool", home=home, data_dir=data_dir, system_folders=(str(fake_system),)
-        )
+        check_working_folder(fake_system / "Tool", home=home, data_dir=data_dir, system_folders=(str(fake_system),))
 
 
 def test_missing_relative_or_file_paths_are_refused_with_their_own_errors(home: Path, data_dir: Path) -> None:

@@ -187,9 +187,7 @@ def test_rollback_leaves_files_changed_since_by_another_run_alone(
     assert (conversation / "mine.txt").read_text() == "original"
 
 
-def test_rollback_leaves_files_changed_outside_alone(
-    ws: Workspace, history: FileHistory, conversation: Path
-) -> None:
+def test_rollback_leaves_files_changed_outside_alone(ws: Workspace, history: FileHistory, conversation: Path) -> None:
     """P-FILE-25: a change made outside notochord (by the user) is detected by content hash."""
     (conversation / "a.txt").write_text("original")
     ws.write("workspace:a.txt", "gem")
@@ -256,9 +254,7 @@ def test_rollback_never_writes_through_a_symlink(
     assert (outside / "a.txt").read_text() == "gem"
 
 
-def test_rollback_twice_does_nothing_the_second_time(
-    ws: Workspace, history: FileHistory, conversation: Path
-) -> None:
+def test_rollback_twice_does_nothing_the_second_time(ws: Workspace, history: FileHistory, conversation: Path) -> None:
     ws.write("workspace:a.txt", "gem")
     assert history.rollback_run("run-1").restored == ("workspace:a.txt",)
     again = history.rollback_run("run-1")

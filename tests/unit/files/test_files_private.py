@@ -78,9 +78,7 @@ def test_sql_runs_statements_and_returns_rows_as_dicts_or_lists(store: GemStore)
         [{"name": "soup", "rating": 3}, {"name": "salad", "rating": 4}],
     )
     assert many.rowcount == 2
-    assert store.sql.query(
-        "SELECT name, rating FROM recipe WHERE rating >= ? ORDER BY rating DESC", (4,)
-    ) == [
+    assert store.sql.query("SELECT name, rating FROM recipe WHERE rating >= ? ORDER BY rating DESC", (4,)) == [
         {"name": "stew", "rating": 5},
         {"name": "salad", "rating": 4},
     ]

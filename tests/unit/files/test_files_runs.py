@@ -67,9 +67,7 @@ def test_failure_or_cancellation_keeps_tmp(conversation: Path, clock: FixedClock
     assert result == {"output": None, "folder": run.relative}
 
 
-def test_run_that_leaves_no_files_is_removed_and_output_passes_through(
-    conversation: Path, clock: FixedClock
-) -> None:
+def test_run_that_leaves_no_files_is_removed_and_output_passes_through(conversation: Path, clock: FixedClock) -> None:
     """P-FILE-11, P-FILE-13: an empty run folder is deleted; the return value is unchanged."""
     run = RunFolders.start(conversation, "tool", clock=clock)
     (run.tmp / "scratch").write_text("x")
@@ -138,9 +136,7 @@ def test_retry_skips_steps_that_already_succeeded(conversation: Path, clock: Fix
     assert not retry.path.exists()
 
 
-def test_step_journal_is_hidden_from_gems_and_removed_after_success(
-    conversation: Path, clock: FixedClock
-) -> None:
+def test_step_journal_is_hidden_from_gems_and_removed_after_success(conversation: Path, clock: FixedClock) -> None:
     run = RunFolders.start(conversation, "tool", clock=clock)
     run.step("one", lambda: 1)
     assert (run.path / JOURNAL_NAME).name.startswith(".")

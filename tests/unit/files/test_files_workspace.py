@@ -44,9 +44,7 @@ def test_workspace_prefix_alone_is_the_top_level(ws: Workspace, conversation: Pa
     assert top.name == ""
 
 
-def test_run_prefix_and_bare_paths_address_the_run_folder(
-    make_workspace: MakeWorkspace, tmp_path: Path
-) -> None:
+def test_run_prefix_and_bare_paths_address_the_run_folder(make_workspace: MakeWorkspace, tmp_path: Path) -> None:
     """P-FILE-01: the run folder is the second place a gem may touch; a bare path means it too."""
     run = tmp_path / "run"
     run.mkdir()
@@ -131,9 +129,7 @@ def test_symlink_inside_the_root_is_followed(ws: Workspace, conversation: Path) 
     assert _listing(ws.list("workspace:")) == [("alias", "dir"), ("real", "dir")]
 
 
-def test_list_leaves_out_symlinks_that_lead_outside(
-    ws: Workspace, conversation: Path, tmp_path: Path
-) -> None:
+def test_list_leaves_out_symlinks_that_lead_outside(ws: Workspace, conversation: Path, tmp_path: Path) -> None:
     (conversation / "escape").symlink_to(tmp_path)
     (conversation / "ok.txt").write_text("ok")
     assert _listing(ws.list("workspace:")) == [("ok.txt", "file")]
@@ -231,9 +227,7 @@ def test_list_leaves_hidden_entries_out(ws: Workspace, conversation: Path) -> No
         ws.list("workspace:.git")
 
 
-def test_symlink_to_a_hidden_file_inside_the_root_does_not_expose_it(
-    ws: Workspace, conversation: Path
-) -> None:
+def test_symlink_to_a_hidden_file_inside_the_root_does_not_expose_it(ws: Workspace, conversation: Path) -> None:
     (conversation / ".env").write_text("TOKEN=1")
     (conversation / "env.txt").symlink_to(conversation / ".env")
     with pytest.raises(FileNotFoundInWorkspaceError):
@@ -411,9 +405,7 @@ def test_a_full_disk_fails_the_write_cleanly(
     assert history.changes() == []
 
 
-def test_failed_change_leaves_no_history_record(
-    ws: Workspace, history: FileHistory, conversation: Path
-) -> None:
+def test_failed_change_leaves_no_history_record(ws: Workspace, history: FileHistory, conversation: Path) -> None:
     """P-FILE-21: only changes that happened are recorded."""
     (conversation / "full").mkdir()
     (conversation / "full" / "f").write_text("f")

@@ -377,9 +377,7 @@ def test_ex01_parses_into_the_typed_model(ex01: Json) -> None:
             ("top-rated dishes",),
         ),
     )
-    assert (
-        manifest.knowledge.reason == "Remember the dishes you like, and save recipes into your knowledge base"
-    )
+    assert manifest.knowledge.reason == "Remember the dishes you like, and save recipes into your knowledge base"
     assert manifest.network is None
     assert manifest.resources == ()
 
@@ -390,9 +388,7 @@ def test_ex02_parses_with_the_tool_flag(ex02: Json) -> None:
     assert manifest.form == "packaged"
     assert (manifest.id, manifest.version) == ("home-weather", "1.2.0")
     assert manifest.knowledge.permissions == (Permission.parse("facts.read:self:location.home.*"),)
-    assert manifest.tools == (
-        ToolSpec("home", "tools/home.mjs", knowledge=True, capabilities=("knowledge",)),
-    )
+    assert manifest.tools == (ToolSpec("home", "tools/home.mjs", knowledge=True, capabilities=("knowledge",)),)
 
 
 def test_ex02_excerpt_as_given_lacks_only_the_name(ex02_excerpt: Json) -> None:
@@ -429,8 +425,7 @@ def test_two_level_prefix_problem_names_the_rule(ex01: Json) -> None:
     with pytest.raises(ManifestError) as caught:
         parse_manifest(ex01)
     assert caught.value.problems[0] == (
-        "knowledge.permissions[0]: facts.read:self:pref.* : "
-        "a facts prefix needs at least two levels before .*"
+        "knowledge.permissions[0]: facts.read:self:pref.* : a facts prefix needs at least two levels before .*"
     )
 
 
@@ -439,9 +434,7 @@ def test_description_problem_gives_the_length_and_the_limit(ex01: Json) -> None:
     ex01["knowledge"]["predicates"][0]["description"] = "d" * 201
     with pytest.raises(ManifestError) as caught:
         parse_manifest(ex01)
-    assert caught.value.problems == (
-        "knowledge.predicates[0].description: is 201 characters; the limit is 200",
-    )
+    assert caught.value.problems == ("knowledge.predicates[0].description: is 201 characters; the limit is 200",)
 
 
 def test_repeated_permission_strings_are_kept_once(ex01: Json) -> None:
@@ -485,9 +478,7 @@ def test_draft_tool_gets_knowledge_unless_its_permissions_leave_it_out(
     [({"knowledge": True}, True), ({"knowledge": False}, False), ({"network": True}, False), (None, False)],
     ids=["true", "false", "absent", "no-permissions"],
 )
-def test_packaged_tool_gets_knowledge_only_with_the_flag(
-    ex02: Json, permissions: Json | None, knowledge: bool
-) -> None:
+def test_packaged_tool_gets_knowledge_only_with_the_flag(ex02: Json, permissions: Json | None, knowledge: bool) -> None:
     """K-MAN-05/06, OD-K49."""
     if permissions is None:
         del ex02["tools"][0]["permissions"]
@@ -529,12 +520,8 @@ def test_network_section_is_parsed_for_the_packaged_form(ex02: Json) -> None:
 def test_resources_are_parsed_with_the_digest(ex02: Json) -> None:
     """OD-P09."""
     digest = "AB" * 32
-    ex02["resources"] = [
-        {"url": "https://cdn.example.com/m.bin", "sha256": f"sha256:{digest}", "description": "M"}
-    ]
-    assert parse_manifest(ex02).resources == (
-        ResourceSpec("https://cdn.example.com/m.bin", digest.lower(), "M", None),
-    )
+    ex02["resources"] = [{"url": "https://cdn.example.com/m.bin", "sha256": f"sha256:{digest}", "description": "M"}]
+    assert parse_manifest(ex02).resources == (ResourceSpec("https://cdn.example.com/m.bin", digest.lower(), "M", None),)
 
 
 def test_declared_descriptions_feed_the_permission_sentences(ex01: Json) -> None:
@@ -543,10 +530,7 @@ def test_declared_descriptions_feed_the_permission_sentences(ex01: Json) -> None
     manifest = parse_manifest(ex01)
     written = Permission.parse("facts.write:self:pref.food.rated")
     text = sentence(written, lang="en", describe_predicate=manifest.knowledge.describe_predicate)
-    assert (
-        text
-        == "Record “Dishes you have rated highly, used to recommend similar dishes. Example: braised pork”"
-    )
+    assert text == "Record “Dishes you have rated highly, used to recommend similar dishes. Example: braised pork”"
 
 
 @pytest.mark.parametrize(

@@ -51,9 +51,7 @@ def test_many_predicate_accumulates_distinct_values(space: Space) -> None:
     ("first", "second"),
     [({"a": 1, "b": [1, 2]}, {"b": [1, 2], "a": 1}), ("x", "x"), (3, 3)],
 )
-def test_identical_value_is_a_duplicate_and_writes_nothing(
-    space: Space, first: object, second: object
-) -> None:
+def test_identical_value_is_a_duplicate_and_writes_nothing(space: Space, first: object, second: object) -> None:
     """K-FACT-21, OD-K17: equality is canonical JSON (key order does not matter)."""
     before = len(space.changes.list())
     one = space.as_assistant.facts.put(predicate="pref.food.diet", value=first)

@@ -18,9 +18,7 @@ def _count_facts(space: Space) -> int:
         return int(conn.execute(sa.text("select count(*) from facts")).scalar_one())
 
 
-def test_500_writes_pass_the_501st_is_refused_and_the_next_local_day_is_fresh(
-    space: Space, clock: FixedClock
-) -> None:
+def test_500_writes_pass_the_501st_is_refused_and_the_next_local_day_is_fresh(space: Space, clock: FixedClock) -> None:
     """AS-13, K-QUOTA-01, K-QUOTA-05, K-QUOTA-06."""
     for i in range(500):
         space.as_assistant.facts.put(predicate="pref.food.like", value=f"dish {i}")
@@ -85,9 +83,7 @@ def test_daily_text_quota_refuses_the_write_that_would_pass_it(space: Space) -> 
     """K-QUOTA-02, OD-K23: the write that would push the total past the limit throws quota."""
     limits = DailyLimits(writes=500, chars=100)
     core = space.core
-    core.facts.put(
-        actor=space.as_assistant.actor, predicate="x.note", value="a" * 48, limits=limits
-    )  # 50 chars
+    core.facts.put(actor=space.as_assistant.actor, predicate="x.note", value="a" * 48, limits=limits)  # 50 chars
     core.facts.put(actor=space.as_assistant.actor, predicate="x.note", value="b" * 48, limits=limits)  # 100
     with pytest.raises(KnowledgeQuotaError, match="text quota of 100 characters"):
         core.facts.put(actor=space.as_assistant.actor, predicate="x.note", value="c", limits=limits)

@@ -65,9 +65,7 @@ def test_new_space_has_exactly_the_30_core_predicates_with_their_cardinality(spa
         ("finance.currency", "Usual currency", "常用货币"),
     ],
 )
-def test_core_predicates_carry_english_and_chinese_display_names(
-    predicate: str, english: str, chinese: str
-) -> None:
+def test_core_predicates_carry_english_and_chinese_display_names(predicate: str, english: str, chinese: str) -> None:
     """K-VOCAB-32, OD-K53."""
     core = {p.name: p for p in CORE_PREDICATES}
     assert (core[predicate].display_en, core[predicate].display_zh) == (english, chinese)

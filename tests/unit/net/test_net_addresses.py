@@ -126,9 +126,7 @@ CLASSIFICATION_TABLE: list[tuple[str, AddressClass]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("spelling", "expected"), CLASSIFICATION_TABLE, ids=[s for s, _ in CLASSIFICATION_TABLE]
-)
+@pytest.mark.parametrize(("spelling", "expected"), CLASSIFICATION_TABLE, ids=[s for s, _ in CLASSIFICATION_TABLE])
 def test_every_address_spelling_is_classified_as_in_the_table(spelling: str, expected: AddressClass) -> None:
     """P-NET-13, P-NET-15, OD-P02: each spelling parses and lands in exactly one class."""
     address = parse_ip_literal(spelling)

@@ -169,27 +169,19 @@ def test_draft_manifest_uses_the_snake_case_flag() -> None:
 
 def test_each_form_names_the_wrong_flag_spelling() -> None:
     """P-NET-17: the other form's spelling is an unknown key, and the problem names the right one."""
-    _, packaged = parse_network_section(
-        section(["a.example"], allow_local_network=True), path=PATH, draft=False
-    )
+    _, packaged = parse_network_section(section(["a.example"], allow_local_network=True), path=PATH, draft=False)
     assert packaged == [
-        "permissions.network.allow_local_network: unknown key; "
-        'in notochord.json the key is "allowLocalNetwork"'
+        'permissions.network.allow_local_network: unknown key; in notochord.json the key is "allowLocalNetwork"'
     ]
-    _, draft = parse_network_section(
-        section(["a.example"], allowLocalNetwork=True), path="network", draft=True
-    )
+    _, draft = parse_network_section(section(["a.example"], allowLocalNetwork=True), path="network", draft=True)
     assert draft == [
-        "network.allowLocalNetwork: unknown key; "
-        'in a Gem Studio manifest.json the key is "allow_local_network"'
+        'network.allowLocalNetwork: unknown key; in a Gem Studio manifest.json the key is "allow_local_network"'
     ]
 
 
 def test_an_ip_in_hosts_without_the_flag_fails_even_when_the_flag_is_misspelled() -> None:
     """P-NET-06: a misspelled flag does not count as true."""
-    _, problems = parse_network_section(
-        section(["127.0.0.1"], allow_local_network=True), path=PATH, draft=False
-    )
+    _, problems = parse_network_section(section(["127.0.0.1"], allow_local_network=True), path=PATH, draft=False)
     assert any("hosts[0]" in p and "IP address" in p for p in problems)
 
 

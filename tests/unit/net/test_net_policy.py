@@ -22,9 +22,7 @@ GEM_NONE: NetworkPermission | None = None
 GEM_API = NetworkPermission(hosts=(HostEntry("api.example.com"),), allow_local_network=False, reason="r")
 GEM_API_LOCAL = NetworkPermission(hosts=(HostEntry("api.example.com"),), allow_local_network=True, reason="r")
 GEM_LOCAL_ONLY = NetworkPermission(hosts=(), allow_local_network=True, reason="r")
-GEM_ALT_PORT = NetworkPermission(
-    hosts=(HostEntry("api.example.com", 8443),), allow_local_network=False, reason="r"
-)
+GEM_ALT_PORT = NetworkPermission(hosts=(HostEntry("api.example.com", 8443),), allow_local_network=False, reason="r")
 
 OPEN = UserNetworkRules()
 ALLOW_API = UserNetworkRules.build(external_mode="allowlist", external_hosts=["api.example.com"])
@@ -363,9 +361,7 @@ def test_gem_can_only_narrow_the_users_external_rules(
     gem_hosts: tuple[str, ...], mode: str, user_hosts: tuple[str, ...]
 ) -> None:
     """P-NET-12: an external request goes through exactly when both the gem and the user allow it."""
-    permission = NetworkPermission(
-        hosts=tuple(HostEntry(h) for h in gem_hosts), allow_local_network=False, reason="r"
-    )
+    permission = NetworkPermission(hosts=tuple(HostEntry(h) for h in gem_hosts), allow_local_network=False, reason="r")
     user = UserNetworkRules.build(external_mode=mode, external_hosts=user_hosts)
     policy = NetworkPolicy(permission=permission, user_rules=user)
     gem_allows = "api.example.com" in gem_hosts
@@ -387,9 +383,7 @@ def test_local_addresses_matched_only_by_address_restrict_the_connection_to_thos
     """OD-P03, OD-P05: of a listed and an unlisted local address, only the listed one is used."""
     policy = NetworkPolicy(permission=GEM_LOCAL_ONLY, user_rules=LOCAL_INTERNAL_IP)
     other = IPv4Address("10.0.0.6")
-    chosen = policy.select(
-        scheme="https", host="wiki.corp.example.com", port=443, resolved=[other, INTERNAL, PUBLIC]
-    )
+    chosen = policy.select(scheme="https", host="wiki.corp.example.com", port=443, resolved=[other, INTERNAL, PUBLIC])
     assert chosen == (INTERNAL,)
 
 

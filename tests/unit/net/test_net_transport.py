@@ -125,9 +125,7 @@ async def test_gem_without_allow_local_network_never_reaches_a_listed_local_addr
 
 async def test_resource_download_never_reaches_a_listed_local_address(server: RecordingServer) -> None:
     """P-NET-22, P-RES-07."""
-    rules = NetworkPolicy.for_resources(
-        user_rules=UserNetworkRules.build(local_hosts=[f"127.0.0.1:{server.port}"])
-    )
+    rules = NetworkPolicy.for_resources(user_rules=UserNetworkRules.build(local_hosts=[f"127.0.0.1:{server.port}"]))
     with pytest.raises(NetworkPermissionError) as caught:
         await guarded_request("GET", server.url("/"), policy=rules)
     assert caught.value.rule == DenyRule.RESOURCES_NEVER_LOCAL
@@ -153,9 +151,7 @@ async def test_redirect_from_an_allowed_external_host_to_loopback_is_refused(ser
     rules = policy(plain_gem(HostEntry(NAME)))
     resolver = FakeResolver({NAME: [PUBLIC]})
     with pytest.raises(NetworkPermissionError) as caught:
-        await guarded_request(
-            "GET", f"https://{NAME}/start", policy=rules, resolver=resolver, inner=recorder.transport
-        )
+        await guarded_request("GET", f"https://{NAME}/start", policy=rules, resolver=resolver, inner=recorder.transport)
     assert caught.value.rule == DenyRule.GEM_LOCAL_NETWORK
     assert len(recorder.requests) == 1
     assert server.seen == []
@@ -167,9 +163,7 @@ async def test_allowed_redirect_is_followed_and_reports_the_final_url(
     """P-NET-11: a hop the policy allows is followed."""
     rules = policy(local_gem(), local=[f"127.0.0.1:{server.port}", f"127.0.0.1:{other_server.port}"])
     target = other_server.url("/json")
-    response = await guarded_request(
-        "GET", server.url(f"/redirect?to={quote(target, safe='')}"), policy=rules
-    )
+    response = await guarded_request("GET", server.url(f"/redirect?to={quote(target, safe='')}"), policy=rules)
     assert response.status == 200
     assert response.json() == {"ok": True}
     assert response.url == target
@@ -246,9 +240,7 @@ async def test_dns_rebinding_between_hops_is_caught_by_resolving_again(server: R
     recorder = Recorder(lambda _r: httpx.Response(302, headers={"Location": f"http://{NAME}:{server.port}/"}))
     rules = policy(plain_gem(HostEntry(NAME), HostEntry(NAME, server.port)))
     with pytest.raises(NetworkPermissionError) as caught:
-        await guarded_request(
-            "GET", f"https://{NAME}/", policy=rules, resolver=resolver, inner=recorder.transport
-        )
+        await guarded_request("GET", f"https://{NAME}/", policy=rules, resolver=resolver, inner=recorder.transport)
     assert caught.value.rule == DenyRule.GEM_LOCAL_NETWORK
     assert [r.url.host for r in recorder.requests] == [str(PUBLIC)]
     assert resolver.calls == [(NAME, 443), (NAME, server.port)]
@@ -290,9 +282,7 @@ async def test_only_addresses_the_user_listed_are_connected_to() -> None:
     recorder = Recorder()
     rules = policy(local_gem(), local=["127.0.0.1:8080"])
     resolver = FakeResolver({NAME: [IPv4Address("127.0.0.2"), LOOPBACK]})
-    await guarded_request(
-        "GET", f"http://{NAME}:8080/", policy=rules, resolver=resolver, inner=recorder.transport
-    )
+    await guarded_request("GET", f"http://{NAME}:8080/", policy=rules, resolver=resolver, inner=recorder.transport)
     assert [r.url.host for r in recorder.requests] == ["127.0.0.1"]
 
 
@@ -328,9 +318,7 @@ async def test_response_over_the_size_bound_is_refused(server: RecordingServer, 
     rules = policy(local_gem(), local=[f"127.0.0.1:{server.port}"])
     limits = RequestLimits(max_response_bytes=10_000)
     with pytest.raises(NetworkRequestError, match="limit of 10000 bytes"):
-        await guarded_request(
-            "GET", server.url(f"/big?n=50000&length={length_header}"), policy=rules, limits=limits
-        )
+        await guarded_request("GET", server.url(f"/big?n=50000&length={length_header}"), policy=rules, limits=limits)
     small = await guarded_request("GET", server.url("/big?n=10000&length=0"), policy=rules, limits=limits)
     assert small.body == b"x" * 10_000
 
