@@ -78,7 +78,8 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
         return
     lines = [f"data directory: {data_dir_text}"]
     lines += [
-        f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   changes {r['changes']:>7}"
+        f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   "
+        f"documents {r['documents']:>6}   collections {r['collections']:>4}   changes {r['changes']:>7}"
         for r in rows
     ]
     emit(None, as_json=False, text="\n".join(lines))
