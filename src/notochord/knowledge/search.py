@@ -30,7 +30,7 @@ from notochord.search.bm25 import candidate_bm25
 from notochord.search.fusion import fuse, leg_weights
 from notochord.search.vector_index import VectorIndex
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Hit", "hybrid_search"]
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Hit", "full_text_leg", "hybrid_search", "search_filters"]
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
@@ -52,24 +52,57 @@ class Hit:
     score: float
 
 
+def search_filters(
+    collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
+) -> list[sa.ColumnElement[bool]]:
+    """The conditions on ``chunks`` joined with ``documents`` that make a chunk findable."""
+    conditions: list[sa.ColumnElement[bool]] = [
+        documents.c.deleted_at.is_(None),
+        documents.c.collection_id.in_(sorted(collection_ids)),
+    ]
+    if time_range is not None and time_range.start is not None:
+        conditions.append(documents.c.doc_date >= time_range.start)
+    if time_range is not None and time_range.end is not None:
+        conditions.append(documents.c.doc_date <= time_range.end)
+    if entity_ids is not None:
+        conditions.append(
+            chunks.c.id.in_(sa.select(mentions.c.chunk_id).where(mentions.c.entity_id.in_(list(entity_ids))))
+        )
+    return conditions
+
+
 def _candidates(
     collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
 ) -> sa.Select[Any]:
     """Ids of the chunks the caller may find: the one filter both legs share."""
-    query = (
+    return (
         sa.select(chunks.c.id)
         .join(documents, documents.c.id == chunks.c.document_id)
-        .where(documents.c.deleted_at.is_(None), documents.c.collection_id.in_(sorted(collection_ids)))
+        .where(*search_filters(collection_ids, time_range, entity_ids))
     )
-    if time_range is not None and time_range.start is not None:
-        query = query.where(documents.c.doc_date >= time_range.start)
-    if time_range is not None and time_range.end is not None:
-        query = query.where(documents.c.doc_date <= time_range.end)
-    if entity_ids is not None:
-        query = query.where(
-            chunks.c.id.in_(sa.select(mentions.c.chunk_id).where(mentions.c.entity_id.in_(list(entity_ids))))
-        )
-    return query
+
+
+def full_text_leg(
+    conn: sa.Connection, query: str, filters: Sequence[sa.ColumnElement[bool]], *, limit: int
+) -> list[tuple[int, float]]:
+    """BM25 over the chunks that satisfy ``filters`` (see :func:`search_filters`), best first."""
+    joined = chunks.join(documents, documents.c.id == chunks.c.document_id)
+
+    def stats() -> tuple[int, float]:
+        row = conn.execute(
+            sa.select(sa.func.count(), sa.func.avg(sa.func.length(chunks.c.text))).select_from(joined).where(*filters)
+        ).one()
+        return int(row[0]), float(row[1] or 1.0)
+
+    def lengths_of(ids: Sequence[int]) -> dict[int, int]:
+        rows = conn.execute(
+            sa.select(chunks.c.id, sa.func.length(chunks.c.text))
+            .select_from(joined)
+            .where(chunks.c.id.in_(ids), *filters)
+        ).all()
+        return {int(i): int(n) for i, n in rows}
+
+    return candidate_bm25(conn, FTS_TABLE, query, stats=stats, lengths_of=lengths_of, limit=limit)
 
 
 def hybrid_search(
@@ -88,14 +121,8 @@ def hybrid_search(
     with store.read() as conn:
         if not query.strip():
             return _newest(conn, candidates, limit)
-        compiled = str(candidates.compile(conn, compile_kwargs={"literal_binds": True}))
-        text_leg = candidate_bm25(
-            conn,
-            FTS_TABLE,
-            query,
-            candidates_sql=compiled,
-            length_sql=f"SELECT id, length(text) AS length FROM chunks WHERE id IN ({compiled})",
-            limit=limit * _DEPTH,
+        text_leg = full_text_leg(
+            conn, query, search_filters(collection_ids, time_range, entity_ids), limit=limit * _DEPTH
         )
         vector_leg: list[tuple[int, float]] = []
         if vectors.enabled and vectors.embedder is not None:

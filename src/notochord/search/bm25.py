@@ -10,13 +10,16 @@ How: the query's terms are tokenised by FTS5 itself (a scratch FTS5 table in the
 ``temp`` schema, with the same tokenizer, so stemming matches exactly); term frequencies come from an
 ``fts5vocab`` *instance* view of the index, one indexed lookup per term, restricted to candidates in
 SQL. Lengths are measured in characters of the indexed text; BM25 uses only their ratio to the mean.
+
+Cost: one indexed vocabulary lookup per query term, one membership-and-length query for the rows
+that matched, one aggregate over the candidates — never a scan of the candidates per term.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
@@ -58,64 +61,67 @@ def _tokens(conn: Connection, query: str) -> list[str]:
     return sorted(found)
 
 
+CandidateStats = Callable[[], tuple[int, float]]
+"""``() -> (number of candidates, their mean length)``."""
+
+CandidateLengths = Callable[[Sequence[int]], dict[int, int]]
+"""``(row ids) -> {row id: length}`` for those of the given rows that are candidates."""
+
+
 def candidate_bm25(
     conn: Connection,
     table: str,
     query: str,
     *,
-    candidates_sql: str,
-    length_sql: str,
-    params: dict[str, Any] | None = None,
+    stats: CandidateStats,
+    lengths_of: CandidateLengths,
     limit: int,
 ) -> list[tuple[int, float]]:
-    """Rank candidate rows of the FTS5 ``table`` for ``query``; ``(rowid, score)``, best first.
+    """Rank the candidate rows of the FTS5 ``table`` for ``query``; ``(rowid, score)``, best first.
 
     Args:
-        candidates_sql: ``SELECT id FROM …``: the rows the caller may find (code, never user input).
-        length_sql: ``SELECT … AS id, … AS length FROM …`` over the same rows: each candidate's length.
-        params: values bound in both statements.
+        stats: the candidates' count and mean length (one aggregate over the caller's filter).
+        lengths_of: which of the rows containing a query term are candidates, with their lengths;
+            it is asked once, for the matching rows only, so its cost follows the matches.
     """
     if limit <= 0:
         return []
-    bound = dict(params or {})
     try:
         _prepare(conn, table)
         tokens = _tokens(conn, query)
         if not tokens:
             return []
-        frequencies: dict[int, dict[str, int]] = defaultdict(dict)
+        by_token: dict[str, list[tuple[int, int]]] = {}
+        matched: set[int] = set()
         for token in tokens:
-            rows = conn.execute(
-                text(
-                    f"SELECT doc, count(*) FROM temp.{table}_instances "
-                    f"WHERE term = :_bm25_term AND doc IN ({candidates_sql}) GROUP BY doc"
-                ),
-                {**bound, "_bm25_term": token},
+            found = conn.execute(
+                text(f"SELECT doc, count(*) FROM temp.{table}_instances WHERE term = :term GROUP BY doc"),
+                {"term": token},
             ).all()
-            for doc, count in rows:
-                frequencies[int(doc)][token] = int(count)
-        if not frequencies:
+            by_token[token] = [(int(doc), int(count)) for doc, count in found]
+            matched.update(doc for doc, _ in by_token[token])
+        if not matched:
             return []
-        stats = conn.execute(text(f"SELECT count(*), avg(length) FROM ({length_sql}) AS lengths"), bound).one()
-        total, mean = int(stats[0]), float(stats[1] or 1.0)
-        length_rows = conn.execute(
-            text(
-                f"SELECT id, length FROM ({length_sql}) AS lengths "
-                f"WHERE id IN ({','.join(str(int(d)) for d in frequencies)})"
-            ),
-            bound,
-        ).all()
-        lengths = {int(doc): int(size) for doc, size in length_rows}
+        lengths = lengths_of(sorted(matched))
+        if not lengths:
+            return []
+        total, mean = stats()
     except SQLAlchemyError as exc:
         raise StorageError(f"full-text search in {table} failed: {exc}") from exc
+    frequencies: dict[int, dict[str, int]] = defaultdict(dict)
+    for token, rows in by_token.items():
+        for doc, count in rows:
+            if doc in lengths:
+                frequencies[doc][token] = count
     document_frequency: dict[str, int] = defaultdict(int)
     for terms in frequencies.values():
         for token in terms:
             document_frequency[token] += 1
     idf = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in document_frequency.items()}
+    mean = max(mean, 1.0)
     scored = []
     for doc, terms in frequencies.items():
-        norm = K1 * (1.0 - B + B * float(lengths.get(doc, mean)) / max(mean, 1.0))
+        norm = K1 * (1.0 - B + B * float(lengths[doc]) / mean)
         score = sum(idf[t] * tf * (K1 + 1.0) / (tf + norm) for t, tf in terms.items())
         scored.append((doc, score))
     scored.sort(key=lambda pair: (-round(pair[1], 12), pair[0]))
