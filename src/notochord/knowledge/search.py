@@ -36,6 +36,9 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 # each leg ranks this many candidates per result wanted before fusion
 _DEPTH = 5
+# ... and never fewer than this: fusion needs enough of each leg's list to find what both agree on
+# (on SciFact, legs of 50 gave nDCG@10 0.701 where legs of 300 gave 0.716)
+_MIN_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def hybrid_search(
         if not query.strip():
             return _newest(conn, candidates, limit)
         text_leg = full_text_leg(
-            conn, query, search_filters(collection_ids, time_range, entity_ids), limit=limit * _DEPTH
+            conn, query, search_filters(collection_ids, time_range, entity_ids), limit=max(limit * _DEPTH, _MIN_DEPTH)
         )
         vector_leg: list[tuple[int, float]] = []
         if vectors.enabled and vectors.embedder is not None:
@@ -130,7 +133,7 @@ def hybrid_search(
             # old passage's vector still held in memory
             embedded = sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == vectors.embedder.model_id)
             allowed = list(conn.execute(candidates.where(chunks.c.id.in_(embedded))).scalars())
-            vector_leg = vectors.search(query, k=limit * _DEPTH, allowed=allowed)
+            vector_leg = vectors.search(query, k=max(limit * _DEPTH, _MIN_DEPTH), allowed=allowed)
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
         ids = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
