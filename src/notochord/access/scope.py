@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass
 
-from notochord.access.permissions import PermissionSet
+from notochord.access.permissions import CollectionsAction, PermissionSet
 from notochord.knowledge.collections import CollectionTree
 
 __all__ = ["CollectionAccess", "collection_access", "collection_permission"]
@@ -33,13 +33,20 @@ class CollectionAccess:
 
 
 def _reach(
-    tree: CollectionTree, grants: PermissionSet, action: str, *, gem_id: str, ticked: Set[int], created_after: int
+    tree: CollectionTree,
+    grants: PermissionSet,
+    action: CollectionsAction,
+    *,
+    gem_id: str,
+    ticked: Set[int],
+    created_after: int,
 ) -> set[int]:
     roots: set[int] = set()
-    for builtin in ("diary", "keep"):
-        if grants.collections_allows(action=action, target=builtin):  # type: ignore[arg-type]
-            roots.add(tree.builtin(builtin).id)
-    if grants.collections_allows(action=action, target="user-selected"):  # type: ignore[arg-type]
+    if grants.collections_allows(action=action, target="diary"):
+        roots.add(tree.builtin("diary").id)
+    if grants.collections_allows(action=action, target="keep"):
+        roots.add(tree.builtin("keep").id)
+    if grants.collections_allows(action=action, target="user-selected"):
         roots.update(c for c in ticked if c in tree.by_id and tree.class_of(c) == "user-selected")
     roots.update(row.id for row in tree.by_id.values() if row.created_by == f"gem:{gem_id}" and row.id > created_after)
     reach: set[int] = set()

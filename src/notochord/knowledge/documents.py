@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
@@ -59,7 +59,7 @@ class DocumentRecord:
 
 @dataclass(frozen=True)
 class UpsertOutcome:
-    status: str
+    status: Literal["created", "updated", "unchanged"]
     id: int
     change_id: int | None
 

@@ -179,7 +179,7 @@ class CollectionsApi(_Part):
                 CollectionView(
                     ref=api.refs.encode("col", r.id),
                     name=r.name,
-                    builtin=r.builtin,  # type: ignore[arg-type]
+                    builtin="diary" if r.builtin == "diary" else "keep" if r.builtin == "keep" else None,
                     kind=r.kind,
                     can_write=r.id in access.writable,
                     parent=api.refs.encode("col", r.parent_id) if r.parent_id in visible else None,
@@ -273,7 +273,7 @@ class DocumentsApi(_Part):
                 limits=api.limits(grants),
                 authorize=authorize,
             )
-            return UpsertResult(status=outcome.status, ref=api.refs.encode("doc", outcome.id))  # type: ignore[arg-type]
+            return UpsertResult(status=outcome.status, ref=api.refs.encode("doc", outcome.id))
 
         return await api.run(work)
 
