@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import BaseModel
@@ -23,8 +23,9 @@ from rich.markup import escape
 
 import notochord
 from notochord import errors
+from notochord.settings import Settings
 
-__all__ = ["DataDir", "JsonFlag", "emit", "exit_code_for", "open_space", "opened"]
+__all__ = ["DataDir", "JsonFlag", "emit", "exit_code_for", "fail", "open_space", "opened", "reporting"]
 
 DataDir = Annotated[
     Path | None,
@@ -75,15 +76,32 @@ def _resolve_dir(data_dir: Path | None) -> Path | None:
     return data_dir or state.data_dir
 
 
+def fail(error: errors.NotochordError) -> NoReturn:
+    """Print ``error`` (its text, never read as markup) and exit with its code."""
+    console.print(f"[red]error:[/red] {escape(error.message)}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(exit_code_for(error)) from None
+
+
+@contextlib.contextmanager
+def reporting() -> Iterator[None]:
+    """Turn notochord errors raised inside into a message and an exit code."""
+    try:
+        yield
+    except errors.NotochordError as error:
+        fail(error)
+
+
 @contextlib.contextmanager
 def opened(data_dir: Path | None) -> Iterator[notochord.Notochord]:
-    """Open the data directory; turn notochord errors into a message and an exit code."""
-    try:
-        with notochord.open(_resolve_dir(data_dir)) as nc:
+    """Open the data directory; turn notochord errors into a message and an exit code.
+
+    Commands are short-lived, so they embed nothing in the background: a batch started on the way
+    would only delay the exit. ``notochord reindex`` embeds what is pending; ``serve`` embeds as it goes.
+    """
+    with reporting():
+        settings = Settings.load(index_in_background=False)
+        with notochord.open(_resolve_dir(data_dir), settings) as nc:
             yield nc
-    except errors.NotochordError as error:
-        console.print(f"[red]error:[/red] {escape(error.message)}", highlight=False, markup=True, soft_wrap=True)
-        raise typer.Exit(exit_code_for(error)) from None
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ import typer
 import notochord
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
-from notochord.cli.search_cmd import foreground_space, progress_bar
+from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.documents import DocumentRecord
 from notochord.knowledge.quotas import MAX_BODY, MAX_NAME
@@ -195,7 +195,7 @@ def import_files(
     results: list[dict[str, Any]] = []
     failures = list(found.unreadable)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
-    with foreground_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space:
         target = resolve_collection(space, collection)
         with progress_bar(hidden=as_json or not found.files) as bar:
             task = bar.add_task("importing", total=len(found.files))

@@ -7,50 +7,29 @@ Rules:
   whole local day, K-SRCH-06) and ``--limit`` (at most 100). An empty query lists one passage per
   document, newest first (K-SRCH-08). Text output gives the title, the collection's name, the
   locator (document id, chunk, character offsets) and a snippet; ``--json`` gives every field.
-- These commands, and ``docs import``, open the space without the background embedding worker
-  (:func:`foreground_space`): a short-lived command would only start a batch it must then wait for
-  on exit. Embedding happens in ``reindex``, in the caller's thread, with a progress bar; ``search``
+- Like every command, these open the space without the background embedding worker
+  (:func:`notochord.cli.common.opened`): a short-lived command would only start a batch it must then
+  wait for on exit. Embedding happens in ``reindex``, in the caller's thread, with a progress bar; ``search``
   notes on stderr how many passages are not yet searchable by meaning.
 - With ``NOTOCHORD_EMBEDDER=none`` search runs on full text alone and ``reindex`` says so and exits 0.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-import notochord
-from notochord import errors
 from notochord.cli.collections_cmd import resolve_collection
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, exit_code_for, state
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
 from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, Hit
-from notochord.settings import Settings
 
-__all__ = ["foreground_space", "progress_bar", "reindex", "search"]
+__all__ = ["progress_bar", "reindex", "search"]
 
 _SNIPPET = 160
 _WORD = re.compile(r"\w+")
-
-
-@contextlib.contextmanager
-def foreground_space(data_dir: Path | None, org: str | None = None) -> Iterator[notochord.Space]:
-    """Open the space with no background embedding; errors become a message and an exit code.
-
-    The same contract as :func:`notochord.cli.common.open_space`, with one setting changed.
-    """
-    try:
-        settings = Settings.load(index_in_background=False)
-        with notochord.open(data_dir or state.data_dir, settings) as nc:
-            yield nc.org(org) if org else nc.personal
-    except errors.NotochordError as error:
-        console.print(f"[red]error:[/red] {error.message}", highlight=False, markup=True, soft_wrap=True)
-        raise typer.Exit(exit_code_for(error)) from None
 
 
 def progress_bar(*, hidden: bool) -> Progress:
@@ -123,7 +102,7 @@ def search(
 ) -> None:
     """Search your documents by words and meaning; an empty query lists the newest documents."""
     window = {"from": from_, "to": to} if from_ is not None or to is not None else None
-    with foreground_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space:
         chosen: list[str | int] | None = None
         if collection:
             chosen = [resolve_collection(space, c).id for c in collection]
@@ -149,7 +128,7 @@ def search(
 
 def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     """Embed every passage not yet searchable by meaning, with a progress bar."""
-    with foreground_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space:
         embedder = space.index.embedder
         if embedder is None:
             emit(

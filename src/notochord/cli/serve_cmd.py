@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import notochord
-from notochord.cli.common import DataDir, console, exit_code_for, state
+from notochord.cli.common import DataDir, fail, state
 from notochord.errors import ConfigurationError, NotochordError
 from notochord.settings import Settings
 
@@ -77,8 +77,7 @@ def serve(
             )
             server.run()
     except NotochordError as error:
-        console.print(f"[red]error:[/red] {error.message}", highlight=False, soft_wrap=True)
-        raise typer.Exit(exit_code_for(error)) from None
+        fail(error)
 
 
 def token(
@@ -118,6 +117,5 @@ def token(
             audience=settings.jwt_audience,
         )
     except NotochordError as error:
-        console.print(f"[red]error:[/red] {error.message}", highlight=False, soft_wrap=True)
-        raise typer.Exit(exit_code_for(error)) from None
+        fail(error)
     sys.stdout.write(minted + "\n")
