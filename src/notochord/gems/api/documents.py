@@ -118,11 +118,18 @@ class SearchHit(_Result):
 # ---------------------------------------------------------------------- helpers
 
 
+def reach(
+    conn: sa.Connection, core: KnowledgeCore, grants: PermissionSet, *, gem_id: str, created_after: int
+) -> tuple[CollectionTree, CollectionAccess]:
+    """The collection tree now, and what the gem may read and write in it."""
+    tree = core.collections.tree(conn)
+    ticked = core.collections.ticked(conn, gem_id)
+    return tree, collection_access(tree, grants, gem_id=gem_id, ticked=ticked, created_after=created_after)
+
+
 def _access(api: KnowledgeApi, grants: PermissionSet) -> tuple[CollectionTree, CollectionAccess]:
     with api.core.store.read() as conn:
-        tree = api.core.collections.tree(conn)
-        ticked = api.core.collections.ticked(conn, api.gem_id)
-    return tree, collection_access(tree, grants, gem_id=api.gem_id, ticked=ticked, created_after=api.created_after)
+        return reach(conn, api.core, grants, gem_id=api.gem_id, created_after=api.created_after)
 
 
 def _collection_id(api: KnowledgeApi, tree: CollectionTree, given: object) -> int:
@@ -208,10 +215,7 @@ class CollectionsApi(_Part):
                 if not grants.has("collections.create"):
                     raise KnowledgePermissionError("collections.create")
                 if parent is not None:
-                    ticked = api.core.collections.ticked_now(api.gem_id)
-                    access = collection_access(
-                        current, grants, gem_id=api.gem_id, ticked=ticked, created_after=api.created_after
-                    )
+                    _, access = _access(api, grants)
                     _require(current, access.writable, parent, "write")
 
             row = api.core.collections.create(
@@ -524,17 +528,16 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
     def doc_collection(conn: sa.Connection, doc_id: int) -> int:
         return int(conn.execute(sa.select(documents.c.collection_id).where(documents.c.id == doc_id)).scalar_one())
 
-    def reach(conn: sa.Connection, grants: PermissionSet, gem_id: str) -> tuple[CollectionTree, CollectionAccess]:
-        tree = core.collections.tree(conn)
-        ticked = core.collections.ticked(conn, gem_id)
-        since = creator_watermark(conn, gem_id)
-        return tree, collection_access(tree, grants, gem_id=gem_id, ticked=ticked, created_after=since)
+    def installed_reach(
+        conn: sa.Connection, grants: PermissionSet, gem_id: str
+    ) -> tuple[CollectionTree, CollectionAccess]:
+        return reach(conn, core, grants, gem_id=gem_id, created_after=creator_watermark(conn, gem_id))
 
     def collection_readable(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> bool:
-        return collection_id in reach(conn, grants, gem_id)[1].readable
+        return collection_id in installed_reach(conn, grants, gem_id)[1].readable
 
     def collection_write(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> str | None:
-        tree, access = reach(conn, grants, gem_id)
+        tree, access = installed_reach(conn, grants, gem_id)
         if collection_id in access.writable:
             return None
         return collection_permission(tree, collection_id, "write") if collection_id in tree.by_id else "changes.manage"
