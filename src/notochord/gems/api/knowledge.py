@@ -67,7 +67,7 @@ def _options(given: Mapping[str, Any] | None, kwargs: Mapping[str, Any], names: 
         for key, value in source.items():
             name = names.get(key)
             if name is None:
-                known = ", ".join(sorted({k for k in names if not ("_" in k and k != k.lower())}))
+                known = ", ".join(sorted({to_camel(name) for name in names.values()}))
                 raise KnowledgeValidationError(f"unknown option {key!r} (known: {known})")
             merged[name] = value
     return merged
@@ -508,16 +508,13 @@ class KnowledgeApi:
         return [PrefixRule(p, w) for p, w in grants.readable_fact_prefixes(subject_kind=kind)]
 
     def entity_id(self, ref: object) -> int:
-        with self.core.store.read() as conn:
-            entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", ref))
-            if self.core.entities.kind_of(conn, entity_id) == "self":
-                raise KnowledgeNotFoundError("entity")
-            return entity_id
+        """The canonical id of an entity ref (the user is never reachable by ref)."""
+        return self.subject(ref, allow_self=False)[0]
 
-    def subject(self, subject: object) -> tuple[int, str]:
+    def subject(self, subject: object, *, allow_self: bool = True) -> tuple[int, str]:
         """The canonical id and kind of ``'self'`` or an entity ref."""
         with self.core.store.read() as conn:
-            if subject == "self":
+            if allow_self and subject == "self":
                 return self.core.entities.self_id(conn), "self"
             entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", subject))
             kind = self.core.entities.kind_of(conn, entity_id)
