@@ -265,6 +265,11 @@ class Collections:
             ).scalars()
         )
 
+    def ticked_now(self, gem_id: str) -> set[int]:
+        """The collections the user ticked for the gem's ``user-selected`` permissions."""
+        with self._store.read() as conn:
+            return self.ticked(conn, gem_id)
+
     def set_tick(self, *, gem_id: str, collection_id: int, on: bool) -> None:
         with self._store.write(actor=Actor("user"), run_id=None) as tx:
             tree = self.tree(tx.conn)
