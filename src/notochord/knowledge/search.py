@@ -7,7 +7,7 @@ Rules:
   ``entities`` mentioned — is one SQL condition used *inside* both legs: the full-text ranking query
   and the list of ids the vector leg may score. Nothing outside it is ranked, counted or timed.
 - An empty query lists one passage per document (its first chunk), newest document date first.
-- Otherwise the full-text leg (BM25 over CJK-bigrammed text, with statistics from the candidates
+- Otherwise the full-text leg (BM25 over text with CJK bigrams and unigrams, statistics from the candidates
   only: :mod:`notochord.search.bm25`) and the vector leg (cosine) each rank candidates, and
   reciprocal-rank fusion merges them with weights that drop a leg weak for the query's script.
   Ties go to the newer document, then the smaller id.

@@ -25,7 +25,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from notochord.errors import StorageError
-from notochord.search.textindex import index_text, query_terms
+from notochord.search.textindex import query_terms
 
 __all__ = ["K1", "B", "candidate_bm25"]
 
@@ -54,7 +54,8 @@ def _tokens(conn: Connection, query: str) -> list[str]:
     conn.exec_driver_sql("DELETE FROM temp.notochord_query_tokens")
     conn.execute(
         text("INSERT INTO temp.notochord_query_tokens(rowid, body) VALUES (:i, :body)"),
-        [{"i": i, "body": index_text(t)} for i, t in enumerate(terms, start=1)],
+        # terms are already derived (query_text); deriving them again would add CJK unigrams
+        [{"i": i, "body": t} for i, t in enumerate(terms, start=1)],
     )
     found = conn.exec_driver_sql("SELECT DISTINCT term FROM temp.notochord_query_vocab").scalars().all()
     conn.exec_driver_sql("DELETE FROM temp.notochord_query_tokens")

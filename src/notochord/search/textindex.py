@@ -1,18 +1,23 @@
-"""Full-text indexing: CJK bigram derivation, safe query building and SQLite FTS5 helpers (DESIGN §5).
+"""Full-text indexing: CJK bigram and unigram derivation, safe queries and SQLite FTS5 helpers (DESIGN §5).
 
 Rules:
 
 - **Derived column.** The FTS table indexes :func:`index_text` of a chunk, never the raw text: every
   run of CJK characters (Han ideographs, kana, hangul) becomes its overlapping character bigrams
-  (``番茄牛腩`` → ``番茄 茄牛 牛腩``; a lone character is kept), separated by spaces; all other text is
-  only NFKC-normalised and left to the ``porter unicode61 remove_diacritics 2`` tokenizer. No
-  dictionary segmenter: bigrams find names and new words a dictionary misses. PostgreSQL feeds the
-  same derived text to a ``tsvector``.
-- **Queries.** :func:`match_query` rewrites user text the same way and builds an FTS5 expression
-  in which every term is a double-quoted string, so nothing a user types (``"``, ``*``, ``NEAR``,
-  ``-``, ``:``, ``^``, ``AND``/``OR``/``NOT``, parentheses) acts as FTS5 syntax. English stop words
-  are dropped unless the query consists of nothing else (so "The Who" still searches). Terms are
-  OR-ed; BM25 ranks passages that match more and rarer terms first.
+  followed by its single characters (``烤鸭`` → ``烤鸭 烤 鸭``; a lone character is kept once),
+  separated by spaces; all other text is only NFKC-normalised and left to the
+  ``porter unicode61 remove_diacritics 2`` tokenizer. No dictionary segmenter: bigrams find names
+  and new words a dictionary misses, unigrams find one-character words and surnames (``鸭``,
+  ``张``). PostgreSQL feeds the same derived text to a ``tsvector``. A vault indexed before the
+  unigrams existed gets them from migration ``0007``.
+- **Queries.** :func:`match_query` rewrites user text by :func:`query_text` and builds an FTS5
+  expression in which every term is a double-quoted string, so nothing a user types (``"``, ``*``,
+  ``NEAR``, ``-``, ``:``, ``^``, ``AND``/``OR``/``NOT``, parentheses) acts as FTS5 syntax. A CJK run
+  of two or more characters in a query becomes its bigrams only, so ``香菜`` never matches ``菜香``
+  and multi-character queries rank exactly as with bigrams alone; a one-character run becomes that
+  character, which matches the unigrams. English stop words are dropped unless the query consists
+  of nothing else (so "The Who" still searches). Terms are OR-ed; BM25 ranks passages that match
+  more and rarer terms first.
 - **Table.** :func:`fts_table_ddl` makes an FTS5 table that stores its own copy of the derived text,
   keyed by ``rowid`` = chunk id. Why not contentless: SQLite before 3.43 (ours is older) can only
   delete from a contentless table by replaying the exact original tokens, so any change to
@@ -49,6 +54,7 @@ __all__ = [
     "is_cjk",
     "match_query",
     "query_terms",
+    "query_text",
 ]
 
 # Enough terms for any real question; bounds the cost of a pasted page used as a query.
@@ -99,23 +105,40 @@ def cjk_bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def _indexed_run(run: str) -> str:
+    grams = cjk_bigrams(run)
+    if len(run) > 1:
+        grams += list(run)
+    return " " + " ".join(grams) + " "
+
+
 def index_text(source: str) -> str:
-    """Return the derived text the full-text index stores for ``source`` (CJK runs as bigrams).
+    """Return the derived text the full-text index stores for ``source`` (CJK runs as bigrams and unigrams).
 
     The text is NFKC-normalised first, so full-width Latin letters and digits (common in CJK text)
     match their ASCII forms.
     """
     normal = unicodedata.normalize("NFKC", source)
+    return _CJK_RUN.sub(lambda m: _indexed_run(m.group(0)), normal)
+
+
+def query_text(query: str) -> str:
+    """Return the derived text of a query: like :func:`index_text`, but CJK runs give bigrams only.
+
+    A one-character run stays that character, so it matches the indexed unigrams; a longer run
+    never falls back to its single characters, which would match text holding them in any order.
+    """
+    normal = unicodedata.normalize("NFKC", query)
     return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", normal)
 
 
 def query_terms(query: str) -> list[str]:
     """Return the distinct search terms of ``query``, in order, lowercased, stop words removed.
 
-    CJK runs become their bigrams. Stop words are kept only when nothing else remains. At most
-    :data:`MAX_QUERY_TERMS` terms are returned.
+    CJK runs become their bigrams, a lone CJK character stays itself (:func:`query_text`). Stop
+    words are kept only when nothing else remains. At most :data:`MAX_QUERY_TERMS` terms are returned.
     """
-    distinct = list(dict.fromkeys(token.lower() for token in _WORD.findall(index_text(query))))
+    distinct = list(dict.fromkeys(token.lower() for token in _WORD.findall(query_text(query))))
     content = [w for w in distinct if w not in ENGLISH_STOP_WORDS]
     return (content or distinct)[:MAX_QUERY_TERMS]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docs_fixtures import gem, titles
+from docs_fixtures import dump, gem, titles
 
 from notochord import Space
 from notochord.gems.api.knowledge import KnowledgeApi
@@ -109,3 +109,43 @@ async def test_a_chinese_name_in_running_text_is_a_mention(space: Space, gems_ro
     await _corpus(space, gems_root)
     hits = space.user.search("", entities=[zhang.id])
     assert sorted(titles(hits)) == ["name"]
+
+
+ONE_CHARACTER = {
+    "duck": "今天我和张伟在北京吃了烤鸭",
+    "park": "明天去公园散步。",
+    "teacher": "伟大的张老师退休了。",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("鸭", {"duck"}), ("京", {"duck"}), ("张", {"duck", "teacher"}), ("园", {"park"}), ("猫", set())],
+)
+async def test_one_chinese_character_is_found_by_full_text(
+    text_space: Space, gems_root: Path, query: str, expected: set[str]
+) -> None:
+    """Issue 11, item 9 (OD-K38): a surname or a one-character word matches every document that
+    holds it, even inside a longer run, and nothing else."""
+    for title, body in ONE_CHARACTER.items():
+        text_space.user.documents.upsert(collection="keep", title=title, body=body)
+    api = gem(text_space, gems_root, "g", ["collections.read:keep"])
+    assert set(titles(await api.search(query))) == expected
+    assert {h.title for h in text_space.user.search(query)} == expected
+
+
+async def test_hidden_documents_full_of_one_character_change_nothing_in_a_gems_ranking(
+    space: Space, gems_root: Path
+) -> None:
+    """Issue 11, item 9, K-SRCH-03: the unigram statistics come from the caller's candidates only."""
+    for title, body in ONE_CHARACTER.items():
+        space.user.documents.upsert(collection="keep", title=title, body=body)
+    space.index.wait()
+    api = gem(space, gems_root, "g", ["collections.read:keep"])
+    queries = ("鸭", "张", "张 鸭", "北京")
+    before = [dump(await api.search(q)) for q in queries]
+    private = space.user.collections.create("Private")
+    for i in range(20):
+        space.user.documents.upsert(collection=private.id, title=f"鸭 {i}", body="鸭鸭鸭,张张。" * (1 + i % 3))
+    space.index.wait()
+    assert [dump(await api.search(q)) for q in queries] == before

@@ -20,6 +20,7 @@ from notochord.search.textindex import (
     is_cjk,
     match_query,
     query_terms,
+    query_text,
 )
 
 from .conftest import FTS_TABLE
@@ -32,8 +33,10 @@ def ids(hits: list[tuple[int, float]]) -> list[int]:
 # -- derivation ---------------------------------------------------------------------------------
 
 
-def test_a_han_run_becomes_overlapping_bigrams() -> None:
-    assert index_text("番茄牛腩").split() == ["番茄", "茄牛", "牛腩"]
+def test_a_han_run_becomes_overlapping_bigrams_then_its_single_characters() -> None:
+    """Issue 11, item 9 (OD-K38): the unigrams let a one-character query match inside a word."""
+    assert index_text("番茄牛腩").split() == ["番茄", "茄牛", "牛腩", "番", "茄", "牛", "腩"]
+    assert index_text("烤鸭").split() == ["烤鸭", "烤", "鸭"]
 
 
 def test_a_lone_han_character_is_kept() -> None:
@@ -43,12 +46,14 @@ def test_a_lone_han_character_is_kept() -> None:
 
 
 def test_cjk_runs_are_separated_from_adjacent_latin_text_and_punctuation_is_folded() -> None:
-    assert index_text("买了iPhone手机，很好").split() == ["买了", "iPhone", "手机", ",", "很好"]
+    assert index_text("买了iPhone手机，很好").split() == [
+        "买了", "买", "了", "iPhone", "手机", "手", "机", ",", "很好", "很", "好"
+    ]  # fmt: skip
 
 
 def test_kana_and_hangul_runs_are_bigrammed_too() -> None:
-    assert index_text("カレー").split() == ["カレ", "レー"]
-    assert index_text("김치찌개").split() == ["김치", "치찌", "찌개"]
+    assert index_text("カレー").split() == ["カレ", "レー", "カ", "レ", "ー"]
+    assert index_text("김치찌개").split() == ["김치", "치찌", "찌개", "김", "치", "찌", "개"]
     assert is_cjk("漢")
     assert is_cjk("か")
     assert is_cjk("한")
@@ -79,6 +84,14 @@ def test_a_query_of_stop_words_only_keeps_them() -> None:
 
 def test_cjk_query_terms_are_bigrams() -> None:
     assert query_terms("番茄牛腩 recipe") == ["番茄", "茄牛", "牛腩", "recipe"]
+
+
+def test_a_one_character_cjk_query_term_is_that_character_and_longer_runs_give_no_unigrams() -> None:
+    """Issue 11, item 9: ``鸭`` searches the unigram; ``北京`` only its bigram, never ``北`` or ``京``."""
+    assert query_terms("鸭") == ["鸭"]
+    assert query_terms("张 京") == ["张", "京"]
+    assert query_terms("北京") == ["北京"]
+    assert query_text("北京烤鸭").split() == ["北京", "京烤", "烤鸭"]
 
 
 def test_query_terms_are_capped() -> None:
@@ -145,6 +158,16 @@ def test_chinese_document_is_found_by_the_whole_dish_name_and_by_part_of_it(fts_
     assert ids(fts_search(fts_conn, FTS_TABLE, "番茄牛腩", limit=10))[0] == 1
     assert ids(fts_search(fts_conn, FTS_TABLE, "牛腩", limit=10)) == [1]
     assert ids(fts_search(fts_conn, FTS_TABLE, "公园", limit=10)) == [2]
+
+
+def test_one_chinese_character_finds_every_passage_that_holds_it(fts_conn: Connection) -> None:
+    """Issue 11, item 9: a surname or a one-character word is found inside longer runs."""
+    fts_insert(fts_conn, FTS_TABLE, [(1, "今天我和张伟在北京吃了烤鸭"), (2, "明天去公园散步。"), (3, "鸭子在游泳")])
+    assert set(ids(fts_search(fts_conn, FTS_TABLE, "鸭", limit=10))) == {1, 3}
+    assert ids(fts_search(fts_conn, FTS_TABLE, "京", limit=10)) == [1]
+    assert ids(fts_search(fts_conn, FTS_TABLE, "张", limit=10)) == [1]
+    assert ids(fts_search(fts_conn, FTS_TABLE, "园", limit=10)) == [2]
+    assert fts_search(fts_conn, FTS_TABLE, "猫", limit=10) == []
 
 
 def test_english_words_match_through_stemming_and_diacritics(fts_conn: Connection) -> None:
