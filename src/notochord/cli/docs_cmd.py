@@ -1,24 +1,36 @@
-"""``notochord docs``: import Markdown and text files as documents; list, show, move and delete them.
+"""``notochord docs``: import your files as documents; list, show, move and delete them.
 
 Import rules:
 
-- Markdown (``.md``, ``.markdown``) and text (``.txt``) files are imported; folders are walked
-  recursively in name order. Inside a folder, hidden entries (a name starting with ``.``) and files
-  of other types are skipped and counted; a hidden folder counts once and is not entered. Symlinked
-  folders are not followed, so a link cannot loop the walk. A file named on the command line is
-  imported even when hidden, as long as its type is supported.
-- The title is the first level-1 heading (``# …``) of a Markdown file outside code fences, else the
-  file's stem. The body is the file's text: strict UTF-8 (a byte-order mark is dropped) with line
-  endings normalised to ``\\n``. A file that cannot be read, is not UTF-8, or holds NUL bytes (not
-  text) is reported and skipped. ``meta.path`` records where the document came from.
+- Markdown (``.md``, ``.markdown``), text (``.txt``), HTML (``.html``, ``.htm``), PDF (``.pdf``) and
+  Word (``.docx``) files are imported; folders are walked recursively in name order. HTML, PDF and
+  DOCX go through the same extraction as uploads to the knowledge-base service
+  (:func:`notochord.gems.api.extract.extract_file`): HTML and DOCX headings become ``#`` headings,
+  a PDF needs a text layer. Every file that is not imported is listed with the reason: hidden (a
+  name starting with ``.``; a hidden folder is listed once and not entered), a symlinked folder (not
+  followed, so a link cannot loop the walk), a kind that is not supported (the message names the
+  supported ones), or empty. A file named on the command line is imported even when hidden, as
+  long as its kind is supported.
+- The title is the first level-1 heading (``# …``) of a Markdown file outside code fences, the title
+  the extraction finds in HTML, PDF or DOCX, else the file's stem. The body of Markdown and text is
+  the file's text: strict UTF-8 (a byte-order mark is dropped) with line endings normalised to
+  ``\\n``; the body of the other kinds is the extracted text. A file that cannot be read, is not
+  UTF-8, holds NUL bytes, or cannot be extracted is reported as failed with the reason and skipped.
+  ``meta.path`` records where the document came from.
+- **Importing again never duplicates.** A file is identified by its path relative to the folder
+  given on the command line (for a file given directly, its name), with ``/`` separators, within the
+  target collection: the document imported from that path before (``meta.path``, written by you,
+  without a key) is updated when the file changed and left ``unchanged`` otherwise. Two files with
+  the same relative path in one import are refused, the second one failed. ``--as-new`` creates new
+  documents regardless. A document moved to another collection is not found there again.
+- ``--key-from-path`` instead makes that relative path the document's key (K-DOC-02, K-DOC-03): the
+  same deduplication, kept even if ``meta`` is edited, but keyed documents cannot be moved (K-DOC-19).
 - Every file is read in full before anything is written and is written by one upsert, its own
   transaction: a failing file leaves nothing behind, and the files before it stay imported.
-- ``--key-from-path`` uses the path relative to the folder given on the command line (for a file
-  given directly, its name), with ``/`` separators, as the document's key: importing the same folder
-  again updates changed files and leaves the others ``unchanged`` instead of duplicating them
-  (K-DOC-02, K-DOC-03). Keyed documents cannot be moved (K-DOC-19).
-- Exit code 2 when nothing could be imported (no supported file, or every one failed); a partial
-  import exits 0 and lists what failed.
+- Output lists every file as created, updated, unchanged, skipped or failed (failures on stderr),
+  then a summary line; ``--json`` gives the same as data (``documents``, ``skippedFiles``,
+  ``failures``). Exit code 2 when nothing could be imported (no supported file, or every one failed
+  or was skipped); a partial import exits 0.
 """
 
 from __future__ import annotations
@@ -37,13 +49,18 @@ from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.documents import DocumentRecord
 from notochord.knowledge.quotas import MAX_BODY, MAX_NAME
+from notochord.knowledge.writes import USER
 
-__all__ = ["SUFFIXES", "app", "markdown_title"]
+__all__ = ["SUFFIXES", "SUPPORTED", "app", "markdown_title"]
 
-app = typer.Typer(help="Documents: import your notes, then list, show, move or delete them.", no_args_is_help=True)
+app = typer.Typer(help="Documents: import your files, then list, show, move or delete them.", no_args_is_help=True)
 
-SUFFIXES = frozenset({".md", ".markdown", ".txt"})
 _MARKDOWN = frozenset({".md", ".markdown"})
+_PLAIN = frozenset({".txt"})
+# read by the extraction the knowledge-base service uses for uploads
+_EXTRACTED = frozenset({".html", ".htm", ".pdf", ".docx"})
+SUFFIXES = _MARKDOWN | _PLAIN | _EXTRACTED
+SUPPORTED = "Markdown (.md, .markdown), text (.txt), HTML (.html, .htm), PDF (.pdf) and Word (.docx)"
 _H1 = re.compile(r" {0,3}#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
@@ -84,8 +101,16 @@ class _Candidate:
 @dataclass
 class _Found:
     files: list[_Candidate]
-    skipped: list[str]
+    skipped: list[dict[str, str]]
     unreadable: list[dict[str, str]]
+
+    def skip(self, path: Path, reason: str) -> None:
+        self.skipped.append({"path": str(path), "reason": reason})
+
+
+def _unsupported(path: Path) -> str:
+    kind = f"{path.suffix.lower()} files are" if path.suffix else "a file without an extension is"
+    return f"not imported: {kind} not supported (supported: {SUPPORTED})"
 
 
 def _walk(root: Path, folder: Path, found: _Found) -> None:
@@ -96,16 +121,16 @@ def _walk(root: Path, folder: Path, found: _Found) -> None:
         return
     for entry in entries:
         if entry.name.startswith("."):
-            found.skipped.append(str(entry))
+            found.skip(entry, "hidden")
         elif entry.is_dir():
             if entry.is_symlink():
-                found.skipped.append(str(entry))
+                found.skip(entry, "a link to a folder, not followed")
             else:
                 _walk(root, entry, found)
         elif entry.is_file() and entry.suffix.lower() in SUFFIXES:
             found.files.append(_Candidate(entry, entry.relative_to(root).as_posix()))
         else:
-            found.skipped.append(str(entry))
+            found.skip(entry, _unsupported(entry))
 
 
 def _find(paths: list[Path]) -> _Found:
@@ -117,7 +142,7 @@ def _find(paths: list[Path]) -> _Found:
             if given.suffix.lower() in SUFFIXES:
                 found.files.append(_Candidate(given, given.name))
             else:
-                found.skipped.append(str(given))
+                found.skip(given, _unsupported(given))
         else:
             found.unreadable.append({"path": str(given), "error": "no such file or folder"})
     return found
@@ -143,6 +168,29 @@ def _read(path: Path) -> str:
 def _title(candidate: _Candidate, text: str) -> str:
     heading = markdown_title(text) if candidate.path.suffix.lower() in _MARKDOWN else None
     return (heading or candidate.path.stem)[:MAX_NAME]
+
+
+@dataclass(frozen=True)
+class _Content:
+    title: str
+    body: str
+
+
+def _content(candidate: _Candidate) -> _Content | None:
+    """The file's title and body, ``None`` when it is empty, or :class:`KnowledgeValidationError`."""
+    if candidate.path.suffix.lower() not in _EXTRACTED:
+        text = _read(candidate.path)
+        return _Content(_title(candidate, text), text) if text.strip() else None
+    try:
+        if candidate.path.stat().st_size == 0:
+            return None
+    except OSError as exc:
+        raise KnowledgeValidationError(f"cannot read it: {exc.strerror or exc}") from exc
+    # imported here: the parsers are only needed when such a file is imported
+    from notochord.gems.api.extract import extract_file
+
+    extracted = extract_file(candidate.path)
+    return _Content((extracted.title or candidate.path.stem)[:MAX_NAME], extracted.text)
 
 
 # ---------------------------------------------------------------------- shapes
@@ -178,47 +226,82 @@ def _summary_json(doc: DocumentRecord, collection_name: str) -> dict[str, Any]:
 
 @app.command("import")
 def import_files(
-    paths: Annotated[list[Path], typer.Argument(help="Markdown or text files, or folders (walked recursively).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files (Markdown, text, HTML, PDF, Word .docx) or folders (walked recursively)."),
+    ],
     collection: Annotated[
         str, typer.Option("--collection", "-c", help="Where to put them: diary, keep, an id or a name.")
     ] = "keep",
     key_from_path: Annotated[
         bool,
-        typer.Option("--key-from-path", help="Key each document by its relative path, so importing again updates it."),
+        typer.Option(
+            "--key-from-path", help="Also make the relative path the document's key (keyed documents cannot be moved)."
+        ),
+    ] = False,
+    as_new: Annotated[
+        bool,
+        typer.Option("--as-new", help="Create new documents even for files imported into this collection before."),
     ] = False,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Import Markdown (.md, .markdown) and text (.txt) files as documents."""
+    """Import files as documents: Markdown, text, HTML, PDF and Word (.docx).
+
+    Importing again does not duplicate: a file is identified by its path relative to the folder you
+    name (for a file named directly, its file name) within the collection, so a changed file updates
+    its document and an unchanged one is left alone. Hidden, empty and unsupported files are listed
+    as skipped with the reason.
+    """
     found = _find(paths)
     results: list[dict[str, Any]] = []
     failures = list(found.unreadable)
+    skipped = list(found.skipped)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     with open_space(data_dir, org) as space:
         target = resolve_collection(space, collection)
+        earlier = {} if as_new or key_from_path else _imported_before(space, target.id)
+        seen: dict[str, str] = {}
         with progress_bar(hidden=as_json or not found.files) as bar:
             task = bar.add_task("importing", total=len(found.files))
             for candidate in found.files:
                 bar.update(task, description=candidate.relative)
+                first = seen.setdefault(candidate.relative, str(candidate.path))
                 try:
-                    results.append(_import_one(space, candidate, target.id, key_from_path=key_from_path))
+                    if first != str(candidate.path) and not as_new:
+                        raise KnowledgeValidationError(
+                            f"{first} in this import has the same relative path {candidate.relative!r}; "
+                            "import one of them into another collection, or use --as-new"
+                        )
+                    outcome = _import_one(
+                        space,
+                        candidate,
+                        target.id,
+                        key_from_path=key_from_path,
+                        existing=earlier.get(candidate.relative),
+                    )
                 except KnowledgeValidationError as error:
                     # a refusal of this file's content concerns it alone; storage failures stop the import
                     failures.append({"path": str(candidate.path), "error": error.message})
                 else:
-                    counts[results[-1]["status"]] += 1
+                    if outcome is None:
+                        skipped.append({"path": str(candidate.path), "reason": "empty: there is no text to import"})
+                    else:
+                        results.append(outcome)
+                        counts[outcome["status"]] += 1
                 bar.advance(task)
         pending = space.index.pending()
     summary = {
         "collection": target.id,
         "collectionName": target.name,
         **counts,
-        "skipped": len(found.skipped),
+        "skipped": len(skipped),
         "failed": len(failures),
         "documents": results,
         "failures": failures,
-        "skippedPaths": found.skipped,
+        "skippedFiles": skipped,
+        "skippedPaths": [s["path"] for s in skipped],
         "pendingEmbedding": pending,
     }
     _report_import(summary, as_json=as_json)
@@ -226,16 +309,30 @@ def import_files(
         raise typer.Exit(2)
 
 
+def _imported_before(space: notochord.Space, collection_id: int) -> dict[str, int]:
+    """``meta.path`` → id of the unkeyed documents you imported into the collection (newest wins)."""
+    found: dict[str, int] = {}
+    # list() is newest first, so the first document seen for a path is the one to update
+    for doc in space.user.documents.list(collection_id):
+        path = doc.meta.get("path")
+        if doc.key is None and doc.created_by == str(USER) and isinstance(path, str):
+            found.setdefault(path, doc.id)
+    return found
+
+
 def _import_one(
-    space: notochord.Space, candidate: _Candidate, collection_id: int, *, key_from_path: bool
-) -> dict[str, Any]:
-    text = _read(candidate.path)
+    space: notochord.Space, candidate: _Candidate, collection_id: int, *, key_from_path: bool, existing: int | None
+) -> dict[str, Any] | None:
+    content = _content(candidate)
+    if content is None:
+        return None
     key = candidate.relative if key_from_path else None
     outcome = space.user.documents.upsert(
         collection=collection_id,
         key=key,
-        title=_title(candidate, text),
-        body=text,
+        id=existing,
+        title=content.title,
+        body=content.body,
         meta={"path": candidate.relative},
     )
     return {"path": str(candidate.path), "key": key, "id": outcome.id, "status": outcome.status}
@@ -247,6 +344,8 @@ def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
         return
     for failure in summary["failures"]:
         console.print(f"failed: {failure['path']}: {failure['error']}", highlight=False, markup=False, soft_wrap=True)
+    lines = [f"{d['status']:<9} {d['path']}" for d in summary["documents"]]
+    lines += [f"skipped   {s['path']}: {s['reason']}" for s in summary["skippedFiles"]]
     imported = summary["created"] + summary["updated"] + summary["unchanged"]
     line = (
         f"imported {imported} file(s) into {summary['collectionName']}: {summary['created']} created, "
@@ -255,10 +354,10 @@ def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
         else "nothing was imported"
     )
     if summary["skipped"]:
-        line += f"; skipped {summary['skipped']} (hidden, or not Markdown or text)"
+        line += f"; skipped {summary['skipped']}"
     if summary["failed"]:
         line += f"; {summary['failed']} failed"
-    lines = [line]
+    lines.append(line)
     if summary["pendingEmbedding"] and imported:
         lines.append("to search them by meaning as well as by words, run: notochord reindex")
     emit(None, as_json=False, text="\n".join(lines))
