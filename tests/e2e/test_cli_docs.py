@@ -480,7 +480,8 @@ def test_search_prints_title_collection_locator_and_a_snippet(cli: Cli, tmp_path
     assert hit["meta"] == {"path": "mapo.md"}
 
     first, snippet = cli.run("search", "pepper").stdout.splitlines()
-    assert first == f"  1. Mapo tofu  [keep]  doc {doc['id']} chunk 0 chars 0-{hit['locator']['to']}"
+    assert first.startswith(f"  1. Mapo tofu  [keep]  doc {doc['id']} chunk 0 chars 0-{hit['locator']['to']}  score ")
+    assert first.endswith(" (words)")
     assert "Sichuan pepper generously" in snippet
     assert snippet.strip().startswith("…")
     assert len(snippet.strip()) <= 162

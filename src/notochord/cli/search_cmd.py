@@ -6,7 +6,16 @@ Rules:
   their subfolders (K-SRCH-04), with ``--from``/``--to`` on the document date (a date alone is the
   whole local day, K-SRCH-06) and ``--limit`` (at most 100). An empty query lists one passage per
   document, newest first (K-SRCH-08). Text output gives the title, the collection's name, the
-  locator (document id, chunk, character offsets) and a snippet; ``--json`` gives every field.
+  locator (document id, chunk, character offsets), the score with why the passage was found
+  (``words`` when a query word matched it, ``meaning`` with its cosine similarity) and a snippet;
+  ``--json`` gives every field, ``textMatch`` and ``similarity`` included.
+- **Relevance floor.** The vector leg always finds nearest neighbours, even for a word in no
+  document. A passage that no query word matches is shown only when its similarity to the query
+  reaches :data:`~notochord.knowledge.search.MIN_SIMILARITY` (0.83, calibrated for the default
+  model); when nothing passes, the answer is ``(no matches)`` with how many weaker passages were
+  left out. The same floor applies to ``--json``; ``--all`` shows them too. The order is always
+  the search's own ranking, and the API (``space.user.search``, ``ctx.knowledge.search``, the REST
+  service) returns every hit.
 - Like every command, these open the space without the background embedding worker
   (:func:`notochord.cli.common.opened`): a short-lived command would only start a batch it must then
   wait for on exit. Embedding happens in ``reindex``, in the caller's thread, with a progress bar; ``search``
@@ -24,7 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
-from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, Hit
+from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
 __all__ = ["progress_bar", "reindex", "search"]
 
@@ -69,14 +78,24 @@ def _hit_json(hit: Hit, collection_names: dict[int, str]) -> dict[str, Any]:
         "meta": hit.meta,
         "date": hit.doc_date,
         "score": hit.score,
+        "textMatch": hit.text_match,
+        "similarity": hit.similarity,
     }
+
+
+def _why(hit: Hit) -> str:
+    reasons = ["words"] if hit.text_match else []
+    if hit.similarity is not None:
+        reasons.append(f"meaning {hit.similarity:.2f}")
+    return ", ".join(reasons)
 
 
 def _hit_text(n: int, hit: Hit, collection_names: dict[int, str], query: str) -> str:
     title = hit.title or "(untitled)"
     where = collection_names.get(hit.collection_id, f"collection {hit.collection_id}")
     locator = f"doc {hit.document_id} chunk {hit.chunk} chars {hit.start}-{hit.end}"
-    return f"{n:>3}. {title}  [{where}]  {locator}\n     {_snippet(hit.text, query)}"
+    scored = f"  score {hit.score:.4f} ({_why(hit)})" if query.strip() else ""
+    return f"{n:>3}. {title}  [{where}]  {locator}{scored}\n     {_snippet(hit.text, query)}"
 
 
 def search(
@@ -96,11 +115,20 @@ def search(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help="How many passages at most.")
     ] = DEFAULT_LIMIT,
+    show_all: Annotated[
+        bool,
+        typer.Option("--all", help="Also show passages found only by meaning with a similarity below the floor."),
+    ] = False,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Search your documents by words and meaning; an empty query lists the newest documents."""
+    """Search your documents by words and meaning; an empty query lists the newest documents.
+
+    Each passage shows its score and why it was found: "words" when a query word matched it,
+    "meaning" with its cosine similarity to the query (0 to 1). A passage that no query word
+    matches is shown only when its similarity reaches 0.83; use --all to see the weaker ones.
+    """
     window = {"from": from_, "to": to} if from_ is not None or to is not None else None
     with open_space(data_dir, org) as space:
         chosen: list[str | int] | None = None
@@ -109,6 +137,10 @@ def search(
         hits = space.user.search(query, collections=chosen, time_range=window, limit=limit)
         names = {r.id: r.name for r in space.user.collections.list()}
         unembedded = space.index.pending() if query.strip() else 0
+    hidden = 0
+    if query.strip() and not show_all:
+        shown = [h for h in hits if is_relevant(h)]
+        hidden, hits = len(hits) - len(shown), shown
     if as_json:
         emit([_hit_json(h, names) for h in hits], as_json=True)
         return
@@ -119,11 +151,14 @@ def search(
             markup=False,
         )
     lines = [_hit_text(n, h, names, query) for n, h in enumerate(hits, start=1)]
-    emit(
-        None,
-        as_json=False,
-        text="\n".join(lines) or ("(no documents)" if not query.strip() else "(no matches)"),
-    )
+    if not lines:
+        lines = ["(no documents)" if not query.strip() else "(no matches)"]
+    if hidden:
+        lines.append(
+            f"({hidden} passage(s) found only by meaning, with a similarity below {MIN_SIMILARITY:.2f}, "
+            "are not shown; see them with --all)"
+        )
+    emit(None, as_json=False, text="\n".join(lines))
 
 
 def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:

