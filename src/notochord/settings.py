@@ -37,9 +37,19 @@ class Settings:
     jwt_public_key: str | None = field(default=None, repr=False)
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
+    jwt_max_ttl: int = 0
+    """Longest token lifetime the REST service accepts, in seconds (``exp − iat``); 0: no maximum."""
     trust_gateway_headers: bool = False
     trusted_proxies: tuple[str, ...] = ()
     sqlite_busy_timeout_ms: int = 30_000
+    http_header_timeout: int = 10
+    """Seconds the REST service waits for a request's head (line and headers) before closing."""
+    http_body_timeout: int = 30
+    """Seconds the REST service waits for the next bytes of a request body before closing."""
+    http_keepalive_timeout: int = 5
+    """Seconds an idle kept-alive connection of the REST service stays open between requests."""
+    http_max_connections: int = 500
+    """Open connections the REST service holds at most; more are answered 503 and closed."""
     headless: bool = False
     """No system trash (a server build): deleted files survive only as copies in the file history."""
 

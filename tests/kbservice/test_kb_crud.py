@@ -155,15 +155,35 @@ def test_list_pages_with_limit_and_offset(world: World) -> None:
         ("", 50, 0),
         ("?limit=0", 1, 0),
         ("?limit=1000", 100, 0),
-        ("?limit=abc&offset=xyz", 50, 0),
-        ("?offset=-5", 50, 0),
-        ("?limit=2.5", 50, 0),
-        ("?limit=-3", 1, 0),
+        ("?limit=7&offset=3", 7, 3),
     ],
 )
 def test_pagination_is_clamped_and_echoed_OD_B15(world: World, query: str, limit: int, offset: int) -> None:
     body = world.request("GET", "/kb" + query, world["member"]).json()
     assert (body["limit"], body["offset"]) == (limit, offset)
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("?limit=abc", "limit"),
+        ("?limit=-3", "limit"),
+        ("?limit=2.5", "limit"),
+        ("?offset=-5", "offset"),
+        ("?offset=xyz", "offset"),
+        ("?limit=10&offset=%C2%B2", "offset"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/kb", "/agents", "/audit", "/usage"])
+def test_pagination_that_is_not_a_whole_number_is_refused_naming_the_field(
+    world: World, path: str, query: str, field: str
+) -> None:
+    """Issue 11, item 17: ``limit=abc`` and negative ``limit``/``offset`` are 400, naming the field."""
+    response = world.request("GET", path + query, world["owner"])
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "Bad Request"
+    assert body["message"].startswith(f"{field} must be a whole number")
 
 
 def test_list_is_always_the_callers_own_org_even_for_a_superadmin_OD_B14(world: World) -> None:

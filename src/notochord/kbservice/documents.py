@@ -58,13 +58,13 @@ from notochord.kbservice.grants import locate
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.policy import Action, ResourceType
 from notochord.kbservice.spaces import Directory, Found, OrgStore
-from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_uuid
+from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_json_object, parse_uuid
 from notochord.knowledge.indexing import unindex_document
 from notochord.knowledge.quotas import MAX_BODY, MAX_JSON_BYTES, MAX_NAME
 from notochord.knowledge.writes import USER
 from notochord.net.hosts import HostEntry, NetworkPermission
 from notochord.net.policy import NetworkPolicy, UserNetworkRules
-from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits
+from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits, check_url
 
 __all__ = [
     "BUNDLED_MODELS",
@@ -264,13 +264,7 @@ def _url_filename(url: str) -> str | None:
 def _json_object(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise KbValidationError("the request body is empty; send content, url or data, or upload a file")
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise KbValidationError("the request body is not valid JSON") from exc
-    if not isinstance(value, dict):
-        raise KbValidationError("the request body must be a JSON object")
-    return value
+    return parse_json_object(raw)
 
 
 # ---------------------------------------------------------------------- the service
@@ -417,6 +411,14 @@ class KbDocuments:
         )
 
     def _download(self, url: str, *, organization_id: str) -> GuardedResponse:
+        # A URL that cannot be requested at all is the caller's mistake (400), not the upstream's:
+        # only what happens after it was checked (the connection, the answer, a redirect) is a 502.
+        try:
+            check_url(url)
+        except NetworkPermissionError as exc:
+            raise KbValidationError(f"url is refused: {exc.message}") from exc
+        except NetworkRequestError as exc:
+            raise KbValidationError(f"url is not a valid http or https URL: {exc.message}") from exc
         if self._network_rules is None:
             raise KbValidationError("this server does not ingest URLs: no network rules are configured")
         try:

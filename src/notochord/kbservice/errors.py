@@ -43,9 +43,18 @@ class KbServiceError(NotochordError):
 
 class KbAuthenticationError(KbServiceError):
     """The request carries no usable identity: no token, a malformed, expired or wrongly signed token,
-    a refused algorithm, or gateway headers from an untrusted peer."""
+    a refused algorithm, or gateway headers from an untrusted peer.
+
+    ``invalid_token`` is true when a bearer token was sent and refused, so that the HTTP edge can
+    say ``error="invalid_token"`` in its ``WWW-Authenticate`` challenge (RFC 6750 §3.1); without a
+    token the challenge carries no error code.
+    """
 
     code = "E_KB_UNAUTHENTICATED"
+
+    def __init__(self, message: str, *, invalid_token: bool = False) -> None:
+        super().__init__(message)
+        self.invalid_token = invalid_token
 
 
 class KbForbiddenError(KbServiceError):

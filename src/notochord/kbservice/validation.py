@@ -6,9 +6,13 @@ Rules:
   which every operation does *after* its permission checks: a refused caller gets 403 whatever the
   body holds, and nothing is created (OD-B12).
 - An empty body is an empty object. A body that is not JSON, or not a JSON object, is refused.
+- Every string of a body, keys included, must be encodable as UTF-8: JSON can spell a lone surrogate
+  (``"\\ud800"``), which no store, index or embedder can take, so it is refused here, naming the field,
+  for every route at once.
 - Unknown keys are ignored, ``visibility`` among them (KB-GEN-07).
-- Pagination never fails: ``limit`` is clamped to 1…100 and ``offset`` to 0…2**53, and a value that is
-  not a whole number falls back to the default (OD-B15).
+- Pagination: ``limit`` and ``offset`` must be whole numbers ≥ 0 when given; anything else (``abc``,
+  ``2.5``, ``-3``) is refused naming the parameter. A whole ``limit`` is clamped to 1…100 and
+  ``offset`` to at most 2**53, and the response echoes the applied values (OD-B15, as tightened).
 - A malformed UUID in a path is "not found", never "bad request" (OD-B23).
 """
 
@@ -27,12 +31,14 @@ from notochord.search.chunking import DEFAULT_MAX_CHARS
 __all__ = [
     "BUNDLED_MODELS",
     "DEFAULT_LIMIT",
+    "MAX_BODY_BYTES",
     "MAX_LIMIT",
     "JsonBody",
     "KbSettings",
     "Paging",
     "optional_object",
     "optional_text",
+    "parse_json_object",
     "parse_uuid",
     "priority_value",
     "required_text",
@@ -44,7 +50,11 @@ _MAX_OFFSET = 2**53
 _MAX_NAME = 1000
 _MAX_TEXT = 100_000
 _MAX_JSON = 256 * 1024
-_MAX_BODY = 1024 * 1024
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest JSON body a route reads (document uploads have their own, larger bound)."""
+_MAX_BODY = MAX_BODY_BYTES
+# Only a \uD800…\uDFFF escape can put a surrogate into a parsed string; bodies without one skip the walk.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 # priorities are stored as 64-bit integers; anything beyond 32 bits is a mistake, not a ranking
 _MAX_PRIORITY = 2**31 - 1
 
@@ -74,13 +84,58 @@ class JsonBody:
             raise KbValidationError("the request body is larger than 1 MiB")
         if not self.raw.strip():
             return {}
-        try:
-            value = json.loads(self.raw)
-        except (ValueError, RecursionError) as exc:
-            raise KbValidationError("the request body is not valid JSON") from exc
-        if not isinstance(value, dict):
-            raise KbValidationError("the request body must be a JSON object")
-        return value
+        return parse_json_object(self.raw)
+
+
+def parse_json_object(raw: bytes) -> dict[str, Any]:
+    """``raw`` parsed as a JSON object whose every string is valid text.
+
+    Raises:
+        KbValidationError: not JSON, not an object, or a string (or key) holding a lone surrogate,
+            named by its path in the body.
+    """
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise KbValidationError("the request body is not valid JSON") from exc
+    if not isinstance(value, dict):
+        raise KbValidationError("the request body must be a JSON object")
+    if _SURROGATE_ESCAPE.search(raw):
+        field = _field_with_invalid_text(value, "")
+        if field is not None:
+            raise KbValidationError(
+                f"{field or 'the request body'} is not valid text: it holds a lone UTF-16 surrogate "
+                "(such as \\ud800); send Unicode text that can be encoded as UTF-8"
+            )
+    return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _field_with_invalid_text(value: object, path: str) -> str | None:
+    """The path (``data.items[2].label``) of the first string or key that is not valid text."""
+    # an explicit stack, so that a deeply nested body cannot exhaust the interpreter's recursion
+    stack: list[tuple[object, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                return where
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                inner = f"{where}.{key}" if where else str(key)
+                if not _encodable(key):
+                    return f"a key in {where}" if where else "a key of the request body"
+                stack.append((child, inner))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item))))
+    return None
 
 
 def required_text(body: dict[str, Any], key: str, *, max_length: int = _MAX_NAME) -> str:
@@ -132,15 +187,24 @@ def priority_value(body: dict[str, Any]) -> int:
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
-def _whole_number(value: object) -> int | None:
-    if isinstance(value, bool):
+def _whole_number(value: object, name: str) -> int | None:
+    """``value`` as a whole number ≥ 0, ``None`` when absent.
+
+    Raises:
+        KbValidationError: anything else, naming the parameter ``name``.
+    """
+    if value is None:
         return None
-    if isinstance(value, int):
-        return value
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
     # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
-    if isinstance(value, str) and len(value) < 40 and _WHOLE.fullmatch(value.strip()):
-        return int(value.strip())
-    return None
+    elif isinstance(value, str) and len(value) < 40 and _WHOLE.fullmatch(value.strip()):
+        number = int(value.strip())
+    if number is None or number < 0:
+        shown = value if isinstance(value, str) and len(value) <= 40 else type(value).__name__
+        raise KbValidationError(f"{name} must be a whole number of 0 or more, not {shown!r}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -152,8 +216,13 @@ class Paging:
 
     @classmethod
     def of(cls, limit: object = None, offset: object = None) -> Paging:
-        wanted_limit = _whole_number(limit)
-        wanted_offset = _whole_number(offset)
+        """The applied paging of a request's ``limit`` and ``offset`` (``None``: the default).
+
+        Raises:
+            KbValidationError: a value that is not a whole number ≥ 0, naming the parameter.
+        """
+        wanted_limit = _whole_number(limit, "limit")
+        wanted_offset = _whole_number(offset, "offset")
         applied_limit = DEFAULT_LIMIT if wanted_limit is None else min(max(wanted_limit, 1), MAX_LIMIT)
         applied_offset = 0 if wanted_offset is None else min(max(wanted_offset, 0), _MAX_OFFSET)
         return cls(applied_limit, applied_offset)

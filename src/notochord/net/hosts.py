@@ -11,6 +11,7 @@ Rules (P-NET-01…09, OD-P01, OD-P04, OD-P10):
 - A bare entry means the scheme's default port (443 for https, 80 for http). Any other port is a
   different host and is written ``host:port``. A port written out is kept as written: ``x.com:443``
   matches port 443 under any scheme, so that normalizing it can never widen an entry to port 80.
+- Brackets hold only an IPv6 address: ``[api.example.com]`` and ``[1.2.3.4]`` are refused.
 - IP literals (dotted-decimal IPv4, IPv6 bracketed when a port follows) and ``localhost`` names pass
   validation only with the local-network flag true (P-NET-06). A local address in ``hosts`` grants
   nothing by itself; the user's list decides (P-NET-19, enforced in :mod:`notochord.net.policy`).
@@ -211,6 +212,10 @@ def parse_host_entry(text: str, *, allow_local_network: bool) -> tuple[HostEntry
     if split is None:
         return None, f"{shown} is not a host name (write host or host:port, IPv6 as [address]:port)"
     host, port_text = split
+    if text.startswith("[") and host and ":" not in host:
+        # Brackets are the URL spelling of an IPv6 address; "[api.example.com]" is no host at all
+        # to a URL parser, so it must not pass as the name inside.
+        return None, f"{shown} is not a host name: brackets hold only an IPv6 address (write the name without them)"
     port: int | None = None
     if port_text is not None:
         port = _parse_port(port_text)

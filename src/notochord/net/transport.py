@@ -18,7 +18,8 @@ Invariants:
   certificate was verified for one name is never reused for another name served by the same address.
 - :class:`GuardedClient` follows redirects in its own loop (never httpx's): each hop is a new request
   through the transport, so it is checked again (P-NET-11), including scheme and port; at most
-  ``max_redirects`` hops.
+  ``max_redirects`` hops. A ``Location`` that browsers or Node would read as another URL than httpx
+  (a backslash, whitespace or a control character anywhere, ``///host``, ``http:host``) is refused.
 - Response bodies are read as a stream and refused past ``max_response_bytes`` (counted after
   content decoding); the whole exchange, redirects included, is bounded by ``timeout``.
 - No httpx, httpcore, socket, ssl or anyio exception leaves :class:`GuardedClient` or
@@ -90,6 +91,31 @@ class CheckedURL:
     scheme: str
     host: str
     port: int
+
+
+_SCHEME_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _ambiguous_location(location: str) -> str | None:
+    """Why a redirect ``Location`` would be read differently by browsers or Node than by httpx.
+
+    WHATWG parsers turn backslashes into slashes, drop tabs and newlines anywhere and strip leading
+    and trailing spaces and control characters, read ``///host`` and ``http:host`` as naming a host,
+    and so may reach another host than the one RFC 3986 (httpx) reads.
+    """
+    if "\\" in location:
+        return "backslashes are not allowed"
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in location):
+        return "whitespace and control characters are not allowed"
+    scheme = _SCHEME_PREFIX.match(location)
+    if scheme is not None and scheme.group().lower() not in ("http:", "https:"):
+        return None  # refused as a scheme by check_url, which names the rule
+    rest = location[scheme.end() :] if scheme is not None else location
+    if scheme is not None and not rest.startswith("//"):
+        return "a scheme must be followed by //host"
+    if rest.startswith("///"):
+        return "more than two slashes before the host"
+    return None
 
 
 def check_url(url: str | httpx.URL) -> CheckedURL:
@@ -522,10 +548,11 @@ class GuardedClient:
 
     @staticmethod
     def _redirect_target(current: CheckedURL, location: str) -> CheckedURL:
-        # The raw Location is checked before joining, so that a backslash or control character is
-        # refused rather than normalized into a different host.
-        if "\\" in location or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in location):
-            raise NetworkRequestError(f"{current.host} redirected to a malformed URL {location!r}")
+        # The raw Location is checked before joining, so that a form that browsers and Node read as
+        # another host than httpx does is refused rather than normalized into a different host.
+        problem = _ambiguous_location(location)
+        if problem is not None:
+            raise NetworkRequestError(f"{current.host} redirected to a malformed URL {location!r}: {problem}")
         try:
             joined = current.url.join(location)
         except (httpx.InvalidURL, UnicodeError, ValueError) as exc:

@@ -1,16 +1,24 @@
 """The FastAPI application of the knowledge-base service.
 
 ``create_app(nc, settings)`` mounts every route under ``/api/knowledge``, with the OpenAPI document
-at ``/openapi.json`` and its browsable form at ``/docs``. It is the service's composition root: the
-document extractor and each organization space's network rules are handed to the domain here.
-Routes that touch the store are plain ``def`` functions (or hand their store work to the threadpool),
-so they never block the event loop. Errors are turned into responses by the one table in
-:mod:`notochord.server.errors`.
+at ``/openapi.json`` and its browsable form at ``/docs``. The page works offline: its Swagger UI
+script and style sheet ship inside the package (``server/static``, from the npm package
+``swagger-ui-dist``, Apache-2.0, licence beside them) and are served under ``/docs/static``.
+
+It is the service's composition root: the document extractor and each organization space's network
+rules are handed to the domain here. Routes that touch the store are plain ``def`` functions (or
+hand their store work to the threadpool), so they never block the event loop. Errors are turned
+into responses by the one table in :mod:`notochord.server.errors`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter, FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from starlette.staticfiles import StaticFiles
 
 import notochord
 from notochord.app import Notochord
@@ -22,11 +30,13 @@ from notochord.server.auth import Authenticator
 from notochord.server.routes import agents, audit, documents, grants, kb, retrieve
 from notochord.settings import Settings
 
-__all__ = ["PREFIX", "ROUTERS", "create_app"]
+__all__ = ["DOCS_STATIC", "PREFIX", "ROUTERS", "create_app"]
 
 PREFIX = "/api/knowledge"
 ROUTERS = (kb.router, documents.router, retrieve.router, agents.router, grants.router, audit.router)
 """Every router of the service, mounted under :data:`PREFIX` in this order."""
+DOCS_STATIC = "/docs/static"
+_STATIC_DIR = Path(__file__).parent / "static"
 
 
 def create_app(nc: Notochord, settings: Settings) -> FastAPI:
@@ -41,7 +51,7 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         title="notochord knowledge-base service",
         version=notochord.__version__,
         description="Organization knowledge bases linked to agents for retrieval (REST, JWT bearer).",
-        docs_url="/docs",
+        docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
     )
@@ -55,5 +65,23 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
     for router in ROUTERS:
         api.include_router(router)
     app.include_router(api)
+    _mount_docs(app)
     errors.install(app)
     return app
+
+
+def _mount_docs(app: FastAPI) -> None:
+    app.mount(DOCS_STATIC, StaticFiles(directory=_STATIC_DIR), name="docs-static")
+
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title=f"{app.title} - API documentation",
+            swagger_js_url=f"{DOCS_STATIC}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_STATIC}/swagger-ui.css",
+            # no icon rather than one fetched from elsewhere; no validator badge, which calls out
+            swagger_favicon_url="data:,",
+            swagger_ui_parameters={"validatorUrl": None},
+        )
+
+    app.add_api_route("/docs", docs, methods=["GET"], include_in_schema=False)

@@ -12,7 +12,10 @@ Rules (KB-GEN-03/04, OD-B11 as overridden by DESIGN §7):
   ``x-org-role``) are honoured only when ``trust_gateway_headers`` is set AND the peer address is in
   ``trusted_proxies`` (addresses or networks); such a peer must send them. From anyone else they are
   ignored and a token is required.
-- Every refusal is :class:`KbAuthenticationError` (401).
+- With ``jwt_max_ttl`` set (seconds, 0 for none), a token meant to live longer is refused: its
+  lifetime is ``exp − iat``, or ``exp − now`` when it has no ``iat``.
+- Every refusal is :class:`KbAuthenticationError` (401); one for a token that was sent is marked
+  ``invalid_token`` so that the challenge says so (RFC 6750).
 - With no secret configured, ``notochord serve`` creates ``<data_dir>/jwt.secret`` (mode 0600) on
   first start and ``notochord token`` signs with it.
 """
@@ -159,6 +162,9 @@ class Authenticator:
         if settings.jwt_public_key:
             key, algorithm = _load_public_key(settings.jwt_public_key)
             self._keys[algorithm] = key
+        if settings.jwt_max_ttl < 0:
+            raise ConfigurationError("jwt_max_ttl must be a number of seconds (0 for no maximum)")
+        self._max_ttl = settings.jwt_max_ttl
         self._issuer = settings.jwt_issuer
         self._audience = settings.jwt_audience
         self._gateway = settings.trust_gateway_headers
@@ -212,10 +218,10 @@ class Authenticator:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
-            raise KbAuthenticationError("Malformed token") from exc
+            raise KbAuthenticationError("Malformed token", invalid_token=True) from exc
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self._keys:
-            raise KbAuthenticationError(f"Token algorithm {algorithm!r} is not accepted")
+            raise KbAuthenticationError(f"Token algorithm {algorithm!r} is not accepted", invalid_token=True)
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -226,9 +232,24 @@ class Authenticator:
                 options={"require": ["exp", "sub"], "verify_aud": self._audience is not None},
             )
         except jwt.ExpiredSignatureError as exc:
-            raise KbAuthenticationError("The token has expired") from exc
+            raise KbAuthenticationError("The token has expired", invalid_token=True) from exc
         except jwt.InvalidSignatureError as exc:
-            raise KbAuthenticationError("The token's signature is invalid") from exc
+            raise KbAuthenticationError("The token's signature is invalid", invalid_token=True) from exc
         except jwt.PyJWTError as exc:
-            raise KbAuthenticationError(f"The token was refused: {exc}") from exc
+            raise KbAuthenticationError(f"The token was refused: {exc}", invalid_token=True) from exc
+        self._check_lifetime(claims)
         return claims
+
+    def _check_lifetime(self, claims: Mapping[str, Any]) -> None:
+        if not self._max_ttl:
+            return
+        # PyJWT has checked that exp (and iat, when present) are numbers
+        issued = claims.get("iat")
+        start = issued if isinstance(issued, int | float) and not isinstance(issued, bool) else time.time()
+        lifetime = float(claims["exp"]) - float(start)
+        if lifetime > self._max_ttl:
+            raise KbAuthenticationError(
+                f"The token is valid for {int(lifetime)} seconds, longer than this service accepts "
+                f"({self._max_ttl} seconds); ask for a token with a shorter lifetime",
+                invalid_token=True,
+            )

@@ -5,6 +5,9 @@ Rules:
 - Authentication runs first for every route (401 before anything else).
 - Bodies are read raw and handed to the domain, which parses them after its permission checks, so a
   refused caller gets 403 whatever the body holds (OD-B12).
+- A body is read as a bounded stream: a declared ``Content-Length`` over the limit is refused before
+  anything is read, and a body that grows past the limit is refused as soon as it does (413), so a
+  huge body never sits in memory.
 - Every route declares the permission check it asks as ``x-permission`` in the OpenAPI document;
   a test walks every route against a table of expected checks.
 """
@@ -14,11 +17,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from starlette.types import Message
 
 from notochord.kbservice import Actor, JsonBody, KbService
+from notochord.kbservice.errors import KbPayloadTooLargeError
+from notochord.kbservice.validation import MAX_BODY_BYTES
 from notochord.server.auth import Authenticator
 
-__all__ = ["CurrentActor", "RawBody", "Service", "json_object_body", "permission"]
+__all__ = ["CurrentActor", "RawBody", "Service", "json_object_body", "limited", "permission", "read_limited"]
 
 
 def _service(request: Request) -> KbService:
@@ -35,8 +41,52 @@ def _actor(request: Request) -> Actor:
     )
 
 
+def _too_large(limit: int) -> KbPayloadTooLargeError:
+    return KbPayloadTooLargeError(f"the request body is over the limit of {limit} bytes")
+
+
+def _check_declared(request: Request, limit: int) -> None:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+
+
+def limited(request: Request, limit: int) -> Request:
+    """The same request, whose body raises :class:`KbPayloadTooLargeError` once it passes ``limit``.
+
+    A declared ``Content-Length`` over the limit is refused here, before anything is read.
+    """
+    _check_declared(request, limit)
+    received = 0
+    upstream = request.receive
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await upstream()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise _too_large(limit)
+        return message
+
+    return Request(request.scope, receive)
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The whole body of ``request``, read chunk by chunk and refused (413) past ``limit`` bytes."""
+    _check_declared(request, limit)
+    chunks: list[bytes] = []
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def _body(request: Request, _actor: Annotated[Actor, Depends(_actor)]) -> JsonBody:
-    return JsonBody(await request.body())
+    return JsonBody(await read_limited(request, MAX_BODY_BYTES))
 
 
 Service = Annotated[KbService, Depends(_service)]

@@ -6,6 +6,10 @@ OD-B23). No response ever carries a stack trace: an unexpected exception is logg
 with a plain 500.
 
 Order matters: the first row whose class matches wins.
+
+A 401 carries ``WWW-Authenticate: Bearer realm="notochord"`` (RFC 6750 §3); when a token was sent
+and refused it adds ``error="invalid_token"`` and the reason. A client that goes away before its
+request was read is logged as one line, not as an unexpected error.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from notochord.errors import NotochordError
 from notochord.kbservice.errors import (
@@ -36,9 +41,11 @@ from notochord.kbservice.errors import (
 __all__ = [
     "ERROR_TABLE",
     "NOT_FOUND_BODY",
+    "REALM",
     "ErrorBody",
     "NotFoundBody",
     "Row",
+    "challenge",
     "documented",
     "error_body",
     "install",
@@ -103,12 +110,35 @@ def error_body(status: int, title: str, message: str | None) -> JSONResponse:
     return JSONResponse({"error": title, "message": text}, status_code=status)
 
 
+REALM = "notochord"
+_QUOTABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) - {'"', "\\"}
+
+
+def challenge(exc: KbAuthenticationError) -> str:
+    """The ``WWW-Authenticate`` value of a refusal (RFC 6750 §3)."""
+    if not exc.invalid_token:
+        return f'Bearer realm="{REALM}"'
+    # error_description is a quoted string of printable ASCII without quotes or backslashes
+    reason = "".join(ch if ch in _QUOTABLE else "'" if ch == '"' else " " for ch in exc.message)[:200]
+    return f'Bearer realm="{REALM}", error="invalid_token", error_description="{reason}"'
+
+
 def _handle(_request: Request, exc: Exception) -> JSONResponse:
     row = row_for(exc)
     if row.status >= 500 and row.status != 502:
         log.error("unexpected error while serving a request", exc_info=exc)
     message = exc.message if row.show_message and isinstance(exc, NotochordError) else None
-    return error_body(row.status, row.title, message)
+    response = error_body(row.status, row.title, message)
+    if isinstance(exc, KbAuthenticationError):
+        response.headers["WWW-Authenticate"] = challenge(exc)
+    return response
+
+
+def _handle_disconnect(request: Request, _exc: Exception) -> JSONResponse:
+    # Nobody is left to read the answer; one line says what happened without a traceback.
+    peer = f"{request.client.host}:{request.client.port}" if request.client is not None else "a client"
+    log.info("%s disconnected before its request to %s %s was read", peer, request.method, request.url.path)
+    return error_body(400, "Bad Request", "The client disconnected before the request was read")
 
 
 def _handle_http(_request: Request, exc: Exception) -> JSONResponse:
@@ -129,6 +159,7 @@ def install(app: FastAPI) -> None:
     """Register the table's handlers on ``app``."""
     app.add_exception_handler(StarletteHTTPException, _handle_http)
     app.add_exception_handler(RequestValidationError, _handle_validation)
+    app.add_exception_handler(ClientDisconnect, _handle_disconnect)
     for row in ERROR_TABLE:
         app.add_exception_handler(row.exception, _handle)
 

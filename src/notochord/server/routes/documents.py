@@ -14,7 +14,6 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.types import Message
 
 from notochord.kbservice import Paging
 from notochord.kbservice.documents import (
@@ -25,7 +24,7 @@ from notochord.kbservice.documents import (
     Upload,
 )
 from notochord.kbservice.errors import KbValidationError
-from notochord.server.deps import CurrentActor, Service, permission
+from notochord.server.deps import CurrentActor, Service, limited, permission, read_limited
 from notochord.server.errors import documented
 from notochord.server.routes.kb import Limit, Offset
 from notochord.server.routes.models import (
@@ -79,26 +78,6 @@ def _too_large(limit: int) -> KbPayloadTooLargeError:
     return KbPayloadTooLargeError(f"the request body is over the upload limit of {limit} bytes")
 
 
-def _limited(request: Request, limit: int) -> Request:
-    """The same request, whose body raises :class:`KbPayloadTooLargeError` once it passes ``limit``."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    received = 0
-    upstream = request.receive
-
-    async def receive() -> Message:
-        nonlocal received
-        message = await upstream()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise _too_large(limit)
-        return message
-
-    return Request(request.scope, receive)
-
-
 async def _read_upload(request: Request, limit: int) -> Upload:
     async with request.form(max_files=1, max_fields=_MAX_FORM_FIELDS) as form:
         file = form.get("file")
@@ -127,13 +106,13 @@ async def add_document(service: Service, actor: CurrentActor, kb_id: str, reques
     await run_in_threadpool(lambda: documents.writable(actor=actor, kb_id=kb_id))
     limit = documents.limits.max_upload_bytes
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    limited = _limited(request, limit)
+    bounded = limited(request, limit)
     document: KbDocument
     if media == "multipart/form-data":
-        upload = await _read_upload(limited, limit)
+        upload = await _read_upload(bounded, limit)
         document = await run_in_threadpool(lambda: documents.add_upload(actor=actor, kb_id=kb_id, upload=upload))
     elif media in {"application/json", ""}:
-        raw = await limited.body()
+        raw = await read_limited(bounded, limit)
         document = await run_in_threadpool(lambda: documents.add_json(actor=actor, kb_id=kb_id, raw=raw))
     else:
         raise KbUnsupportedMediaTypeError(
