@@ -126,7 +126,7 @@ def search(
     """Search your documents by words and meaning; an empty query lists the newest documents.
 
     Each passage shows its score and why it was found: "words" when a query word matched it,
-    "meaning" with its cosine similarity to the query (0 to 1). A passage that no query word
+    "meaning" with its cosine similarity to the query (1 means identical). A passage that no query word
     matches is shown only when its similarity reaches 0.83; use --all to see the weaker ones.
     """
     window = {"from": from_, "to": to} if from_ is not None or to is not None else None
