@@ -8,10 +8,11 @@ or SIGTERM: requests in flight finish, then every space is closed. Without a con
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +30,8 @@ PREFIX = "/api/knowledge"
 __all__ = ["build_server", "serve", "token"]
 
 ROLES = ("owner", "admin", "member", "viewer")
+_MAX_REQUEST_HEAD = 32 * 1024
+"""Bytes of request line and headers accepted (a token with many claims fits; a header flood does not)."""
 
 
 def _settings_and_dir(data_dir: Path | None) -> tuple[Settings, Path]:
@@ -37,12 +40,31 @@ def _settings_and_dir(data_dir: Path | None) -> tuple[Settings, Path]:
 
 
 def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port: int) -> uvicorn.Server:
-    """A uvicorn server for the service over ``nc`` (one process, no reload, no websockets)."""
+    """A uvicorn server for the service over ``nc`` (one process, no reload, no websockets).
+
+    Hostile or broken clients are bounded by the ``http_*`` settings: a request head must arrive
+    within ``http_header_timeout`` seconds, a body may pause ``http_body_timeout`` seconds at most, an
+    idle kept-alive connection closes after ``http_keepalive_timeout`` seconds, and at most
+    ``http_max_connections`` connections are open at once (more are answered 503 and closed).
+
+    Raises:
+        ConfigurationError: a timeout or the connection cap is not a positive number.
+    """
     import uvicorn
 
     from notochord.server.app import create_app
     from notochord.server.auth import load_or_create_secret
+    from notochord.server.http_protocol import protocol_class
 
+    bounds = {
+        "http_header_timeout": settings.http_header_timeout,
+        "http_body_timeout": settings.http_body_timeout,
+        "http_keepalive_timeout": settings.http_keepalive_timeout,
+        "http_max_connections": settings.http_max_connections,
+    }
+    for name, value in bounds.items():
+        if value <= 0:
+            raise ConfigurationError(f"{name} must be a positive whole number, not {value}")
     if not settings.jwt_secret and not settings.jwt_public_key:
         settings = dataclasses.replace(settings, jwt_secret=load_or_create_secret(nc.data_dir))
     app = create_app(nc, settings)
@@ -52,10 +74,30 @@ def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port
         port=port,
         lifespan="off",
         ws="none",
+        http=protocol_class(
+            header_timeout=settings.http_header_timeout,
+            body_timeout=settings.http_body_timeout,
+            max_connections=settings.http_max_connections,
+        ),
         log_level="info",
+        log_config=_log_config(uvicorn.config.LOGGING_CONFIG),
         timeout_graceful_shutdown=30,
+        timeout_keep_alive=settings.http_keepalive_timeout,
+        # the protocol refuses connections past the cap itself; uvicorn's own limit (503 when the
+        # open connections or running requests reach it) then only ever bounds running requests
+        limit_concurrency=settings.http_max_connections + 1,
+        h11_max_incomplete_event_size=_MAX_REQUEST_HEAD,
     )
     return uvicorn.Server(config)
+
+
+def _log_config(base: dict[str, Any]) -> dict[str, Any]:
+    """uvicorn's logging, with the service's own lines (refused or closed connections, clients
+    that went away, unexpected errors) on the same stream in the same format."""
+    config = copy.deepcopy(base)
+    config["loggers"]["notochord"] = {"handlers": ["default"], "level": "WARNING", "propagate": False}
+    config["loggers"]["notochord.server"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
 
 
 def serve(

@@ -15,7 +15,8 @@ Rules (P-GEN-02, P-NET-10):
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe`` and
   ``svg`` elements and ``hidden`` elements are dropped. Paragraphs are separated by a blank line.
 - Bounds: at most :data:`MAX_INPUT_BYTES` of input, :data:`MAX_PDF_PAGES` PDF pages,
-  :data:`MAX_DOCX_UNPACKED` bytes inside a DOCX (checked before unpacking, against ZIP bombs) and
+  :data:`MAX_DOCX_UNPACKED` bytes of XML read from a DOCX (declared sizes and compression ratio
+  checked before unpacking, bytes counted while streaming, against ZIP bombs) and
   :data:`MAX_TEXT_CHARS` characters of output.
 - :func:`extract_text` and :func:`extract_file` are host-side functions (REST uploads, import). A
   gem never gets a way to name a host path: its files reach extraction as bytes it already holds.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import unquote, urlsplit
@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from notochord.errors import KnowledgeValidationError, NetworkRequestError
+from notochord.gems.api.docx_text import MAX_DOCX_UNPACKED, read_docx
 
 if TYPE_CHECKING:
     from bs4.element import Tag
@@ -58,7 +59,6 @@ __all__ = [
 
 MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
 MAX_PDF_PAGES: Final = 5000
-MAX_DOCX_UNPACKED: Final = 256 * 1024 * 1024
 MAX_TEXT_CHARS: Final = 20_000_000
 
 Kind = Literal["text", "markdown", "html", "pdf", "docx"]
@@ -345,41 +345,13 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
     return (title.strip() or None) if isinstance(title, str) else None, text
 
 
-def _docx_blocks(document: Any) -> Iterator[tuple[str, str]]:
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
-
-    for item in document.iter_inner_content():
-        if isinstance(item, Paragraph):
-            style = item.style.name if item.style is not None else ""
-            yield style or "", item.text
-        elif isinstance(item, Table):
-            for row in item.rows:
-                cells: list[str] = []
-                for cell in row.cells:
-                    value = " ".join(cell.text.split())
-                    # A merged cell is reported once per grid column it spans.
-                    if value and (not cells or cells[-1] != value):
-                        cells.append(value)
-                if cells:
-                    yield "", " | ".join(cells)
-
-
 def _docx(data: bytes, what: str) -> tuple[str | None, str]:
-    from docx import Document
-
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unpacked = sum(info.file_size for info in archive.infolist())
-        if unpacked > MAX_DOCX_UNPACKED:
-            raise _invalid(what, f"the DOCX unpacks to {unpacked} bytes, over the limit of {MAX_DOCX_UNPACKED}")
-        document = Document(io.BytesIO(data))
-        blocks = list(_docx_blocks(document))
-        core_title = document.core_properties.title
-    except KnowledgeValidationError:
-        raise
-    except Exception as exc:  # a corrupt package makes the parser fail in many ways; all mean "corrupt"
-        raise _invalid(what, f"the DOCX is damaged or not a DOCX ({type(exc).__name__}: {exc})") from exc
+        # the text bound is checked while the XML is read, so a small upload of huge XML stops early
+        package = read_docx(io.BytesIO(data), max_text_chars=MAX_TEXT_CHARS, max_unpacked=MAX_DOCX_UNPACKED)
+    except KnowledgeValidationError as exc:
+        raise _invalid(what, exc.message) from exc
+    blocks, core_title = package.blocks, package.title
     lines: list[str] = []
     title = core_title.strip() if core_title else ""
     for style, raw in blocks:
