@@ -417,9 +417,20 @@ def _revert_entity_delete(tx: WriteTx, row: sa.Row[Any]) -> None:
     restore_facts(tx, row, _expired_by(tx.conn, row.id))
 
 
+def _revert_resolve(tx: WriteTx, row: sa.Row[Any]) -> None:
+    """Undo a settled conflict: drop the taken value (if one was taken) and reopen the conflict."""
+    if row.target_type == "fact":
+        _revert_put(tx, row)
+    settled = _loads(row.after_json)
+    tx.conn.execute(
+        sa.update(changes).where(changes.c.id == settled["conflict"]).values(status="conflict", reverted_by=None)
+    )
+
+
 REVERTERS.update(
     {
         "facts.put": _revert_put,
+        "changes.resolve": _revert_resolve,
         "facts.retract": _revert_expiry,
         "uninstall.delete:fact": _revert_expiry,
         "facts.pin": _revert_pin,
