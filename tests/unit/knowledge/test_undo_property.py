@@ -36,8 +36,9 @@ from notochord.db.migrate import migrate
 from notochord.db.schema import documents, entities, facts
 from notochord.errors import KnowledgeError, KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.user import HostChanges, HostKnowledge
-from notochord.knowledge.writes import USER
+from notochord.knowledge.writes import ASSISTANT, USER
 
 CARDINALITY = {"location.home.city": "one", "pref.food.like": "many"}
 RELATIONS = {"relation.spouse": "one", "relation.colleague": "many"}
@@ -61,6 +62,7 @@ class MFact:
     value: Any
     object: int | None
     pinned: bool
+    origin: str = "user"
     current: bool = True
 
 
@@ -153,6 +155,15 @@ class MChange:
     run: str | None
     effects: list[Effect]
     reverted: bool = False
+    conflict: tuple[int, Any] | None = None
+    """For a conflict: the user's fact that blocked the write, and the proposed value."""
+    resolved_by: MChange | None = None
+
+    @property
+    def pending(self) -> bool:
+        """Whether a revert would still undo something (a settled conflict is closed)."""
+        settled = self.resolved_by is not None and not self.resolved_by.reverted
+        return not self.reverted and not settled
 
 
 # ---------------------------------------------------------------------------------- the store
@@ -267,7 +278,7 @@ class UndoMachine(RuleBasedStateMachine):
         with self.core.store.read() as conn:
             current = conn.execute(
                 sa.select(facts.c.id, facts.c.subject_id, facts.c.predicate, facts.c.value_json)
-                .add_columns(facts.c.object_id, facts.c.pinned)
+                .add_columns(facts.c.object_id, facts.c.pinned, facts.c.origin)
                 .where(facts.c.valid_to.is_(None))
             ).all()
             people = conn.execute(
@@ -281,7 +292,7 @@ class UndoMachine(RuleBasedStateMachine):
                 .where(documents.c.deleted_at.is_(None))
             ).all()
         return {
-            "facts": {i: (s, p, json.loads(v), o, bool(pin)) for i, s, p, v, o, pin in current},
+            "facts": {i: (s, p, json.loads(v), o, bool(pin), who) for i, s, p, v, o, pin, who in current},
             "people": dict(people),
             "docs": {i: (c, k, t, b) for i, c, k, t, b in docs},
         }
@@ -289,7 +300,9 @@ class UndoMachine(RuleBasedStateMachine):
     def replayed(self, world: World) -> dict[str, Any]:
         return {
             "facts": {
-                i: (f.subject, f.predicate, f.value, f.object, f.pinned) for i, f in world.facts.items() if f.current
+                i: (f.subject, f.predicate, f.value, f.object, f.pinned, f.origin)
+                for i, f in world.facts.items()
+                if f.current
             },
             "people": {i: e.merged_into for i, e in world.entities.items() if i != self.self_id and not e.deleted},
             "docs": {i: (d.collection, d.key, d.title, d.body) for i, d in world.docs.items() if not d.deleted},
@@ -529,10 +542,55 @@ class UndoMachine(RuleBasedStateMachine):
         change_id = self.core.documents.move(actor=USER, doc_id=doc_id, collection_id=collection, run_id=run)
         self.record(change_id, run, [("doc", doc_id, replace(held, collection=collection))])
 
+    # ------------------------------------------------------------------ conflicts
+
+    @rule(value=st.sampled_from(VALUES), run=runs)
+    def assistant_puts_a_city(self, value: str, run: str | None) -> None:
+        """The assistant writes the user's city: blocked (conflict) while the user's own value stands."""
+        world = self.world()
+        slot = world.slot(self.self_id, "location.home.city")
+        result = self.core.facts.put(
+            actor=ASSISTANT, predicate="location.home.city", value=value, run_id=run, limits=DailyLimits()
+        )
+        if any(world.facts[i].value == value for i in slot):
+            assert result.status == "duplicate"
+            return
+        users = [i for i in slot if world.facts[i].origin == "user"]
+        if users:
+            assert (result.status, result.id) == ("conflict", users[0])
+            assert result.change_id is not None
+            self.log.append(MChange(result.change_id, run, [], conflict=(users[0], value)))
+            self.fresh = result.change_id
+            return
+        assert result.status == "applied"
+        new = MFact(self.self_id, "location.home.city", value, None, pinned=False, origin="assistant")
+        self.record(result.change_id, run, [("fact", result.id, new), *(("fact.current", i, False) for i in slot)])
+        self.fact_ids.append(result.id)
+
+    @precondition(lambda self: any(c.conflict for c in self.log))
+    @rule(pick=picks, take=st.sampled_from(["theirs", "mine"]))
+    def resolve(self, pick: int, take: str) -> None:
+        conflicts = [c for c in self.log if c.conflict]
+        conflict = conflicts[pick % len(conflicts)]
+        if not conflict.pending:
+            self.expect_refusal(KnowledgeValidationError, lambda: self.changes.resolve(conflict.id, take=take))
+            return
+        outcome = self.changes.resolve(conflict.id, take=take)
+        effects: list[Effect] = []
+        if take == "theirs":
+            assert conflict.conflict is not None and outcome.fact_id is not None
+            world = self.world()
+            slot = world.slot(self.self_id, "location.home.city")
+            new = MFact(self.self_id, "location.home.city", conflict.conflict[1], None, pinned=True)
+            effects = [("fact", outcome.fact_id, new), *(("fact.current", i, False) for i in slot)]
+            self.fact_ids.append(outcome.fact_id)
+        self.record(outcome.change_id, None, effects)
+        conflict.resolved_by = self.log[-1]
+
     # ------------------------------------------------------------------ undo
 
     def _revert(self, targets: list[MChange], call: Any, *, must: bool = False) -> None:
-        pending = [c for c in targets if not c.reverted]
+        pending = [c for c in targets if c.pending]
         try:
             result = call()
         except RevertError:
