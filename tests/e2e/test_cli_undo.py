@@ -99,7 +99,8 @@ def test_the_contacts_example_still_lists_colleagues_after_one_is_deleted(cli: C
     cli.run("gem", "run", "contacts", "meet", "--input", json.dumps(people))
     [li] = cli.json("entities", "list", "--query", "Li Wei")
 
-    cli.run("entities", "delete", str(li["id"]))
+    deleted = cli.run("entities", "delete", str(li["id"])).stdout
+    assert deleted.startswith("deleted Li Wei and ") and "relation(s) to it (change " in deleted
     listed = cli.run("gem", "run", "contacts", "colleagues", "--input", json.dumps({"email": "zhangsan@acme.nl"}))
     assert json.loads(listed.stdout) == {"person": "Zhang San", "colleagues": []}
 
@@ -118,7 +119,7 @@ def _conflict(cli: Cli) -> dict[str, Any]:
 def test_a_listed_conflict_shows_the_current_and_the_proposed_value(cli: Cli) -> None:
     """Issue 11, item 3: the human listing names both values and how to settle the conflict."""
     conflict = _conflict(cli)
-    listing = cli.run("changes", "list", "--status", "conflict").stdout
+    listing = cli.run("changes", "list").stdout
     assert "current: Utrecht   proposed: Amsterdam" in listing
     assert f"notochord changes resolve {conflict['id']} --take-theirs | --keep-mine" in listing
 
@@ -161,3 +162,13 @@ def test_resolve_needs_exactly_one_choice_and_an_open_conflict(cli: Cli) -> None
     assert "not an open conflict" in refused.stderr
     assert cli.values("self", "location.home.city") == ["Utrecht"]
     assert len(cli.json("changes", "list", "--status", "conflict")) == 1
+
+
+def test_a_proposed_relation_is_listed_with_the_entity_it_points_at(cli: Cli) -> None:
+    """Issue 11, item 3: an object-only proposal shows which entity was proposed."""
+    ann = cli.json("entities", "resolve", "--name", "Ann", "--create")
+    bea = cli.json("entities", "resolve", "--name", "Bea", "--create")
+    cli.run("facts", "put", "relation.spouse", "null", "--object", str(ann["id"]))
+    cli.run("facts", "put", "relation.spouse", "null", "--object", str(bea["id"]), "--as-assistant")
+    listing = cli.run("changes", "list", "--status", "conflict").stdout
+    assert f"current: (no value)   proposed: entity {bea['id']}" in listing

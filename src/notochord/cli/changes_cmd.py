@@ -33,12 +33,17 @@ def list_changes(
             + (f"  [run {c.run_id}]" if c.run_id else "")
         )
         if c.status == "conflict":
-            lines.append(f"{'':>8}current: {_show(c.before)}   proposed: {_show(c.proposed)}")
+            proposed = c.proposed
+            if proposed is None and isinstance(c.after, dict) and c.after.get("object") is not None:
+                proposed = f"entity {c.after['object']}"
+            lines.append(f"{'':>8}current: {_show(c.before)}   proposed: {_show(proposed)}")
             lines.append(f"{'':>8}settle with: notochord changes resolve {c.id} --take-theirs | --keep-mine")
     emit(found, as_json=as_json, text="\n".join(lines) or "(no changes)")
 
 
 def _show(value: Any) -> str:
+    if value is None:
+        return "(no value)"
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 

@@ -305,9 +305,17 @@ def _live(conn: sa.Connection, entity_id: int) -> bool:
 
 def _written_by_applied_change(conn: sa.Connection, fact_id: int) -> bool:
     """False when the change that wrote the fact has been reverted (its value must not come back)."""
+    # through change_objects, whose (type, id) index finds the fact's changes without a scan
     status = conn.execute(
         sa.select(changes.c.status)
-        .where(changes.c.target_type == "fact", changes.c.target_id == fact_id, changes.c.op.in_(_FACT_WRITES))
+        .join(change_objects, change_objects.c.change_id == changes.c.id)
+        .where(
+            change_objects.c.object_type == "fact",
+            change_objects.c.object_id == fact_id,
+            changes.c.target_type == "fact",
+            changes.c.target_id == fact_id,
+            changes.c.op.in_(_FACT_WRITES),
+        )
         .order_by(changes.c.id)
         .limit(1)
     ).scalar()

@@ -12,6 +12,10 @@ Rules:
 - Order of work for callers that check permissions (OD-K07): validation and size limits, resolving
   ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write.
 - Inferred facts (``source == 'inferred'``) are never returned by lookups meant for gems.
+- A conflict is settled by the user (:meth:`Facts.resolve_conflict`): taking the proposal writes it
+  as the user's own value (``origin == 'user'``, so no gem overwrites it either), keeping the
+  current value writes nothing; both close the conflict in one change, and reverting that change
+  reopens it.
 """
 
 from __future__ import annotations
