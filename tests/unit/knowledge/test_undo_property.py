@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -654,7 +653,7 @@ def test_undo_keeps_the_state_equal_to_the_replay_of_the_applied_changes(bench: 
     run_state_machine_as_test(
         UndoMachine,
         settings=settings(
-            max_examples=int(os.environ.get("UNDO_EXAMPLES", "500")),
+            max_examples=500,
             deadline=None,
             stateful_step_count=12,
             suppress_health_check=[HealthCheck.too_slow],
