@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 import typer
 
@@ -25,12 +26,25 @@ def list_changes(
     """List changes, newest first."""
     with open_space(data_dir, org) as space:
         found = space.changes.list(since=since, status=status, run_id=run_id, actor=actor, limit=limit)
-    lines = [
-        f"{c.id:>6}  {c.created_at}  {c.status:<9} {c.actor:<16} {c.op:<22} {c.summary}"
-        + (f"  [run {c.run_id}]" if c.run_id else "")
-        for c in found
-    ]
+    lines: list[str] = []
+    for c in found:
+        lines.append(
+            f"{c.id:>6}  {c.created_at}  {c.status:<9} {c.actor:<16} {c.op:<22} {c.summary}"
+            + (f"  [run {c.run_id}]" if c.run_id else "")
+        )
+        if c.status == "conflict":
+            proposed = c.proposed
+            if proposed is None and isinstance(c.after, dict) and c.after.get("object") is not None:
+                proposed = f"entity {c.after['object']}"
+            lines.append(f"{'':>8}current: {_show(c.before)}   proposed: {_show(proposed)}")
+            lines.append(f"{'':>8}settle with: notochord changes resolve {c.id} --take-theirs | --keep-mine")
     emit(found, as_json=as_json, text="\n".join(lines) or "(no changes)")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(no value)"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @app.command("revert")
@@ -47,3 +61,21 @@ def revert(
     with open_space(data_dir, org) as space:
         result = space.changes.revert(change_id, run_id=run_id)
     emit(result, as_json=as_json, text=f"{result.status}: {result.count} change(s)")
+
+
+@app.command("resolve")
+def resolve(
+    change_id: Annotated[int, typer.Argument(help="The conflict to settle (see changes list --status conflict).")],
+    take_theirs: Annotated[bool, typer.Option("--take-theirs", help="Take the proposed value as yours.")] = False,
+    keep_mine: Annotated[bool, typer.Option("--keep-mine", help="Keep the current value.")] = False,
+    org: OrgOption = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Settle a conflict: take the proposed value or keep yours (undo with changes revert)."""
+    if take_theirs == keep_mine:
+        raise typer.BadParameter("give exactly one of --take-theirs or --keep-mine")
+    with open_space(data_dir, org) as space:
+        outcome = space.changes.resolve(change_id, take="theirs" if take_theirs else "mine")
+        summary = space.changes.get(outcome.change_id).summary
+    emit(outcome, as_json=as_json, text=f"{summary} (change {outcome.change_id})")

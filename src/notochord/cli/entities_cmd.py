@@ -91,7 +91,8 @@ def delete(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Delete an entity (revertible)."""
+    """Delete an entity and the relations to it (revertible, all together)."""
     with open_space(data_dir, org) as space:
         change_id = space.user.entities.delete(entity_id)
-    emit({"change": change_id}, as_json=as_json, text=f"deleted {entity_id} (change {change_id})")
+        summary = space.changes.get(change_id).summary
+    emit({"change": change_id}, as_json=as_json, text=f"{summary} (change {change_id})")

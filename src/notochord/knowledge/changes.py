@@ -4,9 +4,28 @@ Rules:
 
 - Every write appends its change in the write's own transaction (:mod:`notochord.knowledge.writes`).
 - ``list`` is newest first; ``since`` is inclusive (a date means 00:00 local on that date).
-- Reverting restores the state before the change. It is refused with ``superseded`` when a later,
-  still-applied change by *another* writer touched one of the change's objects: undo never
-  overwrites someone else's later edit. Conflicts are only dismissed (marked ``reverted``).
+- The visible state is always what the applied (not reverted) changes produce when replayed in
+  order. Undo keeps it that way by undoing only what can be undone exactly, like an editor's
+  "undo" of one edit among many:
+
+  - Reverting restores the state right before the change.
+  - It is refused with ``superseded`` when a later, still-applied change altered one of the objects
+    this change altered, whoever made it: the later change replaced or edited this change's effect,
+    so there is nothing exact left to undo. Revert the later change first; ``revert(run_id=…)``
+    does this by itself, newest first. So after ``city = Delft`` (1) and ``city = Leiden`` (2),
+    reverting 1 is refused; reverting 2 brings Delft back, and reverting 1 then leaves no city.
+  - A value never comes back whose own write was undone (an older vault may hold such logs).
+  - Bringing a value back into a ``cardinality: one`` slot is refused when a later write went into
+    that slot: that write replaced the slot's content at the time.
+  - Undoing an entity's creation or a merge is refused once later writes made facts about the
+    entity or pointing at it (they would end up on the wrong entity); undoing an entity's deletion
+    brings back the relations that expired with it. A relation never comes back pointing at an
+    entity deleted since (undo the deletion first).
+  - A change that only wrote *into* a place (a document created in a collection, an identifier
+    added to an entity) does not supersede other changes of that place.
+  - Conflicts are only dismissed (marked ``reverted``); ``resolve`` settles one instead, by taking
+    the proposed value or keeping the current one, as a change of its own that can be reverted
+    (which reopens the conflict).
 - ``revert(run_id=…)`` undoes the run's applied and conflict changes visible to the caller, newest
   first, in one transaction: all of them or none.
 - A revert is itself a change (op ``changes.revert``) and cannot be reverted; write again instead.
@@ -191,27 +210,52 @@ class ChangeLog:
         )
 
 
+# Ops whose recorded objects include places they only wrote *into* (the collection a document was
+# created in, the entity an identifier was added to): only their target is their own, so two
+# documents created in the same collection do not supersede each other.
+_CONTEXT_OPS = ("documents.create", "documents.move", "collections.create", "entities.addIdentifier")
+_FACT_WRITES = ("facts.put", "changes.resolve")
+
+
+def _own_objects() -> sa.ColumnElement[bool]:
+    """Of ``changes`` joined with ``change_objects``: the rows naming an object the change itself altered."""
+    return sa.or_(
+        changes.c.op.not_in(_CONTEXT_OPS),
+        sa.and_(
+            change_objects.c.object_type == changes.c.target_type, change_objects.c.object_id == changes.c.target_id
+        ),
+    )
+
+
+def _superseded(row: sa.Row[Any], later: Any) -> RevertError:
+    """``later`` is the row (id, actor, summary) of the later change in the way."""
+    return RevertError(
+        f"cannot revert change {row.id}: superseded by the later change {later.id} of {later.actor} "
+        f"({later.summary}); revert that one first (or the whole run), or edit the value directly"
+    )
+
+
 def _check_not_superseded(conn: sa.Connection, row: sa.Row[Any]) -> None:
-    mine = sa.select(change_objects.c.object_type, change_objects.c.object_id).where(
-        change_objects.c.change_id == row.id
+    mine = (
+        sa.select(change_objects.c.object_type, change_objects.c.object_id)
+        .join(changes, changes.c.id == change_objects.c.change_id)
+        .where(change_objects.c.change_id == row.id, _own_objects())
     )
     later = conn.execute(
         sa.select(changes.c.id, changes.c.actor, changes.c.summary)
         .join(change_objects, change_objects.c.change_id == changes.c.id)
         .where(
             changes.c.id > row.id,
-            changes.c.actor != row.actor,
             changes.c.status == "applied",
             changes.c.op != "changes.revert",
+            _own_objects(),
             sa.tuple_(change_objects.c.object_type, change_objects.c.object_id).in_(mine),
         )
+        .order_by(changes.c.id)
         .limit(1)
     ).first()
     if later is not None:
-        raise RevertError(
-            f"cannot revert change {row.id}: superseded by a later change of {later.actor} "
-            f"({later.summary}); revert that one first or edit the value directly"
-        )
+        raise _superseded(row, later)
 
 
 # ------------------------------------------------------------------ reverters of the core ops
@@ -221,18 +265,127 @@ def _cardinality(conn: sa.Connection, predicate: str) -> str:
     return str(conn.execute(sa.select(predicates.c.cardinality).where(predicates.c.name == predicate)).scalar_one())
 
 
-def _slot_taken(conn: sa.Connection, fact: sa.Row[Any], *, ignoring: Sequence[int] = ()) -> bool:
-    if _cardinality(conn, fact.predicate) != "one":
-        return False
-    other = conn.execute(
-        sa.select(facts.c.id).where(
-            facts.c.subject_id == fact.subject_id,
-            facts.c.predicate == fact.predicate,
-            facts.c.valid_to.is_(None),
-            facts.c.id.not_in([fact.id, *ignoring]),
+def _root(conn: sa.Connection, entity_id: int) -> int:
+    """The entity at the end of ``entity_id``'s merge chain, deleted or not."""
+    seen = {entity_id}
+    current = entity_id
+    while True:
+        parent = conn.execute(sa.select(entities.c.merged_into).where(entities.c.id == current)).scalar()
+        if parent is None or parent in seen:
+            return current
+        seen.add(parent)
+        current = parent
+
+
+def _members(conn: sa.Connection, entity_id: int) -> list[int]:
+    """Every entity sharing ``entity_id``'s merge group: the facts of one slot live on these."""
+    found = [_root(conn, entity_id)]
+    frontier = list(found)
+    while frontier:
+        rows = conn.execute(sa.select(entities.c.id).where(entities.c.merged_into.in_(frontier))).scalars()
+        frontier = [r for r in rows if r not in found]
+        found.extend(frontier)
+    return found
+
+
+def _live(conn: sa.Connection, entity_id: int) -> bool:
+    """Whether the entity, followed through its merges, still exists."""
+    seen: set[int] = set()
+    current: int | None = entity_id
+    while current is not None and current not in seen:
+        seen.add(current)
+        row = conn.execute(
+            sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == current)
+        ).first()
+        if row is None or row.deleted_at is not None:
+            return False
+        current = row.merged_into
+    return current is None
+
+
+def _written_by_applied_change(conn: sa.Connection, fact_id: int) -> bool:
+    """False when the change that wrote the fact has been reverted (its value must not come back)."""
+    # through change_objects, whose (type, id) index finds the fact's changes without a scan
+    status = conn.execute(
+        sa.select(changes.c.status)
+        .join(change_objects, change_objects.c.change_id == changes.c.id)
+        .where(
+            change_objects.c.object_type == "fact",
+            change_objects.c.object_id == fact_id,
+            changes.c.target_type == "fact",
+            changes.c.target_id == fact_id,
+            changes.c.op.in_(_FACT_WRITES),
         )
+        .order_by(changes.c.id)
+        .limit(1)
+    ).scalar()
+    return status != "reverted"
+
+
+def restore_facts(tx: WriteTx, row: sa.Row[Any], candidates: Sequence[sa.Row[Any]]) -> None:
+    """Make current again the facts that change ``row`` expired, as far as history allows.
+
+    A fact whose own write was undone stays gone. A fact is refused (superseded) when a later,
+    still-applied write went into its ``one`` slot: that write replaced the slot's content, and
+    bringing the old value back beside it would contradict it.
+    """
+    conn = tx.conn
+    restoring = [f for f in candidates if f.expired_by == row.id and _written_by_applied_change(conn, f.id)]
+    ids = [f.id for f in restoring]
+    for fact in restoring:
+        if fact.object_id is not None and not _live(conn, fact.object_id):
+            raise RevertError(
+                f"cannot revert change {row.id}: superseded, the entity {fact.predicate} points at was deleted "
+                "since; undo that deletion first"
+            )
+        if _cardinality(conn, fact.predicate) != "one":
+            continue
+        later = conn.execute(
+            sa.select(changes.c.id, changes.c.actor, changes.c.summary)
+            .join(facts, facts.c.id == changes.c.target_id)
+            .where(
+                changes.c.id > row.id,
+                changes.c.status == "applied",
+                changes.c.op.in_(_FACT_WRITES),
+                changes.c.target_type == "fact",
+                facts.c.predicate == fact.predicate,
+                facts.c.subject_id.in_(_members(conn, fact.subject_id)),
+                facts.c.id.not_in(ids),
+            )
+            .order_by(changes.c.id)
+            .limit(1)
+        ).first()
+        if later is not None:
+            raise _superseded(row, later)
+    if ids:
+        conn.execute(sa.update(facts).where(facts.c.id.in_(ids)).values(valid_to=None, expired_by=None))
+
+
+def _expired_by(conn: sa.Connection, change_id: int) -> Sequence[sa.Row[Any]]:
+    return conn.execute(sa.select(facts).where(facts.c.expired_by == change_id).order_by(facts.c.id)).all()
+
+
+def _check_no_later_fact_work(conn: sa.Connection, row: sa.Row[Any], entity_ids: Sequence[int]) -> None:
+    """Refuse undoing an entity's creation or merge once later writes built facts on it.
+
+    Those facts were written about (or pointing at) the entity as it stood; taking it away or
+    splitting it would leave them attached to the wrong entity.
+    """
+    later = conn.execute(
+        sa.select(changes.c.id, changes.c.actor, changes.c.summary)
+        .join(change_objects, change_objects.c.change_id == changes.c.id)
+        .join(facts, sa.and_(change_objects.c.object_type == "fact", facts.c.id == change_objects.c.object_id))
+        .where(
+            changes.c.id > row.id,
+            changes.c.status == "applied",
+            changes.c.op != "changes.revert",
+            sa.or_(facts.c.subject_id.in_(entity_ids), facts.c.object_id.in_(entity_ids)),
+        )
+        .order_by(changes.c.id)
+        .limit(1)
     ).first()
-    return other is not None
+    if later is not None:
+        raise _superseded(row, later)
 
 
 def _revert_put(tx: WriteTx, row: sa.Row[Any]) -> None:
@@ -240,20 +393,12 @@ def _revert_put(tx: WriteTx, row: sa.Row[Any]) -> None:
     new = conn.execute(sa.select(facts).where(facts.c.id == row.target_id)).one()
     if new.valid_to is None:
         conn.execute(sa.update(facts).where(facts.c.id == new.id).values(valid_to=tx.now))
-    for old in conn.execute(sa.select(facts).where(facts.c.expired_by == row.id)).all():
-        if _slot_taken(conn, old):
-            raise RevertError(f"cannot revert change {row.id}: superseded, {old.predicate} has a newer current value")
-        conn.execute(sa.update(facts).where(facts.c.id == old.id).values(valid_to=None, expired_by=None))
+    restore_facts(tx, row, _expired_by(conn, row.id))
 
 
 def _revert_expiry(tx: WriteTx, row: sa.Row[Any]) -> None:
     """Undo a retraction, or the expiry of a fact when its gem was uninstalled with its data."""
-    fact = tx.conn.execute(sa.select(facts).where(facts.c.id == row.target_id)).one()
-    if fact.valid_to is None or fact.expired_by != row.id:
-        return
-    if _slot_taken(tx.conn, fact):
-        raise RevertError(f"cannot revert change {row.id}: superseded, {fact.predicate} has a newer current value")
-    tx.conn.execute(sa.update(facts).where(facts.c.id == fact.id).values(valid_to=None, expired_by=None))
+    restore_facts(tx, row, _expired_by(tx.conn, row.id))
 
 
 def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
@@ -261,6 +406,7 @@ def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
 
 
 def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:
+    _check_no_later_fact_work(tx.conn, row, _members(tx.conn, row.target_id))
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=tx.now))
 
 
@@ -269,16 +415,30 @@ def _revert_add_identifier(tx: WriteTx, row: sa.Row[Any]) -> None:
 
 
 def _revert_merge(tx: WriteTx, row: sa.Row[Any]) -> None:
+    _check_no_later_fact_work(tx.conn, row, _members(tx.conn, row.target_id))
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(merged_into=None))
 
 
 def _revert_entity_delete(tx: WriteTx, row: sa.Row[Any]) -> None:
+    """Bring the entity back, and with it the relations that expired with it (same change)."""
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=None))
+    restore_facts(tx, row, _expired_by(tx.conn, row.id))
+
+
+def _revert_resolve(tx: WriteTx, row: sa.Row[Any]) -> None:
+    """Undo a settled conflict: drop the taken value (if one was taken) and reopen the conflict."""
+    if row.target_type == "fact":
+        _revert_put(tx, row)
+    settled = _loads(row.after_json)
+    tx.conn.execute(
+        sa.update(changes).where(changes.c.id == settled["conflict"]).values(status="conflict", reverted_by=None)
+    )
 
 
 REVERTERS.update(
     {
         "facts.put": _revert_put,
+        "changes.resolve": _revert_resolve,
         "facts.retract": _revert_expiry,
         "uninstall.delete:fact": _revert_expiry,
         "facts.pin": _revert_pin,

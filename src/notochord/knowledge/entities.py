@@ -8,6 +8,8 @@ Rules:
   keep working (K-ENT-12). Facts and identifiers stay on the row they were written to and are read
   through the merge closure (:meth:`Entities.members`).
 - A deleted entity is marked, never removed; any use of its id is "not found: no entity" (K-ENT-13).
+  Relations to it (current facts whose object is the entity or one merged into it) expire with
+  it, in the same change, so undoing the deletion brings them back.
 - Only the user and the assistant merge or delete (K-ENT-11); the gem facade never exposes them.
 """
 
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 
 import sqlalchemy as sa
 
-from notochord.db.schema import entities, identifiers, space_meta
+from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
 from notochord.knowledge.quotas import DailyLimits, check_length
@@ -270,12 +272,28 @@ class Entities:
             if self.kind_of(tx.conn, canonical) == "self":
                 raise KnowledgeValidationError("the user (self) cannot be deleted")
             tx.conn.execute(sa.update(entities).where(entities.c.id == canonical).values(deleted_at=tx.now))
-            return tx.record(
+            relations = (
+                tx.conn.execute(
+                    sa.select(facts.c.id).where(
+                        facts.c.object_id.in_(self.members(tx.conn, canonical)), facts.c.valid_to.is_(None)
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            change_id = tx.record(
                 op="entities.delete",
                 target_type="entity",
                 target_id=canonical,
-                summary=f"deleted {_display_name(tx.conn, canonical)}",
+                touched=[("fact", f) for f in relations],
+                summary=f"deleted {_display_name(tx.conn, canonical)}"
+                + (f" and {len(relations)} relation(s) to it" if relations else ""),
             )
+            if relations:
+                tx.conn.execute(
+                    sa.update(facts).where(facts.c.id.in_(relations)).values(valid_to=tx.now, expired_by=change_id)
+                )
+            return change_id
 
     def _insert_identifier(
         self, conn: sa.Connection, entity_id: int, id_type: str, value: str, *, actor: Actor, now: str

@@ -12,6 +12,10 @@ Rules:
 - Order of work for callers that check permissions (OD-K07): validation and size limits, resolving
   ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write.
 - Inferred facts (``source == 'inferred'``) are never returned by lookups meant for gems.
+- A conflict is settled by the user (:meth:`Facts.resolve_conflict`): taking the proposal writes it
+  as the user's own value (``origin == 'user'``, so no gem overwrites it either), keeping the
+  current value writes nothing; both close the conflict in one change, and reverting that change
+  reopens it.
 """
 
 from __future__ import annotations
@@ -23,12 +27,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import facts
+from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.entities import Entities
 from notochord.knowledge.predicates import is_segment, predicate_problem
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
-from notochord.knowledge.records import Fact, PinResult, PutResult, RetractResult
+from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary
 from notochord.knowledge.writes import Actor, Store
 
@@ -249,6 +253,8 @@ class Facts:
                         target_id=blocker.id,
                         summary=f"conflict on {name}: kept the user's value",
                         before=json.loads(blocker.value_json),
+                        # what resolving the conflict in the proposal's favour writes (besides the value)
+                        after={"object": object_id, "sourceRef": source_ref},
                         proposed=value,
                         status="conflict",
                     )
@@ -340,6 +346,91 @@ class Facts:
                 after=pinned,
             )
             return PinResult(pinned=pinned, change_id=change_id)
+
+    def resolve_conflict(self, *, actor: Actor, change_id: int, take: str) -> ResolveOutcome:
+        """Settle an open conflict: ``take="theirs"`` writes the proposed value as the user's,
+        replacing the current one; ``take="mine"`` keeps the current value. Either way the
+        conflict closes, and the resolution is a change of its own whose revert reopens it."""
+        if take not in {"theirs", "mine"}:
+            raise KnowledgeValidationError(f"take must be 'theirs' or 'mine', not {take!r}")
+        if not actor.is_user:
+            raise KnowledgeValidationError("only the user resolves conflicts")
+        with self._store.write(actor=actor, run_id=None) as tx:
+            conn = tx.conn
+            conflict = conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
+            if conflict is None:
+                raise KnowledgeNotFoundError("change")
+            if conflict.status != "conflict":
+                raise KnowledgeValidationError(
+                    f"change {change_id} is not an open conflict (its status is {conflict.status}); "
+                    "only changes listed with status conflict can be resolved"
+                )
+            kept = conn.execute(sa.select(facts).where(facts.c.id == conflict.target_id)).one()
+            proposed = json.loads(conflict.proposed_json) if conflict.proposed_json is not None else None
+            extra = json.loads(conflict.after_json) if conflict.after_json is not None else {}
+            settled = {"take": take, "conflict": change_id}
+            if take == "mine":
+                resolution = tx.record(
+                    op="changes.resolve",
+                    target_type="change",
+                    target_id=change_id,
+                    summary=f"kept {kept.predicate} = {_short(json.loads(kept.value_json))}; "
+                    f"declined {_short(proposed)} from {conflict.actor}",
+                    after=settled,
+                )
+                fact_id = None
+            else:
+                subject_id = self._entities.canonical(conn, kept.subject_id)
+                object_id = extra.get("object")
+                if object_id is not None:
+                    object_id = self._entities.canonical(conn, object_id)
+                replaced = conn.execute(
+                    sa.select(facts).where(
+                        facts.c.subject_id.in_(self._entities.members(conn, subject_id)),
+                        facts.c.predicate == kept.predicate,
+                        facts.c.valid_to.is_(None),
+                    )
+                ).all()
+                fact_id = conn.execute(
+                    sa.insert(facts)
+                    .values(
+                        subject_id=subject_id,
+                        predicate=kept.predicate,
+                        value_json=json.dumps(proposed, ensure_ascii=False, sort_keys=True),
+                        object_id=object_id,
+                        # the user chose it: from now on it is the user's value, as if typed in
+                        origin="user",
+                        source="user",
+                        source_ref=extra.get("sourceRef"),
+                        writer=str(actor),
+                        pinned=subject_id == self._entities.self_id(conn),
+                        valid_from=tx.now,
+                        valid_to=None,
+                        recorded_at=tx.now,
+                    )
+                    .returning(facts.c.id)
+                ).scalar_one()
+                resolution = tx.record(
+                    op="changes.resolve",
+                    target_type="fact",
+                    target_id=fact_id,
+                    touched=[("fact", r.id) for r in replaced],
+                    summary=f"took {kept.predicate} = {_short(proposed)} proposed by {conflict.actor}",
+                    before=[json.loads(r.value_json) for r in replaced] or None,
+                    after=settled,
+                )
+                if replaced:
+                    conn.execute(
+                        sa.update(facts)
+                        .where(facts.c.id.in_([r.id for r in replaced]))
+                        .values(valid_to=tx.now, expired_by=resolution)
+                    )
+            conn.execute(
+                sa.update(changes).where(changes.c.id == change_id).values(status="reverted", reverted_by=resolution)
+            )
+            return ResolveOutcome(
+                status="took_theirs" if take == "theirs" else "kept_mine", change_id=resolution, fact_id=fact_id
+            )
 
     # ------------------------------------------------------------ helpers
 

@@ -19,6 +19,7 @@ __all__ = [
     "PinResult",
     "Predicate",
     "PutResult",
+    "ResolveOutcome",
     "ResolveResult",
     "RetractResult",
     "RevertResult",
@@ -114,3 +115,11 @@ class Change(_Record):
 class RevertResult(_Record):
     status: Literal["reverted", "already_reverted"]
     count: int
+
+
+class ResolveOutcome(_Record):
+    """A settled conflict: the resolution's change, and the fact written when the proposal was taken."""
+
+    status: Literal["took_theirs", "kept_mine"]
+    change_id: int
+    fact_id: int | None

@@ -24,6 +24,7 @@ from notochord.knowledge.records import (
     Fact,
     PinResult,
     PutResult,
+    ResolveOutcome,
     RetractResult,
     RevertResult,
 )
@@ -280,3 +281,8 @@ class HostChanges:
     def revert(self, change_id: int | None = None, *, run_id: str | None = None) -> RevertResult:
         """Undo one change, or every change of a run, as the user."""
         return self._core.changes.revert(actor=USER, change_id=change_id, run_id=run_id)
+
+    def resolve(self, change_id: int, *, take: str) -> ResolveOutcome:
+        """Settle an open conflict: ``take="theirs"`` accepts the proposed value as the user's own,
+        ``take="mine"`` keeps the current one. Recorded as a change; reverting it reopens the conflict."""
+        return self._core.facts.resolve_conflict(actor=USER, change_id=change_id, take=take)
