@@ -30,16 +30,22 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from notochord.access.permissions import Permission, PermissionSet
+from notochord.access.permissions import (
+    CollectionsPermission,
+    EntitiesPermission,
+    FactsPermission,
+    Permission,
+    PermissionSet,
+)
 from notochord.access.sentences import sentence
 from notochord.db.schema import collections, facts, gem_grants, gem_settings, gems
-from notochord.errors import GemError, ManifestError
+from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationError, ManifestError
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.writes import USER
 
-__all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport"]
+__all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport", "covers"]
 
 CREATOR_WATERMARK = "creator_watermark"
 """gem_settings key: the highest collection id when the installation began (creator rights start after it)."""
@@ -141,7 +147,7 @@ class GemRegistry:
         manifest, raw = read_manifest(Path(path))
         with self._core.store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is None:
-                raise GemError(f"gem {manifest.id} is not installed; install it first")
+                raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
             self._declare_predicates(tx.conn, manifest, now=tx.now)
             requested = set(manifest.knowledge.permission_strings())
             current = {
@@ -248,6 +254,19 @@ class GemRegistry:
             for p in manifest.knowledge.permissions
         ]
 
+    def covering(self, gem_id: str, needed: str) -> str | None:
+        """The requested permission that would allow what ``needed`` allows, or ``None``.
+
+        ``needed`` itself when it was requested, else the first covering one in manifest order.
+        """
+        try:
+            wanted = Permission.parse(needed)
+        except KnowledgeValidationError:
+            return None
+        found = [p for p in self.manifest(gem_id).knowledge.permissions if covers(p, wanted)]
+        best = next((p for p in found if p == wanted), found[0] if found else None)
+        return None if best is None else str(best)
+
     def granted(self, gem_id: str) -> PermissionSet:
         """The permissions switched on right now. Read on every call; nothing is cached."""
         with self._core.store.read() as conn:
@@ -272,7 +291,9 @@ class GemRegistry:
         with self._core.store.read() as conn:
             row = conn.execute(sa.select(gems).where(gems.c.id == gem_id)).first()
         if row is None:
-            raise GemError(f"no gem {gem_id!r} is installed in this space")
+            raise GemNotFoundError(
+                f"no gem {gem_id!r} is installed in this space; see the installed ones with: notochord gem list"
+            )
         return row
 
     # ------------------------------------------------------------ the user's switches
@@ -330,6 +351,17 @@ class GemRegistry:
             deleted=delete_data,
             run_id=run_id,
         )
+
+
+def covers(held: Permission, needed: Permission) -> bool:
+    """Whether holding ``held`` allows everything ``needed`` allows (implications included)."""
+    if isinstance(held, FactsPermission) and isinstance(needed, FactsPermission):
+        return held.action == needed.action and held.covers_facts(needed)
+    if isinstance(held, EntitiesPermission) and isinstance(needed, EntitiesPermission):
+        return held.allows(action=needed.action, kind=needed.kind)
+    if isinstance(held, CollectionsPermission) and isinstance(needed, CollectionsPermission):
+        return held.allows(action=needed.action, target=needed.target)
+    return held == needed
 
 
 def _count_facts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
