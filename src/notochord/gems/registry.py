@@ -2,11 +2,11 @@
 
 Rules:
 
-- Install validates the manifest (every problem listed at once) and the predicate declarations
-  against the vocabulary, then records the gem, one switch per requested permission (all off,
-  K-PERM-03) and the declared predicates, in one transaction: a failed install leaves nothing
-  (P-KVAL-06). At run time only this record is consulted; the manifest file is never read again
-  (P-GEN-04).
+- Install validates the manifest (every problem listed at once), that every tool's entry file is in
+  the gem folder, and the predicate declarations against the vocabulary, then records the gem, one
+  switch per requested permission (all off, K-PERM-03) and the declared predicates, in one
+  transaction: a failed install leaves nothing (P-KVAL-06). At run time only this record is
+  consulted; the manifest file is never read again (P-GEN-04).
 - The user can switch on only permissions the installed manifest requested (K-PERM-25). Every call
   reads the switches afresh, so a change takes effect on the very next call (K-PERM-04).
 - Upgrade keeps the switches of permissions still requested, adds new ones off, and drops the rest
@@ -40,6 +40,7 @@ from notochord.access.permissions import (
 from notochord.access.sentences import sentence
 from notochord.db.schema import collections, facts, gem_grants, gem_settings, gems
 from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationError, ManifestError
+from notochord.gems.entries import check_tool_entries
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
@@ -111,6 +112,7 @@ class GemRegistry:
             GemError: a gem with that id is already installed (use :meth:`upgrade`).
         """
         manifest, raw = read_manifest(Path(path))
+        check_tool_entries(manifest, raw, _folder(Path(path)))
         store = self._core.store
         with store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is not None:
@@ -145,6 +147,7 @@ class GemRegistry:
     def upgrade(self, path: str | Path) -> InstalledGem:
         """Replace an installed gem's manifest, keeping the switches of permissions still requested."""
         manifest, raw = read_manifest(Path(path))
+        check_tool_entries(manifest, raw, _folder(Path(path)))
         with self._core.store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is None:
                 raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
@@ -304,18 +307,41 @@ class GemRegistry:
         Raises:
             GemError: the gem did not request this permission (only requested ones can be switched).
         """
-        canonical = str(Permission.parse(permission))
+        self.set_permissions(gem_id, [permission], on)
+
+    def set_permissions(self, gem_id: str, permissions: Sequence[str], on: bool) -> builtins.list[str]:
+        """Switch several requested permissions on or off at once; returns their canonical strings.
+
+        Every permission is checked before any switch moves: if one is malformed or was not
+        requested, nothing changes.
+
+        Raises:
+            KnowledgeValidationError: a permission string is malformed.
+            GemNotFoundError: no such gem is installed.
+            GemError: the gem did not request one of them (only requested ones can be switched).
+        """
+        canonical = list(dict.fromkeys(str(Permission.parse(p)) for p in permissions))
+        if not canonical:
+            raise GemError("name at least one permission to switch")
         self._row(gem_id)
         with self._core.store.write(actor=USER, run_id=None) as tx:
-            updated = tx.conn.execute(
-                sa.update(gem_grants)
-                .where(gem_grants.c.gem_id == gem_id, gem_grants.c.permission == canonical)
-                .values(enabled=on, changed_at=tx.now)
-            ).rowcount
-        if not updated:
-            raise GemError(
-                f"gem {gem_id} did not request {canonical}; only permissions in its manifest can be switched on"
+            requested = set(
+                tx.conn.execute(sa.select(gem_grants.c.permission).where(gem_grants.c.gem_id == gem_id)).scalars()
             )
+            unrequested = [p for p in canonical if p not in requested]
+            if unrequested:
+                listed = ", ".join(unrequested)
+                known = ", ".join(self.manifest(gem_id).knowledge.permission_strings()) or "none"
+                raise GemError(
+                    f"gem {gem_id} did not request {listed}; only permissions in its manifest can be switched "
+                    f"(it requests: {known}); nothing was changed"
+                )
+            tx.conn.execute(
+                sa.update(gem_grants)
+                .where(gem_grants.c.gem_id == gem_id, gem_grants.c.permission.in_(canonical))
+                .values(enabled=on, changed_at=tx.now)
+            )
+        return canonical
 
     # ------------------------------------------------------------ uninstall
 
@@ -351,6 +377,11 @@ class GemRegistry:
             deleted=delete_data,
             run_id=run_id,
         )
+
+
+def _folder(path: Path) -> Path:
+    """The gem folder of a folder or manifest path (what the installation copies)."""
+    return path if path.is_dir() else path.parent
 
 
 def covers(held: Permission, needed: Permission) -> bool:

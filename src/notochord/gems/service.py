@@ -118,6 +118,10 @@ class Gems:
     def set_permission(self, gem_id: str, permission: str, on: bool) -> None:
         self.registry.set_permission(gem_id, permission, on)
 
+    def set_permissions(self, gem_id: str, permissions: builtins.list[str], on: bool) -> builtins.list[str]:
+        """Switch several requested permissions at once: all of them, or none if one was not requested."""
+        return self.registry.set_permissions(gem_id, permissions, on)
+
     def permission_hint(self, gem_id: str, needed: str) -> str | None:
         """What the person can do when a call of the gem lacks ``needed``, or ``None`` for the default words.
 
