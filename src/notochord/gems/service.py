@@ -131,9 +131,15 @@ class Gems:
         covering = self.registry.covering(gem_id, needed)
         if covering is None:
             return f"gem {gem_id} does not request it; its manifest must request it before it can be switched on"
-        if covering in self.registry.granted(gem_id).strings():
-            return None  # on already, yet the call is out of its reach: nothing to switch on
         org = f" --org {self._space_name.removeprefix('org:')}" if self._space_name.startswith("org:") else ""
+        if covering in self.registry.granted(gem_id).strings():
+            if covering.endswith(":user-selected"):
+                # on, and still refused: the collection is not one the user ticked for the gem
+                return (
+                    f"{covering} is on, but you have not ticked this collection for the gem; "
+                    f"tick it with: notochord collections tick {gem_id} COLLECTION{org}"
+                )
+            return None  # on already, yet the call is out of its reach: nothing to switch on
         return f"switch it on with: notochord gem grant {gem_id} {shlex.quote(covering)}{org}"
 
     def contributions(self, gem_id: str) -> dict[str, int]:

@@ -106,3 +106,21 @@ async def test_in_an_organization_the_command_names_the_organization(nc: notocho
 def test_covers_follows_the_permission_implications(held: str, needed: str, expected: bool) -> None:
     """Issue 11, item 12 (OD-K11, OD-K27): which requested permission would allow a refused call."""
     assert covers(Permission.parse(held), Permission.parse(needed)) is expected
+
+
+async def test_a_user_selected_grant_that_is_on_points_at_ticking_the_collection(space: Space, gems_root: Path) -> None:
+    """Issue 11, item 12: switching on is done; what is missing is the tick of this collection."""
+    install_gem(space, gems_root, "reader", ["collections.read:user-selected"], on=["collections.read:user-selected"])
+    work = space.user.collections.create("Work")
+    space.user.collections.tick("reader", work.id)
+    knowledge = space.gems.context("reader").knowledge
+    assert knowledge is not None
+    [ref] = [c.ref for c in await knowledge.collections.list() if c.name == "Work"]
+    space.user.collections.tick("reader", work.id, False)
+    with pytest.raises(KnowledgePermissionError) as raised:
+        await knowledge.documents.list(ref)
+    assert raised.value.permission == "collections.read:user-selected"
+    assert (
+        "(collections.read:user-selected is on, but you have not ticked this collection for the gem; "
+        "tick it with: notochord collections tick reader COLLECTION)"
+    ) in raised.value.message
