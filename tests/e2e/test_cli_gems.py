@@ -369,3 +369,16 @@ def test_a_draft_manifest_names_its_gem_level_entry(cli: Cli, tmp_path: Path) ->
     shutil.copy(EXAMPLES / "recipes" / "manifest.json", folder / "manifest.json")
     result = cli.run("gem", "install", str(folder), code=2)
     assert "entry: tool 'rate': tools/rate.js is not a file in the gem folder" in result.stderr
+
+
+def test_reset_and_the_local_list_say_what_changed(cli: Cli) -> None:
+    """Issue 11, item 13: reset empties both external lists and says so, entry by entry."""
+    cli.run("network", "allow", "api.example.com")
+    cli.run("network", "block", "ads.example.com")
+    assert "added to the local list: localhost:5173" in cli.run("network", "local", "add", "localhost:5173").stdout
+    text = cli.run("network", "reset").stdout
+    assert "switched from blocklist to open" in text
+    assert "removed from the allowlist: api.example.com" in text
+    assert "removed from the blocklist: ads.example.com" in text
+    assert "removed from the local list: localhost:5173" in text
+    assert cli.json("network", "show") == {"external": {"mode": "open", "hosts": []}, "local": []}

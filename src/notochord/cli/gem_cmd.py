@@ -39,7 +39,7 @@ def install(
     lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in switches]
     if gem.manifest.knowledge.reason:
         lines.append(f"reason: {gem.manifest.knowledge.reason}")
-    lines.append(f"switch one on with: notochord gem grant {gem.id} PERMISSION")
+    lines.append(f"switch them on with: notochord gem grant {gem.id} PERMISSION...")
     emit(result, as_json=as_json, text="\n".join(lines))
 
 
@@ -67,7 +67,7 @@ def upgrade(
     if added:
         lines.append("new permissions, switched off:")
         lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in added]
-        lines.append(f"switch one on with: notochord gem grant {gem.id} PERMISSION")
+        lines.append(f"switch them on with: notochord gem grant {gem.id} PERMISSION...")
     else:
         lines.append("no new permissions")
     if dropped:

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.errors import ConfigurationError
 from notochord.gems.network_rules import NetworkRulesStore, StoredNetworkRules
 
 app = typer.Typer(help="Choose which external hosts gems may reach, and which local addresses.", no_args_is_help=True)
@@ -145,21 +146,33 @@ def local_remove(entry: Entry, org: OrgOption = None, data_dir: DataDir = None, 
 def allow_local(entry: Entry, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     """Let gems with allowLocalNetwork reach a local machine or internal network address."""
     with open_space(data_dir, org) as space:
-        rules = NetworkRulesStore(space.core).add_local(entry)
-    emit(_result(rules), as_json=as_json, text=_render(rules))
+        store = NetworkRulesStore(space.core)
+        before = store.stored()
+        rules = store.add_local(entry)
+    _report(before, rules, as_json=as_json)
 
 
 @app.command("remove-local")
 def remove_local(entry: Entry, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     """Take an address off the local list; gems can no longer reach it from their next request."""
     with open_space(data_dir, org) as space:
-        rules = NetworkRulesStore(space.core).remove_local(entry)
-    emit(_result(rules), as_json=as_json, text=_render(rules))
+        store = NetworkRulesStore(space.core)
+        before = store.stored()
+        rules = store.remove_local(entry)
+    _report(before, rules, as_json=as_json)
 
 
 @app.command("reset")
 def reset(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
-    """Back to the defaults: every external host open, no local address reachable."""
+    """Back to the defaults: every external host open, no local address reachable; both lists emptied."""
     with open_space(data_dir, org) as space:
-        rules = NetworkRulesStore(space.core).reset()
-    emit(_result(rules), as_json=as_json, text=_render(rules))
+        store = NetworkRulesStore(space.core)
+        try:
+            before = store.stored()
+        except ConfigurationError:  # damaged rules: resetting them is the way out, so it must work
+            before = None
+        rules = store.reset()
+    if before is None:
+        emit(_result(rules), as_json=as_json, text=f"replaced the damaged rules with the defaults\n{_render(rules)}")
+    else:
+        _report(before, rules, as_json=as_json)
