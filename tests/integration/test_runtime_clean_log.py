@@ -34,6 +34,16 @@ async def run(input, ctx):
     return "ok"
 """
 
+LEAVES_A_CALL = """
+import asyncio
+
+
+async def run(input, ctx):
+    asyncio.ensure_future(ctx.knowledge.facts.lookup("self", "pref.food"))
+    await asyncio.sleep(0)  # the call is on its way; the tool returns without waiting for the answer
+    return "left"
+"""
+
 READS_STDIN = """
 import sys
 
@@ -47,7 +57,7 @@ def run(input, ctx):
 def gem_space(tmp_path: Path, space: notochord.Space) -> notochord.Space:
     folder = tmp_path / "chatty"
     folder.mkdir()
-    tools = {"chatty": CHATTY, "quiet": QUIET, "stdin": READS_STDIN}
+    tools = {"chatty": CHATTY, "quiet": QUIET, "stdin": READS_STDIN, "leaves": LEAVES_A_CALL}
     for name, source in tools.items():
         (folder / f"{name}.py").write_text(source, encoding="utf-8")
     manifest = {
@@ -85,3 +95,12 @@ def test_the_channel_is_not_the_tools_stdin(gem_space: notochord.Space) -> None:
     assert record.status == "succeeded", f"{record.error}\n{record.log}"
     assert record.output == {"stdin": ""}
     assert record.log == ""
+
+
+def test_an_answer_arriving_after_the_tool_returned_leaves_no_trace(gem_space: notochord.Space) -> None:
+    """Issue 11, item 4: a call the tool did not wait for is answered into a closed loop, silently."""
+    for _ in range(RUNS):
+        record = gem_space.gems.runner.run_sync("chatty", "leaves")
+        assert record.status == "succeeded", f"{record.error}\n{record.log}"
+        assert record.output == "left"
+        assert record.log == ""

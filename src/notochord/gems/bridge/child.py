@@ -145,7 +145,10 @@ class Channel:
             future = self._pending.pop(int(message.get("id", -1)), None)
             if future is None or self._loop is None:
                 continue
-            self._loop.call_soon_threadsafe(_settle, future, message)
+            try:
+                self._loop.call_soon_threadsafe(_settle, future, message)
+            except RuntimeError:  # the tool returned without awaiting this call; its loop is closed
+                return
 
     async def call(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         assert self._loop is not None
