@@ -128,11 +128,15 @@ class Gems:
         The command names the permission the gem requested that covers the call (what the person
         can switch on), not ``needed`` itself, which is often narrower than anything requested.
         """
-        covering = self.registry.covering(gem_id, needed)
+        try:
+            covering = self.registry.covering(gem_id, needed)
+            granted = self.registry.granted(gem_id).strings()
+        except GemNotFoundError:
+            return None  # uninstalled while the run went on: the refusal itself is what matters
         if covering is None:
             return f"gem {gem_id} does not request it; its manifest must request it before it can be switched on"
         org = f" --org {self._space_name.removeprefix('org:')}" if self._space_name.startswith("org:") else ""
-        if covering in self.registry.granted(gem_id).strings():
+        if covering in granted:
             if covering.endswith(":user-selected"):
                 # on, and still refused: the collection is not one the user ticked for the gem
                 return (

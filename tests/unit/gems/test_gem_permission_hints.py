@@ -124,3 +124,15 @@ async def test_a_user_selected_grant_that_is_on_points_at_ticking_the_collection
         "(collections.read:user-selected is on, but you have not ticked this collection for the gem; "
         "tick it with: notochord collections tick reader COLLECTION)"
     ) in raised.value.message
+
+
+async def test_a_ctx_held_past_uninstall_is_still_refused_for_lack_of_permission(space: Space, gems_root: Path) -> None:
+    """Issue 11, item 12: with no gem left to name a permission of, the refusal keeps its default words."""
+    install_gem(space, gems_root, "recipes", RECIPES)
+    knowledge = space.gems.context("recipes").knowledge
+    assert knowledge is not None
+    space.gems.uninstall("recipes")
+    with pytest.raises(KnowledgePermissionError) as raised:
+        await knowledge.collections.create("Recipes")
+    assert raised.value.permission == "collections.create"
+    assert "gem grant" not in raised.value.message
