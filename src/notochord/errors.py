@@ -153,7 +153,10 @@ class ManifestError(NotochordError):
 
 
 class GemError(NotochordError):
-    """A gem-level operation failed: unknown gem, or a permission the manifest never requested."""
+    """A gem-level operation failed: a permission the manifest never requested, a tool that cannot run.
+
+    An unknown gem, tool or run is the subclass :class:`GemNotFoundError`.
+    """
 
     code = "E_GEM"
 
