@@ -17,7 +17,8 @@ them (``raise ... from exc``) and never escape.
     │   ├── KnowledgeValidationError       E_VALIDATION    bad arguments, "exceeds limit", nesting
     │   └── RevertError                    E_REVERT        "superseded", "not empty"
     ├── ManifestError                      E_MANIFEST      every problem as "<json path>: <problem>"
-    ├── GemError                           E_GEM           unknown gem, permission not requested
+    ├── GemError                           E_GEM           permission not requested, tool or code unusable
+    │   └── GemNotFoundError               E_NOT_FOUND     no such gem, tool of a gem, or run
     ├── NetworkError                       E_NETWORK
     │   ├── NetworkPermissionError         E_NET_DENIED    names the host and the rule
     │   └── NetworkRequestError            E_NET_REQUEST   timeouts, oversized bodies, bad URLs
@@ -42,6 +43,7 @@ __all__ = [
     "FileNotFoundInWorkspaceError",
     "FilePermissionError",
     "GemError",
+    "GemNotFoundError",
     "KnowledgeError",
     "KnowledgeNotFoundError",
     "KnowledgePermissionError",
@@ -151,9 +153,18 @@ class ManifestError(NotochordError):
 
 
 class GemError(NotochordError):
-    """A gem-level operation failed: unknown gem, or a permission the manifest never requested."""
+    """A gem-level operation failed: a permission the manifest never requested, a tool that cannot run.
+
+    An unknown gem, tool or run is the subclass :class:`GemNotFoundError`.
+    """
 
     code = "E_GEM"
+
+
+class GemNotFoundError(GemError):
+    """No gem with that id is installed, the gem has no tool of that name, or there is no such run."""
+
+    code = "E_NOT_FOUND"
 
 
 class NetworkError(NotochordError):

@@ -440,6 +440,7 @@ def test_ticking_a_collection_for_a_gem_grants_it_and_off_withdraws_it(
             }
         ),
     )
+    _write(gem / "tools" / "read.js", "")
     gem_id = cli.json("gem", "install", str(gem))["id"]
     travel = cli.json("collections", "create", "Travel")
 
@@ -455,7 +456,7 @@ def test_ticking_a_collection_for_a_gem_grants_it_and_off_withdraws_it(
         assert nc.personal.core.collections.ticked_now(gem_id) == set()
 
     assert "diary and keep" in cli.run("collections", "tick", gem_id, "keep", code=2).stderr
-    assert "no gem" in cli.run("collections", "tick", "nobody", "Travel", code=2).stderr
+    assert "no gem" in cli.run("collections", "tick", "nobody", "Travel", code=3).stderr  # not found
 
 
 # ---------------------------------------------------------------- search and reindex

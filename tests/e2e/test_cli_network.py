@@ -189,6 +189,8 @@ async def test_a_rule_changed_from_the_command_line_applies_to_the_next_request_
         "tools": [{"name": "main", "entry": "tools/main.mjs"}],
     }
     (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "tools").mkdir()
+    (folder / "tools" / "main.mjs").touch()
     with notochord.open(data_dir) as nc:
         space = nc.personal
         space.gems.factories["http"] = make_http

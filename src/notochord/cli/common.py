@@ -44,6 +44,7 @@ OrgOption = Annotated[
 _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.KnowledgeNotFoundError, 3),
     (errors.FileNotFoundInWorkspaceError, 3),
+    (errors.GemNotFoundError, 3),
     (errors.KnowledgePermissionError, 4),
     (errors.NetworkPermissionError, 4),
     (errors.FilePermissionError, 4),

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.errors import GemNotFoundError
+
+if TYPE_CHECKING:
+    import notochord
 
 app = typer.Typer(help="Install gems and switch their permissions on or off.", no_args_is_help=True)
 
@@ -35,7 +39,7 @@ def install(
     lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in switches]
     if gem.manifest.knowledge.reason:
         lines.append(f"reason: {gem.manifest.knowledge.reason}")
-    lines.append(f"switch one on with: notochord gem grant {gem.id} PERMISSION")
+    lines.append(f"switch them on with: notochord gem grant {gem.id} PERMISSION...")
     emit(result, as_json=as_json, text="\n".join(lines))
 
 
@@ -48,8 +52,38 @@ def upgrade(
 ) -> None:
     """Upgrade a gem: switches you turned on stay on, new permissions start off."""
     with open_space(data_dir, org) as space:
+        before = _requested(space, path)
         gem = space.gems.upgrade(path)
-    emit({"id": gem.id, "version": gem.version}, as_json=as_json, text=f"upgraded {gem.id} to {gem.version}")
+        switches = space.gems.permissions(gem.id)
+    added = [s for s in switches if s.permission not in before]
+    dropped = sorted(before - {s.permission for s in switches})
+    result = {
+        "id": gem.id,
+        "version": gem.version,
+        "added": [s._asdict() for s in added],
+        "dropped": dropped,
+    }
+    lines = [f"upgraded {gem.id} to {gem.version}"]
+    if added:
+        lines.append("new permissions, switched off:")
+        lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in added]
+        lines.append(f"switch them on with: notochord gem grant {gem.id} PERMISSION...")
+    else:
+        lines.append("no new permissions")
+    if dropped:
+        lines.append("no longer requested (their switches are gone): " + ", ".join(dropped))
+    emit(result, as_json=as_json, text="\n".join(lines))
+
+
+def _requested(space: notochord.Space, path: Path) -> set[str]:
+    """What the installed version of the gem in ``path`` requests; the upgrade itself checks the rest."""
+    from notochord.gems.manifest import read_manifest  # only when upgrading: keeps `--help` quick
+
+    manifest, _ = read_manifest(path)
+    try:
+        return {s.permission for s in space.gems.permissions(manifest.id)}
+    except GemNotFoundError:
+        return set()  # the upgrade refuses it, with the words for an upgrade
 
 
 @app.command("list")
@@ -111,38 +145,46 @@ def permissions(
     emit([s._asdict() for s in switches], as_json=as_json, text="\n".join(lines) or "(requests no permissions)")
 
 
-def _switch(gem_id: str, permission: str, on: bool, org: str | None, data_dir: Path | None, as_json: bool) -> None:
+Permissions = Annotated[
+    list[str],
+    typer.Argument(metavar="PERMISSION", help="Permissions the gem requested, as in its manifest.", show_default=False),
+]
+
+
+def _switch(
+    gem_id: str, permissions: list[str], on: bool, org: str | None, data_dir: Path | None, as_json: bool
+) -> None:
     with open_space(data_dir, org) as space:
-        space.gems.set_permission(gem_id, permission, on)
-    emit(
-        {"gem": gem_id, "permission": permission, "on": on},
-        as_json=as_json,
-        text=f"{permission} is now {'on' if on else 'off'} for {gem_id}",
-    )
+        switched = space.gems.set_permissions(gem_id, permissions, on)
+    state = "on" if on else "off"
+    result: dict[str, object] = {"gem": gem_id, "permissions": switched, "on": on}
+    if len(switched) == 1:
+        result["permission"] = switched[0]
+    emit(result, as_json=as_json, text="\n".join(f"{p} is now {state} for {gem_id}" for p in switched))
 
 
 @app.command("grant")
 def grant(
     gem_id: GemId,
-    permission: Annotated[str, typer.Argument(help="A permission the gem requested.")],
+    permissions: Permissions,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Switch one requested permission on (effective on the gem's next call)."""
-    _switch(gem_id, permission, True, org, data_dir, as_json)
+    """Switch requested permissions on (effective on the gem's next call); none if one was not requested."""
+    _switch(gem_id, permissions, True, org, data_dir, as_json)
 
 
 @app.command("revoke")
 def revoke(
     gem_id: GemId,
-    permission: Annotated[str, typer.Argument(help="A permission the gem requested.")],
+    permissions: Permissions,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Switch one permission off (effective on the gem's next call)."""
-    _switch(gem_id, permission, False, org, data_dir, as_json)
+    """Switch permissions off (effective on the gem's next call)."""
+    _switch(gem_id, permissions, False, org, data_dir, as_json)
 
 
 @app.command("uninstall")

@@ -3,8 +3,10 @@
 Rules (P-NET-12, P-NET-14, P-NET-16, P-NET-19, OD-P03):
 
 - External network: a mode, ``open`` (the default: every external host), ``allowlist`` (only the
-  listed hosts) or ``blocklist`` (every host but the listed ones), and one host list that goes with
-  the mode. ``open`` takes no list; switching to it clears the list.
+  listed hosts) or ``blocklist`` (every host but the listed ones). The allowlist and the blocklist
+  are two lists of their own: only the one of the mode in force applies, and the other is kept as
+  it was, so switching modes back and forth never loses an entry. ``open`` takes no list and keeps
+  both lists aside.
 - Local machine and internal network: a list of the targets a gem with the local-network flag may
   reach. Empty by default, so no local or internal address can be reached (P-NET-16).
 - Entries are ``host`` or ``host:port`` (IPv6 as ``[address]`` or ``[address]:port``); without a
@@ -65,11 +67,39 @@ _LIST_LABEL: Final[dict[ListKind, str]] = {
 
 @dataclass(frozen=True)
 class StoredNetworkRules:
-    """The rules as the user wrote them (canonical entry strings), for display and JSON."""
+    """The rules as the user wrote them (canonical entry strings), for display and JSON.
+
+    ``external_hosts`` is the list in force (empty in ``open`` mode); ``kept_allowlist`` and
+    ``kept_blocklist`` hold the list of a mode that is not in force, until it is chosen again.
+    """
 
     external_mode: ExternalMode
     external_hosts: tuple[str, ...]
     local_hosts: tuple[str, ...]
+    kept_allowlist: tuple[str, ...] = ()
+    kept_blocklist: tuple[str, ...] = ()
+
+    def hosts_of(self, mode: ExternalMode) -> tuple[str, ...]:
+        """The list that belongs to ``mode``, whether it is in force or kept aside."""
+        if mode == self.external_mode:
+            return self.external_hosts
+        return {"allowlist": self.kept_allowlist, "blocklist": self.kept_blocklist}.get(mode, ())
+
+    def with_lists(
+        self, mode: ExternalMode, lists: dict[str, tuple[str, ...]], local: tuple[str, ...] | None = None
+    ) -> StoredNetworkRules:
+        """``mode`` in force with its list from ``lists`` (``allowlist``/``blocklist``); the other kept."""
+        return StoredNetworkRules(
+            external_mode=mode,
+            external_hosts=lists.get(mode, ()),
+            local_hosts=self.local_hosts if local is None else local,
+            kept_allowlist=() if mode == "allowlist" else lists.get("allowlist", ()),
+            kept_blocklist=() if mode == "blocklist" else lists.get("blocklist", ()),
+        )
+
+    def lists(self) -> dict[str, tuple[str, ...]]:
+        """``{"allowlist": …, "blocklist": …}``, each whether in force or kept."""
+        return {"allowlist": self.hosts_of("allowlist"), "blocklist": self.hosts_of("blocklist")}
 
     def to_rules(self) -> UserNetworkRules:
         """The decision-ready form used by :class:`~notochord.net.policy.NetworkPolicy`."""
@@ -81,10 +111,14 @@ class StoredNetworkRules:
 
     def to_json(self) -> dict[str, Any]:
         """``{"external": {"mode", "hosts"}, "local": [...]}``, the stored and displayed shape."""
-        return {
+        shape: dict[str, Any] = {
             "external": {"mode": self.external_mode, "hosts": list(self.external_hosts)},
             "local": list(self.local_hosts),
         }
+        kept = {m: list(h) for m, h in (("allowlist", self.kept_allowlist), ("blocklist", self.kept_blocklist)) if h}
+        if kept:
+            shape["kept"] = kept
+        return shape
 
 
 _DEFAULT = StoredNetworkRules(external_mode="open", external_hosts=(), local_hosts=())
@@ -176,10 +210,15 @@ def _decode(value: str) -> StoredNetworkRules:
         raise ConfigurationError(damaged.format(why="external is not {mode, hosts}"))
     if not isinstance(local, list):
         raise ConfigurationError(damaged.format(why="local is not a list"))
+    kept = raw.get("kept", {})
+    if not isinstance(kept, dict) or not all(isinstance(kept.get(m, []), list) for m in ("allowlist", "blocklist")):
+        raise ConfigurationError(damaged.format(why="kept is not {allowlist, blocklist}"))
     return StoredNetworkRules(
         external_mode=_check_mode(external.get("mode")),
         external_hosts=_canonical(external["hosts"], kind="external"),
         local_hosts=_canonical(local, kind="local"),
+        kept_allowlist=_canonical(kept.get("allowlist", []), kind="external"),
+        kept_blocklist=_canonical(kept.get("blocklist", []), kind="external"),
     )
 
 
@@ -231,7 +270,7 @@ class NetworkRulesStore:
         return list(self.stored().local_hosts)
 
     def set_external(self, mode: str, hosts: Iterable[str] = ()) -> StoredNetworkRules:
-        """Choose the external mode and its host list (replacing the previous list).
+        """Choose the external mode and replace its host list; the other mode's list is kept.
 
         Raises:
             ConfigurationError: an unknown mode, a list given with ``open``, or a bad entry.
@@ -242,14 +281,21 @@ class NetworkRulesStore:
             raise ConfigurationError(
                 "open mode allows every external host and takes no host list; use allowlist or blocklist to list hosts"
             )
-        return self._update(lambda r: StoredNetworkRules(checked, listed, r.local_hosts))
+
+        def change(rules: StoredNetworkRules) -> StoredNetworkRules:
+            lists = rules.lists()
+            if checked != "open":
+                lists[checked] = listed
+            return rules.with_lists(checked, lists)
+
+        return self._update(change)
 
     def add_external(self, mode: str, hosts: Iterable[str]) -> StoredNetworkRules:
         """Switch to ``allowlist`` or ``blocklist`` with ``hosts`` added, in one write.
 
-        In the mode already chosen the hosts join its list (each once). Coming from another mode the
-        list starts empty: an allowlist entry means the opposite of a blocklist entry, so carrying
-        the old list over would turn every allowed host into a blocked one, or the reverse.
+        The hosts join that mode's own list (each once), whether it was in force or kept aside. The
+        other mode's list is kept as it is and not merged: an allowlist entry means the opposite of
+        a blocklist entry, so carrying it over would turn every allowed host into a blocked one.
 
         Raises:
             ConfigurationError: ``mode`` is not allowlist or blocklist, no host is given, or an
@@ -263,11 +309,12 @@ class NetworkRulesStore:
             raise ConfigurationError(f"name at least one host to put on the {checked}")
 
         def change(rules: StoredNetworkRules) -> StoredNetworkRules:
-            kept = rules.external_hosts if rules.external_mode == checked else ()
-            merged = tuple(dict.fromkeys((*kept, *listed)))
+            lists = rules.lists()
+            merged = tuple(dict.fromkeys((*lists[checked], *listed)))
             if len(merged) > _MAX_ENTRIES:
                 raise ConfigurationError(f"{_LIST_LABEL['external']} may hold at most {_MAX_ENTRIES} entries")
-            return StoredNetworkRules(checked, merged, rules.local_hosts)
+            lists[checked] = merged
+            return rules.with_lists(checked, lists)
 
         return self._update(change)
 
@@ -284,7 +331,7 @@ class NetworkRulesStore:
                 return rules
             if len(rules.local_hosts) >= _MAX_ENTRIES:
                 raise ConfigurationError(f"{_LIST_LABEL['local']} may hold at most {_MAX_ENTRIES} entries")
-            return StoredNetworkRules(rules.external_mode, rules.external_hosts, (*rules.local_hosts, canonical))
+            return rules.with_lists(rules.external_mode, rules.lists(), (*rules.local_hosts, canonical))
 
         return self._update(change)
 
@@ -301,7 +348,7 @@ class NetworkRulesStore:
                 listed = ", ".join(rules.local_hosts) or "the list is empty"
                 raise ConfigurationError(f"{entry!r} is not in {_LIST_LABEL['local']} ({listed})")
             kept = tuple(e for e in rules.local_hosts if e != canonical)
-            return StoredNetworkRules(rules.external_mode, rules.external_hosts, kept)
+            return rules.with_lists(rules.external_mode, rules.lists(), kept)
 
         return self._update(change)
 

@@ -2,11 +2,11 @@
 
 Rules:
 
-- Install validates the manifest (every problem listed at once) and the predicate declarations
-  against the vocabulary, then records the gem, one switch per requested permission (all off,
-  K-PERM-03) and the declared predicates, in one transaction: a failed install leaves nothing
-  (P-KVAL-06). At run time only this record is consulted; the manifest file is never read again
-  (P-GEN-04).
+- Install validates the manifest (every problem listed at once), that every tool's entry file is in
+  the gem folder, and the predicate declarations against the vocabulary, then records the gem, one
+  switch per requested permission (all off, K-PERM-03) and the declared predicates, in one
+  transaction: a failed install leaves nothing (P-KVAL-06). At run time only this record is
+  consulted; the manifest file is never read again (P-GEN-04).
 - The user can switch on only permissions the installed manifest requested (K-PERM-25). Every call
   reads the switches afresh, so a change takes effect on the very next call (K-PERM-04).
 - Upgrade keeps the switches of permissions still requested, adds new ones off, and drops the rest
@@ -30,16 +30,23 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from notochord.access.permissions import Permission, PermissionSet
+from notochord.access.permissions import (
+    CollectionsPermission,
+    EntitiesPermission,
+    FactsPermission,
+    Permission,
+    PermissionSet,
+)
 from notochord.access.sentences import sentence
 from notochord.db.schema import collections, facts, gem_grants, gem_settings, gems
-from notochord.errors import GemError, ManifestError
+from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationError, ManifestError
+from notochord.gems.entries import check_tool_entries
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.writes import USER
 
-__all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport"]
+__all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport", "covers"]
 
 CREATOR_WATERMARK = "creator_watermark"
 """gem_settings key: the highest collection id when the installation began (creator rights start after it)."""
@@ -105,6 +112,7 @@ class GemRegistry:
             GemError: a gem with that id is already installed (use :meth:`upgrade`).
         """
         manifest, raw = read_manifest(Path(path))
+        check_tool_entries(manifest, raw, _folder(Path(path)))
         store = self._core.store
         with store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is not None:
@@ -139,9 +147,10 @@ class GemRegistry:
     def upgrade(self, path: str | Path) -> InstalledGem:
         """Replace an installed gem's manifest, keeping the switches of permissions still requested."""
         manifest, raw = read_manifest(Path(path))
+        check_tool_entries(manifest, raw, _folder(Path(path)))
         with self._core.store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is None:
-                raise GemError(f"gem {manifest.id} is not installed; install it first")
+                raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
             self._declare_predicates(tx.conn, manifest, now=tx.now)
             requested = set(manifest.knowledge.permission_strings())
             current = {
@@ -248,6 +257,19 @@ class GemRegistry:
             for p in manifest.knowledge.permissions
         ]
 
+    def covering(self, gem_id: str, needed: str) -> str | None:
+        """The requested permission that would allow what ``needed`` allows, or ``None``.
+
+        ``needed`` itself when it was requested, else the first covering one in manifest order.
+        """
+        try:
+            wanted = Permission.parse(needed)
+        except KnowledgeValidationError:
+            return None
+        found = [p for p in self.manifest(gem_id).knowledge.permissions if covers(p, wanted)]
+        best = next((p for p in found if p == wanted), found[0] if found else None)
+        return None if best is None else str(best)
+
     def granted(self, gem_id: str) -> PermissionSet:
         """The permissions switched on right now. Read on every call; nothing is cached."""
         with self._core.store.read() as conn:
@@ -272,7 +294,9 @@ class GemRegistry:
         with self._core.store.read() as conn:
             row = conn.execute(sa.select(gems).where(gems.c.id == gem_id)).first()
         if row is None:
-            raise GemError(f"no gem {gem_id!r} is installed in this space")
+            raise GemNotFoundError(
+                f"no gem {gem_id!r} is installed in this space; see the installed ones with: notochord gem list"
+            )
         return row
 
     # ------------------------------------------------------------ the user's switches
@@ -283,18 +307,41 @@ class GemRegistry:
         Raises:
             GemError: the gem did not request this permission (only requested ones can be switched).
         """
-        canonical = str(Permission.parse(permission))
+        self.set_permissions(gem_id, [permission], on)
+
+    def set_permissions(self, gem_id: str, permissions: Sequence[str], on: bool) -> builtins.list[str]:
+        """Switch several requested permissions on or off at once; returns their canonical strings.
+
+        Every permission is checked before any switch moves: if one is malformed or was not
+        requested, nothing changes.
+
+        Raises:
+            KnowledgeValidationError: a permission string is malformed.
+            GemNotFoundError: no such gem is installed.
+            GemError: the gem did not request one of them (only requested ones can be switched).
+        """
+        canonical = list(dict.fromkeys(str(Permission.parse(p)) for p in permissions))
+        if not canonical:
+            raise GemError("name at least one permission to switch")
         self._row(gem_id)
         with self._core.store.write(actor=USER, run_id=None) as tx:
-            updated = tx.conn.execute(
-                sa.update(gem_grants)
-                .where(gem_grants.c.gem_id == gem_id, gem_grants.c.permission == canonical)
-                .values(enabled=on, changed_at=tx.now)
-            ).rowcount
-        if not updated:
-            raise GemError(
-                f"gem {gem_id} did not request {canonical}; only permissions in its manifest can be switched on"
+            requested = set(
+                tx.conn.execute(sa.select(gem_grants.c.permission).where(gem_grants.c.gem_id == gem_id)).scalars()
             )
+            unrequested = [p for p in canonical if p not in requested]
+            if unrequested:
+                listed = ", ".join(unrequested)
+                known = ", ".join(self.manifest(gem_id).knowledge.permission_strings()) or "none"
+                raise GemError(
+                    f"gem {gem_id} did not request {listed}; only permissions in its manifest can be switched "
+                    f"(it requests: {known}); nothing was changed"
+                )
+            tx.conn.execute(
+                sa.update(gem_grants)
+                .where(gem_grants.c.gem_id == gem_id, gem_grants.c.permission.in_(canonical))
+                .values(enabled=on, changed_at=tx.now)
+            )
+        return canonical
 
     # ------------------------------------------------------------ uninstall
 
@@ -330,6 +377,22 @@ class GemRegistry:
             deleted=delete_data,
             run_id=run_id,
         )
+
+
+def _folder(path: Path) -> Path:
+    """The gem folder of a folder or manifest path (what the installation copies)."""
+    return path if path.is_dir() else path.parent
+
+
+def covers(held: Permission, needed: Permission) -> bool:
+    """Whether holding ``held`` allows everything ``needed`` allows (implications included)."""
+    if isinstance(held, FactsPermission) and isinstance(needed, FactsPermission):
+        return held.action == needed.action and held.covers_facts(needed)
+    if isinstance(held, EntitiesPermission) and isinstance(needed, EntitiesPermission):
+        return held.allows(action=needed.action, kind=needed.kind)
+    if isinstance(held, CollectionsPermission) and isinstance(needed, CollectionsPermission):
+        return held.allows(action=needed.action, target=needed.target)
+    return held == needed
 
 
 def _count_facts(conn: sa.Connection, gem_id: str) -> dict[str, int]:

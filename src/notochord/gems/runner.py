@@ -22,7 +22,7 @@ import anyio
 import sqlalchemy as sa
 
 from notochord.db.schema import runs
-from notochord.errors import GemError
+from notochord.errors import GemError, GemNotFoundError
 from notochord.gems.api.files import rollback_run, start_run
 from notochord.gems.bridge.host import ToolOutcome, run_in_process
 from notochord.gems.context import new_run_id
@@ -98,7 +98,7 @@ class Runner:
             if spec.name == name:
                 return spec
         names = ", ".join(t.name for t in tools) or "none"
-        raise GemError(f"gem {gem_id} has no tool {name!r} (tools: {names})")
+        raise GemNotFoundError(f"gem {gem_id} has no tool {name!r} (tools: {names})")
 
     # ---------------------------------------------------------------- running
 
@@ -209,7 +209,7 @@ class Runner:
         with self._core.store.read() as conn:
             row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).first()
         if row is None:
-            raise GemError(f"no run {run_id!r} in this space")
+            raise GemNotFoundError(f"no run {run_id!r} in this space; see the recent ones with: notochord runs list")
         return _record(row)
 
     def list(self, *, gem_id: str | None = None, limit: int = 50) -> builtins.list[RunRecord]:

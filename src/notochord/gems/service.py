@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
 
 from notochord.clock import Clock
-from notochord.errors import GemError, NotochordError
+from notochord.errors import GemError, GemNotFoundError, NotochordError
 from notochord.gems.api.documents import creator_watermark, register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi, Scope
 from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
@@ -117,6 +118,34 @@ class Gems:
     def set_permission(self, gem_id: str, permission: str, on: bool) -> None:
         self.registry.set_permission(gem_id, permission, on)
 
+    def set_permissions(self, gem_id: str, permissions: builtins.list[str], on: bool) -> builtins.list[str]:
+        """Switch several requested permissions at once: all of them, or none if one was not requested."""
+        return self.registry.set_permissions(gem_id, permissions, on)
+
+    def permission_hint(self, gem_id: str, needed: str) -> str | None:
+        """What the person can do when a call of the gem lacks ``needed``, or ``None`` for the default words.
+
+        The command names the permission the gem requested that covers the call (what the person
+        can switch on), not ``needed`` itself, which is often narrower than anything requested.
+        """
+        try:
+            covering = self.registry.covering(gem_id, needed)
+            granted = self.registry.granted(gem_id).strings()
+        except GemNotFoundError:
+            return None  # uninstalled while the run went on: the refusal itself is what matters
+        if covering is None:
+            return f"gem {gem_id} does not request it; its manifest must request it before it can be switched on"
+        org = f" --org {self._space_name.removeprefix('org:')}" if self._space_name.startswith("org:") else ""
+        if covering in granted:
+            if covering.endswith(":user-selected"):
+                # on, and still refused: the collection is not one the user ticked for the gem
+                return (
+                    f"{covering} is on, but you have not ticked this collection for the gem; "
+                    f"tick it with: notochord collections tick {gem_id} COLLECTION{org}"
+                )
+            return None  # on already, yet the call is out of its reach: nothing to switch on
+        return f"switch it on with: notochord gem grant {gem_id} {shlex.quote(covering)}{org}"
+
     def contributions(self, gem_id: str) -> dict[str, int]:
         return self.registry.contributions(gem_id)
 
@@ -156,7 +185,7 @@ class Gems:
             spec = next((t for t in manifest.tools if t.name == tool), None)
             if spec is None:
                 names = ", ".join(t.name for t in manifest.tools) or "none"
-                raise GemError(f"gem {gem_id} has no tool {tool!r} (tools: {names})")
+                raise GemNotFoundError(f"gem {gem_id} has no tool {tool!r} (tools: {names})")
             with_knowledge = spec.knowledge
         else:
             with_knowledge = True
@@ -171,6 +200,7 @@ class Gems:
                 scope=self.scope,
                 manifest_network=manifest.network,
                 created_after=self._creator_watermark(gem_id),
+                permission_hint=lambda needed: self.permission_hint(gem_id, needed),
             )
             if with_knowledge
             else None

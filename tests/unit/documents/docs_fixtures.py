@@ -99,6 +99,11 @@ def write_manifest(root: Path, data: dict[str, Any], *, draft: bool = False) -> 
     folder = Path(tempfile.mkdtemp(prefix="gem-", dir=root))
     name = "manifest.json" if draft else "notochord.json"
     (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    # install checks that each tool's entry file exists
+    for entry in [data.get("entry"), *(t.get("entry") for t in data.get("tools", []))]:
+        if isinstance(entry, str):
+            (folder / entry).parent.mkdir(parents=True, exist_ok=True)
+            (folder / entry).touch()
     return folder
 
 

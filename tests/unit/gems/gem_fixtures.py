@@ -96,7 +96,18 @@ def write_manifest(root: Path, data: Json, *, form: str = "packaged") -> Path:
     folder = Path(tempfile.mkdtemp(prefix="gem-", dir=root))
     name = "notochord.json" if form == "packaged" else "manifest.json"
     (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_entries(folder, data)
     return folder
+
+
+def write_entries(folder: Path, data: Json) -> None:
+    """An empty file for each tool entry the manifest names: install checks they exist."""
+    tools = data.get("tools")
+    entries = [t.get("entry") for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    for entry in [*entries, data.get("entry")]:
+        if isinstance(entry, str) and entry and not entry.startswith("/") and ".." not in entry:
+            (folder / entry).parent.mkdir(parents=True, exist_ok=True)
+            (folder / entry).touch()
 
 
 def switch(space: Space, gem_id: str, permissions: Iterable[str], *, on: bool = True) -> None:

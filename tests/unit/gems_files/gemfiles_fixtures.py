@@ -32,6 +32,8 @@ class GemSpace:
             "tools": [{"name": "main", "entry": "tools/main.mjs"}],
         }
         (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+        (folder / "tools").mkdir()
+        (folder / "tools" / "main.mjs").touch()
         self.space.gems.install(folder)
 
     def uninstall(self, gem_id: str) -> None:

@@ -269,6 +269,8 @@ async def test_a_gem_with_network_access_can_send_conversation_files_to_its_host
         "tools": [{"name": "main", "entry": "tools/main.mjs"}],
     }
     (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "tools").mkdir()
+    (folder / "tools" / "main.mjs").touch()
     gem_space.space.gems.install(folder)
     received: list[bytes] = []
 

@@ -94,5 +94,6 @@ def test_a_refused_working_folder_exits_with_the_permission_code(gem_space: GemS
     assert gem_space.folders.working_folder(gem, core=gem_space.space.core) is None
 
 
-def test_working_folder_of_an_unknown_gem_is_a_usage_error(gem_space: GemSpace, tmp_path: Path) -> None:
-    _run(gem_space.data_dir, "working-folder", "ghost", str(tmp_path), code=2)
+def test_working_folder_of_an_unknown_gem_is_not_found(gem_space: GemSpace, tmp_path: Path) -> None:
+    """Issue 11, item 11: an unknown gem is "not found", exit code 3."""
+    _run(gem_space.data_dir, "working-folder", "ghost", str(tmp_path), code=3)

@@ -79,6 +79,9 @@ def install_gem(net_space: notochord.Space, tmp_path: Path) -> InstallGem:
         folder.mkdir(parents=True)
         manifest = gem_manifest(gem_id, **options)
         (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+        for tool in manifest.get("tools", []):
+            (folder / tool["entry"]).parent.mkdir(parents=True, exist_ok=True)
+            (folder / tool["entry"]).touch()
         return net_space.gems.install(folder).id
 
     return install

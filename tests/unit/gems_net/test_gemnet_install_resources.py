@@ -25,6 +25,8 @@ def _gem(root: Path, *, version: str, digest: str) -> Path:
     data["version"] = version
     root.mkdir(parents=True, exist_ok=True)
     (root / "notochord.json").write_text(json.dumps(data), encoding="utf-8")
+    (root / "tools").mkdir(exist_ok=True)
+    (root / "tools" / "main.mjs").touch()  # install checks that the tool's entry file exists
     return root
 
 

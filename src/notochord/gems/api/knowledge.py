@@ -463,6 +463,7 @@ class KnowledgeApi:
         scope: Scope,
         manifest_network: NetworkPermission | None = None,
         created_after: int = 2**62,
+        permission_hint: Callable[[str], str | None] | None = None,
     ) -> None:
         self.core = core
         self.gem_id = gem_id
@@ -474,6 +475,8 @@ class KnowledgeApi:
         self.manifest_network = manifest_network
         self.created_after = created_after
         """Collections with a larger id that the gem created belong to this installation (creator rights)."""
+        self.permission_hint = permission_hint
+        """Turns a missing permission into what the person can do about it (``None``: the default words)."""
         self.profile = ProfileApi(self)
         self.facts = FactsApi(self)
         self.entities = EntitiesApi(self)
@@ -489,7 +492,13 @@ class KnowledgeApi:
         return await search_documents(self, query, options, **kwargs)
 
     async def run(self, work: Callable[[], T]) -> T:
-        return await anyio.to_thread.run_sync(work)
+        try:
+            return await anyio.to_thread.run_sync(work)
+        except KnowledgePermissionError as error:
+            hint = self.permission_hint(error.permission) if self.permission_hint is not None else None
+            if hint is None:
+                raise
+            raise KnowledgePermissionError(error.permission, hint=hint) from None
 
     # ---------------------------------------------------------------- helpers for the parts
 

@@ -90,9 +90,40 @@ def _raise(error: dict[str, Any]) -> Exception:
     return exc
 
 
+class Inbox:
+    """Lines from the host, read straight from the channel's file descriptor.
+
+    The reader thread blocks here for the whole run. A buffered ``sys.stdin`` read would hold the
+    reader's lock while it blocks, and the interpreter cannot shut down around a daemon thread that
+    holds it ("Fatal Python error: _enter_buffered_busy" in the run's log); ``os.read`` holds no lock.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._rest = b""
+
+    def readline(self) -> bytes:
+        """The next line with its newline; whatever is left (maybe ``b""``) at end of input."""
+        parts: list[bytes] = []
+        while True:
+            cut = self._rest.find(b"\n")
+            if cut >= 0:
+                parts.append(self._rest[: cut + 1])
+                self._rest = self._rest[cut + 1 :]
+                return b"".join(parts)
+            parts.append(self._rest)
+            try:
+                self._rest = os.read(self._fd, 1 << 16)
+            except OSError:
+                self._rest = b""
+            if not self._rest:
+                return b"".join(parts)
+
+
 class Channel:
-    def __init__(self, out: Any) -> None:
+    def __init__(self, out: Any, inbox: Inbox | None = None) -> None:
         self._out = out
+        self.inbox = inbox
         self._lock = threading.Lock()
         self._next = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -108,12 +139,16 @@ class Channel:
         threading.Thread(target=self._reader, daemon=True).start()
 
     def _reader(self) -> None:
-        for line in sys.stdin.buffer:
+        assert self.inbox is not None
+        while line := self.inbox.readline():
             message = protocol.decode(line)
             future = self._pending.pop(int(message.get("id", -1)), None)
             if future is None or self._loop is None:
                 continue
-            self._loop.call_soon_threadsafe(_settle, future, message)
+            try:
+                self._loop.call_soon_threadsafe(_settle, future, message)
+            except RuntimeError:  # the tool returned without awaiting this call; its loop is closed
+                return
 
     async def call(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         assert self._loop is not None
@@ -184,7 +219,8 @@ def _load_function(entry: str, export: str | None) -> Any:
 
 
 def _run_python(config: dict[str, Any], channel: Channel) -> None:
-    start = protocol.decode(sys.stdin.buffer.readline())
+    assert channel.inbox is not None
+    start = protocol.decode(channel.inbox.readline())
     try:
         fn = _load_function(config["entry"], config.get("export"))
 
@@ -214,20 +250,32 @@ def _run_python(config: dict[str, Any], channel: Channel) -> None:
         os._exit(1)
 
 
+def _take_stdin() -> int:
+    """The channel's input on a descriptor of its own; a gem reading ``sys.stdin`` finds it empty."""
+    channel_in = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return channel_in
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
+    node = config["kind"] == "node"
     # the channel keeps the real stdout; everything the gem prints goes to stderr
     channel_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    # node reads the channel from fd 0 itself, after exec
+    inbox = None if node else Inbox(_take_stdin())
     # -I ignores PYTHONUNBUFFERED: make the gem's prints reach the log line by line
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     report = [sandbox.isolate_network()]
     report.append(sandbox.confine_files(read_only=config["read_only"], read_write=config["read_write"]))
     if config.get("cwd"):
         os.chdir(config["cwd"])
-    channel = Channel(channel_out)
+    channel = Channel(channel_out, inbox)
     channel.send({"type": "ready", "isolation": report})
-    if config["kind"] == "node":
+    if node:
         # hand the confined process to node: namespaces and Landlock survive exec
         os.dup2(channel_out.fileno(), 1)
         node_config = {k: config[k] for k in ("entry", "export") if k in config}

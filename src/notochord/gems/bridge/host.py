@@ -273,6 +273,8 @@ async def run_in_process(
     finally:
         for task in list(calls):
             task.cancel()
+        # end of input tells the tool process's reader that no more answers come
+        process.stdin.close()
         if process.returncode is None and outcome.status == "succeeded":
             # a finished tool exits by itself; give it a moment to flush what it printed
             with contextlib.suppress(TimeoutError):
