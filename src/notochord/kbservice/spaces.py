@@ -43,7 +43,7 @@ class SpaceLike(Protocol):
 class Spaces(Protocol):
     """What the service needs of an open data directory (``notochord.Notochord`` satisfies it)."""
 
-    def org(self, org_id: str) -> SpaceLike: ...
+    def org(self, org_id: str, *, create: bool = False) -> SpaceLike: ...
 
     def spaces(self) -> list[str]: ...
 
@@ -110,7 +110,8 @@ class Directory:
         self._lock = threading.Lock()
 
     def store(self, organization_id: str) -> OrgStore:
-        return OrgStore(organization_id, self._spaces.org(organization_id).core)
+        # Organizations come from verified tokens, not from a typed option: their space is made on first use.
+        return OrgStore(organization_id, self._spaces.org(organization_id, create=True).core)
 
     def organizations(self) -> list[str]:
         """Every organization with a space on disk."""
