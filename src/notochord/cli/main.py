@@ -185,9 +185,10 @@ def _root(data_dir: DataDir = None) -> None:
 
 @app.command()
 def init(data_dir: DataDir = None, org: InitOrg = None, as_json: JsonFlag = False) -> None:
-    """Create the data directory, its master key and the personal space (idempotent)."""
+    """Create the data directory, its master key and the personal space, and with --org that space (idempotent)."""
     with opened(data_dir, create=True) as nc:
-        space = nc.org(org, create=True) if org else nc.personal
+        personal = nc.personal
+        space = nc.org(org, create=True) if org else personal
         result = {
             "dataDir": str(Path(nc.data_dir).resolve()),
             "spaces": nc.spaces(),

@@ -326,8 +326,8 @@ class NetworkPolicy:
         entry = f"{name}:{port}" if ":" not in name else f"[{name}]:{port}"
         return NetworkPermissionError(
             f"refused {target}: it is on the local machine or internal network and is not in the "
-            "user's list of local machine and internal network addresses (rule user-local-list); "
-            f"the user can add it with: notochord network local add '{entry}'",
+            "user's list of addresses on the Local machine and internal network (rule user-local-list); "
+            f'the user can add "{entry}" with: notochord network local add {entry}',
             host=name,
             rule=DenyRule.USER_LOCAL_LIST,
         )
