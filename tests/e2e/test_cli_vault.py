@@ -203,6 +203,10 @@ def test_errors_after_json_are_printed_as_json_on_stderr(tmp_path: Path) -> None
     assert body == {"error": {"code": "E_NOT_FOUND", "message": "not found: no fact", "exitCode": 3}}
     missing = notochord_cli("--data-dir", str(tmp_path / "none"), "facts", "lookup", "--json", code=3)
     assert json.loads(missing.stderr)["error"]["code"] == "E_NO_SPACE"
+    unparsed = notochord_cli("--data-dir", str(vault), "facts", "put", "--json", code=2)
+    assert json.loads(unparsed.stderr) == {
+        "error": {"code": "E_USAGE", "message": "Missing argument 'predicate'.", "exitCode": 2}
+    }
 
 
 # ---------------------------------------------------------------- backup and restore
@@ -375,3 +379,48 @@ def test_restore_refuses_what_is_not_an_intact_backup_and_creates_nothing(tmp_pa
     assert expected[kind] in one_line(refused)
     assert not target.exists() or list(target.iterdir()) == []
     assert [n for n in os.listdir(tmp_path) if n.startswith(".notochord-restore-")] == []
+
+
+# ---------------------------------------------------------------- the REST service reads without creating
+
+
+def test_the_rest_service_reads_an_organization_without_a_space_as_empty_and_creates_it_on_first_write(
+    tmp_path: Path,
+) -> None:
+    """Issue 11, item 5: a GET with an organization that has no space creates no database file."""
+    import threading
+    import time
+
+    import httpx
+
+    from notochord.cli.serve_cmd import build_server
+    from notochord.server.auth import mint_token
+
+    data, secret = tmp_path / "data", "a-development-secret-of-enough-length-000"
+    settings = Settings(data_dir=data, index_in_background=False, jwt_secret=secret)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with notochord.open(data, settings, embedder=None) as nc:
+        server = build_server(nc, settings, host="127.0.0.1", port=port)
+        server.config.log_level = "critical"
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            auth = {"Authorization": "Bearer " + mint_token(secret=secret, user="u1", org="ghost", role="owner")}
+            url = f"http://127.0.0.1:{port}/api/knowledge"
+            for path in ("/kb", "/agents"):
+                listed = httpx.get(url + path, headers=auth, timeout=30)
+                assert listed.status_code == 200, listed.text
+                assert listed.json()["total"] == 0
+            assert not (data / "spaces" / "org-ghost.db").exists()
+            created = httpx.post(url + "/kb", json={"name": "First"}, headers=auth, timeout=30)
+            assert created.status_code == 201, created.text
+            assert (data / "spaces" / "org-ghost.db").is_file()
+            assert httpx.get(url + "/kb", headers=auth, timeout=30).json()["total"] == 1
+        finally:
+            server.should_exit = True
+            thread.join(timeout=20)

@@ -9,7 +9,8 @@ Exit codes mean the same in every command:
 
 Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
 mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new, empty vault.
-With ``--json`` an error is printed to stderr as ``{"error": {"code": …, "message": …}}``.
+With ``--json`` an error is printed to stderr as ``{"error": {"code": …, "message": …, "exitCode": …}}``:
+the code of the exception tree, or ``E_USAGE`` for a command line that could not be parsed.
 
 This module stays light to import (no store, no pydantic): ``notochord --help`` loads only it.
 """
@@ -39,6 +40,7 @@ __all__ = [
     "fail",
     "open_space",
     "opened",
+    "report_usage_error",
     "reporting",
     "resolve_data_dir",
 ]
@@ -116,6 +118,13 @@ def _wants_json() -> bool:
             return True
         ctx = ctx.parent
     return False
+
+
+def report_usage_error(message: str, *, exit_code: int) -> NoReturn:
+    """After ``--json``: a command line that could not be parsed, as JSON on stderr (code ``E_USAGE``)."""
+    body = {"error": {"code": "E_USAGE", "message": message, "exitCode": exit_code}}
+    sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+    raise SystemExit(exit_code)
 
 
 def fail(error: errors.NotochordError) -> NoReturn:

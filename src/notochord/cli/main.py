@@ -8,15 +8,18 @@ store, the web stack and the model library out of every start-up that does not n
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping, MutableMapping
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
+from typer.exceptions import Abort
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, state
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, report_usage_error, state
 
 __all__ = ["LAZY_COMMANDS", "app", "main"]
 
@@ -162,6 +165,27 @@ class LazyGroup(TyperGroup):
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; after ``--json`` a usage error is reported as JSON too."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
+        try:
+            result = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
+        except ClickException as error:
+            report_usage_error(error.format_message(), exit_code=error.exit_code)
+        except Abort:
+            report_usage_error("aborted", exit_code=1)
+        sys.exit(result if isinstance(result, int) else 0)
 
 
 app = typer.Typer(
