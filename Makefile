@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DATA_DIR ?= ./.notochord
+# Empty: the per-user data directory (NOTOCHORD_DATA_DIR, or e.g. ~/.local/share/notochord).
+DATA_DIR ?=
+DATA_DIR_OPTION := $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 PORT ?= 8420
 
 .PHONY: run test lint bench install lock clean
@@ -18,9 +20,9 @@ $(STAMP): requirements-dev.lock pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/notochord --data-dir $(DATA_DIR) init
-	$(BIN)/notochord --data-dir $(DATA_DIR) status
-	$(BIN)/notochord --data-dir $(DATA_DIR) serve --host 127.0.0.1 --port $(PORT)
+	$(BIN)/notochord $(DATA_DIR_OPTION) init
+	$(BIN)/notochord $(DATA_DIR_OPTION) status
+	$(BIN)/notochord $(DATA_DIR_OPTION) serve --host 127.0.0.1 --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -33,7 +35,7 @@ lint: $(STAMP)
 # Every benchmark prints its figures beside a baseline run in the same process; none asserts.
 # The retrieval benchmark embeds the whole corpus on its first run (tens of minutes on two cores)
 # and keeps its vectors in bench/.cache/ for later runs.
-BENCHES := writes gem_api runtime network http_load retrieval
+BENCHES := cli writes gem_api runtime network http_load retrieval
 
 bench: $(STAMP)
 	@for b in $(BENCHES); do \

@@ -13,6 +13,15 @@ from notochord.clock import FixedClock
 from notochord.settings import Settings
 
 
+@pytest.fixture(autouse=True)
+def _per_user_data_dir_in_a_temporary_folder(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default data directory (the per-user data folder) points into a temporary folder, so no
+    test, nor any command it starts, reads or writes the vault of the person running the tests."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     """2026-09-29 10:00 in Amsterdam (08:00 UTC)."""

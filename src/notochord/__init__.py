@@ -1,11 +1,12 @@
 """notochord: a knowledge vault the user owns.
 
 Gems reach it only through ``ctx.knowledge`` and only as far as the permissions the user switched on;
-every write is recorded and can be undone. Start with :func:`open`::
+every write is recorded and can be undone. Start with :func:`open` (the per-user data directory by
+default, for example ``~/.local/share/notochord``; ``NOTOCHORD_DATA_DIR`` overrides it)::
 
     import notochord
 
-    with notochord.open(".notochord") as nc:
+    with notochord.open() as nc:
         space = nc.personal
         space.user.facts.put(predicate="location.home.city", value="Utrecht")
 """
@@ -31,6 +32,7 @@ from notochord.errors import (
     NetworkRequestError,
     NotochordError,
     RevertError,
+    SpaceNotFoundError,
     StorageError,
 )
 
@@ -60,6 +62,7 @@ __all__ = [
     "RevertError",
     "Settings",
     "Space",
+    "SpaceNotFoundError",
     "StorageError",
     "__version__",
     "open",

@@ -1,11 +1,17 @@
 """The composition root: ``notochord.open(data_dir)`` wires settings, clock and spaces.
 
-Layout of a data directory::
+Layout of a data directory (one per user by default, see :func:`notochord.settings.default_data_dir`)::
 
     <data_dir>/
       master.key            32 random bytes, mode 0600; seeds every per-gem key (HKDF)
       spaces/personal.db    the personal space
       spaces/org-<id>.db    one file per organization's space
+      gem-code/<space>/     the code of every installed gem
+      gems/<space>/         each gem's folders: private storage (encrypted), run folders
+      history/<digest>/     the file history of each conversation or working folder
+      jwt.secret            the development secret of the REST service, once it has run
+
+``notochord backup`` copies all of it (see :mod:`notochord.backup`).
 
 Each space is a separate SQLite file (K-CON-08, OD-K47): nothing is shared between spaces, and no
 API takes a space argument once a space is chosen.
@@ -17,6 +23,7 @@ import os
 import re
 import secrets
 import threading
+import zoneinfo
 from pathlib import Path
 from types import TracebackType
 
@@ -25,7 +32,7 @@ import sqlalchemy as sa
 from notochord.clock import Clock, SystemClock
 from notochord.db.engine import create_sqlite_engine
 from notochord.db.migrate import migrate
-from notochord.errors import ClosedError, ConfigurationError, StorageError
+from notochord.errors import ClosedError, ConfigurationError, SpaceNotFoundError, StorageError
 from notochord.gems.api.data import make_data
 from notochord.gems.api.extract import make_extract
 from notochord.gems.api.files import make_files
@@ -42,7 +49,7 @@ from notochord.knowledge.writes import ASSISTANT, USER
 from notochord.search.embeddings import Embedder, load_embedder
 from notochord.settings import Settings
 
-__all__ = ["Notochord", "Space", "open"]
+__all__ = ["Notochord", "Space", "is_vault", "open"]
 
 
 class _Default:
@@ -127,16 +134,26 @@ class Notochord:
         settings: Settings,
         clock: Clock | None = None,
         embedder: Embedder | _Default | None = _DEFAULT,
+        create: bool = True,
     ) -> None:
         self.data_dir = data_dir
         self.settings = settings
-        self.clock: Clock = clock or SystemClock(settings.timezone)
-        self._embedder = _shared_embedder(settings.embedder) if isinstance(embedder, _Default) else embedder
+        if not create and not is_vault(data_dir):
+            raise SpaceNotFoundError(f"no vault at {_shown(data_dir)}; run `notochord init`", path=str(data_dir))
+        self.clock: Clock = clock or _system_clock(settings.timezone)
         try:
             (data_dir / "spaces").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create the data directory {data_dir}: {exc}") from exc
-        self._master_key = _load_or_create_key(data_dir / "master.key")
+        key_path = data_dir / "master.key"
+        if not key_path.exists() and any((data_dir / "spaces").glob("*.db")):
+            # A fresh key would silently orphan every gem's refs and private storage.
+            raise StorageError(
+                f"the master key {key_path} is missing although the vault has spaces; "
+                "put it back from a backup (`notochord restore`)"
+            )
+        self._master_key = _load_or_create_key(key_path)
+        self._embedder = _shared_embedder(settings.embedder) if isinstance(embedder, _Default) else embedder
         self._spaces: dict[str, Space] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -146,13 +163,30 @@ class Notochord:
         """The user's personal space."""
         return self._space("personal", self.data_dir / "spaces" / "personal.db")
 
-    def org(self, org_id: str) -> Space:
-        """The space of organization ``org_id`` (created on first use)."""
+    def org(self, org_id: str, *, create: bool = False) -> Space:
+        """The space of organization ``org_id``.
+
+        Args:
+            create: make the space when it does not exist yet. Without it an unknown organization is
+                refused, so that a misspelt id never looks like an empty organization.
+
+        Raises:
+            ConfigurationError: the id is malformed.
+            SpaceNotFoundError: the organization has no space and ``create`` is false.
+        """
         if not isinstance(org_id, str) or not _ORG_ID.match(org_id):
             raise ConfigurationError(
                 f"organization id {org_id!r} is malformed: use 1-63 lowercase letters, digits, - or _"
             )
-        return self._space(f"org:{org_id}", self.data_dir / "spaces" / f"org-{org_id}.db")
+        name, path = f"org:{org_id}", self.data_dir / "spaces" / f"org-{org_id}.db"
+        if not create and name not in self._spaces and not path.exists():
+            known = [n.removeprefix("org:") for n in self.spaces() if n.startswith("org:")]
+            raise SpaceNotFoundError(
+                f"no organization {org_id!r} in the vault at {_shown(self.data_dir)} "
+                f"(known: {', '.join(known) or 'none'}); create its space with `notochord init --org {org_id}`",
+                path=str(path),
+            )
+        return self._space(name, path)
 
     def spaces(self) -> list[str]:
         """Names of the spaces that exist on disk."""
@@ -202,19 +236,44 @@ def open(
     *,
     clock: Clock | None = None,
     embedder: Embedder | _Default | None = _DEFAULT,
+    create: bool = True,
 ) -> Notochord:
-    """Open (creating if needed) a notochord data directory.
+    """Open a notochord data directory, creating it unless ``create`` is false.
 
     Args:
-        data_dir: the directory; defaults to ``settings.data_dir`` (``./.notochord``).
+        data_dir: the directory; defaults to ``settings.data_dir`` (one per user, for example
+            ``~/.local/share/notochord``; ``NOTOCHORD_DATA_DIR`` overrides it).
         settings: defaults to :meth:`Settings.load` (environment and optional file).
         clock: an injected clock, for tests.
         embedder: an injected embedder (or ``None`` for full text only), instead of the one
             ``settings.embedder`` names.
+        create: make the directory, its master key and its spaces when missing. With ``False`` a
+            directory without a vault is refused and nothing is written.
+
+    Raises:
+        SpaceNotFoundError: ``create`` is false and there is no vault at the path.
     """
     settings = settings or Settings.load()
-    path = Path(data_dir) if data_dir is not None else settings.data_dir
-    return Notochord(path, settings=settings, clock=clock, embedder=embedder)
+    path = Path(data_dir).expanduser() if data_dir is not None else settings.data_dir
+    return Notochord(path, settings=settings, clock=clock, embedder=embedder, create=create)
+
+
+def is_vault(data_dir: Path) -> bool:
+    """Whether ``data_dir`` holds a vault (its master key)."""
+    return (data_dir / "master.key").is_file()
+
+
+def _shown(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+def _system_clock(tz_name: str | None) -> Clock:
+    try:
+        return SystemClock(tz_name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigurationError(
+            f"setting timezone: {tz_name!r} is not a time zone; use an IANA name such as Europe/Amsterdam"
+        ) from exc
 
 
 _EMBEDDERS: dict[str, Embedder | None] = {}

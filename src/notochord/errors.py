@@ -10,6 +10,7 @@ them (``raise ... from exc``) and never escape.
     ├── ConfigurationError                 E_CONFIG
     ├── ClosedError                        E_CLOSED
     ├── StorageError                       E_STORAGE
+    ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
     ├── KnowledgeError                     E_KNOWLEDGE
     │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
     │   ├── KnowledgeNotFoundError         E_NOT_FOUND     "not found: no entity|fact|document|…"
@@ -55,6 +56,7 @@ __all__ = [
     "NetworkRequestError",
     "NotochordError",
     "RevertError",
+    "SpaceNotFoundError",
     "StorageError",
 ]
 
@@ -85,6 +87,20 @@ class StorageError(NotochordError):
     """The store could not complete an operation (disk full, corrupt file, locked too long)."""
 
     code = "E_STORAGE"
+
+
+class SpaceNotFoundError(NotochordError):
+    """The data directory holds no vault, or no space of the named organization, and the call may not create one.
+
+    Reads never create a vault: a typo in a path or an organization id must not look like an empty vault.
+    ``path`` is the data directory or the space file that is missing.
+    """
+
+    code = "E_NO_SPACE"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class KnowledgeError(NotochordError):

@@ -3,20 +3,26 @@
 Sources, later ones winning: defaults, an optional TOML file (``NOTOCHORD_CONFIG`` or the
 ``config_file`` argument; keys as below, without the prefix), then ``NOTOCHORD_*`` environment
 variables. Nothing below ``app.py`` reads the environment.
+
+The data directory is one per user by default (the platform's user data folder, for example
+``~/.local/share/notochord``), so every command finds the same vault whatever the working directory.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from notochord.errors import ConfigurationError
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "default_data_dir"]
 
 _PREFIX = "NOTOCHORD_"
 
@@ -25,7 +31,8 @@ _PREFIX = "NOTOCHORD_"
 class Settings:
     """Every knob notochord has. Secrets are masked in ``repr``."""
 
-    data_dir: Path = Path(".notochord")
+    data_dir: Path = field(default_factory=lambda: default_data_dir())
+    """The vault's folder; one per user by default (see :func:`default_data_dir`)."""
     timezone: str | None = None
     """IANA zone for local dates; ``None`` uses the machine's zone (OD-K21)."""
     database_url: str | None = None
@@ -94,6 +101,11 @@ class Settings:
         return replace(cls(), **{k: _coerce(k, v) for k, v in values.items()})
 
 
+def default_data_dir() -> Path:
+    """The per-user data directory: ``$XDG_DATA_HOME/notochord`` (``~/.local/share/notochord``) on Linux."""
+    return platformdirs.user_data_path("notochord", appauthor=False)
+
+
 def _field_names() -> list[str]:
     return [f.name for f in fields(Settings)]
 
@@ -119,4 +131,18 @@ def _coerce(name: str, value: Any) -> Any:
             return tuple(str(i).strip() for i in items if str(i).strip())
     except ValueError as exc:
         raise ConfigurationError(f"setting {name}: {exc}") from exc
-    return None if value == "" else str(value)
+    if value == "":
+        return None
+    if name == "timezone":
+        _check_timezone(str(value))
+    return str(value)
+
+
+def _check_timezone(name: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigurationError(
+            f"setting timezone: {name!r} is not a time zone; use an IANA name such as Europe/Amsterdam, "
+            "or leave it unset for the machine's zone"
+        ) from exc

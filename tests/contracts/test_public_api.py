@@ -33,6 +33,7 @@ PUBLIC = [
     "RevertError",
     "Settings",
     "Space",
+    "SpaceNotFoundError",
     "StorageError",
     "__version__",
     "open",
@@ -71,6 +72,7 @@ LAYERS: dict[str, set[str]] = {
     "access": {"errors", "clock", "settings", "knowledge"},
     "gems": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files"},
     "kbservice": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files"},
+    "backup": {"errors"},
     "app": {
         "errors",
         "clock",

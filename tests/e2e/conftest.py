@@ -1,8 +1,8 @@
 """Fixtures of the end-to-end tests.
 
 Every test runs in an empty working directory with no ``NOTOCHORD_*`` variable inherited from the
-machine, so the only data directory a command can reach is the one the test names (or the default
-``./.notochord`` inside that empty directory).
+machine, so the only data directory a command can reach is the one the test names (or the per-user
+default, which ``tests/conftest.py`` points into a temporary folder).
 """
 
 from __future__ import annotations

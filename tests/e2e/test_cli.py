@@ -45,8 +45,13 @@ class Cli:
         env: Mapping[str, str] | None = None,
         with_data_dir: bool = True,
     ) -> Result:
-        """Run ``notochord --data-dir <data_dir> *args`` and require exit code ``code``."""
+        """Run ``notochord --data-dir <data_dir> *args`` and require exit code ``code``.
+
+        The vault is made with ``notochord init`` before the first other command, as ``make run`` does.
+        """
         argv = ["--data-dir", str(self.data_dir), *args] if with_data_dir else list(args)
+        if with_data_dir and not {"init", "--help", "--data-dir"} & set(args) and not self.data_dir.exists():
+            self.runner.invoke(app, ["--data-dir", str(self.data_dir), "init"], env=env)
         result = self.runner.invoke(app, argv, env=env)
         if result.exit_code != code:
             raised = ""
@@ -135,6 +140,7 @@ def test_status_counts_current_facts_live_entities_and_every_change(cli: Cli) ->
 def test_data_dir_is_accepted_before_the_sub_command_and_on_the_sub_command(tmp_path: Path) -> None:
     before, after = tmp_path / "before", tmp_path / "after"
     runner = Cli(before)
+    Cli(after).run("init")
     runner.run("facts", "put", "work.company", "Before Co")
     runner.run("facts", "put", "work.company", "After Co", "--data-dir", str(after), with_data_dir=False)
 
@@ -144,6 +150,7 @@ def test_data_dir_is_accepted_before_the_sub_command_and_on_the_sub_command(tmp_
 
 def test_the_sub_command_data_dir_wins_over_the_one_before_it(tmp_path: Path) -> None:
     outer, inner = tmp_path / "outer", tmp_path / "inner"
+    Cli(inner).run("init")
     Cli(outer).run("facts", "put", "work.company", "Inner Co", "--data-dir", str(inner))
     assert Cli(inner).values("self", "work") == ["Inner Co"]
     assert not (outer / "spaces" / "personal.db").exists()
@@ -152,6 +159,8 @@ def test_the_sub_command_data_dir_wins_over_the_one_before_it(tmp_path: Path) ->
 def test_notochord_data_dir_environment_variable_names_the_data_directory(tmp_path: Path) -> None:
     from_env, from_option = tmp_path / "env", tmp_path / "option"
     runner = Cli(from_env)
+    runner.run("init")
+    Cli(from_option).run("init")
     env = {"NOTOCHORD_DATA_DIR": str(from_env)}
     runner.run("facts", "put", "work.company", "Env Co", env=env, with_data_dir=False)
     listed = runner.run("facts", "lookup", "self", "work", "--json", env=env, with_data_dir=False)
@@ -171,10 +180,14 @@ def test_notochord_data_dir_environment_variable_names_the_data_directory(tmp_pa
     assert Cli(from_env).values("self", "work") == ["Env Co"]
 
 
-def test_without_any_data_dir_the_default_is_dot_notochord_in_the_working_directory() -> None:
+def test_without_any_data_dir_the_default_is_the_per_user_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 11, item 5: one vault per user, whatever the working directory."""
+    home_data = Path.cwd().parent / "xdg"
+    monkeypatch.setenv("XDG_DATA_HOME", str(home_data))
     Cli(Path("unused")).run("init", with_data_dir=False)
-    assert (Path.cwd() / ".notochord" / "master.key").is_file()
-    assert (Path.cwd() / ".notochord" / "spaces" / "personal.db").is_file()
+    assert (home_data / "notochord" / "master.key").is_file()
+    assert (home_data / "notochord" / "spaces" / "personal.db").is_file()
+    assert not (Path.cwd() / ".notochord").exists()
 
 
 # ---------------------------------------------------------------- facts
@@ -402,6 +415,7 @@ def test_entities_resolve_create_list_merge_and_delete(cli: Cli) -> None:
 def test_org_writes_land_in_a_separate_file_invisible_from_the_personal_space(cli: Cli, data_dir: Path) -> None:
     """K-CON-08, OD-K47."""
     cli.run("facts", "put", "work.company", "Personal Co")
+    cli.run("init", "--org", "acme")
     cli.run("facts", "put", "work.company", "Acme", "--org", "acme")
     cli.run("entities", "resolve", "--email", "boss@acme.nl", "--create", "--org", "acme")
 
@@ -468,7 +482,7 @@ def test_documented_exit_codes_with_a_message_and_no_traceback(
 def test_an_unusable_data_directory_exits_1_with_a_message(tmp_path: Path) -> None:
     not_a_directory = tmp_path / "file"
     not_a_directory.write_text("")
-    result = Cli(not_a_directory).run("status", code=1)
+    result = Cli(not_a_directory).run("init", code=1)
     assert "error:" in result.stderr
     assert "Traceback" not in result.output
 

@@ -40,6 +40,8 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def run(data_dir: Path, *args: str, code: int = 0) -> Result:
+    if not data_dir.exists():
+        notochord.open(data_dir, embedder=None).close()  # the vault `notochord init` makes
     result = CliRunner().invoke(root, ["network", *args, "--data-dir", str(data_dir)])
     assert result.exit_code == code, f"exit {result.exit_code}\n{result.stdout}\n{result.stderr}"
     return result
@@ -144,6 +146,8 @@ def test_bad_input_exits_2_with_the_entry_and_the_rule(data_dir: Path, args: tup
 
 
 def test_each_organization_space_has_rules_of_its_own(data_dir: Path) -> None:
+    with notochord.open(data_dir, embedder=None) as nc:
+        nc.org("acme", create=True)  # as `notochord init --org acme` makes it
     run(data_dir, "allow-local", "wiki.corp.example.com", "--org", "acme")
     assert as_json(data_dir, "show", "--org", "acme")["local"] == ["wiki.corp.example.com"]
     assert as_json(data_dir, "show")["local"] == []

@@ -43,7 +43,10 @@ class Cli:
     runner: CliRunner = field(default_factory=CliRunner)
 
     def run(self, *args: str, code: int = 0) -> Result:
+        """Run the command; the vault is made with ``notochord init`` first, as ``make run`` does."""
         argv = ["--data-dir", str(self.data_dir), *args]
+        if not self.data_dir.exists():
+            self.runner.invoke(app, ["--data-dir", str(self.data_dir), "init"], env=ENV)
         result = self.runner.invoke(app, argv, env=ENV)
         if result.exit_code != code:
             raised = ""

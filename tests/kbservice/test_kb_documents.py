@@ -175,7 +175,7 @@ def test_a_url_listed_in_the_orgs_local_list_is_downloaded_and_extracted_P_NET_1
     world: World, live: LiveServer, site: Any
 ) -> None:
     site.route("/guide.html", b"<h1>Setup guide</h1><p>Plug the Quietfan in.</p>", content_type="text/html")
-    live.nc.org(world.a).network_rules.add_local(f"127.0.0.1:{site.port}")
+    live.nc.org(world.a, create=True).network_rules.add_local(f"127.0.0.1:{site.port}")
     kb = world.create_kb()
     response = add(world, kb["id"], json={"url": site.url("/guide.html")})
     assert response.status_code == 201, response.text
@@ -200,7 +200,7 @@ def test_a_local_url_not_in_the_orgs_list_is_refused_before_any_request_P_NET_16
 def test_an_external_host_outside_the_orgs_allowlist_is_refused_without_a_lookup_P_NET_12(
     world: World, live: LiveServer
 ) -> None:
-    live.nc.org(world.a).network_rules.set_external("allowlist", ["docs.example.org"])
+    live.nc.org(world.a, create=True).network_rules.set_external("allowlist", ["docs.example.org"])
     kb = world.create_kb()
     response = add(world, kb["id"], json={"url": "https://elsewhere.example.com/page"})
     assert response.status_code == 400
@@ -208,7 +208,7 @@ def test_an_external_host_outside_the_orgs_allowlist_is_refused_without_a_lookup
 
 
 def test_a_url_answering_an_error_status_is_502_and_stores_nothing(world: World, live: LiveServer, site: Any) -> None:
-    live.nc.org(world.a).network_rules.add_local(f"127.0.0.1:{site.port}")
+    live.nc.org(world.a, create=True).network_rules.add_local(f"127.0.0.1:{site.port}")
     kb = world.create_kb()
     response = add(world, kb["id"], json={"url": site.url("/missing")})
     assert response.status_code == 502

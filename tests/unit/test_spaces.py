@@ -15,13 +15,13 @@ from notochord.settings import Settings
 def test_each_space_is_its_own_sqlite_file_and_nothing_crosses(nc: notochord.Notochord) -> None:
     """K-CON-08: personal data and each organization's data are stored physically apart."""
     nc.personal.user.facts.put(predicate="work.company", value="Personal Co")
-    nc.org("acme").user.facts.put(predicate="work.company", value="Acme")
+    nc.org("acme", create=True).user.facts.put(predicate="work.company", value="Acme")
     assert nc.personal.path != nc.org("acme").path
     assert nc.personal.path.name == "personal.db"
     assert nc.org("acme").path.name == "org-acme.db"
     assert [f.value for f in nc.personal.user.facts.lookup("self", "work")] == ["Personal Co"]
     assert [f.value for f in nc.org("acme").user.facts.lookup("self", "work")] == ["Acme"]
-    assert nc.org("other").user.facts.lookup("self", "work") == []
+    assert nc.org("other", create=True).user.facts.lookup("self", "work") == []
     assert nc.spaces() == ["org:acme", "org:other", "personal"]
 
 

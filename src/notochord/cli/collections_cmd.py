@@ -165,7 +165,7 @@ def tick(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Tick a collection for a gem's user-selected permission (K-PERM-13), or --off to untick it."""
+    """Tick a collection for a gem's user-selected permission, or --off to untick it."""
     with open_space(data_dir, org) as space:
         space.gems.get(gem_id)
         row = resolve_collection(space, collection)

@@ -2,9 +2,17 @@
 
 Exit codes mean the same in every command:
 
-    0  success            3  not found              5  quota reached
-    1  unexpected error   4  permission refused     6  revert refused (superseded, not empty)
+    0  success            3  not found (also: no vault,  5  quota reached
+    1  unexpected error      no such organization)     6  revert refused (superseded, not empty)
     2  bad usage or invalid input (validation, manifest, configuration)
+    4  permission refused
+
+Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
+mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new, empty vault.
+With ``--json`` an error is printed to stderr as ``{"error": {"code": …, "message": …, "exitCode": …}}``:
+the code of the exception tree, or ``E_USAGE`` for a command line that could not be parsed.
+
+This module stays light to import (no store, no pydantic): ``notochord --help`` loads only it.
 """
 
 from __future__ import annotations
@@ -17,7 +25,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 
@@ -25,14 +32,25 @@ import notochord
 from notochord import errors
 from notochord.settings import Settings
 
-__all__ = ["DataDir", "JsonFlag", "emit", "exit_code_for", "fail", "open_space", "opened", "reporting"]
+__all__ = [
+    "DataDir",
+    "JsonFlag",
+    "emit",
+    "exit_code_for",
+    "fail",
+    "open_space",
+    "opened",
+    "report_usage_error",
+    "reporting",
+    "resolve_data_dir",
+]
 
 DataDir = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
         envvar="NOTOCHORD_DATA_DIR",
-        help="The data directory (default ./.notochord).",
+        help="The data directory (default: the per-user data folder, e.g. ~/.local/share/notochord).",
         show_default=False,
     ),
 ]
@@ -42,6 +60,7 @@ OrgOption = Annotated[
 ]
 
 _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
+    (errors.SpaceNotFoundError, 3),
     (errors.KnowledgeNotFoundError, 3),
     (errors.FileNotFoundInWorkspaceError, 3),
     (errors.GemNotFoundError, 3),
@@ -73,14 +92,51 @@ class State:
 state = State()
 
 
-def _resolve_dir(data_dir: Path | None) -> Path | None:
-    return data_dir or state.data_dir
+def resolve_data_dir(data_dir: Path | None) -> Path | None:
+    """The data directory a command names: on its command line, else before it, else the environment.
+
+    ``--data-dir`` is accepted before and after the sub-command and both read ``NOTOCHORD_DATA_DIR``,
+    so a value typed anywhere on the command line must win over the one from the environment.
+    """
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    typed_here = ctx is not None and ctx.get_parameter_source("data_dir") is ParameterSource.COMMANDLINE
+    if data_dir is not None and typed_here:
+        return data_dir
+    return state.data_dir or data_dir
+
+
+def _wants_json() -> bool:
+    """Whether the running command was given ``--json`` (errors then go out as JSON too)."""
+    # typer keeps click's context stack in its vendored copy of click; no public accessor yet.
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    while ctx is not None:
+        if ctx.params.get("as_json"):
+            return True
+        ctx = ctx.parent
+    return False
+
+
+def report_usage_error(message: str, *, exit_code: int) -> NoReturn:
+    """After ``--json``: a command line that could not be parsed, as JSON on stderr (code ``E_USAGE``)."""
+    body = {"error": {"code": "E_USAGE", "message": message, "exitCode": exit_code}}
+    sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+    raise SystemExit(exit_code)
 
 
 def fail(error: errors.NotochordError) -> NoReturn:
-    """Print ``error`` (its text, never read as markup) and exit with its code."""
-    console.print(f"[red]error:[/red] {escape(error.message)}", highlight=False, markup=True, soft_wrap=True)
-    raise typer.Exit(exit_code_for(error)) from None
+    """Print ``error`` (its text, never read as markup, or JSON after ``--json``) and exit with its code."""
+    code = exit_code_for(error)
+    if _wants_json():
+        body = {"error": {"code": error.code, "message": error.message, "exitCode": code}}
+        sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+    else:
+        console.print(f"[red]error:[/red] {escape(error.message)}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(code) from None
 
 
 @contextlib.contextmanager
@@ -93,27 +149,33 @@ def reporting() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def opened(data_dir: Path | None) -> Iterator[notochord.Notochord]:
-    """Open the data directory; turn notochord errors into a message and an exit code.
+def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord.Notochord]:
+    """Open the vault; turn notochord errors into a message and an exit code.
 
     Commands are short-lived, so they embed nothing in the background: a batch started on the way
     would only delay the exit. ``notochord reindex`` embeds what is pending; ``serve`` embeds as it goes.
+
+    Args:
+        create: make the vault when the directory holds none (``init`` only).
     """
     with reporting():
         settings = Settings.load(index_in_background=False)
-        with notochord.open(_resolve_dir(data_dir), settings) as nc:
+        with notochord.open(resolve_data_dir(data_dir), settings, create=create) as nc:
             yield nc
 
 
 @contextlib.contextmanager
 def open_space(data_dir: Path | None, org: str | None = None) -> Iterator[notochord.Space]:
+    """The personal space, or the space of an organization that exists (``init --org`` makes one)."""
     with opened(data_dir) as nc:
         yield nc.org(org) if org else nc.personal
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+    # Duck-typed so that printing never needs pydantic imported up front.
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

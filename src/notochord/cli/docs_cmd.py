@@ -411,7 +411,7 @@ def show(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show a document, or with --range only some of its chunks (K-DOC-11)."""
+    """Show a document, or with --range only some of its chunks."""
     bounds = _parse_range(window) if window is not None else None
     with open_space(data_dir, org) as space:
         doc = space.user.documents.get(doc_id)

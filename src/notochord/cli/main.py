@@ -1,49 +1,205 @@
-"""The root command: global options, ``init`` and ``status``, and the sub-command groups."""
+"""The root command: global options, ``init`` and ``status``, and the sub-command groups.
+
+The sub-commands load on first use: ``notochord --help`` lists them from the table below without
+importing any of them, and ``notochord facts …`` imports only the facts commands. That keeps the
+store, the web stack and the model library out of every start-up that does not need them.
+"""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import ClickException
+from typer.core import TyperGroup
+from typer.exceptions import Abort
 
-from notochord.cli import (
-    changes_cmd,
-    collections_cmd,
-    docs_cmd,
-    entities_cmd,
-    facts_cmd,
-    files_cmd,
-    gem_cmd,
-    network_cmd,
-    runs_cmd,
-    search_cmd,
-    serve_cmd,
-)
-from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, report_usage_error, state
 
-__all__ = ["app", "main"]
+__all__ = ["LAZY_COMMANDS", "app", "main"]
+
+
+@dataclass(frozen=True)
+class _Lazy:
+    """A sub-command (``kind="group"``: a typer app; ``"command"``: a function) and its one-line help."""
+
+    module: str
+    attribute: str
+    kind: str
+    help: str
+
+
+_CLI = "notochord.cli."
+LAZY_COMMANDS: dict[str, _Lazy] = {
+    "facts": _Lazy(_CLI + "facts_cmd", "app", "group", "Facts about you and the people you know."),
+    "entities": _Lazy(_CLI + "entities_cmd", "app", "group", "People, organisations and places."),
+    "changes": _Lazy(_CLI + "changes_cmd", "app", "group", "Everything written, by whom, and undo."),
+    "gem": _Lazy(_CLI + "gem_cmd", "app", "group", "Install gems and switch their permissions on or off."),
+    "runs": _Lazy(_CLI + "runs_cmd", "app", "group", "Runs of gem tools: list, show, undo."),
+    "files": _Lazy(
+        _CLI + "files_cmd",
+        "app",
+        "group",
+        "See and undo what gems changed in your folders; choose a gem's working folder.",
+    ),
+    "network": _Lazy(
+        _CLI + "network_cmd", "app", "group", "Choose which external hosts gems may reach, and which local addresses."
+    ),
+    "docs": _Lazy(
+        _CLI + "docs_cmd", "app", "group", "Documents: import your notes, then list, show, move or delete them."
+    ),
+    "collections": _Lazy(_CLI + "collections_cmd", "app", "group", "Collections: the folders your documents live in."),
+    "search": _Lazy(
+        _CLI + "search_cmd",
+        "search",
+        "command",
+        "Search your documents by words and meaning; an empty query lists the newest documents.",
+    ),
+    "reindex": _Lazy(
+        _CLI + "search_cmd",
+        "reindex",
+        "command",
+        "Embed every passage not yet searchable by meaning, with a progress bar.",
+    ),
+    "serve": _Lazy(
+        _CLI + "serve_cmd", "serve", "command", "Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."
+    ),
+    "token": _Lazy(
+        _CLI + "serve_cmd", "token", "command", "Print an HS256 development token signed with the service's secret."
+    ),
+    "backup": _Lazy(
+        _CLI + "backup_cmd",
+        "backup",
+        "command",
+        "Write a consistent snapshot of the whole vault, even while it is in use.",
+    ),
+    "restore": _Lazy(_CLI + "backup_cmd", "restore", "command", "Bring a backup back into an empty data directory."),
+}
+
+
+def _load(name: str, entry: _Lazy) -> Any:
+    """The click command of a lazy entry, built the way ``add_typer`` / ``command()`` would mount it."""
+    target = getattr(importlib.import_module(entry.module), entry.attribute)
+    if name == "gem":
+        _mount_gem_run(target)
+    if entry.kind == "group":
+        command = typer.main.get_command(target)
+    else:
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        single.command(name)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+def _mount_gem_run(gem_app: typer.Typer) -> None:
+    # `gem run` lives with the other run commands but is spelt under `gem`, as the README shows.
+    from notochord.cli import runs_cmd
+
+    if all(info.callback is not runs_cmd.run for info in gem_app.registered_commands):
+        gem_app.command("run")(runs_cmd.run)
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The group's commands: the ones mounted directly, then the lazy ones, loaded when looked up."""
+
+    def __init__(self, eager: Mapping[str, Any]) -> None:
+        self._loaded: dict[str, Any] = dict(eager)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._loaded:
+            entry = LAZY_COMMANDS.get(name)
+            if entry is None:
+                raise KeyError(name)
+            self._loaded[name] = _load(name, entry)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._loaded
+        yield from (n for n in LAZY_COMMANDS if n not in self._loaded)
+
+    def __len__(self) -> int:
+        return len(set(self._loaded) | set(LAZY_COMMANDS))
+
+    def loaded(self, name: str) -> Any | None:
+        return self._loaded.get(name)
+
+
+class _Placeholder(typer.core.TyperCommand):
+    """Stands for an unloaded command in the root help listing: its name and one-line help only."""
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists every command from the table, imports one only to run it or show its help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands(self.commands)
+        self._listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:  # noqa: ARG002  (click passes it)
+        return list(self.commands)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:  # noqa: ARG002  (click passes it)
+        commands = self.commands
+        if self._listing and isinstance(commands, _Commands) and commands.loaded(cmd_name) is None:
+            entry = LAZY_COMMANDS.get(cmd_name)
+            if entry is not None:
+                return _Placeholder(name=cmd_name, help=entry.help, callback=None)
+        return commands.get(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; after ``--json`` a usage error is reported as JSON too."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
+        try:
+            result = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
+        except ClickException as error:
+            report_usage_error(error.format_message(), exit_code=error.exit_code)
+        except Abort:
+            report_usage_error("aborted", exit_code=1)
+        sys.exit(result if isinstance(result, int) else 0)
+
 
 app = typer.Typer(
     name="notochord",
+    cls=LazyGroup,
     help="A knowledge vault you own: facts, entities, documents, and the gems allowed to use them.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.add_typer(facts_cmd.app, name="facts")
-app.add_typer(entities_cmd.app, name="entities")
-app.add_typer(changes_cmd.app, name="changes")
-gem_cmd.app.command("run")(runs_cmd.run)
-app.add_typer(gem_cmd.app, name="gem")
-app.add_typer(runs_cmd.app, name="runs")
-app.add_typer(files_cmd.app, name="files")
-app.add_typer(network_cmd.app, name="network")
-app.add_typer(docs_cmd.app, name="docs")
-app.add_typer(collections_cmd.app, name="collections")
-app.command()(search_cmd.search)
-app.command()(search_cmd.reindex)
-app.command("serve")(serve_cmd.serve)
-app.command("token")(serve_cmd.token)
+
+InitOrg = Annotated[
+    str | None, typer.Option("--org", help="Also create this organization's space (1-63 of a-z, 0-9, - and _).")
+]
 
 
 @app.callback()
@@ -52,26 +208,31 @@ def _root(data_dir: DataDir = None) -> None:
 
 
 @app.command()
-def init(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
-    """Create the data directory, its master key and the personal space (idempotent)."""
-    with opened(data_dir) as nc:
-        space = nc.personal
+def init(data_dir: DataDir = None, org: InitOrg = None, as_json: JsonFlag = False) -> None:
+    """Create the data directory, its master key and the personal space, and with --org that space (idempotent)."""
+    with opened(data_dir, create=True) as nc:
+        personal = nc.personal
+        space = nc.org(org, create=True) if org else personal
         result = {
             "dataDir": str(Path(nc.data_dir).resolve()),
             "spaces": nc.spaces(),
-            "personal": str(space.path),
+            "personal" if org is None else "space": str(space.path),
         }
     emit(result, as_json=as_json, text=f"notochord data directory ready at {result['dataDir']}")
 
 
 @app.command()
-def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
-    """Show every space with its counts of current facts, entities and changes."""
+def status(data_dir: DataDir = None, org: OrgOption = None, as_json: JsonFlag = False) -> None:
+    """Show every space (or only the organization's, with --org) with its counts of facts, entities and changes."""
     with opened(data_dir) as nc:
-        nc.personal  # noqa: B018  (make sure the personal space exists before listing)
-        rows = [
-            (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status() for name in nc.spaces()
-        ]
+        if org is not None:
+            rows = [nc.org(org).status()]
+        else:
+            nc.personal  # noqa: B018  (make sure the personal space exists before listing)
+            rows = [
+                (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status()
+                for name in nc.spaces()
+            ]
         data_dir_text = str(Path(nc.data_dir).resolve())
     if as_json:
         emit({"dataDir": data_dir_text, "spaces": rows}, as_json=True)

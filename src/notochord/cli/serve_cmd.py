@@ -8,8 +8,11 @@ or SIGTERM: requests in flight finish, then every space is closed. Without a con
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import errno
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 import notochord
-from notochord.cli.common import DataDir, fail, state
+from notochord.cli.common import DataDir, fail, resolve_data_dir
 from notochord.errors import ConfigurationError, NotochordError
 from notochord.settings import Settings
 
@@ -35,8 +38,42 @@ _MAX_REQUEST_HEAD = 32 * 1024
 
 
 def _settings_and_dir(data_dir: Path | None) -> tuple[Settings, Path]:
-    settings = Settings.load()
-    return settings, data_dir or state.data_dir or settings.data_dir
+    try:
+        settings = Settings.load()
+    except NotochordError as error:
+        fail(error)
+    return settings, resolve_data_dir(data_dir) or settings.data_dir
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, so a port in use is reported before anything is announced.
+
+    Raises:
+        ConfigurationError: the host cannot be resolved, or the port is taken or not permitted.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigurationError(f"cannot listen on {host!r}: not an address or a known host name ({exc})") from exc
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigurationError(
+                f"port {port} is in use on {host}; stop the other service or choose another port with --port"
+            ) from exc
+        if exc.errno in {errno.EACCES, errno.EPERM}:
+            raise ConfigurationError(
+                f"port {port} needs privileges on this machine; choose a port above 1023 with --port"
+            ) from exc
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock
 
 
 def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port: int) -> uvicorn.Server:
@@ -102,13 +139,14 @@ def _log_config(base: dict[str, Any]) -> dict[str, Any]:
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8420,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on (1-65535).")] = 8420,
     data_dir: DataDir = None,
 ) -> None:
     """Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."""
     settings, directory = _settings_and_dir(data_dir)
     try:
-        with notochord.open(directory, settings) as nc:
+        listening = _listen(host, port)
+        with contextlib.closing(listening), notochord.open(directory, settings, create=False) as nc:
             server = build_server(nc, settings, host=host, port=port)
             shown = f"[{host}]" if ":" in host else host
             typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")
@@ -117,7 +155,7 @@ def serve(
                 "get a development token with: notochord token --user USER --org ORG --role member"
                 + (f" --data-dir {directory}" if data_dir is not None else "")
             )
-            server.run()
+            server.run(sockets=[listening])
     except NotochordError as error:
         fail(error)
 

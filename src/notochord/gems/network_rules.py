@@ -154,14 +154,14 @@ def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
                 text,
                 kind,
                 f"{entry.address} is an external address; this list holds only addresses of the local "
-                "machine and internal network (P-NET-15). External hosts follow the access mode",
+                "machine and internal network. External hosts follow the access mode",
             )
         if kind == "external" and local:
             raise _refuse(
                 text,
                 kind,
                 f"{entry.address} is on the local machine or internal network; add it to the local "
-                "machine and internal network list instead (P-NET-16)",
+                "machine and internal network list instead",
             )
         return entry
     name = entry.host[2:] if entry.host.startswith("*.") else entry.host
@@ -171,8 +171,7 @@ def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
         raise _refuse(
             text,
             kind,
-            "localhost names are on the local machine; add them to the local machine and internal "
-            "network list instead (P-NET-16)",
+            "localhost names are on the local machine; add them to the local machine and internal network list instead",
         )
     return entry
 

@@ -16,15 +16,19 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import threading
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import sqlalchemy as sa
 
 from notochord.db.engine import write_tx
+from notochord.db.migrate import migrate
 from notochord.db.schema import kb_agents, kb_knowledge_bases
+from notochord.errors import SpaceNotFoundError
 from notochord.kbservice.actors import ORG_ID, Actor
 from notochord.kbservice.errors import KbNotFoundError
 from notochord.kbservice.policy import ResourceType
@@ -43,23 +47,51 @@ class SpaceLike(Protocol):
 class Spaces(Protocol):
     """What the service needs of an open data directory (``notochord.Notochord`` satisfies it)."""
 
-    def org(self, org_id: str) -> SpaceLike: ...
+    def org(self, org_id: str, *, create: bool = False) -> SpaceLike: ...
 
     def spaces(self) -> list[str]: ...
 
 
-@dataclass(frozen=True)
 class OrgStore:
-    """The service's handle on one organization's space."""
+    """The service's handle on one organization's space.
 
-    organization_id: str
-    core: KnowledgeCore
+    An organization that has no space yet reads as empty and gets its space on its first write
+    (or first use of :attr:`core`): a request that only reads never creates a database file.
+    """
+
+    def __init__(
+        self,
+        organization_id: str,
+        core: KnowledgeCore | None = None,
+        *,
+        find: Callable[[], KnowledgeCore | None] | None = None,
+        create: Callable[[], KnowledgeCore] | None = None,
+        empty: Callable[[], sa.Engine] | None = None,
+    ) -> None:
+        self.organization_id = organization_id
+        self._core = core
+        self._find = find
+        self._create = create
+        self._empty = empty
+
+    @property
+    def core(self) -> KnowledgeCore:
+        if self._core is None:
+            assert self._create is not None, "an OrgStore without a core needs a way to create it"
+            self._core = self._create()
+        return self._core
 
     def now(self) -> str:
         return self.core.store.now()
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sa.Connection]:
+        if self._core is None and self._find is not None:
+            self._core = self._find()  # another request may have created the space meanwhile
+        if self._core is None and self._empty is not None:
+            with self._empty().connect() as conn:
+                yield conn
+            return
         with self.core.store.read() as conn:
             yield conn
 
@@ -108,9 +140,42 @@ class Directory:
         self._spaces = spaces
         self._known: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._empty_engine: sa.Engine | None = None
 
     def store(self, organization_id: str) -> OrgStore:
-        return OrgStore(organization_id, self._spaces.org(organization_id).core)
+        """The organization's store; one without a space yet reads as empty until its first write.
+
+        Organizations come from verified tokens, not from a typed option, so a write makes the space.
+        """
+        core = self._existing(organization_id)
+        if core is not None:
+            return OrgStore(organization_id, core)
+        return OrgStore(
+            organization_id,
+            find=lambda: self._existing(organization_id),
+            create=lambda: self._spaces.org(organization_id, create=True).core,
+            empty=self._empty,
+        )
+
+    def _existing(self, organization_id: str) -> KnowledgeCore | None:
+        try:
+            return self._spaces.org(organization_id).core
+        except SpaceNotFoundError:
+            return None
+
+    def _empty(self) -> sa.Engine:
+        """One in-memory database with the schema and no rows: what a space without data reads as."""
+        with self._lock:
+            if self._empty_engine is None:
+                name = f"file:notochord-empty-{uuid.uuid4().hex}?mode=memory&cache=shared"
+                engine = sa.create_engine(
+                    "sqlite+pysqlite://",
+                    creator=lambda: sqlite3.connect(name, uri=True, check_same_thread=False),
+                    poolclass=sa.pool.StaticPool,
+                )
+                migrate(engine)
+                self._empty_engine = engine
+            return self._empty_engine
 
     def organizations(self) -> list[str]:
         """Every organization with a space on disk."""

@@ -284,7 +284,7 @@ class NetworkPolicy:
         if not self._resources and self._permission is None:
             raise NetworkPermissionError(
                 f"refused {scheme}://{_display(name, port, scheme)}: the gem has no network permission "
-                "(rule no-network-permission, P-GEN-01); declare permissions.network in its manifest",
+                "(rule no-network-permission); declare permissions.network in its manifest",
                 host=name,
                 rule=DenyRule.NO_NETWORK_PERMISSION,
             )
@@ -308,14 +308,14 @@ class NetworkPolicy:
         if self._resources:
             return NetworkPermissionError(
                 f"refused {where}: resource downloads never reach the local machine or internal "
-                "network (rule resources-never-local, P-NET-22); host the file on a public server",
+                "network (rule resources-never-local); host the file on a public server",
                 host=name,
                 rule=DenyRule.RESOURCES_NEVER_LOCAL,
             )
         if self._permission is None or not self._permission.allow_local_network:
             return NetworkPermissionError(
-                f"refused {where}: the gem does not declare allowLocalNetwork (rule gem-local-network, "
-                "P-NET-20); only a gem that declares it may reach addresses the user lists",
+                f"refused {where}: the gem does not declare allowLocalNetwork (rule gem-local-network); "
+                "only a gem that declares it may reach addresses the user lists",
                 host=name,
                 rule=DenyRule.GEM_LOCAL_NETWORK,
             )
@@ -326,8 +326,8 @@ class NetworkPolicy:
         entry = f"{name}:{port}" if ":" not in name else f"[{name}]:{port}"
         return NetworkPermissionError(
             f"refused {target}: it is on the local machine or internal network and is not in the "
-            "user's list under Network access › Local machine and internal network (rule "
-            f'user-local-list, P-NET-16); the user can add "{entry}" there',
+            "user's list of addresses on the Local machine and internal network (rule user-local-list); "
+            f'the user can add "{entry}" with: notochord network local add {entry}',
             host=name,
             rule=DenyRule.USER_LOCAL_LIST,
         )
@@ -363,7 +363,7 @@ class NetworkPolicy:
                 wanted = _display(name, port, scheme)
                 return NetworkPermissionError(
                     f"refused {target}: {wanted} is not in the gem's permissions.network.hosts (rule "
-                    f'gem-hosts, P-NET-07); to reach it the manifest must list "{wanted}"',
+                    f'gem-hosts); to reach it the manifest must list "{wanted}"',
                     host=name,
                     rule=DenyRule.GEM_HOSTS,
                 )
@@ -371,8 +371,8 @@ class NetworkPolicy:
         entries = self._user.external_hosts
         if mode == "allowlist" and not any(e.matches_name(name, port) for e in entries):
             return NetworkPermissionError(
-                f"refused {target}: it is not on the user's allowlist in Settings › System › Network "
-                "access (rule user-allowlist, P-NET-12); the user can add it there",
+                f"refused {target}: it is not on the user's allowlist (rule user-allowlist); "
+                f"the user can add it with: notochord network allow {name}",
                 host=name,
                 rule=DenyRule.USER_ALLOWLIST,
             )
@@ -380,8 +380,8 @@ class NetworkPolicy:
             e.matches_name(name, port) or any(e.matches_address(a, port) for a in addresses) for e in entries
         ):
             return NetworkPermissionError(
-                f"refused {target}: it is on the user's blocklist in Settings › System › Network access "
-                "(rule user-blocklist, P-NET-12); the user can remove it there",
+                f"refused {target}: it is on the user's blocklist (rule user-blocklist); "
+                "the user can set the list without it with: notochord network mode blocklist HOST…",
                 host=name,
                 rule=DenyRule.USER_BLOCKLIST,
             )

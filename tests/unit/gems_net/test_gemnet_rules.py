@@ -46,7 +46,7 @@ def test_rules_survive_closing_and_reopening_the_data_directory(tmp_path: Path, 
         NetworkRulesStore(nc.personal.core).add_local("wiki.corp.example.com")
     with notochord.open(data, Settings(data_dir=data), clock=clock) as nc:
         stored = NetworkRulesStore(nc.personal.core).stored()
-        organization = NetworkRulesStore(nc.org("acme").core).stored()
+        organization = NetworkRulesStore(nc.org("acme", create=True).core).stored()
     assert stored.to_json() == {
         "external": {"mode": "allowlist", "hosts": ["api.example.com:8443"]},
         "local": ["wiki.corp.example.com"],

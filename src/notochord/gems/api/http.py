@@ -278,7 +278,7 @@ class HttpApi:
         if self._permission is None:
             raise NetworkPermissionError(
                 f"refused {url}: gem {self._gem_id} has no network permission (rule "
-                f"{DenyRule.NO_NETWORK_PERMISSION}, P-GEN-01); declare permissions.network in its manifest",
+                f"{DenyRule.NO_NETWORK_PERMISSION}); declare permissions.network in its manifest",
                 host=_host_of(url),
                 rule=DenyRule.NO_NETWORK_PERMISSION,
             )

@@ -266,7 +266,7 @@ def usage_out(record: UsageRecord) -> UsageOut:
 
 
 class DocumentOut(_Model):
-    """A document of a knowledge base (OD-B07, with the upload's file name and type)."""
+    """A document of a knowledge base, with the upload's file name and type."""
 
     id: str
     kb_id: str

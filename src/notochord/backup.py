@@ -1,0 +1,362 @@
+"""Backup and restore of a whole data directory, while it is in use.
+
+A backup is one gzip-compressed tar file holding ``notochord-backup.json`` (what was copied, with
+each file's size and SHA-256) and, under ``vault/``, every file of the data directory:
+
+- every SQLite database (each space, each file history) is copied with SQLite's online backup API,
+  so the copy is a consistent snapshot even while other processes write;
+- encrypted databases (a gem's private storage, SQLCipher) cannot be read without their key, so
+  they are copied byte for byte and the copy is kept only when no write touched the file meanwhile
+  (otherwise it is taken again);
+- everything else (the master key, gem code and folders, file-history blobs) is copied as it is.
+
+Journal side files (``-wal``, ``-shm``, ``-journal``) are never copied: a snapshot already holds
+what was committed. Each database is consistent on its own; the backup is not one atomic cut across
+databases, which no reader relies on.
+
+The master key is in the backup: whoever holds the file can read the vault's gem storage and refs,
+so the file is created readable by its owner only (mode 0600) and must be kept as safe as the vault.
+
+``restore`` refuses a data directory that is not empty, checks every file against the manifest,
+and moves the vault into place only when all of it was unpacked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from notochord.errors import ConfigurationError, SpaceNotFoundError, StorageError
+
+__all__ = ["BackupSummary", "backup", "restore"]
+
+FORMAT = "notochord-backup"
+VERSION = 1
+MANIFEST = "notochord-backup.json"
+_ROOT = "vault"
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+_STABLE_COPY_ATTEMPTS = 50
+_BUSY_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class BackupSummary:
+    """What a backup holds: its file, the number of files and bytes, and the spaces in it."""
+
+    path: Path
+    files: int
+    bytes: int
+    spaces: tuple[str, ...]
+    created: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "files": self.files,
+            "bytes": self.bytes,
+            "spaces": list(self.spaces),
+            "created": self.created,
+        }
+
+
+def backup(data_dir: Path, destination: Path) -> BackupSummary:
+    """Write a snapshot of the vault at ``data_dir`` to ``destination`` (a new file, or a folder).
+
+    Args:
+        data_dir: the vault.
+        destination: the backup file to create; if it is an existing folder, a file named
+            ``notochord-backup-<UTC time>.tar.gz`` is created in it.
+
+    Raises:
+        SpaceNotFoundError: there is no vault at ``data_dir``.
+        ConfigurationError: the destination exists, or lies inside the data directory.
+        StorageError: a file could not be read or the backup could not be written.
+    """
+    source = Path(os.path.abspath(data_dir))
+    if not (source / "master.key").is_file():
+        raise SpaceNotFoundError(f"no vault at {source}; run `notochord init`", path=str(source))
+    created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    target = Path(os.path.abspath(destination.expanduser()))
+    if target.is_dir():
+        target = target / f"notochord-backup-{created.replace(':', '')}.tar.gz"
+    if target.exists() or target.is_symlink():
+        raise ConfigurationError(f"{target} already exists; name a new file for the backup")
+    if target.is_relative_to(source):
+        raise ConfigurationError(f"{target} is inside the data directory {source}; write the backup elsewhere")
+    if not target.parent.is_dir():
+        raise ConfigurationError(f"the folder {target.parent} does not exist; create it or name another one")
+
+    entries: list[dict[str, Any]] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix=".notochord-backup-", dir=target.parent) as staging_name:
+            staging = Path(staging_name)
+            snapshots = [(rel, _snapshot(source / rel, staging / rel)) for rel in _files(source)]
+            for rel, copy in snapshots:
+                entries.append({"path": rel.as_posix(), "size": copy.stat().st_size, "sha256": _sha256(copy)})
+            manifest = {
+                "format": FORMAT,
+                "version": VERSION,
+                "created": created,
+                "source": str(source),
+                "files": entries,
+            }
+            partial = staging / "backup.tar.gz"
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
+                _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2).encode("utf-8"))
+                for rel, copy in snapshots:
+                    archive.add(copy, arcname=f"{_ROOT}/{rel.as_posix()}", recursive=False)
+                raw.flush()
+                os.fsync(raw.fileno())
+            os.replace(partial, target)
+    except OSError as exc:
+        raise StorageError(f"cannot write the backup {target}: {exc}") from exc
+    return BackupSummary(
+        path=target,
+        files=len(entries),
+        bytes=sum(e["size"] for e in entries),
+        spaces=_spaces(e["path"] for e in entries),
+        created=created,
+    )
+
+
+def restore(archive_path: Path, data_dir: Path) -> BackupSummary:
+    """Unpack the backup ``archive_path`` into ``data_dir``, which must be new or empty.
+
+    Raises:
+        ConfigurationError: the file is missing or is not a notochord backup, a file in it is
+            damaged, or the data directory is not empty. Nothing is written then.
+        StorageError: the files could not be written.
+    """
+    source = Path(os.path.abspath(archive_path.expanduser()))
+    target = Path(os.path.abspath(data_dir))
+    if not source.is_file():
+        raise ConfigurationError(f"no backup file at {source}")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ConfigurationError(
+            f"the data directory {target} is not empty; restore into a new or empty folder "
+            "(--data-dir or NOTOCHORD_DATA_DIR), or move the current vault away first"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            tempfile.TemporaryDirectory(prefix=".notochord-restore-", dir=target.parent) as staging_name,
+            _open_archive(source) as archive,
+        ):
+            staging = Path(staging_name)
+            manifest = _read_manifest(archive, source)
+            _unpack(archive, staging, source)
+            unpacked = staging / _ROOT
+            _verify(unpacked, manifest, source)
+            os.chmod(unpacked, 0o700)
+            os.chmod(unpacked / "master.key", 0o600)
+            if target.exists():
+                for child in unpacked.iterdir():
+                    os.replace(child, target / child.name)
+            else:
+                os.replace(unpacked, target)
+    except OSError as exc:
+        raise StorageError(f"cannot restore into {target}: {exc}") from exc
+    files = manifest["files"]
+    return BackupSummary(
+        path=target,
+        files=len(files),
+        bytes=sum(int(f["size"]) for f in files),
+        spaces=_spaces(f["path"] for f in files),
+        created=str(manifest.get("created", "")),
+    )
+
+
+# -- taking the snapshot ---------------------------------------------------------------------
+
+
+def _files(root: Path) -> list[PurePosixPath]:
+    """Every regular file under ``root``, relative, without SQLite's side files; symlinks are skipped."""
+    found: list[PurePosixPath] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path.is_symlink() or not path.is_file() or _is_side_file(path):
+                continue
+            found.append(PurePosixPath(path.relative_to(root).as_posix()))
+    return found
+
+
+def _is_side_file(path: Path) -> bool:
+    for suffix in _SIDE_FILES:
+        if path.name.endswith(suffix) and path.with_name(path.name.removesuffix(suffix)).exists():
+            return True
+    return False
+
+
+def _snapshot(path: Path, copy: Path) -> Path:
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("rb") as handle:
+        header = handle.read(len(_SQLITE_HEADER))
+    if header == _SQLITE_HEADER:
+        _sqlite_snapshot(path, copy)
+    elif path.suffix == ".db":
+        _stable_copy(path, copy)
+    else:
+        shutil.copy2(path, copy)
+    return copy
+
+
+def _sqlite_snapshot(path: Path, copy: Path) -> None:
+    try:
+        src = sqlite3.connect(os.fspath(path), timeout=_BUSY_TIMEOUT_S)
+        try:
+            dst = sqlite3.connect(os.fspath(copy))
+            try:
+                # One step: the whole database is read inside one read transaction.
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                dst.close()
+        finally:
+            src.close()
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot take a snapshot of the database {path}: {exc}") from exc
+    shutil.copymode(path, copy)
+
+
+def _stable_copy(path: Path, copy: Path) -> None:
+    """Copy a database this process cannot open (encrypted) at a moment no write touches it.
+
+    These databases keep a rollback journal (gems cannot change that): a writer creates
+    ``-journal`` before it changes the file, and every change moves the file's modification time,
+    so a copy taken with no journal present and the same stamp before and after holds one
+    committed state.
+    """
+    journal = path.with_name(path.name + "-journal")
+    for _ in range(_STABLE_COPY_ATTEMPTS):
+        before = _stamp(path)
+        if not journal.exists():
+            shutil.copy2(path, copy)
+            if _stamp(path) == before and not journal.exists():
+                return
+        time.sleep(0.02)
+    raise StorageError(f"{path} kept changing while it was copied; run the backup again when the vault is quieter")
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    info = path.stat()
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = 0o600
+    info.mtime = int(time.time())
+    archive.addfile(info, _BytesReader(data))
+
+
+class _BytesReader:
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._offset = 0
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self._data) if size < 0 else self._offset + size
+        chunk = self._data[self._offset : end]
+        self._offset += len(chunk)
+        return chunk
+
+
+def _spaces(paths: Iterator[str] | Any) -> tuple[str, ...]:
+    names = []
+    for rel in paths:
+        parts = PurePosixPath(rel).parts
+        if len(parts) == 2 and parts[0] == "spaces" and parts[1].endswith(".db"):
+            stem = parts[1].removesuffix(".db")
+            names.append("personal" if stem == "personal" else "org:" + stem.removeprefix("org-"))
+    return tuple(sorted(names))
+
+
+# -- bringing it back ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _open_archive(path: Path) -> Iterator[tarfile.TarFile]:
+    try:
+        archive = tarfile.open(path, mode="r:gz")  # noqa: SIM115  (closed below, once opening succeeded)
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise ConfigurationError(f"{path} is not a notochord backup (not a .tar.gz file: {exc})") from exc
+    with archive:
+        yield archive
+
+
+def _read_manifest(archive: tarfile.TarFile, source: Path) -> dict[str, Any]:
+    try:
+        member = archive.getmember(MANIFEST)
+        handle: IO[bytes] | None = archive.extractfile(member)
+        if handle is None:
+            raise KeyError(MANIFEST)
+        manifest = json.loads(handle.read().decode("utf-8"))
+    except (KeyError, ValueError, tarfile.TarError, EOFError, OSError) as exc:
+        raise ConfigurationError(f"{source} is not a notochord backup (it has no readable {MANIFEST})") from exc
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != FORMAT
+        or not isinstance(manifest.get("files"), list)
+    ):
+        raise ConfigurationError(f"{source} is not a notochord backup ({MANIFEST} is not one of ours)")
+    if manifest.get("version") != VERSION:
+        raise ConfigurationError(
+            f"{source} is a notochord backup of format {manifest.get('version')!r}; this version reads format {VERSION}"
+        )
+    return manifest
+
+
+def _unpack(archive: tarfile.TarFile, staging: Path, source: Path) -> None:
+    members = []
+    for member in archive.getmembers():
+        if member.name == MANIFEST:
+            continue
+        parts = PurePosixPath(member.name).parts
+        if not member.isfile() or len(parts) < 2 or parts[0] != _ROOT or ".." in parts:
+            raise ConfigurationError(f"{source} is not a notochord backup (unexpected entry {member.name!r})")
+        members.append(member)
+    try:
+        # The "data" filter refuses absolute paths, links out of the folder and special files.
+        archive.extractall(staging, members=members, filter="data")
+    except (tarfile.TarError, EOFError) as exc:
+        raise ConfigurationError(f"{source} is damaged and cannot be unpacked: {exc}") from exc
+
+
+def _verify(unpacked: Path, manifest: dict[str, Any], source: Path) -> None:
+    listed = set()
+    for entry in manifest["files"]:
+        rel = str(entry.get("path", ""))
+        listed.add(rel)
+        path = unpacked / rel
+        if not path.is_file() or _sha256(path) != entry.get("sha256"):
+            raise ConfigurationError(f"{source} is damaged: {rel} is missing or differs from the backup's record")
+    if "master.key" not in listed:
+        raise ConfigurationError(f"{source} is not a complete notochord backup (it has no master key)")
+    extra = {p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()} - listed
+    if extra:
+        raise ConfigurationError(f"{source} is damaged: {sorted(extra)[0]} is not in the backup's record")
