@@ -59,7 +59,9 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "vault")
+    made = Cli(tmp_path / "vault")
+    made.run("init")
+    return made
 
 
 def _gem(root: Path, gem_id: str, permissions: list[str], tools: dict[str, str], *, version: str = "1.0.0") -> Path:

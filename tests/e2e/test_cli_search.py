@@ -76,6 +76,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     """A vault with the notes imported and embedded by the real default model."""
     tmp_path = tmp_path_factory.mktemp("real-model")
     cli = Cli(tmp_path / "vault", env={})
+    cli.run("init")
     cli.run("docs", "import", str(_notes(tmp_path)))
     assert cli.json("reindex")["embedded"] == len(NOTES)
     return cli
@@ -84,6 +85,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Cli:
 @pytest.fixture
 def full_text(tmp_path: Path) -> Cli:
     cli = Cli(tmp_path / "vault", env={"NOTOCHORD_EMBEDDER": "none"})
+    cli.run("init")
     cli.run("docs", "import", str(_notes(tmp_path)))
     return cli
 

@@ -50,7 +50,9 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "vault")
+    made = Cli(tmp_path / "vault")
+    made.run("init")
+    return made
 
 
 # ---------------------------------------------------------------- item 1: undo in order

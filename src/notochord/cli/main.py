@@ -51,7 +51,7 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         _CLI + "network_cmd", "app", "group", "Choose which external hosts gems may reach, and which local addresses."
     ),
     "docs": _Lazy(
-        _CLI + "docs_cmd", "app", "group", "Documents: import your notes, then list, show, move or delete them."
+        _CLI + "docs_cmd", "app", "group", "Documents: import your files, then list, show, move or delete them."
     ),
     "collections": _Lazy(_CLI + "collections_cmd", "app", "group", "Collections: the folders your documents live in."),
     "search": _Lazy(
