@@ -5,6 +5,7 @@ Exit codes mean the same in every command:
     0  success            3  not found              5  quota reached
     1  unexpected error   4  permission refused     6  revert refused (superseded, not empty)
     2  bad usage or invalid input (validation, manifest, configuration)
+    8  ``notochord check`` found problems (left after ``--repair``)
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import typer
 
 from notochord.cli import (
     changes_cmd,
+    check_cmd,
     collections_cmd,
     docs_cmd,
     entities_cmd,
@@ -44,6 +45,7 @@ app.command()(search_cmd.search)
 app.command()(search_cmd.reindex)
 app.command("serve")(serve_cmd.serve)
 app.command("token")(serve_cmd.token)
+app.command("check")(check_cmd.check_command)
 
 
 @app.callback()
