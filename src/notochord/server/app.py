@@ -2,7 +2,8 @@
 
 ``create_app(nc, settings)`` mounts every route under ``/api/knowledge``, with the OpenAPI document
 at ``/openapi.json`` and its browsable form at ``/docs``. It is the service's composition root: the
-document extractor and each organization space's network rules are handed to the domain here.
+document extractor and each organization space's network rules are handed to the domain here, and
+the background embedding of every space starts here (:meth:`notochord.Notochord.keep_indexed`).
 Routes that touch the store are plain ``def`` functions (or hand their store work to the threadpool),
 so they never block the event loop. Errors are turned into responses by the one table in
 :mod:`notochord.server.errors`.
@@ -56,4 +57,7 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         api.include_router(router)
     app.include_router(api)
     errors.install(app)
+    # start-up: embed what is pending in every space now, and what other processes write later,
+    # without waiting for a request to open the space
+    nc.keep_indexed()
     return app
