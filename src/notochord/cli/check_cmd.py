@@ -13,12 +13,14 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened
-from notochord.knowledge.check import Problem, check, repair
+
+if TYPE_CHECKING:
+    from notochord.knowledge.check import Problem
 
 __all__ = ["PROBLEMS_FOUND", "check_command"]
 
@@ -39,6 +41,9 @@ def check_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Check that indexes, vectors and counters agree with the documents and changes they come from."""
+    # loaded here, not at import, so that every other command starts without it
+    from notochord.knowledge.check import check, repair
+
     reports: list[dict[str, Any]] = []
     lines: list[str] = []
     with opened(data_dir) as nc:

@@ -21,6 +21,7 @@ from notochord.cli import (
     serve_cmd,
 )
 from notochord.cli.common import DataDir, JsonFlag, emit, opened, state
+from notochord.cli.embedding import embedding_note, pending_text
 
 __all__ = ["app", "main"]
 
@@ -82,8 +83,10 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     lines += [
         f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   "
         f"documents {r['documents']:>6}   collections {r['collections']:>4}   changes {r['changes']:>7}"
+        + pending_text(r)
         for r in rows
     ]
+    lines += embedding_note(rows, data_dir_text)
     emit(None, as_json=False, text="\n".join(lines))
 
 
