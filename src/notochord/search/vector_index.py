@@ -266,7 +266,9 @@ class VectorIndex:
                 break
             done += n
         self._sync_matrix()
-        self._seen = self._signature()
+        # the signature from before this round: whatever was written meanwhile (our own vectors
+        # included) shows as a change next round, so nothing written during the round is missed
+        self._seen = signature
         return done
 
     def _loop(self) -> None:

@@ -1,0 +1,52 @@
+"""The embedding worker's poll: passages and vectors written by another process (issue 11, item 8)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.settings import Settings
+
+from .fakes import HashedNgramEmbedder
+
+
+@pytest.fixture
+def two_processes(tmp_path: Path, clock: FixedClock) -> Iterator[tuple[notochord.Space, notochord.Space]]:
+    """The same space opened twice, as two processes would: separate engines, indexes and matrices."""
+    settings = Settings(data_dir=tmp_path / "d", index_in_background=False)
+    embedder = HashedNgramEmbedder()
+    with (
+        notochord.open(tmp_path / "d", settings, clock=clock, embedder=embedder) as first,
+        notochord.open(tmp_path / "d", settings, clock=clock, embedder=embedder) as second,
+    ):
+        yield first.personal, second.personal
+
+
+def test_a_poll_embeds_passages_another_process_wrote(two_processes: tuple[notochord.Space, notochord.Space]) -> None:
+    """Issue 11, item 8: the long-running side embeds what a command wrote, without being notified."""
+    serving, command = two_processes
+    assert serving.index.poll() == 0
+    command.user.documents.upsert(collection="keep", title="Bread", body="Knead the dough and let it rise.")
+    assert serving.index.poll() == 1
+    assert serving.index.pending() == 0
+    assert serving.index.poll() == 0, "nothing moved since the last round"
+
+
+def test_a_poll_loads_vectors_another_process_stored(two_processes: tuple[notochord.Space, notochord.Space]) -> None:
+    """Issue 11, item 8: vectors a separate reindex stored reach the running process's in-memory index."""
+    serving, command = two_processes
+    serving.user.documents.upsert(collection="keep", title="Stew", body="Simmer the beef two hours.")
+    serving.index.wait()
+    assert serving.search("simmer beef", limit=1)[0].title == "Stew"  # the matrix is loaded now
+    serving.index.poll()
+
+    command.user.documents.upsert(collection="keep", title="Tyres", body="Patch the puncture of the bicycle tyre.")
+    command.index.wait()
+    serving.index.poll()
+
+    semantic = serving.index.search("bicycle tyre puncture", k=5, allowed=list(range(1, 100)))
+    assert len(semantic) == 2
