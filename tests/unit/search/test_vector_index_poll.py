@@ -9,6 +9,7 @@ import pytest
 
 import notochord
 from notochord.clock import FixedClock
+from notochord.search.vector_index import VaultIndexer
 from notochord.settings import Settings
 
 from .fakes import HashedNgramEmbedder
@@ -50,3 +51,31 @@ def test_a_poll_loads_vectors_another_process_stored(two_processes: tuple[notoch
 
     semantic = serving.index.search("bicycle tyre puncture", k=5, allowed=list(range(1, 100)))
     assert len(semantic) == 2
+
+
+def test_the_vault_indexer_opens_only_spaces_with_pending_passages(tmp_path: Path, clock: FixedClock) -> None:
+    """Issue 12, item 2: at start-up the spaces with pending work open (starting their workers); a
+    space with nothing pending stays closed, and one that cannot be opened does not stop the rest."""
+    data = tmp_path / "d"
+    settings = Settings(data_dir=data, index_in_background=False)
+    embedder = HashedNgramEmbedder()
+    with notochord.open(data, settings, clock=clock, embedder=embedder) as nc:
+        nc.org("busy").user.documents.upsert(collection="keep", title="Bread", body="Knead the dough.")
+        nc.org("idle")
+        nc.org("broken").user.documents.upsert(collection="keep", title="Rye", body="Rye needs longer.")
+    opened: list[str] = []
+
+    def open_space(name: str) -> None:
+        if name == "org:broken":
+            raise RuntimeError("damaged")
+        opened.append(name)
+
+    indexer = VaultIndexer(
+        data_dir=data,
+        spaces=lambda: [(p.stem.replace("org-", "org:"), p) for p in sorted((data / "spaces").glob("*.db"))],
+        is_open=lambda name: False,
+        open_space=open_space,
+        model_id=embedder.model_id,
+    )
+    assert indexer.run_once() == ["org:busy"]
+    assert opened == ["org:busy"]
