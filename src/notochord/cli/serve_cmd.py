@@ -50,7 +50,7 @@ def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port
         app,
         host=host,
         port=port,
-        lifespan="off",
+        lifespan="on",
         ws="none",
         log_level="info",
         timeout_graceful_shutdown=30,
