@@ -51,6 +51,7 @@ import numpy.typing as npt
 import sqlalchemy as sa
 
 from notochord.db.engine import read_tx, write_tx
+from notochord.db.migrate import head_revision
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
 from notochord.search.embeddings import Embedder
 from notochord.search.vectors import VectorMatrix, from_blob, to_blob
@@ -383,17 +384,27 @@ _PENDING_SQL = (
 def has_pending(path: Path, model_id: str) -> bool:
     """Whether the space file at ``path`` holds a passage without a current ``model_id`` vector.
 
-    Reads without opening the space (no migration, no engine). ``True`` when it cannot tell (an
-    older schema, a locked or damaged file): opening the space then migrates it and decides.
+    Reads without opening the space (no migration, no engine). A space another process is still
+    creating (no committed schema yet) or holding locked reads as ``False``: the next round asks
+    again, and opening it now would only race its creator's migration. A space at an older schema
+    reads as ``True``: opening it migrates it, and its passages then need vectors tied to their text.
     """
     try:
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
-        return True
+        return False
     try:
+        try:
+            version = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        except sqlite3.Error:
+            return False
+        if version is None:
+            return False
+        if version[0] != head_revision():
+            return True
         return conn.execute(_PENDING_SQL, (model_id,)).fetchone() is not None
     except sqlite3.Error:
-        return True
+        return False
     finally:
         conn.close()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import pytest
 
 import notochord
 from notochord.clock import FixedClock
-from notochord.search.vector_index import VaultIndexer
+from notochord.search.vector_index import VaultIndexer, has_pending
 from notochord.settings import Settings
 
 from .fakes import HashedNgramEmbedder
@@ -79,3 +81,17 @@ def test_the_vault_indexer_opens_only_spaces_with_pending_passages(tmp_path: Pat
     )
     assert indexer.run_once() == ["org:busy"]
     assert opened == ["org:busy"]
+
+
+def test_a_space_still_being_created_is_left_to_its_creator(tmp_path: Path) -> None:
+    """Issue 11, item 8: the watcher never opens a space whose schema is not committed yet (it would
+    race the creating command's migration); a space at an older schema is opened to be migrated."""
+    creating = tmp_path / "org-new.db"
+    sqlite3.connect(creating).close()
+    assert has_pending(creating, "m") is False
+    older = tmp_path / "org-old.db"
+    with contextlib.closing(sqlite3.connect(older)) as conn:
+        conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+        conn.execute("INSERT INTO alembic_version VALUES ('0006')")
+        conn.commit()
+    assert has_pending(older, "m") is True
