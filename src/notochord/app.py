@@ -47,6 +47,7 @@ from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.user import HostChanges, HostKnowledge
 from notochord.knowledge.writes import ASSISTANT, USER
 from notochord.search.embeddings import Embedder, load_embedder
+from notochord.search.vector_index import VaultIndexer
 from notochord.settings import Settings
 
 __all__ = ["Notochord", "Space", "is_vault", "open"]
@@ -110,8 +111,20 @@ class Space:
         self.gems.factories.update(http=make_http, extract=make_extract)
 
     def status(self) -> dict[str, object]:
-        """Counts of current facts, live entities and changes."""
-        return {"space": self.name, "path": str(self.path), **self.core.counts()}
+        """Counts of current facts, live entities and changes; passages waiting to be embedded, and an ETA.
+
+        ``etaSeconds`` comes from the embedding rate last measured in this space (``None`` before
+        anything was ever embedded, or without an embedder).
+        """
+        pending = self.index.pending()
+        eta = self.index.eta_seconds(pending) if self.index.enabled else None
+        return {
+            "space": self.name,
+            "path": str(self.path),
+            **self.core.counts(),
+            "pending": pending,
+            "etaSeconds": None if eta is None else round(eta, 1),
+        }
 
     def close(self) -> None:
         self._folders.close()
@@ -157,6 +170,41 @@ class Notochord:
         self._spaces: dict[str, Space] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._indexer: VaultIndexer | None = None
+
+    def keep_indexed(self) -> bool:
+        """Embed the pending passages of every space in the background while this process runs.
+
+        For processes that hold the vault open longer than a command (``serve``, the console, MCP):
+        every space with pending passages opens now, which starts its embedding worker; a space
+        another process writes to later opens when its passages appear. Returns whether the worker
+        runs (not without an embedder, nor with ``index_in_background`` off). Idempotent.
+        """
+        if self._embedder is None or not self.settings.index_in_background:
+            return False
+        with self._lock:
+            if self._closed:
+                raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
+            if self._indexer is None:
+                self._indexer = VaultIndexer(
+                    data_dir=self.data_dir,
+                    spaces=self._space_files,
+                    is_open=lambda name: name in self._spaces,
+                    open_space=self.space,
+                    model_id=self._embedder.model_id,
+                )
+                self._indexer.start()
+        return True
+
+    def space(self, name: str) -> Space:
+        """The space called ``name``: ``"personal"`` or ``"org:<id>"``, as :meth:`spaces` lists them."""
+        return self.personal if name == "personal" else self.org(name.removeprefix("org:"))
+
+    def _space_files(self) -> list[tuple[str, Path]]:
+        return [
+            ("personal" if p.stem == "personal" else "org:" + p.stem.removeprefix("org-"), p)
+            for p in sorted((self.data_dir / "spaces").glob("*.db"))
+        ]
 
     @property
     def personal(self) -> Space:
@@ -215,6 +263,9 @@ class Notochord:
             return space
 
     def close(self) -> None:
+        indexer, self._indexer = self._indexer, None
+        if indexer is not None:
+            indexer.stop()
         with self._lock:
             for space in self._spaces.values():
                 space.close()

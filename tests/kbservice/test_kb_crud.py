@@ -317,7 +317,9 @@ def test_delete_removes_everything_stored_for_the_kb_and_records_audit_and_cost_
         chunk_ids = list(conn.execute(sa.select(chunks.c.id).where(chunks.c.document_id == outcome.id)).scalars())
     with world.live.nc.org(world.a).core.store.write(actor=USER, run_id=None) as tx:
         for chunk_id in chunk_ids:
-            tx.conn.execute(sa.insert(chunk_vectors).values(chunk_id=chunk_id, model_id="m", vector=b"\x00" * 1536))
+            tx.conn.execute(
+                sa.insert(chunk_vectors).values(chunk_id=chunk_id, model_id="m", vector=b"\x00" * 1536, text_hash="h")
+            )
     before = _space_counts(world, world.a, collection_id)
     assert before["documents"] == 1 and before["vectors"] == len(chunk_ids) >= 1
 

@@ -6,6 +6,7 @@ Exit codes mean the same in every command:
     1  unexpected error      no such organization)     6  revert refused (superseded, not empty)
     2  bad usage or invalid input (validation, manifest, configuration)
     4  permission refused
+    9  ``notochord check`` found problems (left after ``--repair``)
 
 Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
 mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new, empty vault.

@@ -79,6 +79,12 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         "Write a consistent snapshot of the whole vault, even while it is in use.",
     ),
     "restore": _Lazy(_CLI + "backup_cmd", "restore", "command", "Bring a backup back into an empty data directory."),
+    "check": _Lazy(
+        _CLI + "check_cmd",
+        "check_command",
+        "command",
+        "Check that indexes, vectors and counters agree with the documents and changes they come from.",
+    ),
 }
 
 
@@ -237,12 +243,16 @@ def status(data_dir: DataDir = None, org: OrgOption = None, as_json: JsonFlag = 
     if as_json:
         emit({"dataDir": data_dir_text, "spaces": rows}, as_json=True)
         return
+    from notochord.cli.embedding import embedding_note, pending_text
+
     lines = [f"data directory: {data_dir_text}"]
     lines += [
         f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   "
         f"documents {r['documents']:>6}   collections {r['collections']:>4}   changes {r['changes']:>7}"
+        + pending_text(r)
         for r in rows
     ]
+    lines += embedding_note(rows, data_dir_text)
     emit(None, as_json=False, text="\n".join(lines))
 
 

