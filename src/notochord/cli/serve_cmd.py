@@ -4,6 +4,8 @@
 or SIGTERM: requests in flight finish, then every space is closed. Without a configured
 ``NOTOCHORD_JWT_SECRET`` (or public key) it creates a random development secret in
 ``<data_dir>/jwt.secret`` (mode 0600) on first start; ``token`` signs with the same secret.
+``serve`` binds its port before it opens the vault or prints anything, so a port in use is one
+clear error (exit 2), never a "service on http://…" line followed by a failure.
 """
 
 from __future__ import annotations
@@ -72,7 +74,6 @@ def _listen(host: str, port: int) -> socket.socket:
                 f"port {port} needs privileges on this machine; choose a port above 1023 with --port"
             ) from exc
         raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.set_inheritable(True)
     return sock
 
 
