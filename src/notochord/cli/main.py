@@ -64,7 +64,7 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         _CLI + "search_cmd",
         "reindex",
         "command",
-        "Embed every passage not yet searchable by meaning, with a progress bar.",
+        "Embed every passage not yet searchable by meaning, with a progress bar and an ETA.",
     ),
     "serve": _Lazy(
         _CLI + "serve_cmd", "serve", "command", "Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."
