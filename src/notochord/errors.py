@@ -10,6 +10,8 @@ them (``raise ... from exc``) and never escape.
     ├── ConfigurationError                 E_CONFIG
     ├── ClosedError                        E_CLOSED
     ├── StorageError                       E_STORAGE
+    │   ├── StorageFullError               E_STORAGE_FULL  the disk is full; nothing was written
+    │   └── ReadOnlyStoreError             E_READ_ONLY     the data directory cannot be written
     ├── KnowledgeError                     E_KNOWLEDGE
     │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
     │   ├── KnowledgeNotFoundError         E_NOT_FOUND     "not found: no entity|fact|document|…"
@@ -52,8 +54,10 @@ __all__ = [
     "NetworkPermissionError",
     "NetworkRequestError",
     "NotochordError",
+    "ReadOnlyStoreError",
     "RevertError",
     "StorageError",
+    "StorageFullError",
 ]
 
 
@@ -83,6 +87,21 @@ class StorageError(NotochordError):
     """The store could not complete an operation (disk full, corrupt file, locked too long)."""
 
     code = "E_STORAGE"
+
+
+class StorageFullError(StorageError):
+    """The disk (or the quota of the file system) is full: the write was undone, nothing is torn.
+
+    Writing works again as soon as space is freed; nothing needs repairing.
+    """
+
+    code = "E_STORAGE_FULL"
+
+
+class ReadOnlyStoreError(StorageError):
+    """The data directory cannot be written: a write was refused, or the store needs an upgrade first."""
+
+    code = "E_READ_ONLY"
 
 
 class KnowledgeError(NotochordError):

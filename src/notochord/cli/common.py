@@ -4,7 +4,8 @@ Exit codes mean the same in every command:
 
     0  success            3  not found              5  quota reached
     1  unexpected error   4  permission refused     6  revert refused (superseded, not empty)
-    2  bad usage or invalid input (validation, manifest, configuration)
+    2  bad usage or invalid input (validation, manifest, configuration), or a read-only data directory
+    8  the disk is full (nothing was written; free some space and retry)
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.ManifestError, 2),
     (errors.ConfigurationError, 2),
     (errors.GemError, 2),
+    (errors.StorageFullError, 8),
+    (errors.ReadOnlyStoreError, 2),
 )
 
 console = Console(stderr=True)

@@ -9,6 +9,7 @@ or SIGTERM: requests in flight finish, then every space is closed. Without a con
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,7 +18,7 @@ import typer
 
 import notochord
 from notochord.cli.common import DataDir, fail, state
-from notochord.errors import ConfigurationError, NotochordError
+from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError
 from notochord.settings import Settings
 
 if TYPE_CHECKING:
@@ -67,6 +68,12 @@ def serve(
     settings, directory = _settings_and_dir(data_dir)
     try:
         with notochord.open(directory, settings) as nc:
+            # Opened now so that a store which cannot be used fails here, not on every request.
+            if nc.personal.read_only or not os.access(nc.data_dir, os.W_OK):
+                raise ReadOnlyStoreError(
+                    f"the data directory {nc.data_dir} is read-only: the service writes (uploads, tokens, "
+                    "the embedding queue), so make it writable; the other commands can read it as it is"
+                )
             server = build_server(nc, settings, host=host, port=port)
             shown = f"[{host}]" if ":" in host else host
             typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")
