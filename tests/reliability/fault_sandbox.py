@@ -86,12 +86,12 @@ def run_read_only(
 
 
 def run_on_small_disk(
-    folder: Path, size: str, script: str, *, env: dict[str, str] | None = None
+    folder: Path, size: str, script: str, *, args: Sequence[str] = (), env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the Python ``script`` with an empty tmpfs of ``size`` mounted at ``folder``, for that process alone."""
     require_mounts()
     q = shlex.quote(str(folder))
-    return _in_namespace(f"mount -t tmpfs -o size={size} tmpfs {q}", [sys.executable, "-c", script], env=env)
+    return _in_namespace(f"mount -t tmpfs -o size={size} tmpfs {q}", [sys.executable, "-c", script, *args], env=env)
 
 
 @dataclass(frozen=True)

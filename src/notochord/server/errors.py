@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from notochord.errors import NotochordError
+from notochord.errors import NotochordError, StorageFullError
 from notochord.kbservice.errors import (
     KbAuthenticationError,
     KbConflictError,
@@ -70,6 +70,7 @@ ERROR_TABLE: tuple[Row, ...] = (
     Row(KbUnsupportedMediaTypeError, 415, "Unsupported Media Type"),
     Row(KbValidationError, 400, "Bad Request"),
     Row(KbUpstreamError, 502, "Bad Gateway"),
+    Row(StorageFullError, 507, "Insufficient Storage"),
     # storage, configuration and every other failure: logged, never detailed to the caller
     Row(NotochordError, 500, "Internal Server Error", show_message=False),
     Row(Exception, 500, "Internal Server Error", show_message=False),
