@@ -139,3 +139,70 @@ def test_writing_resumes_as_soon_as_space_is_freed(full_disk_report: dict[str, A
     """Issue 12, item 5: nothing needs repairing after a full disk: freeing space is enough."""
     assert full_disk_report["after_api"] == 1
     assert full_disk_report["after_http"] == 201
+
+
+FILES_CHILD = textwrap.dedent(
+    """
+    import json, os, sys
+    from pathlib import Path
+    from notochord.clock import SystemClock
+    from notochord.errors import NotochordError
+    from notochord.files.history import FileHistory
+    from notochord.files.private import GemStore
+    from notochord.files.workspace import Workspace
+
+    disk = Path(sys.argv[1])
+    (disk / "conversation").mkdir()
+    history = FileHistory(disk / "history", clock=SystemClock("UTC"), trash=None)
+    workspace = Workspace(disk / "conversation", history=history, actor="gem:notes", run_id="run-1")
+    store = GemStore(disk / "gem", key=b"k" * 32)
+    workspace.write("workspace:kept.txt", "kept")
+
+    fd = os.open(disk / "ballast", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    for size in (65536, 4096, 1):
+        try:
+            while True:
+                os.write(fd, b"x" * size)
+        except OSError:
+            pass
+    os.close(fd)
+
+    attempts = {
+        "workspace": lambda: workspace.write("workspace:big.txt", b"y" * 200_000),
+        "overwrite": lambda: workspace.write("workspace:kept.txt", b"z" * 200_000),
+        "blob": lambda: store.blobs.put("big.bin", b"y" * 200_000),
+        "document": lambda: store.documents.write("big.md", "y" * 200_000),
+    }
+    report = {}
+    for name, attempt in attempts.items():
+        try:
+            attempt()
+            report[name] = {"class": None}
+        except NotochordError as exc:
+            report[name] = {"class": type(exc).__name__, "message": str(exc)}
+    report["kept"] = workspace.read_text("workspace:kept.txt")
+
+    (disk / "ballast").unlink()
+    for attempt in attempts.values():
+        attempt()
+    report["after"] = [len(workspace.read("workspace:big.txt")), len(store.blobs.get("big.bin"))]
+    store.close()
+    history.close()
+    sys.stdout.write(json.dumps(report))
+    """
+)
+
+
+def test_file_writes_on_a_full_disk_raise_storage_full_keep_the_old_file_and_resume(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Issue 12, item 5: workspace files and a gem's private storage report a full disk as StorageFullError."""
+    disk = tmp_path_factory.mktemp("files-disk")
+    done = run_on_small_disk(disk, "2m", FILES_CHILD, args=[str(disk)])
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout)
+    for name in ("workspace", "overwrite", "blob", "document"):
+        assert report[name]["class"] == "StorageFullError", (name, report[name])
+        assert "the disk is full" in report[name]["message"]
+    assert report["kept"] == "kept", "a write that did not fit leaves the old content in place"
+    assert report["after"] == [200_000, 200_000]
