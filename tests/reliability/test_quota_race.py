@@ -73,7 +73,7 @@ def _race(data: Path, gem_folder: Path, opened: Barrier, installed: Barrier, res
 def test_sixteen_processes_through_one_gem_write_exactly_its_daily_quota_from_a_fresh_data_dir(
     tmp_path: Path,
 ) -> None:
-    """Issue 12, reliability suite: the quota race, a fresh data dir included (P-RES quota counters are exact)."""
+    """Issue 12, reliability suite: the quota race, a fresh data dir included (K-QUOTA-01, K-QUOTA-05)."""
     gem_folder = tmp_path / "gem"
     gem_folder.mkdir()
     (gem_folder / "notochord.json").write_text(json.dumps(MANIFEST))
