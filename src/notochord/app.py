@@ -30,7 +30,7 @@ from types import TracebackType
 import sqlalchemy as sa
 
 from notochord.clock import Clock, SystemClock
-from notochord.db.engine import create_sqlite_engine
+from notochord.db.engine import create_sqlite_engine, is_read_only
 from notochord.db.migrate import migrate
 from notochord.errors import ClosedError, ConfigurationError, SpaceNotFoundError, StorageError
 from notochord.gems.api.data import make_data
@@ -82,11 +82,14 @@ class Space:
         self._master_key = master_key
         self._engine: sa.Engine | None = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         migrate(self._engine)
+        self.read_only = is_read_only(self._engine)
+        """Whether the store cannot be written (a read-only mount): it is read as it is, writes are refused."""
         self.core = KnowledgeCore(
             self._engine,
             clock,
             embedder=embedder,
-            background=settings.index_in_background,
+            # A read-only store cannot take the vectors a background worker would write.
+            background=settings.index_in_background and not self.read_only,
         )
         self.core.initialise()
         self.user = HostKnowledge(self.core, USER)

@@ -10,6 +10,8 @@ them (``raise ... from exc``) and never escape.
     ├── ConfigurationError                 E_CONFIG
     ├── ClosedError                        E_CLOSED
     ├── StorageError                       E_STORAGE
+    │   ├── StorageFullError               E_STORAGE_FULL  the disk is full; nothing was written
+    │   └── ReadOnlyStoreError             E_READ_ONLY     the data directory cannot be written
     ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
     ├── KnowledgeError                     E_KNOWLEDGE
     │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
@@ -55,9 +57,11 @@ __all__ = [
     "NetworkPermissionError",
     "NetworkRequestError",
     "NotochordError",
+    "ReadOnlyStoreError",
     "RevertError",
     "SpaceNotFoundError",
     "StorageError",
+    "StorageFullError",
 ]
 
 
@@ -101,6 +105,21 @@ class SpaceNotFoundError(NotochordError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class StorageFullError(StorageError):
+    """The disk (or the quota of the file system) is full: the write was undone, nothing is torn.
+
+    Writing works again as soon as space is freed; nothing needs repairing.
+    """
+
+    code = "E_STORAGE_FULL"
+
+
+class ReadOnlyStoreError(StorageError):
+    """The data directory cannot be written: a write was refused, or the store needs an upgrade first."""
+
+    code = "E_READ_ONLY"
 
 
 class KnowledgeError(NotochordError):

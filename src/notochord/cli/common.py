@@ -4,8 +4,10 @@ Exit codes mean the same in every command:
 
     0  success            3  not found (also: no vault,  5  quota reached
     1  unexpected error      no such organization)     6  revert refused (superseded, not empty)
-    2  bad usage or invalid input (validation, manifest, configuration)
+    2  bad usage or invalid input (validation, manifest, configuration), or a read-only data directory
     4  permission refused
+    7  a gem run timed out
+    8  the disk is full (nothing was written; free some space and retry)
     9  ``notochord check`` found problems (left after ``--repair``)
 
 Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
@@ -74,6 +76,8 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.ManifestError, 2),
     (errors.ConfigurationError, 2),
     (errors.GemError, 2),
+    (errors.StorageFullError, 8),
+    (errors.ReadOnlyStoreError, 2),
 )
 
 console = Console(stderr=True)

@@ -14,6 +14,7 @@ import contextlib
 import copy
 import dataclasses
 import errno
+import os
 import socket
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ import typer
 
 import notochord
 from notochord.cli.common import DataDir, fail, resolve_data_dir
-from notochord.errors import ConfigurationError, NotochordError
+from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError
 from notochord.settings import Settings
 
 if TYPE_CHECKING:
@@ -148,6 +149,12 @@ def serve(
     try:
         listening = _listen(host, port)
         with contextlib.closing(listening), notochord.open(directory, settings, create=False) as nc:
+            # Opened now so that a store which cannot be used fails here, not on every request.
+            if nc.personal.read_only or not os.access(nc.data_dir, os.W_OK):
+                raise ReadOnlyStoreError(
+                    f"the data directory {nc.data_dir} is read-only: the service writes (uploads, tokens, "
+                    "the embedding queue), so make it writable; the other commands can read it as it is"
+                )
             server = build_server(nc, settings, host=host, port=port)
             shown = f"[{host}]" if ":" in host else host
             typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")

@@ -5,42 +5,91 @@ transaction handling is switched off so that SQLAlchemy's ``begin`` emits the ``
 write transactions start with ``BEGIN IMMEDIATE``, which takes the write lock up front. That makes
 the read-check-write of a quota counter exact under concurrent writers (two deferred transactions
 could both read the same counter and one would fail late with ``SQLITE_BUSY`` instead of waiting).
+
+A database whose file or folder cannot be written (a read-only mount, an immutable file) is opened
+read-only, so that it can still be read. A WAL database needs its ``-shm`` index to be read: when
+the ``-shm`` file is there, SQLite reads through it without writing; when neither it nor a
+``-wal`` file is left (the last writer closed cleanly, everything is in the main file), the file is
+opened as immutable, which needs no index at all. A leftover ``-wal`` without its index cannot be
+read honestly (its commits would be skipped), so that case is refused with what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import sqlite3
+import urllib.parse
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event, exc
+from sqlalchemy import event, exc, pool
 
-from notochord.errors import StorageError
+from notochord.errors import ReadOnlyStoreError, StorageError, StorageFullError
 
-__all__ = ["create_sqlite_engine", "read_tx", "storage_errors", "write_tx"]
+__all__ = ["create_sqlite_engine", "is_read_only", "read_tx", "storage_errors", "write_tx"]
 
 _IMMEDIATE = "notochord_immediate"
+_SQLITE_READONLY = 8
+_SQLITE_FULL = 13
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+_READ_ONLY: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
+
+
+def _writable(path: Path) -> bool:
+    # os.access, not the mode bits: it also sees read-only mounts and immutable files, even as root.
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str:
+    quoted = urllib.parse.quote(str(path.resolve()))
+    if Path(f"{path}-shm").exists():
+        return f"file:{quoted}?mode=ro"
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ReadOnlyStoreError(
+            f"the store {path} is read-only and was not closed cleanly (its write-ahead log {wal.name} is "
+            "left without its index): make the folder writable and open it once, then it can be read-only again"
+        )
+    return f"file:{quoted}?immutable=1"
 
 
 def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
-    """An engine for the SQLite file at ``path`` with the pragmas above."""
-    engine = sa.create_engine(
-        f"sqlite+pysqlite:///{path}",
-        connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
-        pool_size=8,
-        max_overflow=8,
-    )
+    """An engine for the SQLite file at ``path`` with the pragmas above (read-only if it cannot be written)."""
+    if not path.exists() and path.parent.is_dir() and not os.access(path.parent, os.W_OK):
+        raise ReadOnlyStoreError(f"cannot create the store {path}: its folder is read-only; make it writable")
+    read_only = path.exists() and not _writable(path)
+    common: dict[str, Any] = {"pool_size": 8, "max_overflow": 8}
+    if read_only:
+        uri = _read_only_uri(path)
+        timeout = busy_timeout_ms / 1000
+
+        def connect() -> sqlite3.Connection:
+            return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=timeout)
+
+        # The URL names the file for messages only: the creator opens it.
+        engine = sa.create_engine(f"sqlite+pysqlite:///{path}", creator=connect, poolclass=pool.QueuePool, **common)
+        _READ_ONLY.add(engine)
+    else:
+        engine = sa.create_engine(
+            f"sqlite+pysqlite:///{path}",
+            connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
+            **common,
+        )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
+            if not read_only:
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         finally:
@@ -54,20 +103,49 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
     return engine
 
 
+def is_read_only(engine: sa.Engine) -> bool:
+    """Whether ``engine`` was opened read-only because its database cannot be written."""
+    return engine in _READ_ONLY
+
+
+def _sqlite_code(error: BaseException) -> int | None:
+    orig = error.orig if isinstance(error, exc.DBAPIError) else error
+    code = getattr(orig, "sqlite_errorcode", None)
+    # Extended codes carry the primary code in their low byte (SQLITE_READONLY_DBMOVED is 8 | 4 << 8).
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _translate(action: str, error: BaseException) -> StorageError:
+    code = _sqlite_code(error)
+    if code == _SQLITE_FULL:
+        return StorageFullError(f"{action} failed: the disk is full; nothing was written. Free some space and retry")
+    if code == _SQLITE_READONLY:
+        return ReadOnlyStoreError(
+            f"{action} failed: the store is read-only; make the data directory writable to change anything"
+        )
+    return StorageError(f"{action} failed in the store: {error}")
+
+
 @contextlib.contextmanager
 def storage_errors(action: str) -> Iterator[None]:
-    """Translate driver and SQLAlchemy errors into :class:`StorageError`."""
+    """Translate driver and SQLAlchemy errors (and a full disk) into :class:`StorageError`."""
     try:
         yield
     except (exc.SQLAlchemyError, sqlite3.Error) as error:
-        raise StorageError(f"{action} failed in the store: {error}") from error
+        raise _translate(action, error) from error
+    except OSError as error:
+        if error.errno not in _FULL_ERRNOS:
+            raise
+        raise StorageFullError(
+            f"{action} failed: the disk is full; nothing was written. Free some space and retry"
+        ) from error
 
 
 @contextlib.contextmanager
-def write_tx(engine: sa.Engine) -> Iterator[sa.Connection]:
+def write_tx(engine: sa.Engine, *, action: str = "a write") -> Iterator[sa.Connection]:
     """A write transaction holding the database's write lock from its first statement."""
     with (
-        storage_errors("a write"),
+        storage_errors(action),
         engine.connect().execution_options(**{_IMMEDIATE: True}) as conn,
         conn.begin(),
     ):

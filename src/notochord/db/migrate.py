@@ -2,7 +2,13 @@
 
 Revisions are numbered ``0001``, ``0002``, … in file names and ids alike, so the newest one is known
 without loading Alembic: a database already at the head (every open after the first) costs one
-query, and Alembic is imported only when there is something to migrate.
+read, and Alembic is imported only when there is something to migrate.
+
+Several processes may open a new space at the same moment. The version is therefore read first,
+without any lock; only a database behind the head takes the write lock (``BEGIN IMMEDIATE``, which
+waits out the busy timeout instead of failing), reads the version again under the lock (another
+process may have migrated it meanwhile) and migrates in that one transaction. A read-only store
+at the head is used as it is; one that needs migrating is refused with what to do.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from notochord.db.engine import storage_errors
+from notochord.db.engine import is_read_only, storage_errors, write_tx
+from notochord.errors import ReadOnlyStoreError
 
 __all__ = ["head_revision", "migrate"]
 
@@ -23,23 +30,34 @@ def head_revision() -> str:
     return max(p.name.split("_", 1)[0] for p in (_SCRIPTS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
 
 
-def _current(engine: sa.Engine) -> str | None:
-    with engine.connect() as conn:
-        if not sa.inspect(conn).has_table("alembic_version"):
-            return None
-        return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+def _current(conn: sa.Connection) -> str | None:
+    if not sa.inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
 
 
 def migrate(engine: sa.Engine) -> None:
-    """Apply every migration the database has not seen yet. Idempotent."""
+    """Apply every migration the database has not seen yet. Idempotent, and safe across processes."""
+    head = head_revision()
     with storage_errors("migrating the store"):
-        if _current(engine) == head_revision():
+        with engine.connect() as conn:
+            current = _current(conn)
+        if current == head:
             return
+        if is_read_only(engine):
+            found = f"schema {current}" if current else "no schema yet"
+            raise ReadOnlyStoreError(
+                f"the store {engine.url.database} needs an upgrade to schema {head} "
+                f"({found}) but it is read-only: make the data directory writable and open it once, "
+                "then it can be read-only again"
+            )
         from alembic import command
         from alembic.config import Config
 
-        config = Config()
-        config.set_main_option("script_location", str(_SCRIPTS))
-        with engine.begin() as conn:
+        with write_tx(engine, action="migrating the store") as conn:
+            if _current(conn) == head:
+                return
+            config = Config()
+            config.set_main_option("script_location", str(_SCRIPTS))
             config.attributes["connection"] = conn
             command.upgrade(config, "head")

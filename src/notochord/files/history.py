@@ -43,6 +43,7 @@ from typing import Any, BinaryIO, Literal, Protocol
 
 from notochord.clock import Clock, iso_utc, parse_iso_utc
 from notochord.errors import FileError
+from notochord.files.full import disk_full
 
 __all__ = [
     "VERSION_LIMIT",
@@ -313,7 +314,8 @@ class FileHistory:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            raise FileError(f"could not save the old version in the file history: {exc.strerror}") from exc
+            full = disk_full(exc, "the old version into the file history")
+            raise full or FileError(f"could not save the old version in the file history: {exc.strerror}") from exc
         return f"sha256:{hexd}"
 
     def _blob_path(self, hexd: str) -> Path:
@@ -444,7 +446,7 @@ class FileHistory:
                 elif old_trash is not None and self.trash is not None:
                     self.trash.restore(old_trash, target)
         except OSError as exc:
-            raise FileError(f"could not roll back {path}: {exc.strerror}") from exc
+            raise disk_full(exc, path) or FileError(f"could not roll back {path}: {exc.strerror}") from exc
 
     # -- sqlite plumbing ---------------------------------------------------------------------
 
@@ -453,7 +455,8 @@ class FileHistory:
             try:
                 cur = self._db.execute(sql, params)
             except sqlite3.Error as exc:
-                raise FileError(f"the file history could not record a change: {exc}") from exc
+                full = disk_full(exc, "a change into the file history")
+                raise full or FileError(f"the file history could not record a change: {exc}") from exc
             return cur.lastrowid or 0
 
     def _update(self, change_id: int, **columns: object) -> None:

@@ -46,6 +46,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from notochord.errors import ClosedError, FileError, FileNotFoundInWorkspaceError, FilePermissionError
+from notochord.files.full import disk_full
 
 __all__ = ["Blobs", "Documents", "GemSql", "GemStore", "KeyValue", "SqlResult"]
 
@@ -169,7 +170,8 @@ class _Guarded:
             try:
                 yield self._conn.cursor()
             except sqlcipher3.Error as exc:
-                raise FileError(f"the gem's {self._what} refused the statement: {exc}") from exc
+                full = disk_full(exc, f"the gem's {self._what}")
+                raise full or FileError(f"the gem's {self._what} refused the statement: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -292,7 +294,8 @@ class Documents:
         try:
             _write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
-            raise FileError(f"cannot write the document {name}: {exc.strerror}") from exc
+            full = disk_full(exc, f"the document {name}")
+            raise full or FileError(f"cannot write the document {name}: {exc.strerror}") from exc
 
     def read(self, name: str) -> str:
         path = self._path(name)
@@ -347,7 +350,9 @@ class Blobs:
         try:
             _write_atomic(path, _BLOB_MAGIC + nonce + sealed)
         except OSError as exc:
-            raise FileError(f"cannot write the blob {name}: {exc.strerror}") from exc
+            raise disk_full(exc, f"the blob {name}") or FileError(
+                f"cannot write the blob {name}: {exc.strerror}"
+            ) from exc
 
     def get(self, name: str) -> bytes:
         path = self._path(name)
@@ -402,7 +407,8 @@ class GemStore:
             for sub in ("blobs", "documents"):
                 (folder / sub).mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
-            raise FileError(f"cannot create the gem's storage folder {folder}: {exc.strerror}") from exc
+            full = disk_full(exc, f"the gem's storage folder {folder}")
+            raise full or FileError(f"cannot create the gem's storage folder {folder}: {exc.strerror}") from exc
         kv_conn = _open_cipher_db(folder / "kv.db", _subkey(key, "notochord/gem-storage/kv/v1"), "key-value store")
         try:
             sql_conn = _open_cipher_db(folder / "sql.db", key, "SQL database")

@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from notochord.clock import Clock
 from notochord.errors import ClosedError, FileError, FileNotFoundInWorkspaceError, FilePermissionError
+from notochord.files.full import disk_full
 
 __all__ = ["JOURNAL_NAME", "Outcome", "RunFolder", "RunFolders", "safe_run_name"]
 
@@ -78,7 +79,8 @@ class RunFolders:
                 break
             (candidate / "tmp").mkdir()
         except OSError as exc:
-            raise FileError(f"could not create a run folder in {base}: {exc.strerror}") from exc
+            full = disk_full(exc, f"a run folder in {base}")
+            raise full or FileError(f"could not create a run folder in {base}: {exc.strerror}") from exc
         return RunFolder(base, candidate)
 
     @staticmethod
@@ -165,7 +167,8 @@ class RunFolder:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            raise FileError(f"cannot write the step journal of {self.relative}: {exc.strerror}") from exc
+            full = disk_full(exc, f"the step journal of {self.relative}")
+            raise full or FileError(f"cannot write the step journal of {self.relative}: {exc.strerror}") from exc
 
     # -- finishing ---------------------------------------------------------------------------
 

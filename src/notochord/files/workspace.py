@@ -54,7 +54,9 @@ from notochord.errors import (
     FileExistsInWorkspaceError,
     FileNotFoundInWorkspaceError,
     FilePermissionError,
+    StorageFullError,
 )
+from notochord.files.full import disk_full
 from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, path_state
 
 __all__ = ["RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
@@ -450,8 +452,11 @@ def _entry(name: str, st: os.stat_result) -> Entry:
     )
 
 
-def _translate(exc: OSError, display: str) -> FileError:
+def _translate(exc: OSError, display: str) -> FileError | StorageFullError:
     code = exc.errno
+    full = disk_full(exc, display)
+    if full is not None:
+        return full
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundInWorkspaceError(f"{display} does not exist", path=display)
     if isinstance(exc, FileExistsError):

@@ -217,7 +217,7 @@ class Authenticator:
             raise KbAuthenticationError("Malformed Authorization header: expected Bearer <token>")
         try:
             header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError as exc:
+        except (jwt.PyJWTError, UnicodeError) as exc:  # a str token holding a lone surrogate cannot be encoded
             raise KbAuthenticationError("Malformed token", invalid_token=True) from exc
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self._keys:

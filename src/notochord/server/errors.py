@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from notochord.errors import NotochordError
+from notochord.errors import NotochordError, StorageFullError
 from notochord.kbservice.errors import (
     KbAuthenticationError,
     KbConflictError,
@@ -77,6 +77,7 @@ ERROR_TABLE: tuple[Row, ...] = (
     Row(KbUnsupportedMediaTypeError, 415, "Unsupported Media Type"),
     Row(KbValidationError, 400, "Bad Request"),
     Row(KbUpstreamError, 502, "Bad Gateway"),
+    Row(StorageFullError, 507, "Insufficient Storage"),
     # storage, configuration and every other failure: logged, never detailed to the caller
     Row(NotochordError, 500, "Internal Server Error", show_message=False),
     Row(Exception, 500, "Internal Server Error", show_message=False),

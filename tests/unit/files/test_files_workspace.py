@@ -13,6 +13,7 @@ from notochord.errors import (
     FileExistsInWorkspaceError,
     FileNotFoundInWorkspaceError,
     FilePermissionError,
+    StorageFullError,
 )
 from notochord.files.history import FileHistory
 from notochord.files.workspace import Entry, Workspace
@@ -398,7 +399,7 @@ def test_a_full_disk_fails_the_write_cleanly(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("notochord.files.workspace.os.replace", disk_full)
-    with pytest.raises(FileError, match="No space left"):
+    with pytest.raises(StorageFullError, match="the disk is full"):
         ws.write("workspace:a.txt", "new")
     assert sorted(p.name for p in conversation.iterdir()) == ["a.txt"]
     assert (conversation / "a.txt").read_text() == "old"

@@ -1,0 +1,268 @@
+"""A writer killed with SIGKILL at a random moment loses nothing it committed and tears nothing.
+
+For every kind of write (facts, documents, writes through a gem, REST uploads) a forked child writes
+as fast as it can and appends what it committed to a log file (``os.write`` on an ``O_APPEND``
+file: once it returns, the line survives the kill). The parent kills it, reopens the store and
+checks that everything the child reported is there, that every object has its change record and
+every change its object, that the full-text index matches the chunks, and that SQLite finds the
+file intact. The children are forked from this process, which has loaded every module already, so
+a trial costs a fraction of a second and many fit in the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import random
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from multiprocessing.synchronize import Event
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy as sa
+import uvicorn
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.kbservice.actors import actor_from_claims
+from notochord.kbservice.service import KbService
+from notochord.kbservice.validation import JsonBody
+from notochord.server.app import PREFIX, create_app
+from notochord.server.auth import mint_token
+from notochord.settings import Settings
+
+pytestmark = pytest.mark.slow
+
+ROUNDS = 8
+SECRET = "sigkill-" + "s" * 40
+GEM = "keeper"
+GEM_PERMISSIONS = ["facts.read:self:pref.food.*", "facts.write:self:pref.food.*"]
+OWNER = {"sub": "owner-1", "org": "acme", "org_role": "owner"}
+
+
+def _settings(data: Path) -> Settings:
+    return Settings(data_dir=data, index_in_background=False, embedder="none", jwt_secret=SECRET)
+
+
+def _clock(round_no: int) -> FixedClock:
+    # A new day each round: a gem's daily quota never ends a trial early.
+    return FixedClock(datetime(2026, 9, 29, 8, 0, tzinfo=UTC) + timedelta(days=round_no), tz_name="UTC")
+
+
+@dataclass
+class Trial:
+    data: Path
+    log: Path
+    round_no: int
+    ready: Event
+
+    def report(self, fd: int, line: str) -> None:
+        os.write(fd, (line + "\n").encode())
+
+
+def _facts(trial: Trial, space: notochord.Space, fd: int) -> None:
+    i = 0
+    trial.ready.set()
+    while True:
+        r = space.as_assistant.facts.put(predicate="x.counter", value=f"{trial.round_no}-{i}", run_id="batch")
+        trial.report(fd, str(r.id))
+        i += 1
+        if i % 37 == 0:  # a single-valued fact: each put supersedes the last, in the same transaction
+            space.user.facts.put(predicate="work.title", value=f"title {trial.round_no}-{i}")
+
+
+def _documents(trial: Trial, space: notochord.Space, fd: int) -> None:
+    i = 0
+    trial.ready.set()
+    while True:
+        key = f"note-{i % 7}"  # keys repeat: updates re-chunk an existing document
+        body = f"version {trial.round_no}-{i} " + " ".join(f"word{(i * j) % 97}" for j in range(400))
+        out = space.user.documents.upsert(collection="keep", key=key, title=f"Note {key}", body=body)
+        trial.report(fd, json.dumps({"id": out.id, "body": body[:40]}))
+        i += 1
+
+
+def _gem(trial: Trial, space: notochord.Space, fd: int) -> None:
+    knowledge = space.gems.context(GEM, run_id=None).knowledge
+    assert knowledge is not None
+
+    async def loop() -> None:
+        i = 0
+        trial.ready.set()
+        while True:
+            value = f"dish {trial.round_no}-{i}"
+            await knowledge.facts.put(predicate_hint="pref.food.like", value=value)
+            trial.report(fd, json.dumps(value))
+            i += 1
+
+    asyncio.run(loop())
+
+
+def _rest(trial: Trial, nc: notochord.Notochord, fd: int, kb_id: str) -> None:
+    settings = _settings(trial.data)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(nc, settings), host="127.0.0.1", port=0, lifespan="off", ws="none", log_level="critical"
+        )
+    )
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    token = mint_token(secret=SECRET, user=OWNER["sub"], org=OWNER["org"], role=OWNER["org_role"])
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}{PREFIX}", headers=headers, trust_env=False) as client:
+        i = 0
+        trial.ready.set()
+        while True:
+            files = {"file": (f"n{i}.md", f"# Upload {trial.round_no}-{i}\n\n" + "text " * 300, "text/markdown")}
+            r = client.post(f"/kb/{kb_id}/documents", files=files)
+            assert r.status_code == 201, r.text
+            trial.report(fd, r.json()["document"]["id"])
+            i += 1
+
+
+def _child(kind: str, trial: Trial, kb_id: str) -> None:
+    fd = os.open(trial.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with notochord.open(trial.data, _settings(trial.data), clock=_clock(trial.round_no), embedder=None) as nc:
+        if kind == "rest":
+            _rest(trial, nc, fd, kb_id)
+        else:
+            {"facts": _facts, "documents": _documents, "gem": _gem}[kind](trial, nc.personal, fd)
+
+
+def _reported(log: Path) -> list[str]:
+    # The line being written at the kill may be cut short: only whole lines count.
+    text = log.read_text() if log.exists() else ""
+    return text.split("\n")[:-1]
+
+
+def _one(conn: sa.Connection, sql: str) -> int:
+    return int(conn.execute(sa.text(sql)).scalar_one())
+
+
+def _check_store(conn: sa.Connection, where: str) -> None:
+    assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok", where
+    orphan_facts = _one(
+        conn,
+        "select count(*) from facts f where not exists (select 1 from change_objects o "
+        "where o.object_type = 'fact' and o.object_id = f.id)",
+    )
+    orphan_docs = _one(
+        conn,
+        "select count(*) from documents d where not exists (select 1 from changes c "
+        "where c.target_type = 'document' and c.target_id = d.id)",
+    )
+    lost_targets = _one(
+        conn,
+        "select count(*) from changes c where c.op = 'facts.put' and c.status = 'applied' "
+        "and not exists (select 1 from facts f where f.id = c.target_id)",
+    )
+    assert (orphan_facts, orphan_docs, lost_targets) == (0, 0, 0), where
+    unindexed = _one(
+        conn, "select count(*) from chunks c where not exists (select 1 from chunks_fts f where f.rowid = c.id)"
+    )
+    stale = _one(
+        conn, "select count(*) from chunks_fts f where not exists (select 1 from chunks c where c.id = f.rowid)"
+    )
+    assert (unindexed, stale) == (0, 0), f"{where}: the full-text index does not match the chunks"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> tuple[Path, str]:
+    """A vault with the gem installed and switched on, and one knowledge base of organization acme."""
+    data = tmp_path / "data"
+    gem_folder = tmp_path / "gem"
+    gem_folder.mkdir()
+    manifest = {
+        "id": GEM,
+        "name": "Keeper",
+        "version": "1.0.0",
+        "description": "Keeps food preferences",
+        "permissions": {"knowledge": {"permissions": GEM_PERMISSIONS}},
+        "tools": [{"name": "main", "entry": "tools/main.mjs", "permissions": {"knowledge": True}}],
+    }
+    (gem_folder / "notochord.json").write_text(json.dumps(manifest))
+    with notochord.open(data, _settings(data), embedder=None) as nc:
+        nc.personal.gems.install(gem_folder)
+        for permission in GEM_PERMISSIONS:
+            nc.personal.gems.set_permission(GEM, permission, True)
+        kb = KbService(nc).knowledge_bases.create(actor=actor_from_claims(OWNER), body=JsonBody.of({"name": "Up"}))
+    return data, kb.id
+
+
+def _check_facts(nc: notochord.Notochord, reported: list[str], where: str) -> None:
+    with nc.personal.core.store.read() as conn:
+        stored = set(conn.execute(sa.text("select id from facts")).scalars())
+        assert {int(r) for r in reported} <= stored, f"{where}: committed facts are missing"
+        current_titles = _one(conn, "select count(*) from facts where predicate = 'work.title' and valid_to is null")
+        assert current_titles <= 1, f"{where}: a single-valued fact has two current values"
+
+
+def _check_documents(nc: notochord.Notochord, reported: list[str], where: str) -> None:
+    last: dict[int, str] = {}
+    for line in reported:
+        entry = json.loads(line)
+        last[entry["id"]] = entry["body"]
+    with nc.personal.core.store.read() as conn:
+        for doc_id, head in last.items():
+            body = conn.execute(sa.text("select body from documents where id = :id"), {"id": doc_id}).scalar_one()
+            # the child may have committed one more version after its last report, never fewer
+            reported_version = int(head.split()[1].split("-")[1])
+            stored_version = int(body.split()[1].split("-")[1])
+            assert stored_version >= reported_version, f"{where}: document {doc_id} lost a committed version"
+
+
+def _check_gem(nc: notochord.Notochord, reported: list[str], where: str) -> None:
+    with nc.personal.core.store.read() as conn:
+        values = set(conn.execute(sa.text("select value_json from facts where writer = :w"), {"w": f"gem:{GEM}"}))
+        stored = {json.loads(v) for (v,) in values}
+        assert {json.loads(r) for r in reported} <= stored, f"{where}: committed gem writes are missing"
+
+
+def _check_rest(nc: notochord.Notochord, reported: list[str], where: str, kb_id: str) -> None:
+    service = KbService(nc)
+    owner = actor_from_claims(OWNER)
+    for public_id in reported:
+        document = service.documents.get(actor=owner, kb_id=kb_id, document_id=public_id)
+        assert document.id == public_id, where
+
+
+@pytest.mark.parametrize("kind", ["facts", "documents", "gem", "rest"])
+def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
+    vault: tuple[Path, str], tmp_path: Path, kind: str
+) -> None:
+    """Issue 12, reliability suite: SIGKILL trials over every write kind; the store is whole after each."""
+    data, kb_id = vault
+    rng = random.Random(f"{kind}-20261201")
+    context = multiprocessing.get_context("fork")
+    reported_total = 0
+    for round_no in range(ROUNDS):
+        trial = Trial(data, tmp_path / f"{kind}-{round_no}.log", round_no, context.Event())
+        child = context.Process(target=_child, args=(kind, trial, kb_id))
+        child.start()
+        assert trial.ready.wait(timeout=60), f"round {round_no}: the writer did not start"
+        time.sleep(rng.uniform(0.05, 0.4))
+        assert child.pid is not None and child.exitcode is None, f"round {round_no}: the writer stopped by itself"
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(timeout=60)
+        reported = _reported(trial.log)
+        reported_total += len(reported)
+        where = f"{kind} round {round_no}"
+
+        with notochord.open(data, _settings(data), clock=_clock(round_no), embedder=None) as nc:
+            if kind == "rest":
+                _check_rest(nc, reported, where, kb_id)
+            else:
+                {"facts": _check_facts, "documents": _check_documents, "gem": _check_gem}[kind](nc, reported, where)
+            for space in (nc.personal, nc.org("acme")):
+                with space.core.store.read() as conn:
+                    _check_store(conn, f"{where}, {space.name}")
+    assert reported_total > ROUNDS, "the writers committed too little for the trials to mean anything"
