@@ -32,7 +32,9 @@ def data_dir(tmp_path: Path) -> Path:
     settings = Settings(data_dir=path, embedder="none", index_in_background=False)
     with notochord.open(path, settings) as nc:
         nc.personal.user.documents.upsert(collection="keep", key="stew", title="Stew", body="Simmer two hours.")
-        nc.org("acme", create=True).user.documents.upsert(collection="keep", key="faq", title="Refunds", body="Five days.")
+        nc.org("acme", create=True).user.documents.upsert(
+            collection="keep", key="faq", title="Refunds", body="Five days."
+        )
     return path
 
 
