@@ -22,6 +22,13 @@ def _per_user_data_dir_in_a_temporary_folder(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
+@pytest.fixture(autouse=True)
+def _commands_hand_off_no_embedding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run by the tests start no background embedding process (each would load the model
+    while the suite runs); the tests of that hand-off switch it back on."""
+    monkeypatch.setenv("NOTOCHORD_INDEX_IN_BACKGROUND", "false")
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     """2026-09-29 10:00 in Amsterdam (08:00 UTC)."""

@@ -199,6 +199,15 @@ class Notochord:
                 self._indexer.start()
         return True
 
+    @property
+    def embedding_model_id(self) -> str | None:
+        """The id of the model whose vectors make passages searchable by meaning, or ``None`` (full text only)."""
+        return None if self._embedder is None else self._embedder.model_id
+
+    def space_files(self) -> list[tuple[str, Path]]:
+        """Every space on disk as ``(name, path)``, without opening any of them."""
+        return self._space_files()
+
     def space(self, name: str) -> Space:
         """The space called ``name``: ``"personal"`` or ``"org:<id>"``, as :meth:`spaces` lists them."""
         return self.personal if name == "personal" else self.org(name.removeprefix("org:"))

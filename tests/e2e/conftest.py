@@ -18,6 +18,8 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     for key in list(os.environ):
         if key.startswith("NOTOCHORD_"):
             monkeypatch.delenv(key)
+    # as in tests/conftest.py: no command starts a background embedding process unless a test asks
+    monkeypatch.setenv("NOTOCHORD_INDEX_IN_BACKGROUND", "false")
     workdir = tmp_path / "cwd"
     workdir.mkdir()
     monkeypatch.chdir(workdir)

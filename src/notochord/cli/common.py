@@ -157,16 +157,25 @@ def reporting() -> Iterator[None]:
 def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord.Notochord]:
     """Open the vault; turn notochord errors into a message and an exit code.
 
-    Commands are short-lived, so they embed nothing in the background: a batch started on the way
-    would only delay the exit. ``notochord reindex`` embeds what is pending; ``serve`` embeds as it goes.
+    Commands are short-lived, so they embed nothing themselves: a batch started on the way would
+    only delay the exit. Passages they leave pending are handed to a background worker as they exit
+    (:mod:`notochord.cli.embed_worker`), unless ``index_in_background`` is off; ``serve`` embeds as
+    it goes, and ``notochord reindex`` embeds in the foreground.
 
     Args:
         create: make the vault when the directory holds none (``init`` only).
     """
     with reporting():
+        chosen = Settings.load()
         settings = Settings.load(index_in_background=False)
         with notochord.open(resolve_data_dir(data_dir), settings, create=create) as nc:
             yield nc
+            model_id = nc.embedding_model_id
+            spaces = nc.space_files()
+        if chosen.index_in_background and model_id is not None:
+            from notochord.cli.embed_worker import hand_off
+
+            hand_off(nc.data_dir, spaces, model_id)
 
 
 @contextlib.contextmanager

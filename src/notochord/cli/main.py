@@ -32,6 +32,7 @@ class _Lazy:
     attribute: str
     kind: str
     help: str
+    hidden: bool = False  # started by the product itself, not typed by people: left out of --help
 
 
 _CLI = "notochord.cli."
@@ -79,6 +80,13 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         "Write a consistent snapshot of the whole vault, even while it is in use.",
     ),
     "restore": _Lazy(_CLI + "backup_cmd", "restore", "command", "Bring a backup back into an empty data directory."),
+    "embed-worker": _Lazy(
+        _CLI + "embed_worker",
+        "embed_worker",
+        "command",
+        "Embed every pending passage in the background, then exit (started by commands that write).",
+        hidden=True,
+    ),
     "check": _Lazy(
         _CLI + "check_cmd",
         "check_command",
@@ -100,6 +108,7 @@ def _load(name: str, entry: _Lazy) -> Any:
         single.command(name)(target)
         command = typer.main.get_command(single)
     command.name = name
+    command.hidden = entry.hidden
     return command
 
 
@@ -162,7 +171,7 @@ class LazyGroup(TyperGroup):
         if self._listing and isinstance(commands, _Commands) and commands.loaded(cmd_name) is None:
             entry = LAZY_COMMANDS.get(cmd_name)
             if entry is not None:
-                return _Placeholder(name=cmd_name, help=entry.help, callback=None)
+                return _Placeholder(name=cmd_name, help=entry.help, callback=None, hidden=entry.hidden)
         return commands.get(cmd_name)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:

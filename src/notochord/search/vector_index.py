@@ -25,9 +25,9 @@ Rules:
   it opens every space that has pending passages, at start-up and whenever another process writes
   to a space this process has not opened yet, so that the space's own worker embeds them. It holds
   ``<data_dir>/indexer.lock`` while it runs, so one-shot commands can tell whether someone will
-  embed what they wrote (:func:`indexer_pid`). One-shot commands never embed in the background and
-  never start a process of their own: what they write waits for that worker, or for
-  ``notochord reindex``.
+  embed what they wrote (:func:`indexer_pid`). One-shot commands never embed themselves: what they
+  write waits for that worker, or, when nobody holds the lock, for the background worker the
+  command line starts as it exits (``notochord.cli.embed_worker``).
 - The measured embedding rate (passages per second, per model) is kept in ``space_meta`` so that
   ``status`` and ``reindex`` can give an ETA before anything has been embedded in this process.
 """
