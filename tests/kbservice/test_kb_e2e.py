@@ -123,3 +123,23 @@ def test_markdown_pdf_and_url_documents_are_all_retrieved_for_a_linked_agent(
         "POST", f"/kb/{kb['id']}/search", world["viewer"], json={"query": "warrantee", "limit": 1}
     ).json()["results"]
     assert [hit["document_id"] for hit in meaning] == [documents[1]["id"]]
+
+
+@pytest.mark.parametrize("route", ["search", "retrieve"])
+def test_a_lone_surrogate_query_is_400_with_the_vector_leg_on(embedding_live: LiveServer, route: str) -> None:
+    """Issue 12, item 6: with an embedder running, a query holding a lone surrogate is refused at the
+    edge (400 naming the field) instead of failing in the embedder (500)."""
+    world: World = new_world(embedding_live)
+    kb = world.create_kb(name="Lamps")
+    added = world.request("POST", f"/kb/{kb['id']}/documents", world["owner"], json={"content": "Desk lamps."})
+    assert added.status_code == 201, added.text
+    agent = world.create_agent()
+    linked = world.request("POST", f"/kb/{kb['id']}/agents/{agent['id']}", world["owner"], json={})
+    assert linked.status_code == 200, linked.text
+    path = f"/kb/{kb['id']}/search" if route == "search" else f"/agents/{agent['id']}/retrieve"
+    headers = {"Content-Type": "application/json"}
+    response = world.request("POST", path, world["owner"], content=rb'{"query": "lamp\ud800"}', headers=headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith("query is not valid text")
+    fine = world.request("POST", path, world["owner"], content=rb'{"query": "lamp \ud83d\udca1"}', headers=headers)
+    assert fine.status_code == 200, fine.text

@@ -468,3 +468,44 @@ def test_the_server_limits_are_settings_with_sane_defaults() -> None:
     assert defaults.http_max_connections == 500
     loaded = Settings.load(environ={"NOTOCHORD_HTTP_HEADER_TIMEOUT": "3", "NOTOCHORD_HTTP_MAX_CONNECTIONS": "64"})
     assert (loaded.http_header_timeout, loaded.http_max_connections) == (3, 64)
+
+
+@pytest.mark.parametrize(
+    "name", ["http_header_timeout", "http_body_timeout", "http_keepalive_timeout", "http_max_connections"]
+)
+def test_a_server_limit_that_is_not_positive_is_refused_before_serving(tmp_path: Path, name: str) -> None:
+    """Issue 12, item 9: a zero or negative timeout or cap would switch the protection off; it is a
+    configuration error naming the setting."""
+    from notochord.cli.serve_cmd import build_server
+    from notochord.errors import ConfigurationError
+
+    settings = Settings(data_dir=tmp_path / "data", index_in_background=False, jwt_secret=SECRET, **{name: 0})
+    with (
+        notochord.open(tmp_path / "data", settings, embedder=None) as nc,
+        pytest.raises(ConfigurationError, match=name),
+    ):
+        build_server(nc, settings, host="127.0.0.1", port=_free_port())
+
+
+def test_the_built_server_uses_the_guarded_protocol_with_the_settings(tmp_path: Path) -> None:
+    """Issue 12, item 9: ``notochord serve`` runs the protocol with the head and body timeouts and the
+    cap, and uvicorn's keep-alive timeout from the settings."""
+    from notochord.cli.serve_cmd import build_server
+    from notochord.server.http_protocol import GuardedH11Protocol
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        index_in_background=False,
+        jwt_secret=SECRET,
+        http_header_timeout=4,
+        http_body_timeout=7,
+        http_keepalive_timeout=3,
+        http_max_connections=50,
+    )
+    with notochord.open(tmp_path / "data", settings, embedder=None) as nc:
+        config = build_server(nc, settings, host="127.0.0.1", port=_free_port()).config
+    protocol = config.http
+    assert isinstance(protocol, type) and issubclass(protocol, GuardedH11Protocol)
+    assert (protocol.header_timeout, protocol.body_timeout, protocol.max_connections) == (4, 7, 50)
+    assert config.timeout_keep_alive == 3
+    assert config.limit_concurrency is not None and config.limit_concurrency > 50

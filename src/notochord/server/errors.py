@@ -166,12 +166,12 @@ def install(app: FastAPI) -> None:
 
 
 _DESCRIPTIONS = {
-    400: "The body or an argument is malformed.",
+    400: "The body or an argument is malformed (limit and offset must be whole numbers of 0 or more).",
     401: "No token, or a malformed, expired or wrongly signed one.",
     403: "The caller lacks the role or grant.",
     404: "Missing, deleted, of another organization, or a malformed id: all alike.",
     409: "The knowledge base and the agent belong to different organizations.",
-    413: "The upload, the document's text or the record is over the service's limit.",
+    413: "The body (1 MiB; an upload 32 MiB), the document's text or the record is over the service's limit.",
     415: "The body or the uploaded file is of a type the service does not ingest.",
     502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
 }

@@ -28,7 +28,7 @@ _AGENT_FIELDS = {"name": {"type": "string", "description": "Agent name."}, "stat
     "/agents",
     status_code=201,
     response_model=AgentEnvelope,
-    responses=documented(400, 401, 403),
+    responses=documented(400, 401, 403, 413),
     openapi_extra=permission("org:create", body=json_object_body(_AGENT_FIELDS, required=["name"])),
     summary="Register Agent",
 )
@@ -40,7 +40,7 @@ def create_agent(service: Service, actor: CurrentActor, body: RawBody) -> AgentE
 @router.get(
     "/agents",
     response_model=AgentList,
-    responses=documented(401, 403),
+    responses=documented(400, 401, 403),
     openapi_extra=permission("org:list"),
     summary="List Agents",
 )
@@ -64,7 +64,7 @@ def get_agent(service: Service, actor: CurrentActor, agent_id: str) -> AgentEnve
 @router.patch(
     "/agents/{agent_id}",
     response_model=AgentEnvelope,
-    responses=documented(400, 401, 403, 404),
+    responses=documented(400, 401, 403, 404, 413),
     openapi_extra=permission("agent:edit", body=json_object_body(_AGENT_FIELDS)),
     summary="Update Agent",
 )

@@ -44,7 +44,7 @@ def audit_log(
 @router.get(
     "/usage",
     response_model=UsageList,
-    responses=documented(401, 403),
+    responses=documented(400, 401, 403),
     openapi_extra=permission("org:audit"),
     summary="Cost records",
 )

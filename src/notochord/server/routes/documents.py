@@ -124,7 +124,7 @@ async def add_document(service: Service, actor: CurrentActor, kb_id: str, reques
 @router.get(
     "/kb/{kb_id}/documents",
     response_model=DocumentList,
-    responses=documented(401, 403, 404),
+    responses=documented(400, 401, 403, 404),
     openapi_extra=permission("kb:view"),
     summary="List Documents",
 )

@@ -42,7 +42,7 @@ _RETRIEVE_FIELDS = {key: value for key, value in _SEARCH_FIELDS.items() if key !
 @router.post(
     "/kb/{kb_id}/search",
     response_model=SearchResults,
-    responses=documented(400, 401, 403, 404),
+    responses=documented(400, 401, 403, 404, 413),
     openapi_extra=permission("kb:view", body=json_object_body(_SEARCH_FIELDS, required=["query"])),
     summary="Search Knowledge Base",
 )
@@ -55,7 +55,7 @@ def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, bod
 @router.post(
     "/agents/{agent_id}/retrieve",
     response_model=RetrieveResults,
-    responses=documented(400, 401, 403, 404),
+    responses=documented(400, 401, 403, 404, 413),
     openapi_extra=permission("agent:view", body=json_object_body(_RETRIEVE_FIELDS, required=["query"])),
     summary="Retrieve for Agent",
 )
@@ -68,7 +68,7 @@ def retrieve_for_agent(service: Service, actor: CurrentActor, agent_id: str, bod
 @router.get(
     "/kb/{kb_id}/graph",
     response_model=GraphOut,
-    responses=documented(401, 403, 404),
+    responses=documented(400, 401, 403, 404),
     openapi_extra=permission("kb:view"),
     summary="Knowledge Graph",
 )
