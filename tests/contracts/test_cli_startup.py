@@ -42,10 +42,11 @@ def test_help_answers_without_loading_the_heavy_stacks(argv: list[str]) -> None:
     assert _loaded_after(code) == []
 
 
-def test_the_root_help_lists_every_command() -> None:
+def test_the_root_help_lists_every_command_people_type_and_no_internal_one() -> None:
     listed = CliRunner().invoke(app, ["--help"]).stdout
-    for name in [*LAZY_COMMANDS, "init", "status"]:
+    for name in [*(n for n, entry in LAZY_COMMANDS.items() if not entry.hidden), "init", "status"]:
         assert f" {name} " in listed, name
+    assert " embed-worker " not in listed
 
 
 @pytest.mark.parametrize("name", sorted(LAZY_COMMANDS))
