@@ -77,6 +77,8 @@ def test_sixteen_processes_through_one_gem_write_exactly_its_daily_quota_from_a_
     gem_folder = tmp_path / "gem"
     gem_folder.mkdir()
     (gem_folder / "notochord.json").write_text(json.dumps(MANIFEST))
+    (gem_folder / "tools").mkdir()
+    (gem_folder / "tools" / "main.mjs").write_text("export async function run() { return {}; }\n")
     # One open before forking loads every module, so the children race on the store, not on imports.
     warm = tmp_path / "warm"
     with notochord.open(warm, _settings(warm), embedder=None) as nc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -74,6 +75,12 @@ def live_writer(tmp_path: Path) -> Iterator[Path]:
         holder.stdout.close()
 
 
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def _at(data: Path, *args: str) -> list[str]:
     return ["--data-dir", str(data), *args]
 
@@ -87,7 +94,7 @@ def test_a_read_only_vault_answers_reads_and_refuses_writes_with_a_clear_error(t
         data,
         _at(data, "facts", "lookup", "--json"),
         _at(data, "facts", "put", "work.title", "cook"),
-        _at(data, "facts", "lookup", "--org", "acme"),
+        _at(data, "init", "--org", "acme"),
     )
     assert (lookup.code, lookup.escaped) == (0, None), lookup.stderr
     assert "baker" in lookup.stdout
@@ -128,7 +135,7 @@ def test_a_read_only_vault_that_needs_an_upgrade_says_so_and_serve_refuses_to_st
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0001'"))
     engine.dispose()
 
-    lookup, serve = cli_read_only(data, _at(data, "facts", "lookup"), _at(data, "serve", "--port", "0"))
+    lookup, serve = cli_read_only(data, _at(data, "facts", "lookup"), _at(data, "serve", "--port", str(_free_port())))
     for outcome in (lookup, serve):
         assert (outcome.code, outcome.escaped) == (2, None), outcome.stderr
         assert f"needs an upgrade to schema {head_revision()} (schema 0001) but it is read-only" in outcome.stderr
@@ -138,7 +145,9 @@ def test_a_read_only_vault_that_needs_an_upgrade_says_so_and_serve_refuses_to_st
 def test_serve_refuses_a_read_only_vault_instead_of_answering_500_to_everything(tmp_path: Path) -> None:
     """Issue 12, item 4: the service writes, so a read-only data directory stops it at start-up with the reason."""
     data = _vault(tmp_path)
-    (serve,) = cli_read_only(data, _at(data, "serve", "--port", "0"), env=child_env(NOTOCHORD_JWT_SECRET="s" * 32))
+    (serve,) = cli_read_only(
+        data, _at(data, "serve", "--port", str(_free_port())), env=child_env(NOTOCHORD_JWT_SECRET="s" * 32)
+    )
     assert (serve.code, serve.escaped) == (2, None), serve.stderr
     assert f"the data directory {data} is read-only" in serve.stderr
     assert "knowledge-base service on" not in serve.stdout

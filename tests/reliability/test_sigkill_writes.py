@@ -34,6 +34,7 @@ from notochord.clock import FixedClock
 from notochord.kbservice.actors import actor_from_claims
 from notochord.kbservice.service import KbService
 from notochord.kbservice.validation import JsonBody
+from notochord.knowledge.check import check
 from notochord.server.app import PREFIX, create_app
 from notochord.server.auth import mint_token
 from notochord.settings import Settings
@@ -190,6 +191,8 @@ def vault(tmp_path: Path) -> tuple[Path, str]:
         "tools": [{"name": "main", "entry": "tools/main.mjs", "permissions": {"knowledge": True}}],
     }
     (gem_folder / "notochord.json").write_text(json.dumps(manifest))
+    (gem_folder / "tools").mkdir()
+    (gem_folder / "tools" / "main.mjs").write_text("export async function run() { return {}; }\n")
     with notochord.open(data, _settings(data), embedder=None) as nc:
         nc.personal.gems.install(gem_folder)
         for permission in GEM_PERMISSIONS:
@@ -266,3 +269,7 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
                 with space.core.store.read() as conn:
                     _check_store(conn, f"{where}, {space.name}")
     assert reported_total > ROUNDS, "the writers committed too little for the trials to mean anything"
+    # and the checker, which `notochord check` runs, finds every derived structure true to its source
+    with notochord.open(data, _settings(data), clock=_clock(ROUNDS), embedder=None) as nc:
+        for space in (nc.personal, nc.org("acme")):
+            assert check(space.core) == [], f"{kind}: {space.name} after {ROUNDS} kills"
