@@ -102,6 +102,7 @@ entities = sa.Table(
     sa.Column("deleted_at", Timestamp, nullable=True),
     sa.Column("merged_into", sa.ForeignKey("entities.id"), nullable=True),
     sa.Index(None, "kind"),
+    sa.Index(None, "merged_into"),
 )
 
 identifiers = sa.Table(

@@ -1,0 +1,17 @@
+"""Following a merged entity uses an index (issue 16: every write used to scan the entities table)."""
+
+from __future__ import annotations
+
+import notochord
+
+
+def test_looking_up_entities_merged_into_one_uses_an_index(space: notochord.Space) -> None:
+    kept = space.user.entities.resolve(email="zhangsan@acme.nl", name="Zhang San", create=True)
+    other = space.user.entities.resolve(email="zs@home.nl", name="Zhang S.", create=True)
+    assert kept is not None and other is not None
+    with space.core.store.read() as conn:
+        plan = conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN SELECT id FROM entities WHERE merged_into = ?", (kept.id,)
+        ).fetchall()
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "ix_entities_merged_into" in details, details
