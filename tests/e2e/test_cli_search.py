@@ -75,7 +75,8 @@ def _first_lines(output: str) -> list[str]:
 def embedded(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     """A vault with the notes imported and embedded by the real default model."""
     tmp_path = tmp_path_factory.mktemp("real-model")
-    cli = Cli(tmp_path / "vault", env={})
+    # this fixture embeds in the foreground with reindex, so nothing is handed to a background worker
+    cli = Cli(tmp_path / "vault", env={"NOTOCHORD_INDEX_IN_BACKGROUND": "false"})
     cli.run("init")
     cli.run("docs", "import", str(_notes(tmp_path)))
     assert cli.json("reindex")["embedded"] == len(NOTES)

@@ -43,7 +43,8 @@ def _write_as_a_command(data_dir: Path, space: str, key: str, body: str) -> None
         from notochord.settings import Settings
         settings = Settings.load(index_in_background=False)
         with notochord.open({str(data_dir)!r}, settings) as nc:
-            nc.space({space!r}).user.documents.upsert(collection="keep", key={key!r}, title={key!r}, body={body!r})
+            space = nc.personal if {space!r} == "personal" else nc.org({space!r}.removeprefix("org:"), create=True)
+            space.user.documents.upsert(collection="keep", key={key!r}, title={key!r}, body={body!r})
         """
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
@@ -82,7 +83,9 @@ def data_dir(tmp_path: Path) -> Path:
     data = tmp_path / "vault"
     with notochord.open(data, Settings(data_dir=data, index_in_background=False)) as nc:
         nc.personal.user.documents.upsert(collection="keep", key="stew", title="Stew", body="Simmer two hours.")
-        nc.org("acme").user.documents.upsert(collection="keep", key="faq", title="Refunds", body="Five days.")
+        nc.org("acme", create=True).user.documents.upsert(
+            collection="keep", key="faq", title="Refunds", body="Five days."
+        )
         assert nc.personal.status()["pending"] == 1
     return data
 

@@ -51,16 +51,24 @@ def hand_off(data_dir: Path, spaces: list[tuple[str, Path]], model_id: str) -> b
         log = (logs / LOG_NAME).open("ab")
     except OSError:  # a read-only vault: it cannot store vectors either
         return False
-    with log:
-        subprocess.Popen(
-            [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "embed-worker"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # a Ctrl-C in the terminal that ran the command does not stop it
-            close_fds=True,
-            env=os.environ.copy(),
-        )
+    argv = [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "embed-worker"]
+    with log, open(os.devnull, "rb") as nothing:
+        if hasattr(os, "posix_spawn"):
+            # No Popen object: the worker outlives this command and is never waited for. Its own
+            # session, so a Ctrl-C in the terminal that ran the command does not stop it.
+            os.posix_spawn(
+                sys.executable,
+                argv,
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, nothing.fileno(), 0),
+                    (os.POSIX_SPAWN_DUP2, log.fileno(), 1),
+                    (os.POSIX_SPAWN_DUP2, log.fileno(), 2),
+                ],
+                setsid=True,
+            )
+        else:
+            subprocess.Popen(argv, stdin=nothing, stdout=log, stderr=log, start_new_session=True, close_fds=True)
     return True
 
 

@@ -366,6 +366,10 @@ def _split_prefix(path: str) -> tuple[str, str]:
 def _normalise(path: str, rel: str) -> list[str]:
     if "\x00" in rel:
         raise FilePermissionError(f"{path!r} contains a NUL character", path=path)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no file system name can hold it
+        raise FilePermissionError(f"{path!r} is not valid text (it holds a lone surrogate)", path=path) from None
     text = rel.replace("\\", "/")
     if text.startswith("/") or (len(text) >= 2 and text[1] == ":" and text[0].isalpha()):
         raise FilePermissionError(f"{path} is an absolute path; give a path relative to the folder", path=path)

@@ -62,8 +62,8 @@ def test_the_vault_indexer_opens_only_spaces_with_pending_passages(tmp_path: Pat
     settings = Settings(data_dir=data, index_in_background=False)
     embedder = HashedNgramEmbedder()
     with notochord.open(data, settings, clock=clock, embedder=embedder) as nc:
-        nc.org("busy").user.documents.upsert(collection="keep", title="Bread", body="Knead the dough.")
-        nc.org("idle")
+        nc.org("busy", create=True).user.documents.upsert(collection="keep", title="Bread", body="Knead the dough.")
+        nc.org("idle", create=True)
         nc.org("broken").user.documents.upsert(collection="keep", title="Rye", body="Rye needs longer.")
     opened: list[str] = []
 

@@ -16,7 +16,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_index("ix_entities_merged_into", "entities", ["merged_into"])
+    op.create_index("ix_entities_merged_into", "entities", ["merged_into"], if_not_exists=True)
 
 
 def downgrade() -> None:
