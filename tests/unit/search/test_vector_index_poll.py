@@ -64,7 +64,7 @@ def test_the_vault_indexer_opens_only_spaces_with_pending_passages(tmp_path: Pat
     with notochord.open(data, settings, clock=clock, embedder=embedder) as nc:
         nc.org("busy", create=True).user.documents.upsert(collection="keep", title="Bread", body="Knead the dough.")
         nc.org("idle", create=True)
-        nc.org("broken").user.documents.upsert(collection="keep", title="Rye", body="Rye needs longer.")
+        nc.org("broken", create=True).user.documents.upsert(collection="keep", title="Rye", body="Rye needs longer.")
     opened: list[str] = []
 
     def open_space(name: str) -> None:
