@@ -9,6 +9,7 @@ import typer
 from notochord.cli import (
     changes_cmd,
     collections_cmd,
+    console_cmd,
     docs_cmd,
     entities_cmd,
     facts_cmd,
@@ -44,6 +45,7 @@ app.command()(search_cmd.search)
 app.command()(search_cmd.reindex)
 app.command("serve")(serve_cmd.serve)
 app.command("token")(serve_cmd.token)
+app.command("console-url")(console_cmd.console_url)
 
 
 @app.callback()

@@ -111,6 +111,7 @@ def serve(
         with notochord.open(directory, settings) as nc:
             server = build_server(nc, settings, host=host, port=port)
             shown = f"[{host}]" if ":" in host else host
+            typer.echo(f"console (one-time sign-in link): {_console_link(nc, host, port)}")
             typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")
             typer.echo(f"API documentation: http://{shown}:{port}/docs")
             typer.echo(
@@ -120,6 +121,13 @@ def serve(
             server.run()
     except NotochordError as error:
         fail(error)
+
+
+def _console_link(nc: notochord.Notochord, host: str, port: int) -> str:
+    from notochord.cli.console_cmd import console_base_url
+    from notochord.console.auth import ConsoleKeys
+
+    return f"{console_base_url(host, port)}/login?token={ConsoleKeys(nc.data_dir).mint_login_token()}"
 
 
 def token(
