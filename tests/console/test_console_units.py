@@ -66,9 +66,7 @@ def test_a_damaged_secret_is_a_configuration_error_naming_the_fix(tmp_path: Path
         ("localhost:8420", None, False),
     ],
 )
-def test_the_host_header_must_name_this_server(
-    host: str | None, server: tuple[str, int] | None, allowed: bool
-) -> None:
+def test_the_host_header_must_name_this_server(host: str | None, server: tuple[str, int] | None, allowed: bool) -> None:
     """Issue 14, item 1: the bound address and the loopback names, on the bound port only."""
     assert host_allowed(host, server) is allowed
 

@@ -151,7 +151,9 @@ def test_a_cross_site_form_post_is_refused(console: ConsoleServer) -> None:
     token = csrf_of(client.get("/gems").text)
     data = {"csrf": token, "permission": "facts.read:self:location.home.*", "on": "1"}
     from_elsewhere = client.post(
-        "/gems/weather/permissions", data=data, headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}
+        "/gems/weather/permissions",
+        data=data,
+        headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
     )
     assert from_elsewhere.status_code == 403
     fetch_site_only = client.post("/gems/weather/permissions", data=data, headers={"Sec-Fetch-Site": "cross-site"})

@@ -6,6 +6,7 @@ a ``POST`` without the session's token is refused (403) before the route runs, a
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Final
 
 from starlette.datastructures import FormData
@@ -33,20 +34,26 @@ def session_of(request: Request) -> Session:
     return session
 
 
-async def verified_form(request: Request) -> FormData:
-    """The request's form after its CSRF token was checked; empty for ``GET`` and ``HEAD``."""
+async def verified_form(request: Request) -> AsyncIterator[FormData]:
+    """The request's form after its CSRF token was checked; empty for ``GET`` and ``HEAD``.
+
+    Uploaded files in the form are closed once the route has answered.
+    """
     if request.method in ("GET", "HEAD"):
-        return FormData()
+        yield FormData()
+        return
     keys: ConsoleKeys = request.app.state.console_keys
     session = session_of(request)
     try:
         form = await request.form(max_files=1, max_fields=_MAX_FIELDS, max_part_size=_MAX_PART)
     except HTTPException as exc:
         raise ConsoleRefusal(400, "refused_csrf") from exc
-    given = request.headers.get(CSRF_HEADER)
-    field = form.get(CSRF_FIELD)
-    token = given if given is not None else (field if isinstance(field, str) else None)
-    if not keys.csrf_ok(session, token):
+    try:
+        given = request.headers.get(CSRF_HEADER)
+        field = form.get(CSRF_FIELD)
+        token = given if given is not None else (field if isinstance(field, str) else None)
+        if not keys.csrf_ok(session, token):
+            raise ConsoleRefusal(403, "refused_csrf")
+        yield form
+    finally:
         await form.close()
-        raise ConsoleRefusal(403, "refused_csrf")
-    return form

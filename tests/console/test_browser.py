@@ -1,0 +1,144 @@
+"""The console in a real browser: Playwright driving the system's Chromium against a real server
+(Issue 14, items 2 and 3). One browser serves the whole module; each test has its own data
+directory and browser context."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from console_harness import WEATHER, ConsoleServer
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+HOME = "facts.read:self:location.home.*"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM is not None, "the browser tests drive the system's Chromium: apt-get install chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield launched
+        launched.close()
+
+
+def _signed_in(browser: Browser, console: ConsoleServer, *, locale: str = "en-US", width: int = 1280) -> Page:
+    context = browser.new_context(locale=locale, viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(console.login_url())
+    expect(page).to_have_url(f"{console.url}/gems")
+    return page
+
+
+def _install_weather(page: Page) -> None:
+    page.get_by_label("From a folder on this computer").fill(str(WEATHER))
+    page.get_by_role("button", name="Review").click()
+    expect(page.get_by_role("heading", name="Install weather?")).to_be_visible()
+    page.get_by_role("button", name="Install", exact=True).click()
+    expect(page).to_have_url(f"{console_url(page)}/gems/weather?installed=1")
+
+
+def _weather_says(console: ConsoleServer) -> object:
+    """What the weather gem's ``home`` tool answers now, run as a real tool process.
+
+    It runs in a thread of its own: Playwright's sync API keeps an event loop in this one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: console.space.gems.runner.run_sync("weather", "home").output).result()
+
+
+def console_url(page: Page) -> str:
+    return page.url.split("/gems")[0]
+
+
+def test_install_shows_every_sentence_and_reason_then_every_switch_is_off(
+    browser: Browser, console: ConsoleServer
+) -> None:
+    """Issue 14, item 2; K-UI-01, K-UI-02, K-UI-03: the install screen reads as sentences with the
+    gem's reason, and after install every switch is off."""
+    page = _signed_in(browser, console)
+    page.get_by_label("From a folder on this computer").fill(str(WEATHER))
+    page.get_by_role("button", name="Review").click()
+    expect(page.locator(".sentences li")).to_have_text(["Read where you live"])
+    expect(page.locator("#knowledge-reason")).to_have_text("Find the city you live in")
+    assert console.space.gems.list() == []
+    page.get_by_role("button", name="Install", exact=True).click()
+    expect(page.get_by_role("heading", name="Settings › Knowledge")).to_be_visible()
+    switches = page.get_by_role("switch")
+    expect(switches).to_have_count(1)
+    expect(switches.first).to_have_attribute("aria-checked", "false")
+    expect(page.get_by_role("heading", name="What it can do")).to_be_visible()
+    expect(page.get_by_role("heading", name="Download additional files")).to_be_visible()
+
+
+def test_a_switch_turned_on_lets_the_gem_s_next_call_read_and_off_stops_it(
+    browser: Browser, console: ConsoleServer
+) -> None:
+    """Issue 14, item 2; K-UI-01, K-UI-07, P-KVAL-09: the user fills in their city, turns the one
+    switch on (a partial update, no reload) and the gem's next call reads it; off again, it cannot."""
+    page = _signed_in(browser, console)
+    _install_weather(page)
+    row = page.locator(".fact-row", has_text="City of residence")
+    row.get_by_role("textbox").fill("Amsterdam")
+    row.get_by_role("button", name="Save").click()
+    expect(page.locator("#facts .notice")).to_have_text("Saved.")
+    [fact] = console.space.user.facts.lookup("self", "location.home.city")
+    assert (fact.value, fact.origin) == ("Amsterdam", "user")
+
+    assert _weather_says(console) == {"error": "I do not know where you live"}
+
+    page.evaluate("window.reloaded = false")
+    switch = page.get_by_role("switch", name="Read where you live")
+    switch.click()
+    expect(page.get_by_role("switch", name="Read where you live")).to_have_attribute("aria-checked", "true")
+    assert page.evaluate("window.reloaded") is False, "the switch reloaded the page instead of swapping itself"
+    assert _weather_says(console) == {"city": "Amsterdam"}
+
+    page.get_by_role("switch", name="Read where you live").click()
+    expect(page.get_by_role("switch", name="Read where you live")).to_have_attribute("aria-checked", "false")
+    assert _weather_says(console) == {"error": "I do not know where you live"}
+
+
+def test_a_self_fact_is_edited_and_deleted_on_the_gem_s_page(browser: Browser, console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-04, K-UI-05, K-UI-07: values appear under the app's own names and can
+    be changed and deleted as the user."""
+    console.space.user.facts.put(predicate="location.home.city", value="Utrecht")
+    page = _signed_in(browser, console)
+    _install_weather(page)
+    row = page.locator(".fact-row", has_text="City of residence")
+    expect(row.get_by_role("textbox")).to_have_value("Utrecht")
+    row.get_by_role("textbox").fill("Leiden")
+    row.get_by_role("button", name="Save").click()
+    expect(page.locator("#facts .notice")).to_have_text("Saved.")
+    assert [f.value for f in console.space.user.facts.lookup("self", "location.home.city")] == ["Leiden"]
+    page.locator(".fact-row", has_text="City of residence").get_by_role("button", name="Delete").click()
+    expect(page.locator("#facts .notice")).to_have_text("Deleted.")
+    assert console.space.user.facts.lookup("self", "location.home.city") == []
+
+
+def test_the_chinese_labels_from_accept_language_and_the_switch_back(browser: Browser, console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-02, K-UI-05, SPEC §24 D-16: a Chinese browser gets the seed's Chinese
+    labels and sentences; the header's switch changes the language and keeps it."""
+    console.space.gems.install(WEATHER)
+    page = _signed_in(browser, console, locale="zh-CN")
+    page.goto(f"{console.url}/gems/weather")
+    expect(page.get_by_role("heading", name="设置 › 知识库")).to_be_visible()
+    expect(page.get_by_role("switch", name="读取你的居住地")).to_be_visible()
+    expect(page.locator(".fact-row", has_text="居住城市")).to_be_visible()
+    expect(page.get_by_role("link", name="查看改动")).to_be_visible()
+    page.get_by_role("button", name="English").click()
+    expect(page.get_by_role("heading", name="Settings › Knowledge")).to_be_visible()
+    page.goto(f"{console.url}/changes")
+    expect(page.get_by_role("heading", name="View changes")).to_be_visible()
+
+
+@pytest.mark.parametrize("path", ["/gems", "/gems/weather", "/changes"])
+def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: ConsoleServer, path: str) -> None:
+    """Issue 14, item 3: the console works on a 360 px wide phone, with no sideways scrolling."""
+    console.space.gems.install(WEATHER)
+    console.space.user.facts.put(predicate="location.home.city", value="Amsterdam")
+    page = _signed_in(browser, console, width=360)
+    page.goto(f"{console.url}{path}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
