@@ -3,6 +3,7 @@ and refuse, installing from an uploaded package, and "View changes"."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import zipfile
@@ -188,3 +189,55 @@ def test_a_malformed_filter_is_explained_not_a_crash(console: ConsoleServer) -> 
     bad_page = client.get("/changes", params={"page": "0"})
     assert bad_page.status_code == 422
     assert "page number" in bad_page.text
+
+
+def _recipes_wrote_two_facts(console: ConsoleServer) -> None:
+    console.space.gems.install(RECIPES)
+    for permission in ("facts.read:self:pref.food.*", "facts.write:self:pref.food.*"):
+        console.space.gems.set_permission("recipes", permission, True)
+    ctx = console.space.gems.context("recipes")
+    assert ctx.knowledge is not None
+
+    async def write() -> None:
+        assert ctx.knowledge is not None
+        for dish in ("braised pork", "mapo tofu"):
+            await ctx.knowledge.facts.put(predicate_hint="pref.food.rated", value=dish)
+
+    asyncio.run(write())
+
+
+def test_the_uninstall_dialog_counts_what_the_gem_wrote(console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-13, K-UNINST-01, K-UNINST-02: the counts, and Keep first (the default)."""
+    _recipes_wrote_two_facts(console)
+    html = console.client().get("/gems/recipes/uninstall").text
+    assert '<strong data-count="facts">2</strong>' in html
+    assert '<strong data-count="documents">0</strong>' in html
+    assert html.index(">Keep<") < html.index(">Delete them too<")
+
+
+def test_uninstall_with_keep_leaves_the_gem_s_facts(console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-13, K-UNINST-05."""
+    _recipes_wrote_two_facts(console)
+    client = console.client()
+    token = csrf_of(client.get("/gems/recipes/uninstall").text)
+    done = client.post("/gems/recipes/uninstall", data={"csrf": token, "choice": "keep"})
+    assert "Kept 2 facts, 0 documents and 0 collections." in done.text
+    assert console.space.gems.list() == []
+    assert len(console.space.user.facts.lookup("self", "pref.food.rated")) == 2
+
+
+def test_uninstall_with_delete_them_too_can_be_undone(console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-13, K-UNINST-07, K-UNINST-09: the deletion is one run the page undoes."""
+    _recipes_wrote_two_facts(console)
+    client = console.client()
+    token = csrf_of(client.get("/gems/recipes/uninstall").text)
+    done = client.post("/gems/recipes/uninstall", data={"csrf": token, "choice": "delete"})
+    assert "Deleted 2 facts, 0 documents and 0 collections." in done.text
+    assert console.space.user.facts.lookup("self", "pref.food.rated") == []
+    run = done.text.split('name="run" value="')[1].split('"')[0]
+    undone = client.post("/changes/undo-run", data={"csrf": token, "run": run})
+    assert "Undone: 2 change(s)." in undone.text
+    assert sorted(f.value for f in console.space.user.facts.lookup("self", "pref.food.rated")) == [
+        "braised pork",
+        "mapo tofu",
+    ]

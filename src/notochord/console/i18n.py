@@ -93,6 +93,35 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "fact_deleted": ("Deleted.", "已删除。"),
     "fact_value_needed": ("Type a value first.", "请先输入一个值。"),
     "network_title": ("Network access", "网络访问"),
+    # uninstall
+    "uninstall": ("Uninstall…", "卸载…"),
+    "uninstall_title": ("Uninstall {name}?", "卸载 {name}?"),
+    "uninstall_wrote": ("What it wrote", "它写入的内容"),
+    "count_facts": ("facts", "条事实"),
+    "count_documents": ("documents", "篇文档"),
+    "count_collections": ("collections", "个知识库"),
+    "uninstall_explain": (
+        "Keep leaves them as they are, still marked as written by this gem. Delete them too removes them; "
+        "you can undo that afterwards. Either way its permissions and private storage are removed.",
+        "保留:它们保持原样,仍标记为这个 gem 写入的。一起删除:把它们删掉,之后可以撤销。"
+        "无论哪种,它的权限和私有存储都会被删除。",
+    ),
+    "keep": ("Keep", "保留"),
+    "delete_too": ("Delete them too", "一起删除"),
+    "uninstalled": ("Uninstalled {name}", "已卸载 {name}"),
+    "uninstalled_kept": (
+        "Kept {facts} facts, {documents} documents and {collections} collections.",
+        "保留了 {facts} 条事实、{documents} 篇文档和 {collections} 个知识库。",
+    ),
+    "uninstalled_deleted": (
+        "Deleted {facts} facts, {documents} documents and {collections} collections.",
+        "删除了 {facts} 条事实、{documents} 篇文档和 {collections} 个知识库。",
+    ),
+    "uninstall_undo": ("Undo the deletion", "撤销删除"),
+    "uninstall_undo_hint": (
+        "Undo brings back what it wrote; the gem itself stays uninstalled.",
+        "撤销会恢复它写入的内容;gem 本身仍是卸载状态。",
+    ),
     # changes
     "changes_title": ("View changes", "查看改动"),
     "changes_none": ("No change matches.", "没有符合条件的改动。"),
