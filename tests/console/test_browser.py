@@ -4,12 +4,13 @@ directory and browser context."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from console_harness import WEATHER, ConsoleServer
+from console_harness import RECIPES, WEATHER, ConsoleServer
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -142,3 +143,54 @@ def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: C
     page = _signed_in(browser, console, width=360)
     page.goto(f"{console.url}{path}")
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+def test_gem_studio_lists_a_manifest_mistake_while_typing(browser: Browser, console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-14, P-KVAL-07, P-KVAL-03: install's own message appears as the
+    user types, with no button pressed, and goes away when the mistake is fixed."""
+    page = _signed_in(browser, console)
+    page.get_by_role("link", name="Gem Studio").click()
+    result = page.locator("#studio-result")
+    expect(result).to_contain_text("No mistakes: the install checks pass.")
+    expect(result).to_contain_text("Record your food preferences")
+    editor = page.get_by_label("Manifest", exact=True)
+    text = editor.input_value()
+    editor.fill(text.replace("facts.read:self:pref.food.*", "facts.read:self:*"))
+    expect(result.locator(".problems li").first).to_contain_text("knowledge.permissions[0]")
+    editor.fill(text)
+    expect(result).to_contain_text("No mistakes: the install checks pass.")
+
+
+def _recipes_rated(console: ConsoleServer, *dishes: str) -> None:
+    """The recipes gem, with its food switches on, records ``dishes`` through its own ``ctx``."""
+    space = console.space
+    space.gems.install(RECIPES)
+    for permission in ("facts.read:self:pref.food.*", "facts.write:self:pref.food.*"):
+        space.gems.set_permission("recipes", permission, True)
+    knowledge = space.gems.context("recipes").knowledge
+    assert knowledge is not None
+
+    async def write() -> None:
+        for dish in dishes:
+            await knowledge.facts.put(predicate_hint="pref.food.rated", value=dish)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, write()).result()
+
+
+def test_uninstall_with_delete_them_too_and_undo_in_the_browser(browser: Browser, console: ConsoleServer) -> None:
+    """Issue 14, item 2; K-UI-13, K-UNINST-01, K-UNINST-02, K-UNINST-09: the dialog counts what the
+    gem wrote with Keep focused first; "Delete them too" removes it, and the undo brings it back."""
+    _recipes_rated(console, "braised pork", "mapo tofu")
+    page = _signed_in(browser, console)
+    page.goto(f"{console.url}/gems/recipes")
+    page.get_by_role("link", name="Uninstall…").click()
+    expect(page.locator('[data-count="facts"]')).to_have_text("2")
+    expect(page.get_by_role("button", name="Keep")).to_be_focused()
+    page.get_by_role("button", name="Delete them too").click()
+    expect(page.get_by_role("status")).to_have_text("Deleted 2 facts, 0 documents and 0 collections.")
+    assert console.space.gems.list() == []
+    assert console.space.user.facts.lookup("self", "pref.food.rated") == []
+    page.get_by_role("button", name="Undo the deletion").click()
+    expect(page.get_by_role("status")).to_have_text("Undone: 2 change(s).")
+    assert len(console.space.user.facts.lookup("self", "pref.food.rated")) == 2

@@ -17,13 +17,13 @@ from console_harness import WEATHER, ConsoleServer, csrf_of
 from fastapi.routing import APIRoute
 
 from notochord.console.auth import SECRET_FILE
-from notochord.console.routes import changes, gems, session, uninstall
+from notochord.console.routes import changes, gems, session, studio, uninstall
 
 
 def _console_routes() -> list[tuple[str, str]]:
     """Every (method, path) of the console's routers, with sample path parameters."""
     found = []
-    for router in (changes.router, gems.router, session.router, uninstall.router):
+    for router in (changes.router, gems.router, session.router, studio.router, uninstall.router):
         for route in router.routes:
             assert isinstance(route, APIRoute)
             path = re.sub(r"\{gem_id\}", "weather", route.path)

@@ -28,7 +28,7 @@ from notochord.console.forms import ConsoleRefusal, verified_form
 from notochord.console.guard import ConsoleGuard
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
-from notochord.console.routes import changes, gems, session, uninstall
+from notochord.console.routes import changes, gems, session, studio, uninstall
 from notochord.console.uploads import Uploads
 
 __all__ = ["ConsoleKeys", "create_console", "login_url"]
@@ -69,7 +69,7 @@ def create_console(nc: Notochord) -> FastAPI:
     console.state.console_keys = keys
     console.state.console_uploads = Uploads(Path(nc.data_dir))
     console.mount("/static", StaticFiles(directory=_STATIC), name="console-static")
-    for router in (session.router, gems.router, uninstall.router, changes.router):
+    for router in (session.router, gems.router, uninstall.router, changes.router, studio.router):
         console.include_router(router)
 
     async def refused(request: Request, exc: Exception) -> Response:

@@ -122,6 +122,20 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "Undo brings back what it wrote; the gem itself stays uninstalled.",
         "撤销会恢复它写入的内容;gem 本身仍是卸载状态。",
     ),
+    # gem studio
+    "nav_studio": ("Gem Studio", "Gem Studio"),
+    "studio_title": ("Gem Studio › Knowledge", "Gem Studio › 知识库"),
+    "studio_knowledge": ("Knowledge", "知识库"),
+    "studio_hint": (
+        "Paste or edit a manifest: its mistakes are listed as you type, by the same checks as install.",
+        "粘贴或编辑 manifest:边输入边列出错误,检查与安装时完全相同。",
+    ),
+    "studio_form": ("Which file", "哪个文件"),
+    "studio_manifest": ("Manifest", "Manifest"),
+    "studio_check": ("Check", "检查"),
+    "studio_empty": ("Type or paste a manifest.", "请输入或粘贴一份 manifest。"),
+    "studio_mistakes": ("{n} mistake(s) would stop the install:", "有 {n} 处错误会让安装失败:"),
+    "studio_ok": ("No mistakes: the install checks pass.", "没有错误:安装检查通过。"),
     # changes
     "changes_title": ("View changes", "查看改动"),
     "changes_none": ("No change matches.", "没有符合条件的改动。"),
