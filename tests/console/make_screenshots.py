@@ -62,6 +62,13 @@ def main(out: Path) -> None:
                             _shoot(page, out, f"gem-{gem}-{lang}-{size}")
                         page.goto(f"{console.url}/changes")
                         _shoot(page, out, f"changes-{lang}-{size}")
+                        page.goto(f"{console.url}/gems/recipes/uninstall")
+                        _shoot(page, out, f"uninstall-{lang}-{size}")
+                        page.goto(f"{console.url}/studio")
+                        editor = page.locator("#manifest")
+                        editor.fill(editor.input_value().replace("pref.food.*", "*", 1))
+                        page.locator("#studio-result .problems").wait_for()
+                        _shoot(page, out, f"studio-{lang}-{size}")
                         context.close()
                 browser.close()
         finally:
