@@ -241,3 +241,48 @@ def test_uninstall_with_delete_them_too_can_be_undone(console: ConsoleServer) ->
         "braised pork",
         "mapo tofu",
     ]
+
+
+def _chooser_gem(tmp_path: Path) -> Path:
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    manifest = {
+        "id": "reader",
+        "name": "reader",
+        "permissions": {
+            "knowledge": {"permissions": ["collections.read:user-selected"], "reason": "Read what you pick"}
+        },
+    }
+    (folder / "notochord.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_user_selected_gem_lists_the_user_s_collections_to_tick(console: ConsoleServer, tmp_path: Path) -> None:
+    """Issue 14, item 2; K-UI-10: only collections outside diary and keep, each unticked at first;
+    a tick is recorded for this gem."""
+    console.space.gems.install(_chooser_gem(tmp_path))
+    recipes = console.space.user.collections.create("Recipes")
+    client = console.client()
+    html = client.get("/gems/reader").text
+    assert "Collections you choose" in html
+    assert 'aria-label="Recipes"' in html
+    assert 'aria-label="diary"' not in html
+    assert console.space.core.collections.ticked_now("reader") == set()
+    answer = client.post(
+        "/gems/reader/ticks",
+        data={"csrf": csrf_of(html), "collection": str(recipes.id), "on": "1"},
+        headers={"HX-Request": "true"},
+    )
+    assert 'aria-checked="true"' in answer.text
+    assert console.space.core.collections.ticked_now("reader") == {recipes.id}
+
+
+def test_a_builtin_collection_cannot_be_ticked_from_the_page(console: ConsoleServer, tmp_path: Path) -> None:
+    """Issue 14, item 2; K-UI-10: diary and keep are granted by their own permissions."""
+    console.space.gems.install(_chooser_gem(tmp_path))
+    diary = console.space.user.collections.get("diary")
+    client = console.client()
+    token = csrf_of(client.get("/gems/reader").text)
+    answer = client.post("/gems/reader/ticks", data={"csrf": token, "collection": str(diary.id), "on": "1"})
+    assert answer.status_code == 404
+    assert console.space.core.collections.ticked_now("reader") == set()

@@ -92,6 +92,12 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "fact_saved": ("Saved.", "已保存。"),
     "fact_deleted": ("Deleted.", "已删除。"),
     "fact_value_needed": ("Type a value first.", "请先输入一个值。"),
+    "ticks_title": ("Collections you choose", "你选定的知识库"),
+    "ticks_hint": (
+        "Its permissions for “the collections you choose” reach only the ones ticked here.",
+        "它对“你选定的知识库”的权限只涉及这里勾选的知识库。",
+    ),
+    "ticks_none": ("You have no collection of your own yet.", "你还没有自己的知识库。"),
     "network_title": ("Network access", "网络访问"),
     # uninstall
     "uninstall": ("Uninstall…", "卸载…"),

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from notochord.access.permissions import Permission
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.uploads import Uploads
-from notochord.console.views.gems import gem_list, gem_page, install_screen, self_fact_rows
+from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
 from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError
 from notochord.gems.manifest import load_manifest
 
@@ -173,3 +173,23 @@ def delete_fact(page: PageDep, gem_id: str, fact_id: int) -> Response:
     except KnowledgeError as error:
         return _facts_answer(page, gem_id, notice=None, errors={"_": str(error)})
     return _facts_answer(page, gem_id, notice=page.t("fact_deleted"))
+
+
+@router.post("/gems/{gem_id}/ticks")
+def tick(page: PageDep, form: Form, gem_id: str) -> Response:
+    """Tick or untick one collection for the gem's ``user-selected`` permissions (K-UI-10)."""
+    on = field(form, "on") == "1"
+    try:
+        manifest = page.space.gems.get(gem_id).manifest
+        ticks = collection_ticks(page.space, gem_id, manifest) or []
+        chosen = next((t for t in ticks if str(t.id) == field(form, "collection")), None)
+        if chosen is None:
+            return page.render("not_found.html", status_code=404)
+        page.space.user.collections.tick(gem_id, chosen.id, on)
+        view = gem_page(page.space, gem_id, page.lang)
+    except NotochordError:
+        return page.render("not_found.html", status_code=404)
+    if page.htmx:
+        item = next(t for t in view.ticks or [] if t.id == chosen.id)
+        return page.render("_tick.html", gem=view, c=item)
+    return redirect(f"/gems/{gem_id}#collections")

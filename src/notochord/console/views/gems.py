@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from notochord.access.permissions import SELF, FactsPermission
+from notochord.access.permissions import SELF, CollectionsPermission, FactsPermission
 from notochord.access.sentences import Lang, sentence
 from notochord.app import Space
 from notochord.gems.manifest import Manifest
@@ -28,7 +28,9 @@ __all__ = [
     "InstallScreen",
     "ResourceItem",
     "SwitchItem",
+    "TickItem",
     "ToolItem",
+    "collection_ticks",
     "gem_list",
     "gem_page",
     "install_screen",
@@ -36,6 +38,7 @@ __all__ = [
 ]
 
 _CORE = {p.name: p for p in CORE_PREDICATES}
+USER_SELECTED = "user-selected"
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,15 @@ class FactRow:
 
 
 @dataclass(frozen=True)
+class TickItem:
+    """A collection the user may tick for the gem's ``user-selected`` permissions (K-UI-10)."""
+
+    id: int
+    name: str
+    ticked: bool
+
+
+@dataclass(frozen=True)
 class GemPage:
     id: str
     name: str
@@ -115,6 +127,8 @@ class GemPage:
     network_hosts: list[str]
     allow_local_network: bool
     facts: list[FactRow]
+    ticks: list[TickItem] | None
+    """``None`` when the gem requests no ``user-selected`` collection permission."""
 
 
 def gem_list(space: Space) -> list[GemListItem]:
@@ -209,6 +223,22 @@ def self_fact_rows(space: Space, manifest: Manifest, lang: Lang) -> list[FactRow
     return rows
 
 
+def collection_ticks(space: Space, gem_id: str, manifest: Manifest) -> list[TickItem] | None:
+    """The collections the user can tick for the gem, or ``None`` if it asks for no chosen collections."""
+    wants = any(
+        isinstance(p, CollectionsPermission) and p.target == USER_SELECTED for p in manifest.knowledge.permissions
+    )
+    if not wants:
+        return None
+    tree = space.core.collections.read_tree()
+    ticked = space.core.collections.ticked_now(gem_id)
+    return [
+        TickItem(id=row.id, name=row.name, ticked=row.id in ticked)
+        for row in sorted(tree.by_id.values(), key=lambda r: r.id)
+        if tree.class_of(row.id) == USER_SELECTED
+    ]
+
+
 def gem_page(space: Space, gem_id: str, lang: Lang) -> GemPage:
     """The gem's page; raises ``GemError`` when no such gem is installed in ``space``."""
     gem = space.gems.get(gem_id)
@@ -231,4 +261,5 @@ def gem_page(space: Space, gem_id: str, lang: Lang) -> GemPage:
         network_hosts=screen.network_hosts,
         allow_local_network=screen.allow_local_network,
         facts=self_fact_rows(space, manifest, lang),
+        ticks=collection_ticks(space, gem_id, manifest),
     )
