@@ -5,9 +5,11 @@ directory and browser context."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from console_harness import RECIPES, WEATHER, ConsoleServer
@@ -194,3 +196,43 @@ def test_uninstall_with_delete_them_too_and_undo_in_the_browser(browser: Browser
     page.get_by_role("button", name="Undo the deletion").click()
     expect(page.get_by_role("status")).to_have_text("Undone: 2 change(s).")
     assert len(console.space.user.facts.lookup("self", "pref.food.rated")) == 2
+
+
+def _mover_gem(folder: Path) -> Path:
+    folder.mkdir()
+    permissions = ["facts.read:self:location.home.*", "facts.write:self:location.home.*"]
+    manifest = {"id": "mover", "name": "mover", "permissions": {"knowledge": {"permissions": permissions}}}
+    (folder / "notochord.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_value_the_user_edited_turns_a_gem_s_write_into_a_conflict_shown_with_both_values(
+    browser: Browser, console: ConsoleServer, tmp_path: Path
+) -> None:
+    """Issue 14, item 2; K-UI-07, K-UI-08, K-UI-11: the user's city, entered on the gem's page,
+    is kept when the gem writes another; "View changes" shows the conflict with both values."""
+    console.space.gems.install(_mover_gem(tmp_path / "mover"))
+    for permission in ("facts.read:self:location.home.*", "facts.write:self:location.home.*"):
+        console.space.gems.set_permission("mover", permission, True)
+    page = _signed_in(browser, console)
+    page.goto(f"{console.url}/gems/mover")
+    row = page.locator(".fact-row", has_text="City of residence")
+    row.get_by_role("textbox").fill("Leiden")
+    row.get_by_role("button", name="Save").click()
+    expect(page.locator("#facts .notice")).to_have_text("Saved.")
+
+    knowledge = console.space.gems.context("mover").knowledge
+    assert knowledge is not None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        put = pool.submit(asyncio.run, knowledge.facts.put(predicate_hint="location.home.city", value="Paris")).result()
+    assert put.status == "conflict"
+
+    page.get_by_role("link", name="View changes").click()
+    page.get_by_label("Status").select_option("conflict")
+    page.get_by_role("button", name="Filter").click()
+    conflict = page.locator(".change.status-conflict")
+    expect(conflict).to_have_count(1)
+    expect(conflict.locator(".who")).to_have_text("mover")
+    expect(conflict.locator(".yours")).to_have_text("Leiden")
+    expect(conflict.locator(".theirs")).to_have_text("Paris")
+    assert [f.value for f in console.space.user.facts.lookup("self", "location.home.city")] == ["Leiden"]

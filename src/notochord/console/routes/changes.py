@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter
 from starlette.datastructures import FormData
 from starlette.responses import Response
@@ -13,6 +15,8 @@ from notochord.errors import KnowledgeError, KnowledgeValidationError
 __all__ = ["router"]
 
 router = APIRouter()
+
+_CHANGE_PREFIX = re.compile(r"^cannot revert change \d+: ")
 
 
 def _page(page: Page, filters: Filters, *, notice: str | None = None, refusal: str | None = None) -> Response:
@@ -51,7 +55,9 @@ def _undo(page: Page, *, change_id: int | None, run_id: str | None, filters: Fil
     try:
         result = page.space.changes.revert(change_id, run_id=run_id)
     except KnowledgeError as error:
-        return _page(page, filters, refusal=page.t("undo_refused", reason=str(error)))
+        # the page already says which change could not be undone; keep only the why
+        reason = _CHANGE_PREFIX.sub("", str(error))
+        return _page(page, filters, refusal=page.t("undo_refused", reason=reason))
     if result.status == "already_reverted":
         return _page(page, filters, notice=page.t("already_undone"))
     return _page(page, filters, notice=page.t("undone", count=result.count))
