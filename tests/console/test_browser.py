@@ -137,14 +137,21 @@ def test_the_chinese_labels_from_accept_language_and_the_switch_back(browser: Br
     expect(page.get_by_role("heading", name="View changes")).to_be_visible()
 
 
-@pytest.mark.parametrize("path", ["/gems", "/gems/weather", "/changes"])
+@pytest.mark.parametrize("path", ["/gems", "/gems/weather", "/gems/weather/uninstall", "/changes", "/studio"])
 def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: ConsoleServer, path: str) -> None:
-    """Issue 14, item 3: the console works on a 360 px wide phone, with no sideways scrolling."""
+    """Issue 14, item 3: the console works on a 360 px wide phone, with no sideways scrolling, and
+    nothing on the page breaks the Content-Security-Policy."""
     console.space.gems.install(WEATHER)
     console.space.user.facts.put(predicate="location.home.city", value="Amsterdam")
     page = _signed_in(browser, console, width=360)
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
     page.goto(f"{console.url}{path}")
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    # htmx and the style sheet load from the console itself, within its Content-Security-Policy
+    assert page.evaluate("typeof window.htmx") == "object"
+    assert problems == []
 
 
 def test_gem_studio_lists_a_manifest_mistake_while_typing(browser: Browser, console: ConsoleServer) -> None:
