@@ -144,3 +144,12 @@ def test_a_hostile_or_foreign_package_is_refused_and_nothing_is_kept(tmp_path: P
 def test_the_upload_token_cannot_name_a_path(tmp_path: Path) -> None:
     with pytest.raises(GemError):
         Uploads(tmp_path).folder("../../etc")
+
+
+def test_a_lone_manifest_file_keeps_its_form_from_its_name(tmp_path: Path) -> None:
+    """Issue 14, item 2: an uploaded manifest.json is read as Studio's draft, any other .json as packaged."""
+    uploads = Uploads(tmp_path)
+    _, draft = uploads.stage("manifest.json", b"{}")
+    _, packaged = uploads.stage("weather.json", b"{}")
+    assert (draft / "manifest.json").is_file()
+    assert (packaged / "notochord.json").is_file()

@@ -234,3 +234,17 @@ def test_pages_are_never_cached_and_never_framed(console: ConsoleServer) -> None
     assert answer.headers["cache-control"] == "no-store"
     assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
     assert answer.headers["x-frame-options"] == "DENY"
+
+
+def test_a_form_with_too_many_fields_is_refused_before_anything_runs(console: ConsoleServer) -> None:
+    """Issue 14, item 1: the form parser's limits answer 400 with a sentence, not a crash."""
+    client = console.client()
+    token = csrf_of(client.get("/gems").text)
+    fields = [("csrf", token)] + [(f"f{n}", "x") for n in range(500)]
+    answer = client.post(
+        "/gems/review",
+        content=str(httpx.QueryParams(fields)).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert answer.status_code == 400
+    assert "could not be read" in answer.text

@@ -47,7 +47,7 @@ async def verified_form(request: Request) -> AsyncIterator[FormData]:
     try:
         form = await request.form(max_files=1, max_fields=_MAX_FIELDS, max_part_size=_MAX_PART)
     except HTTPException as exc:
-        raise ConsoleRefusal(400, "refused_csrf") from exc
+        raise ConsoleRefusal(400, "refused_form") from exc
     try:
         given = request.headers.get(CSRF_HEADER)
         field = form.get(CSRF_FIELD)

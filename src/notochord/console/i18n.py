@@ -203,6 +203,10 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "This form has expired or did not come from the console. Reload the page and try again; nothing was changed.",
         "这个表单已失效,或者不是来自控制台。请刷新页面后重试;没有做任何更改。",
     ),
+    "refused_form": (
+        "The form could not be read (too many fields, or a part too large). Nothing was changed.",
+        "无法读取这个表单(字段太多,或某一部分太大)。没有做任何更改。",
+    ),
     "refused_length": (
         "The request did not say how long it is. Nothing was changed.",
         "请求没有说明长度。没有做任何更改。",

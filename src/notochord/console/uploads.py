@@ -50,7 +50,9 @@ class Uploads:
         try:
             target.mkdir(parents=True, mode=0o700)
             if filename.lower().endswith(".json"):
-                (target / PACKAGED_FILE).write_bytes(data)
+                # the file name decides the form, as for a manifest installed from a folder
+                name = DRAFT_FILE if filename.lower().endswith(DRAFT_FILE) else PACKAGED_FILE
+                (target / name).write_bytes(data)
             elif zipfile.is_zipfile(io.BytesIO(data)):
                 _unzip(data, target)
             else:
