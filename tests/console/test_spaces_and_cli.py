@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import httpx
-from console_harness import RECIPES, WEATHER, ConsoleServer, csrf_of
+from console_harness import RECIPES, SECRET, WEATHER, ConsoleServer, csrf_of, free_port
 
 
 def test_the_header_switches_between_the_personal_and_an_organization_space(console: ConsoleServer) -> None:
@@ -66,3 +69,32 @@ def test_console_url_prints_a_fresh_link_that_signs_in_once(console: ConsoleServ
         assert browser.get(printed).status_code == 303
         assert browser.get(f"{console.url}/gems").status_code == 200
     assert httpx.get(printed).status_code == 401
+
+
+def test_notochord_serve_prints_a_sign_in_link_first_and_serves_the_console_at_the_root(tmp_path: Path) -> None:
+    """Issue 14, item 1: the first line of ``notochord serve`` is the console's one-time link."""
+    port = free_port()
+    env = {**os.environ, "NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_JWT_SECRET": SECRET}
+    command = [sys.executable, "-m", "notochord", "--data-dir", str(tmp_path / "data"), "serve", "--port", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline().strip()
+        assert first.startswith(f"console (one-time sign-in link): http://127.0.0.1:{port}/login?token=")
+        link = first.split(": ", 1)[1]
+        deadline = time.monotonic() + 60
+        with httpx.Client(timeout=30) as browser:
+            while True:
+                try:
+                    answer = browser.get(link)
+                    break
+                except httpx.ConnectError:
+                    assert time.monotonic() < deadline, "notochord serve did not start listening"
+                    time.sleep(0.1)
+            assert answer.status_code == 303
+            assert "Install a gem" in browser.get(f"http://127.0.0.1:{port}/gems").text
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        if server.stdout is not None:
+            server.stdout.close()
