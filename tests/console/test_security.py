@@ -248,3 +248,11 @@ def test_a_form_with_too_many_fields_is_refused_before_anything_runs(console: Co
     )
     assert answer.status_code == 400
     assert "could not be read" in answer.text
+
+
+def test_a_wrong_method_on_the_rest_service_is_still_its_own_405(console: ConsoleServer) -> None:
+    """Issue 14, item 1: the console's catch-all never answers for the REST service's paths."""
+    answer = httpx.request("PATCH", f"{console.url}/api/knowledge/kb")
+    assert answer.status_code == 405
+    assert answer.json()["error"] == "Method Not Allowed"
+    assert httpx.get(f"{console.url}/api/knowledgebase").status_code == 401

@@ -20,7 +20,9 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Match, Mount
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from notochord.app import Notochord
 from notochord.console.auth import ConsoleKeys
@@ -31,7 +33,7 @@ from notochord.console.render import render_page
 from notochord.console.routes import changes, gems, session, studio, uninstall
 from notochord.console.uploads import Uploads
 
-__all__ = ["ConsoleKeys", "create_console", "login_url"]
+__all__ = ["ConsoleKeys", "ConsoleMount", "console_mount", "create_console", "login_url"]
 
 log = logging.getLogger("notochord.server")
 _STATIC = Path(__file__).parent / "static"
@@ -50,6 +52,25 @@ def _message_page(request: Request, status: int, title_key: str, message_key: st
         {"lang": lang, "title": text(title_key, lang), "message": text(message_key, lang)},
         status_code=status,
     )
+
+
+class ConsoleMount(Mount):
+    """The console at ``/``, except under the REST service's prefix: a wrong method or an unknown
+    path there keeps the service's own answer (405, or its JSON not-found body)."""
+
+    def __init__(self, app: FastAPI, *, reserved: str) -> None:
+        super().__init__("/", app=app, name="console")
+        self._reserved = reserved.rstrip("/") + "/"
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and (scope["path"] + "/").startswith(self._reserved):
+            return Match.NONE, {}
+        return super().matches(scope)
+
+
+def console_mount(nc: Notochord, *, reserved: str) -> ConsoleMount:
+    """The console over ``nc`` as the last route of an app whose ``reserved`` prefix it leaves alone."""
+    return ConsoleMount(create_console(nc), reserved=reserved)
 
 
 def create_console(nc: Notochord) -> FastAPI:

@@ -21,7 +21,7 @@ from typing import Final
 
 from starlette.datastructures import Headers
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from notochord.console.auth import ConsoleKeys
@@ -35,9 +35,6 @@ MAX_BODY: Final = 16 * 1024 * 1024
 """Bytes a state-changing request may send (an uploaded gem package is the largest)."""
 SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
 _LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
-# The REST service owns these paths; a miss there keeps its own JSON not-found body.
-_FOREIGN_PREFIXES: Final = ("/api/",)
-_NOT_FOUND_BODY: Final = {"error": "Not found"}
 
 
 def _split_host(value: str) -> tuple[str, int | None] | None:
@@ -110,8 +107,6 @@ class ConsoleGuard:
 
     def _check(self, request: Request) -> Response | None:
         path = request.url.path
-        if path.startswith(_FOREIGN_PREFIXES):
-            return JSONResponse(_NOT_FOUND_BODY, status_code=404)
         headers: Headers = request.headers
         server = request.scope.get("server")
         if not host_allowed(headers.get("host"), server):
