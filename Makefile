@@ -8,7 +8,7 @@ DATA_DIR ?=
 DATA_DIR_OPTION := $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 PORT ?= 8420
 
-.PHONY: run test lint bench install lock clean
+.PHONY: run test lint bench install lock clean screenshots
 
 $(STAMP): requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ bench: $(STAMP)
 
 bench-%: $(STAMP)
 	$(BIN)/python bench/$*.py
+
+# PNGs of every console page, English and Chinese, desktop and 360 px wide, over a demo data
+# directory; written to screenshots/ (git-ignored). Needs the system's chromium.
+screenshots: $(STAMP)
+	$(BIN)/python tests/console/make_screenshots.py screenshots
 
 # Re-pin every dependency (hashes, no index URLs) after editing pyproject.toml.
 lock: $(STAMP)

@@ -80,6 +80,12 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         "Write a consistent snapshot of the whole vault, even while it is in use.",
     ),
     "restore": _Lazy(_CLI + "backup_cmd", "restore", "command", "Bring a backup back into an empty data directory."),
+    "console-url": _Lazy(
+        _CLI + "console_cmd",
+        "console_url",
+        "command",
+        "Print a one-time link that signs this browser in to the console (valid for a day).",
+    ),
     "embed-worker": _Lazy(
         _CLI + "embed_worker",
         "embed_worker",

@@ -157,6 +157,7 @@ def serve(
                 )
             server = build_server(nc, settings, host=host, port=port)
             shown = f"[{host}]" if ":" in host else host
+            typer.echo(f"console (one-time sign-in link): {_console_link(nc, host, port)}")
             typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")
             typer.echo(f"API documentation: http://{shown}:{port}/docs")
             typer.echo(
@@ -166,6 +167,13 @@ def serve(
             server.run(sockets=[listening])
     except NotochordError as error:
         fail(error)
+
+
+def _console_link(nc: notochord.Notochord, host: str, port: int) -> str:
+    from notochord.cli.console_cmd import console_base_url
+    from notochord.console.auth import ConsoleKeys
+
+    return f"{console_base_url(host, port)}/login?token={ConsoleKeys(nc.data_dir).mint_login_token()}"
 
 
 def token(

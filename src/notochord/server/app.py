@@ -27,6 +27,7 @@ from starlette.staticfiles import StaticFiles
 
 import notochord
 from notochord.app import Notochord
+from notochord.console import console_mount
 from notochord.gems.api.extract import extract_text
 from notochord.kbservice import KbService
 from notochord.net.policy import UserNetworkRules
@@ -80,6 +81,7 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         api.include_router(router)
     app.include_router(api)
     _mount_docs(app)
+    app.router.routes.append(console_mount(nc, reserved=PREFIX))
     errors.install(app)
     return app
 

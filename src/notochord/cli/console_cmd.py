@@ -1,0 +1,42 @@
+"""``notochord console-url``: print a fresh one-time sign-in link to the console.
+
+The link is signed with the console's secret in the data directory, so only someone who can read
+that directory can make one; the running server accepts each link once, within a day.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from notochord.cli.common import DataDir, fail, state
+from notochord.errors import NotochordError
+from notochord.settings import Settings
+
+__all__ = ["console_url"]
+
+
+def console_url(
+    host: Annotated[str, typer.Option("--host", help="The address notochord serve listens on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="The port notochord serve listens on.")] = 8420,
+    data_dir: DataDir = None,
+) -> None:
+    """Print a one-time link that signs this browser in to the console (valid for a day)."""
+    from notochord.console.auth import ConsoleKeys
+
+    try:
+        directory: Path = data_dir or state.data_dir or Settings.load().data_dir
+        keys = ConsoleKeys(directory)
+        sys.stdout.write(console_base_url(host, port) + f"/login?token={keys.mint_login_token()}\n")
+    except NotochordError as error:
+        fail(error)
+
+
+def console_base_url(host: str, port: int) -> str:
+    """``http://host:port`` as a browser would need it (IPv6 in brackets; any-address as loopback)."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    shown = f"[{shown}]" if ":" in shown else shown
+    return f"http://{shown}:{port}"

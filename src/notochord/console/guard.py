@@ -1,0 +1,132 @@
+"""The console's front door: which requests reach a page at all.
+
+Every request, before any route runs:
+
+- its ``Host`` must name this server: ``localhost``, ``127.0.0.1`` or ``[::1]``, or the address the
+  connection arrived on, with the port it arrived on. A page on another site that rebinds its own
+  name to 127.0.0.1 therefore still sends its own name and is refused (DNS rebinding);
+- an ``Origin``, when sent, must be this same ``http(s)://<host>``, and a browser's
+  ``Sec-Fetch-Site: cross-site`` is refused: another site can neither read nor drive the console;
+- a state-changing request must declare its length, within :data:`MAX_BODY`;
+- apart from ``/login`` and the static files, it must carry a valid session cookie.
+
+The CSRF token of state-changing requests is checked by the app's one dependency
+(:func:`notochord.console.forms.verified_form`), which sees the form body.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Final
+
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from notochord.console.auth import ConsoleKeys
+from notochord.console.i18n import choose_lang, text
+from notochord.console.render import render_page
+
+__all__ = ["MAX_BODY", "SESSION_COOKIE", "ConsoleGuard", "host_allowed"]
+
+SESSION_COOKIE: Final = "notochord_console"
+MAX_BODY: Final = 16 * 1024 * 1024
+"""Bytes a state-changing request may send (an uploaded gem package is the largest)."""
+SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
+_LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """``(hostname, port)`` of a Host header value; ``None`` when it is malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, sep, rest = value[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            return None
+        port_text = rest[1:] if rest else None
+    else:
+        name, _, port_text = value.partition(":") if value.count(":") <= 1 else ("", "", None)
+        port_text = port_text or None
+    if not name:
+        return None
+    if port_text is None:
+        return name, None
+    return (name, int(port_text)) if port_text.isdigit() and len(port_text) <= 5 else None
+
+
+def _same_address(a: str, b: str) -> bool:
+    try:
+        return ipaddress.ip_address(a) == ipaddress.ip_address(b)
+    except ValueError:
+        return a == b
+
+
+def host_allowed(host_header: str | None, server: tuple[str, int | None] | None) -> bool:
+    """Whether ``host_header`` names the server listening on ``server`` (its local address and port)."""
+    if not host_header or server is None:
+        return False
+    parsed = _split_host(host_header)
+    if parsed is None:
+        return False
+    name, port = parsed
+    bound_host, bound_port = server
+    default_port = 80
+    if (port if port is not None else default_port) != (bound_port if bound_port is not None else default_port):
+        return False
+    return name in _LOOPBACK_NAMES or _same_address(name, bound_host)
+
+
+def _refusal(request: Request, status: int, key: str) -> Response:
+    lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
+    return render_page(
+        request,
+        "refused.html",
+        {"lang": lang, "title": text("refused_title", lang), "message": text(key, lang)},
+        status_code=status,
+    )
+
+
+class ConsoleGuard:
+    """ASGI middleware applying the rules of this module; the session lands in ``request.state``."""
+
+    def __init__(self, app: ASGIApp, *, keys: ConsoleKeys) -> None:
+        self._app = app
+        self._keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        request = Request(scope)
+        response = self._check(request)
+        if response is not None:
+            await response(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+    def _check(self, request: Request) -> Response | None:
+        path = request.url.path
+        headers: Headers = request.headers
+        server = request.scope.get("server")
+        if not host_allowed(headers.get("host"), server):
+            return _refusal(request, 421, "refused_host")
+        origin = headers.get("origin")
+        if origin is not None and origin not in {f"http://{headers['host']}", f"https://{headers['host']}"}:
+            return _refusal(request, 403, "refused_origin")
+        if headers.get("sec-fetch-site", "").lower() == "cross-site":
+            return _refusal(request, 403, "refused_cross_site")
+        unsafe = request.method not in SAFE_METHODS
+        if unsafe:
+            length = headers.get("content-length")
+            if length is None or not length.isdigit():
+                return _refusal(request, 411, "refused_length")
+            if int(length) > MAX_BODY:
+                return _refusal(request, 413, "refused_too_large")
+        if path == "/login" or path.startswith("/static/"):
+            return None
+        session = self._keys.session(request.cookies.get(SESSION_COOKIE))
+        if session is None:
+            return _refusal(request, 401, "signin_needed")
+        request.scope.setdefault("state", {})["console_session"] = session
+        return None

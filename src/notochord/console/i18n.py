@@ -1,0 +1,257 @@
+"""The console's words in English and Chinese, and which language a request gets.
+
+The labels the seeds fix are used word for word (SPEC §23 for English, §24 D-16 for Chinese):
+"Settings › Knowledge" / 设置 › 知识库, "View changes" / 查看改动, "Keep" / 保留, "Delete them too" /
+一起删除, "Added by this gem" / 这个 gem 新加的, "What it can do", "Download additional files".
+The language is the ``lang`` cookie the header's switch sets, else the first of English or Chinese
+in ``Accept-Language`` (by quality), else English.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from notochord.access.sentences import Lang
+
+__all__ = ["LABELS", "LANGS", "choose_lang", "text"]
+
+LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
+
+LABELS: Final[dict[str, tuple[str, str]]] = {
+    "app_name": ("notochord", "notochord"),
+    "console": ("Console", "控制台"),
+    "nav_gems": ("Gems", "Gem"),
+    "nav_changes": ("View changes", "查看改动"),
+    "space": ("Space", "空间"),
+    "space_personal": ("Personal", "个人"),
+    "space_org": ("Organization {name}", "组织 {name}"),
+    "switch": ("Switch", "切换"),
+    "language": ("Language", "语言"),
+    "sign_out": ("Sign out", "退出"),
+    "skip": ("Skip to content", "跳到正文"),
+    # gems list and install
+    "gems_title": ("Gems", "Gem"),
+    "gems_none": ("No gem is installed in this space yet.", "这个空间还没有安装 gem。"),
+    "gems_switched_on": ("{on} of {total} permissions on", "已打开 {on}/{total} 项权限"),
+    "install_title": ("Install a gem", "安装 gem"),
+    "install_from_folder": ("From a folder on this computer", "从这台电脑上的文件夹"),
+    "install_folder_hint": (
+        "The folder that holds the gem's notochord.json or manifest.json.",
+        "存放 gem 的 notochord.json 或 manifest.json 的文件夹。",
+    ),
+    "install_from_file": ("Or from a packaged file", "或者从打包文件"),
+    "install_file_hint": (
+        "A .zip of the gem's folder, or its notochord.json alone.",
+        "gem 文件夹的 .zip 压缩包,或者单独的 notochord.json。",
+    ),
+    "install_review": ("Review", "查看"),
+    "install_screen": ("Install {name}?", "安装 {name}?"),
+    "install_asks": (
+        "It asks for these permissions, all off until you switch them on:",
+        "它请求以下权限,在你打开之前全部关闭:",
+    ),
+    "install_asks_none": ("It asks for no knowledge permission.", "它没有请求任何知识库权限。"),
+    "install_reason": ("Why it asks", "请求原因"),
+    "install_network": ("Network access", "网络访问"),
+    "install_network_none": ("It makes no network requests.", "它不发起网络请求。"),
+    "install_local_network": (
+        "It may also reach the local machine and internal network.",
+        "它还可以访问本机和内部网络。",
+    ),
+    "install_confirm": ("Install", "安装"),
+    "cancel": ("Cancel", "取消"),
+    "installed": ("Installed {name}. Every permission is off.", "已安装 {name}。所有权限都已关闭。"),
+    # gem page
+    "gem_what": ("What it can do", "它能做什么"),
+    "gem_tools": ("Tools", "工具"),
+    "gem_tool_knowledge": ("uses your knowledge", "会用到你的知识库"),
+    "gem_resources": ("Download additional files", "下载附加文件"),
+    "gem_resources_none": ("It downloads no additional files.", "它不下载附加文件。"),
+    "res_size": ("Size", "大小"),
+    "res_host": ("From", "来源"),
+    "res_when": ("When", "何时"),
+    "res_unknown_size": ("not stated", "未说明"),
+    "res_at_install": ("at install", "安装时"),
+    "settings_knowledge": ("Settings › Knowledge", "设置 › 知识库"),
+    "switch_on": ("On", "开"),
+    "switch_off": ("Off", "关"),
+    "turn_on": ("Turn on", "打开"),
+    "turn_off": ("Turn off", "关闭"),
+    "perm_none": ("It requests no knowledge permission.", "它没有请求知识库权限。"),
+    "facts_title": ("What it may know about you", "它可能了解的关于你的信息"),
+    "facts_hint": (
+        "Your current values for what its permissions cover. What you enter here counts as said by you.",
+        "它的权限涵盖的信息,以及你现在的值。你在这里填写的内容算作你本人说的。",
+    ),
+    "added_by_gem": ("Added by this gem", "这个 gem 新加的"),
+    "fact_empty": ("not filled in", "未填写"),
+    "fact_save": ("Save", "保存"),
+    "fact_add": ("Add", "添加"),
+    "fact_delete": ("Delete", "删除"),
+    "fact_value": ("Value", "值"),
+    "fact_saved": ("Saved.", "已保存。"),
+    "fact_deleted": ("Deleted.", "已删除。"),
+    "fact_value_needed": ("Type a value first.", "请先输入一个值。"),
+    "ticks_title": ("Collections you choose", "你选定的知识库"),
+    "ticks_hint": (
+        "Its permissions for “the collections you choose” reach only the ones ticked here.",
+        "它对“你选定的知识库”的权限只涉及这里勾选的知识库。",
+    ),
+    "ticks_none": ("You have no collection of your own yet.", "你还没有自己的知识库。"),
+    "network_title": ("Network access", "网络访问"),
+    # uninstall
+    "uninstall": ("Uninstall…", "卸载…"),
+    "uninstall_title": ("Uninstall {name}?", "卸载 {name}?"),
+    "uninstall_wrote": ("What it wrote", "它写入的内容"),
+    "count_facts": ("facts", "条事实"),
+    "count_documents": ("documents", "篇文档"),
+    "count_collections": ("collections", "个知识库"),
+    "uninstall_explain": (
+        "Keep leaves them as they are, still marked as written by this gem. Delete them too removes them; "
+        "you can undo that afterwards. Either way its permissions and private storage are removed.",
+        "保留:它们保持原样,仍标记为这个 gem 写入的。一起删除:把它们删掉,之后可以撤销。"
+        "无论哪种,它的权限和私有存储都会被删除。",
+    ),
+    "keep": ("Keep", "保留"),
+    "delete_too": ("Delete them too", "一起删除"),
+    "uninstalled": ("Uninstalled {name}", "已卸载 {name}"),
+    "uninstalled_kept": (
+        "Kept {facts} facts, {documents} documents and {collections} collections.",
+        "保留了 {facts} 条事实、{documents} 篇文档和 {collections} 个知识库。",
+    ),
+    "uninstalled_deleted": (
+        "Deleted {facts} facts, {documents} documents and {collections} collections.",
+        "删除了 {facts} 条事实、{documents} 篇文档和 {collections} 个知识库。",
+    ),
+    "uninstall_undo": ("Undo the deletion", "撤销删除"),
+    "uninstall_undo_hint": (
+        "Undo brings back what it wrote; the gem itself stays uninstalled.",
+        "撤销会恢复它写入的内容;gem 本身仍是卸载状态。",
+    ),
+    # gem studio
+    "nav_studio": ("Gem Studio", "Gem Studio"),
+    "studio_title": ("Gem Studio › Knowledge", "Gem Studio › 知识库"),
+    "studio_knowledge": ("Knowledge", "知识库"),
+    "studio_hint": (
+        "Paste or edit a manifest: its mistakes are listed as you type, by the same checks as install.",
+        "粘贴或编辑 manifest:边输入边列出错误,检查与安装时完全相同。",
+    ),
+    "studio_form": ("Which file", "哪个文件"),
+    "studio_manifest": ("Manifest", "Manifest"),
+    "studio_check": ("Check", "检查"),
+    "studio_empty": ("Type or paste a manifest.", "请输入或粘贴一份 manifest。"),
+    "studio_mistakes": ("{n} mistake(s) would stop the install:", "有 {n} 处错误会让安装失败:"),
+    "studio_ok": ("No mistakes: the install checks pass.", "没有错误:安装检查通过。"),
+    # changes
+    "changes_title": ("View changes", "查看改动"),
+    "changes_none": ("No change matches.", "没有符合条件的改动。"),
+    "filter_gem": ("Gem", "Gem"),
+    "filter_status": ("Status", "状态"),
+    "filter_run": ("Run", "运行"),
+    "filter_since": ("Since", "起始日期"),
+    "filter_any": ("Any", "全部"),
+    "filter_apply": ("Filter", "筛选"),
+    "status_applied": ("applied", "已生效"),
+    "status_conflict": ("conflict", "冲突"),
+    "status_reverted": ("reverted", "已撤销"),
+    "col_when": ("When", "时间"),
+    "col_who": ("Who", "谁"),
+    "col_what": ("What", "内容"),
+    "col_status": ("Status", "状态"),
+    "who_you": ("You", "你"),
+    "who_assistant": ("Assistant", "助手"),
+    "who_system": ("System", "系统"),
+    "undo": ("Undo", "撤销"),
+    "undo_run": ("Undo the whole run", "撤销整次运行"),
+    "undone": ("Undone: {count} change(s).", "已撤销 {count} 项改动。"),
+    "undo_no_run": ("no run was chosen", "没有选择运行"),
+    "already_undone": ("That was already undone.", "这已经撤销过了。"),
+    "undo_refused": ("This cannot be undone: {reason}", "无法撤销:{reason}"),
+    "conflict_yours": ("Your value", "你的值"),
+    "conflict_theirs": ("The gem's value", "gem 的值"),
+    "conflict_later": (
+        "Your value was kept. Choosing between them here comes in a later version; edit the value on the gem's page.",
+        "已保留你的值。在这里二选一将在以后的版本提供;现在请在 gem 的页面上修改这个值。",
+    ),
+    "page_newer": ("Newer", "较新"),
+    "page_older": ("Older", "较早"),
+    "page_n": ("Page {n}", "第 {n} 页"),
+    # sign-in and refusals
+    "signin_title": ("Sign in to the console", "登录控制台"),
+    "signin_needed": (
+        "Open the console with the link the server printed, or get a new one with: notochord console-url",
+        "请用服务器打印的链接打开控制台,或者运行 notochord console-url 获取新链接。",
+    ),
+    "signin_link_used": (
+        "This link was already used or has expired. Get a new one with: notochord console-url",
+        "这个链接已经用过或已过期。请运行 notochord console-url 获取新链接。",
+    ),
+    "refused_title": ("Request refused", "请求被拒绝"),
+    "refused_host": (
+        "This address is not the console's own. Open the console at the address notochord serve printed.",
+        "这不是控制台自己的地址。请用 notochord serve 打印的地址打开控制台。",
+    ),
+    "refused_origin": (
+        "A page from another site tried to use the console. Nothing was changed.",
+        "另一个网站的页面试图使用控制台。没有做任何更改。",
+    ),
+    "refused_cross_site": (
+        "A page from another site tried to use the console. Nothing was changed.",
+        "另一个网站的页面试图使用控制台。没有做任何更改。",
+    ),
+    "refused_csrf": (
+        "This form has expired or did not come from the console. Reload the page and try again; nothing was changed.",
+        "这个表单已失效,或者不是来自控制台。请刷新页面后重试;没有做任何更改。",
+    ),
+    "refused_form": (
+        "The form could not be read (too many fields, or a part too large). Nothing was changed.",
+        "无法读取这个表单(字段太多,或某一部分太大)。没有做任何更改。",
+    ),
+    "refused_length": (
+        "The request did not say how long it is. Nothing was changed.",
+        "请求没有说明长度。没有做任何更改。",
+    ),
+    "refused_too_large": (
+        "That is too large: the console accepts up to 16 MB. Nothing was changed.",
+        "内容太大:控制台最多接受 16 MB。没有做任何更改。",
+    ),
+    "not_found_title": ("Not found", "找不到"),
+    "not_found": ("There is nothing at this address.", "这个地址没有内容。"),
+    "error_title": ("That did not work", "操作没有成功"),
+    "back": ("Back", "返回"),
+}
+
+
+def text(key: str, lang: Lang, **values: object) -> str:
+    """The label ``key`` in ``lang``, with ``{name}`` placeholders filled from ``values``."""
+    en, zh = LABELS[key]
+    template = zh if lang == "zh" else en
+    return template.format(**values) if values else template
+
+
+def choose_lang(cookie: str | None, accept_language: str | None) -> Lang:
+    """The language of a request: the switch's cookie, else ``Accept-Language``, else English."""
+    if cookie == "en":
+        return "en"
+    if cookie == "zh":
+        return "zh"
+    best: tuple[float, Lang] | None = None
+    for position, item in enumerate((accept_language or "").split(",")[:20]):
+        tag, _, params = item.strip().partition(";")
+        primary = tag.strip().lower().split("-")[0]
+        if primary not in LANGS:
+            continue
+        quality = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                quality = float(params[2:])
+            except ValueError:
+                continue
+        if quality <= 0:
+            continue
+        # earlier entries win ties, as the header lists preferences in order
+        score = quality - position * 1e-6
+        if best is None or score > best[0]:
+            best = (score, "zh" if primary == "zh" else "en")
+    return best[1] if best else "en"

@@ -1,0 +1,46 @@
+"""Rendering: one Jinja2 environment over the package's templates, escaping everything by default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from notochord.access.sentences import Lang
+from notochord.console.i18n import text
+
+__all__ = ["render_page"]
+
+_TEMPLATES: Final = Path(__file__).parent / "templates"
+_ENV: Final = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(_TEMPLATES),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+# Pages change with every write; a browser or proxy must never show a stale or another's copy.
+_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def render_page(request: Request, template: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
+    """``template`` rendered with ``context``; ``t(key, **values)`` gives labels in ``context["lang"]``."""
+    lang: Lang = context["lang"]
+
+    def t(key: str, **values: object) -> str:
+        return text(key, lang, **values)
+
+    body = _ENV.get_template(template).render({"t": t, "request_path": request.url.path, **context})
+    return HTMLResponse(body, status_code=status_code, headers=_HEADERS)

@@ -1,0 +1,86 @@
+"""What every page shares: the current space and language, the CSRF token, and rendering."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+from fastapi import Depends
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from notochord.access.sentences import Lang
+from notochord.app import Notochord, Space
+from notochord.console.auth import ConsoleKeys
+from notochord.console.forms import session_of, verified_form
+from notochord.console.i18n import choose_lang, text
+from notochord.console.render import render_page
+
+__all__ = ["SPACE_COOKIE", "Form", "Page", "PageDep", "field", "local_path", "page_of", "redirect"]
+
+SPACE_COOKIE: Final = "space"
+
+
+class Page:
+    """One request's view of the console: its space, its language, and how to answer it."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.nc: Notochord = request.app.state.nc
+        keys: ConsoleKeys = request.app.state.console_keys
+        self.csrf = keys.csrf_token(session_of(request))
+        self.lang: Lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
+        existing = self.nc.spaces()
+        chosen = request.cookies.get(SPACE_COOKIE, "personal")
+        self.space_name = chosen if chosen in existing else "personal"
+        self.spaces = existing if "personal" in existing else ["personal", *existing]
+
+    @property
+    def space(self) -> Space:
+        if self.space_name == "personal":
+            return self.nc.personal
+        return self.nc.org(self.space_name.removeprefix("org:"))
+
+    @property
+    def htmx(self) -> bool:
+        return self.request.headers.get("hx-request") == "true"
+
+    def t(self, key: str, **values: object) -> str:
+        return text(key, self.lang, **values)
+
+    def space_label(self, name: str) -> str:
+        return self.t("space_personal") if name == "personal" else self.t("space_org", name=name.removeprefix("org:"))
+
+    def render(self, template: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
+        shared = {
+            "lang": self.lang,
+            "csrf": self.csrf,
+            "space_name": self.space_name,
+            "spaces": [(name, self.space_label(name)) for name in self.spaces],
+        }
+        return render_page(self.request, template, {**shared, **context}, status_code=status_code)
+
+
+def page_of(request: Request) -> Page:
+    return Page(request)
+
+
+PageDep = Annotated[Page, Depends(page_of)]
+Form = Annotated[FormData, Depends(verified_form)]
+
+
+def field(form: FormData, name: str) -> str:
+    """A text field of the form, stripped; ``""`` when absent or a file."""
+    value = form.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def local_path(target: str, default: str = "/") -> str:
+    """``target`` when it is a path on this console, else ``default`` (no open redirects)."""
+    if target.startswith("/") and not target.startswith("//") and "\\" not in target and "\n" not in target:
+        return target
+    return default
+
+
+def redirect(target: str) -> Response:
+    return RedirectResponse(local_path(target), status_code=303)

@@ -1,0 +1,195 @@
+"""The Gems pages: the list, the install screen, and a gem's page with its switches and facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import Response
+
+from notochord.access.permissions import Permission
+from notochord.console.routes.common import Form, Page, PageDep, field, redirect
+from notochord.console.uploads import Uploads
+from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
+from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError
+from notochord.gems.manifest import load_manifest
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def _uploads(request: Request) -> Uploads:
+    uploads: Uploads = request.app.state.console_uploads
+    return uploads
+
+
+def _list(page: Page, *, errors: list[str] | None = None, path: str = "", status_code: int = 200) -> Response:
+    return page.render(
+        "gems.html",
+        gems=gem_list(page.space),
+        errors=errors or [],
+        path_value=path,
+        status_code=status_code,
+    )
+
+
+def _problems(error: NotochordError) -> list[str]:
+    if isinstance(error, ManifestError):
+        return list(error.problems)
+    return [str(error)]
+
+
+@router.get("/gems")
+def gems(page: PageDep) -> Response:
+    return _list(page)
+
+
+@router.post("/gems/review")
+async def review(request: Request, page: PageDep, form: Form) -> Response:
+    """The install screen: what the gem asks for and why, before anything is installed."""
+    path = field(form, "path")
+    upload = form.get("package")
+    token = ""
+    try:
+        if isinstance(upload, UploadFile) and upload.filename:
+            data = await upload.read()
+            token, folder = await run_in_threadpool(_uploads(request).stage, upload.filename, data)
+        elif path:
+            folder = Path(path).expanduser()
+        else:
+            return _list(page, errors=[page.t("install_folder_hint")], status_code=422)
+        manifest = await run_in_threadpool(load_manifest, folder)
+    except NotochordError as error:
+        if token:
+            _uploads(request).discard(token)
+        return _list(page, errors=_problems(error), path=path, status_code=422)
+    return page.render(
+        "install.html",
+        screen=install_screen(manifest, page.lang),
+        source_path="" if token else str(folder),
+        upload_token=token,
+    )
+
+
+@router.post("/gems/install")
+def install(request: Request, page: PageDep, form: Form) -> Response:
+    token = field(form, "upload")
+    path = field(form, "path")
+    uploads = _uploads(request)
+    try:
+        folder = uploads.folder(token) if token else Path(path).expanduser()
+        if not token and not path:
+            raise GemError("choose the gem's folder or file first")
+        gem = page.space.gems.install(folder)
+    except NotochordError as error:
+        return _list(page, errors=_problems(error), path=path, status_code=422)
+    finally:
+        if token:
+            uploads.discard(token)
+    return redirect(f"/gems/{gem.id}?installed=1")
+
+
+def _gem_page(page: Page, gem_id: str, *, notice: str | None = None, errors: dict[str, str] | None = None) -> Response:
+    try:
+        view = gem_page(page.space, gem_id, page.lang)
+    except GemError:
+        return page.render("not_found.html", status_code=404)
+    return page.render("gem.html", gem=view, notice=notice, field_errors=errors or {})
+
+
+@router.get("/gems/{gem_id}")
+def gem(page: PageDep, gem_id: str, installed: str = "") -> Response:
+    return _gem_page(page, gem_id, notice=page.t("installed", name=gem_id) if installed else None)
+
+
+@router.post("/gems/{gem_id}/permissions")
+def switch(page: PageDep, form: Form, gem_id: str) -> Response:
+    """Turn one requested permission on or off; the gem's next call sees it (K-UI-01, P-KVAL-09)."""
+    permission = field(form, "permission")
+    on = field(form, "on") == "1"
+    try:
+        page.space.gems.set_permission(gem_id, permission, on)
+        view = gem_page(page.space, gem_id, page.lang)
+    except NotochordError:
+        return page.render("not_found.html", status_code=404)
+    if page.htmx:
+        canonical = str(Permission.parse(permission))
+        item = next(s for s in view.switches if s.permission == canonical)
+        return page.render("_switch.html", gem=view, s=item)
+    return redirect(f"/gems/{gem_id}#knowledge")
+
+
+def _facts_answer(page: Page, gem_id: str, *, notice: str | None, errors: dict[str, str] | None = None) -> Response:
+    if page.htmx:
+        try:
+            view = gem_page(page.space, gem_id, page.lang)
+        except GemError:
+            return page.render("not_found.html", status_code=404)
+        status = 422 if errors else 200
+        return page.render("_facts.html", gem=view, notice=notice, field_errors=errors or {}, status_code=status)
+    if errors:
+        return _gem_page(page, gem_id, errors=errors)
+    return redirect(f"/gems/{gem_id}#facts")
+
+
+@router.post("/gems/{gem_id}/facts")
+def put_fact(page: PageDep, form: Form, gem_id: str) -> Response:
+    """Fill in or change one of the listed facts about the user, as the user (K-UI-07)."""
+    predicate = field(form, "predicate")
+    value = field(form, "value")
+    try:
+        manifest = page.space.gems.get(gem_id).manifest
+    except GemError:
+        return page.render("not_found.html", status_code=404)
+    rows = {r.predicate: r for r in self_fact_rows(page.space, manifest, page.lang)}
+    row = rows.get(predicate)
+    if row is None:
+        return page.render("not_found.html", status_code=404)
+    if not value:
+        return _facts_answer(page, gem_id, notice=None, errors={predicate: page.t("fact_value_needed")})
+    try:
+        page.space.user.facts.put(predicate=predicate, value=value)
+    except KnowledgeError as error:
+        return _facts_answer(page, gem_id, notice=None, errors={predicate: str(error)})
+    return _facts_answer(page, gem_id, notice=page.t("fact_saved"))
+
+
+@router.post("/gems/{gem_id}/facts/{fact_id}/delete")
+def delete_fact(page: PageDep, gem_id: str, fact_id: int) -> Response:
+    """Delete one listed value; only facts about the user that the gem's page shows (K-UI-07/09)."""
+    try:
+        manifest = page.space.gems.get(gem_id).manifest
+    except GemError:
+        return page.render("not_found.html", status_code=404)
+    shown = {v.fact_id for r in self_fact_rows(page.space, manifest, page.lang) for v in r.values}
+    if fact_id not in shown:
+        return page.render("not_found.html", status_code=404)
+    try:
+        page.space.user.facts.retract(fact_id)
+    except KnowledgeError as error:
+        return _facts_answer(page, gem_id, notice=None, errors={"_": str(error)})
+    return _facts_answer(page, gem_id, notice=page.t("fact_deleted"))
+
+
+@router.post("/gems/{gem_id}/ticks")
+def tick(page: PageDep, form: Form, gem_id: str) -> Response:
+    """Tick or untick one collection for the gem's ``user-selected`` permissions (K-UI-10)."""
+    on = field(form, "on") == "1"
+    try:
+        manifest = page.space.gems.get(gem_id).manifest
+        ticks = collection_ticks(page.space, gem_id, manifest) or []
+        chosen = next((t for t in ticks if str(t.id) == field(form, "collection")), None)
+        if chosen is None:
+            return page.render("not_found.html", status_code=404)
+        page.space.user.collections.tick(gem_id, chosen.id, on)
+        view = gem_page(page.space, gem_id, page.lang)
+    except NotochordError:
+        return page.render("not_found.html", status_code=404)
+    if page.htmx:
+        item = next(t for t in view.ticks or [] if t.id == chosen.id)
+        return page.render("_tick.html", gem=view, c=item)
+    return redirect(f"/gems/{gem_id}#collections")

@@ -1,0 +1,74 @@
+"""Signing in with a one-time link, signing out, and the header's space and language switches."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from notochord.console.auth import SESSION_LIFETIME, ConsoleKeys
+from notochord.console.guard import SESSION_COOKIE
+from notochord.console.i18n import LANGS, choose_lang, text
+from notochord.console.render import render_page
+from notochord.console.routes.common import SPACE_COOKIE, Form, PageDep, field, redirect
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+_YEAR = 365 * 24 * 3600
+
+
+def _cookie(response: Response, name: str, value: str, *, max_age: int) -> None:
+    response.set_cookie(name, value, max_age=max_age, path="/", httponly=True, samesite="strict")
+
+
+@router.get("/login")
+def login(request: Request, token: str = "") -> Response:
+    """Trade a one-time token for a session cookie, then go to the console's first page."""
+    keys: ConsoleKeys = request.app.state.console_keys
+    if not keys.redeem_login_token(token):
+        lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
+        return render_page(
+            request,
+            "refused.html",
+            {"lang": lang, "title": text("signin_title", lang), "message": text("signin_link_used", lang)},
+            status_code=401,
+        )
+    response = RedirectResponse("/", status_code=303)
+    _cookie(response, SESSION_COOKIE, keys.new_session(), max_age=SESSION_LIFETIME)
+    # the token must not linger in the history or in a Referer
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@router.post("/logout")
+def logout() -> Response:
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+    return response
+
+
+@router.get("/")
+def home() -> Response:
+    return redirect("/gems")
+
+
+@router.post("/prefs/lang")
+def set_lang(form: Form) -> Response:
+    lang = field(form, "lang")
+    response = redirect(field(form, "next") or "/")
+    if lang in LANGS:
+        _cookie(response, "lang", lang, max_age=_YEAR)
+    return response
+
+
+@router.post("/prefs/space")
+def set_space(page: PageDep, form: Form) -> Response:
+    name = field(form, "space")
+    # a page of one space (a gem's page) may not exist in the other one: start from the top
+    response = redirect("/")
+    if name in page.spaces:
+        _cookie(response, SPACE_COOKIE, name, max_age=_YEAR)
+    return response

@@ -1,0 +1,43 @@
+"""Uninstalling a gem (K-UI-13, K-UNINST-01/02/09): the dialog with the counts of what the gem wrote,
+"Keep" (the default) or "Delete them too", and afterwards an undo of the deletion."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from notochord.console.routes.common import Form, Page, PageDep, field
+from notochord.errors import GemError, NotochordError
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def _not_found(page: Page) -> Response:
+    return page.render("not_found.html", status_code=404)
+
+
+@router.get("/gems/{gem_id}/uninstall")
+def dialog(page: PageDep, gem_id: str) -> Response:
+    try:
+        gem = page.space.gems.get(gem_id)
+        counts = page.space.gems.contributions(gem_id)
+    except GemError:
+        return _not_found(page)
+    return page.render("uninstall.html", gem=gem, counts=counts)
+
+
+@router.post("/gems/{gem_id}/uninstall")
+def uninstall(page: PageDep, form: Form, gem_id: str) -> Response:
+    choice = field(form, "choice")
+    if choice not in ("keep", "delete"):
+        return _not_found(page)
+    try:
+        name = page.space.gems.get(gem_id).name
+        report = page.space.gems.uninstall(gem_id, delete_data=choice == "delete")
+    except GemError:
+        return _not_found(page)
+    except NotochordError as error:
+        return page.render("uninstall_done.html", name=gem_id, report=None, error=str(error), status_code=422)
+    return page.render("uninstall_done.html", name=name, report=report, error=None)

@@ -1,0 +1,113 @@
+"""The "View changes" page as data (K-UI-11): newest first, a page at a time, filtered.
+
+A conflict row carries both values: the user's, which was kept, and the one the gem proposed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from notochord.app import Space
+from notochord.errors import KnowledgeValidationError
+
+__all__ = ["PAGE_SIZE", "STATUSES", "ChangeRow", "ChangesPage", "Filters", "changes_page"]
+
+PAGE_SIZE: Final = 50
+STATUSES: Final = ("applied", "conflict", "reverted")
+_MAX_PAGE: Final = 1000
+
+
+@dataclass(frozen=True)
+class Filters:
+    gem: str | None = None
+    status: str | None = None
+    run: str | None = None
+    since: str | None = None
+    page: int = 1
+
+    @staticmethod
+    def parse(query: dict[str, str]) -> Filters:
+        """Filters from a query string; blanks mean "any".
+
+        Raises:
+            KnowledgeValidationError: an unknown status or a page that is not a whole number.
+        """
+
+        def given(name: str) -> str | None:
+            value = query.get(name, "").strip()
+            return value or None
+
+        status = given("status")
+        if status is not None and status not in STATUSES:
+            raise KnowledgeValidationError(f"status {status!r} is not one of {', '.join(STATUSES)}")
+        page_text = given("page") or "1"
+        if not page_text.isdigit() or not 1 <= int(page_text) <= _MAX_PAGE:
+            raise KnowledgeValidationError(f"page {page_text!r} is not a page number from 1 to {_MAX_PAGE}")
+        return Filters(gem=given("gem"), status=status, run=given("run"), since=given("since"), page=int(page_text))
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    id: int
+    created_at: str
+    actor: str
+    gem_id: str | None
+    summary: str
+    status: str
+    run_id: str | None
+    can_undo: bool
+    yours: str | None
+    theirs: str | None
+
+
+@dataclass(frozen=True)
+class ChangesPage:
+    rows: list[ChangeRow]
+    filters: Filters
+    has_newer: bool
+    has_older: bool
+    gems: list[tuple[str, str]]
+
+
+def _shown(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def changes_page(space: Space, filters: Filters) -> ChangesPage:
+    """One page of changes; raises ``KnowledgeValidationError`` for a malformed ``since``."""
+    # one more than the page holds says whether an older page exists
+    wanted = filters.page * PAGE_SIZE + 1
+    found = space.changes.list(
+        since=filters.since,
+        status=filters.status,
+        run_id=filters.run,
+        actor=f"gem:{filters.gem}" if filters.gem else None,
+        limit=wanted,
+    )
+    start = (filters.page - 1) * PAGE_SIZE
+    rows = [
+        ChangeRow(
+            id=c.id,
+            created_at=c.created_at,
+            actor=c.actor,
+            gem_id=c.actor.removeprefix("gem:") if c.actor.startswith("gem:") else None,
+            summary=c.summary,
+            status=c.status,
+            run_id=c.run_id,
+            can_undo=c.status != "reverted" and c.op != "changes.revert",
+            yours=_shown(c.before) if c.status == "conflict" else None,
+            theirs=_shown(c.proposed) if c.status == "conflict" else None,
+        )
+        for c in found[start : start + PAGE_SIZE]
+    ]
+    return ChangesPage(
+        rows=rows,
+        filters=filters,
+        has_newer=filters.page > 1,
+        has_older=len(found) > start + PAGE_SIZE,
+        gems=[(g.id, g.name) for g in space.gems.list()],
+    )

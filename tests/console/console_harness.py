@@ -1,0 +1,89 @@
+"""The harness of the console tests: a real ``notochord serve`` server (the same composition, in a
+thread) on 127.0.0.1 over a fresh data directory, and browsers or HTTP clients that sign in to it."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+import notochord
+from notochord.cli.serve_cmd import build_server
+from notochord.console.auth import ConsoleKeys
+from notochord.settings import Settings
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+WEATHER = EXAMPLES / "weather"
+RECIPES = EXAMPLES / "recipes"
+SECRET = "console-tests-jwt-secret-0123456789-abcdefghijklmnop"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ConsoleServer:
+    url: str
+    port: int
+    nc: notochord.Notochord
+    server: uvicorn.Server
+    thread: threading.Thread
+    clients: list[httpx.Client] = field(default_factory=list)
+
+    @property
+    def space(self) -> notochord.Space:
+        return self.nc.personal
+
+    def login_url(self) -> str:
+        return f"{self.url}/login?token={ConsoleKeys(self.nc.data_dir).mint_login_token()}"
+
+    def client(self, *, signed_in: bool = True) -> httpx.Client:
+        """An HTTP client of the console; signed in through a one-time link unless told otherwise."""
+        client = httpx.Client(base_url=self.url, timeout=30)
+        self.clients.append(client)
+        if signed_in:
+            answer = client.get(self.login_url())
+            assert answer.status_code == 303, answer.text
+        return client
+
+    def stop(self) -> None:
+        for client in self.clients:
+            client.close()
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+        self.nc.close()
+
+
+def start_console(data_dir: Path) -> ConsoleServer:
+    settings = Settings(data_dir=data_dir, index_in_background=False, jwt_secret=SECRET)
+    nc = notochord.open(data_dir, settings, embedder=None)
+    nc.personal  # noqa: B018  (the personal space exists before the first page)
+    port = free_port()
+    server = build_server(nc, settings, host="127.0.0.1", port=port)
+    thread = threading.Thread(target=server.run, name="console-test-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the console test server did not start")
+        time.sleep(0.01)
+    return ConsoleServer(url=f"http://127.0.0.1:{port}", port=port, nc=nc, server=server, thread=thread)
+
+
+_CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF token a console page embeds in its forms."""
+    found = _CSRF.search(html)
+    assert found is not None, "the page carries no CSRF token"
+    return found.group(1)

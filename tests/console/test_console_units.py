@@ -1,0 +1,155 @@
+"""The console's pure parts: link and session lifetimes, the Host rule, the language choice, and
+unpacking uploaded gem packages (Issue 14, items 1 and 2)."""
+
+from __future__ import annotations
+
+import io
+import stat
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from notochord.console.auth import LINK_LIFETIME, SESSION_LIFETIME, ConsoleKeys
+from notochord.console.guard import host_allowed
+from notochord.console.i18n import LABELS, choose_lang
+from notochord.console.uploads import Uploads
+from notochord.errors import ConfigurationError, GemError
+
+
+def test_a_link_expires_after_a_day_and_is_spent_across_restarts(tmp_path: Path) -> None:
+    """Issue 14, item 1: a used link stays used when the server is started again."""
+    keys = ConsoleKeys(tmp_path)
+    now = time.time()
+    old = keys.mint_login_token(now=now - LINK_LIFETIME - 1)
+    assert not keys.redeem_login_token(old, now=now)
+    fresh = keys.mint_login_token(now=now)
+    assert keys.redeem_login_token(fresh, now=now)
+    restarted = ConsoleKeys(tmp_path)
+    assert not restarted.redeem_login_token(fresh, now=now)
+
+
+def test_a_session_expires_and_a_new_secret_signs_everyone_out(tmp_path: Path) -> None:
+    """Issue 14, item 1: deleting console.secret voids every session."""
+    keys = ConsoleKeys(tmp_path)
+    now = time.time()
+    cookie = keys.new_session(now=now)
+    assert keys.session(cookie, now=now) is not None
+    assert keys.session(cookie, now=now + SESSION_LIFETIME + 1) is None
+    (tmp_path / "console.secret").unlink()
+    assert ConsoleKeys(tmp_path).session(cookie, now=now) is None
+
+
+def test_a_damaged_secret_is_a_configuration_error_naming_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "console.secret").write_bytes(b"short")
+    with pytest.raises(ConfigurationError, match="delete it"):
+        ConsoleKeys(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("host", "server", "allowed"),
+    [
+        ("127.0.0.1:8420", ("127.0.0.1", 8420), True),
+        ("localhost:8420", ("127.0.0.1", 8420), True),
+        ("[::1]:8420", ("::1", 8420), True),
+        ("192.168.1.5:8420", ("192.168.1.5", 8420), True),
+        ("192.168.1.5:8420", ("127.0.0.1", 8420), False),
+        ("evil.example:8420", ("127.0.0.1", 8420), False),
+        ("localhost:9999", ("127.0.0.1", 8420), False),
+        ("localhost", ("127.0.0.1", 80), True),
+        ("localhost", ("127.0.0.1", 8420), False),
+        ("LOCALHOST:8420", ("127.0.0.1", 8420), True),
+        ("localhost:8420:1", ("127.0.0.1", 8420), False),
+        ("localhost:x", ("127.0.0.1", 8420), False),
+        (None, ("127.0.0.1", 8420), False),
+        ("localhost:8420", None, False),
+    ],
+)
+def test_the_host_header_must_name_this_server(host: str | None, server: tuple[str, int] | None, allowed: bool) -> None:
+    """Issue 14, item 1: the bound address and the loopback names, on the bound port only."""
+    assert host_allowed(host, server) is allowed
+
+
+@pytest.mark.parametrize(
+    ("cookie", "header", "lang"),
+    [
+        (None, None, "en"),
+        (None, "zh-CN,zh;q=0.9,en;q=0.8", "zh"),
+        (None, "en-US,en;q=0.9,zh;q=0.8", "en"),
+        (None, "fr-FR,zh-TW;q=0.5", "zh"),
+        (None, "zh;q=0.2,en;q=0.7", "en"),
+        (None, "zh;q=0", "en"),
+        ("zh", "en-US", "zh"),
+        ("en", "zh-CN", "en"),
+        ("de", "zh-CN", "zh"),
+    ],
+)
+def test_the_language_is_the_switch_else_accept_language(cookie: str | None, header: str | None, lang: str) -> None:
+    """Issue 14, item 2: Accept-Language chooses, the header's switch (a cookie) overrides."""
+    assert choose_lang(cookie, header) == lang
+
+
+def test_the_seed_labels_are_used_word_for_word() -> None:
+    """Issue 14, item 2; SPEC §23, §24 D-16: the fixed UI labels in both languages."""
+    assert LABELS["settings_knowledge"] == ("Settings › Knowledge", "设置 › 知识库")
+    assert LABELS["nav_changes"] == ("View changes", "查看改动")
+    assert LABELS["added_by_gem"] == ("Added by this gem", "这个 gem 新加的")
+    assert LABELS["gem_what"][0] == "What it can do"
+    assert LABELS["gem_resources"][0] == "Download additional files"
+
+
+def _zip(entries: dict[str, bytes], *, link: str | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+        if link is not None:
+            info = zipfile.ZipInfo(link)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, "/etc/passwd")
+    return buffer.getvalue()
+
+
+def test_a_zipped_gem_folder_is_staged_and_found_inside_one_top_folder(tmp_path: Path) -> None:
+    """Issue 14, item 2: the packaged file of a gem is a .zip of its folder."""
+    uploads = Uploads(tmp_path)
+    token, folder = uploads.stage("weather.zip", _zip({"weather/notochord.json": b"{}", "weather/tools/a.mjs": b""}))
+    assert (folder / "notochord.json").is_file()
+    assert uploads.folder(token) == folder
+    uploads.discard(token)
+    with pytest.raises(GemError, match="choose the file again"):
+        uploads.folder(token)
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (_zip({"../outside.txt": b"x", "notochord.json": b"{}"}), "outside its folder"),
+        (_zip({"/abs/notochord.json": b"{}"}), "outside its folder"),
+        (_zip({"notochord.json": b"{}"}, link="tools/evil"), "link"),
+        (_zip({"readme.txt": b"hello"}), "no notochord.json"),
+        (b"not a zip at all", "not a gem package"),
+    ],
+)
+def test_a_hostile_or_foreign_package_is_refused_and_nothing_is_kept(tmp_path: Path, data: bytes, problem: str) -> None:
+    """Issue 14, item 2: unpacking never writes outside the staging folder."""
+    uploads = Uploads(tmp_path)
+    with pytest.raises(GemError, match=problem):
+        uploads.stage("gem.zip", data)
+    assert not (tmp_path / "outside.txt").exists()
+    assert list((tmp_path / "console-uploads").iterdir()) == []
+
+
+def test_the_upload_token_cannot_name_a_path(tmp_path: Path) -> None:
+    with pytest.raises(GemError):
+        Uploads(tmp_path).folder("../../etc")
+
+
+def test_a_lone_manifest_file_keeps_its_form_from_its_name(tmp_path: Path) -> None:
+    """Issue 14, item 2: an uploaded manifest.json is read as Studio's draft, any other .json as packaged."""
+    uploads = Uploads(tmp_path)
+    _, draft = uploads.stage("manifest.json", b"{}")
+    _, packaged = uploads.stage("weather.json", b"{}")
+    assert (draft / "manifest.json").is_file()
+    assert (packaged / "notochord.json").is_file()
