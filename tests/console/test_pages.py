@@ -175,8 +175,8 @@ def test_a_superseded_undo_is_refused_with_a_sentence(console: ConsoleServer) ->
     token = csrf_of(client.get("/changes").text)
     answer = client.post(f"/changes/{first.change_id}/undo", data={"csrf": token})
     assert answer.status_code == 422
-    assert "This cannot be undone: superseded by a later change of user" in answer.text
-    assert "revert that one first or edit the value directly" in answer.text
+    assert "This cannot be undone: superseded by the later change" in answer.text
+    assert "revert that one first (or the whole run), or edit the value directly" in answer.text
     assert [f.value for f in console.space.user.facts.lookup("self", "location.home.city")] == ["Leiden"]
 
 

@@ -15,7 +15,7 @@ from console_harness import RECIPES, SECRET, WEATHER, ConsoleServer, csrf_of, fr
 def test_the_header_switches_between_the_personal_and_an_organization_space(console: ConsoleServer) -> None:
     """Issue 14, item 1: each space has its own gems; the switch chooses which one the pages show."""
     console.space.gems.install(WEATHER)
-    console.nc.org("acme").gems.install(RECIPES)
+    console.nc.org("acme", create=True).gems.install(RECIPES)
     client = console.client()
     personal = client.get("/gems").text
     assert "Organization acme" in personal
@@ -75,7 +75,9 @@ def test_notochord_serve_prints_a_sign_in_link_first_and_serves_the_console_at_t
     """Issue 14, item 1: the first line of ``notochord serve`` is the console's one-time link."""
     port = free_port()
     env = {**os.environ, "NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_JWT_SECRET": SECRET}
-    command = [sys.executable, "-m", "notochord", "--data-dir", str(tmp_path / "data"), "serve", "--port", str(port)]
+    base = [sys.executable, "-m", "notochord", "--data-dir", str(tmp_path / "data")]
+    subprocess.run([*base, "init"], check=True, capture_output=True, env=env, timeout=120)
+    command = [*base, "serve", "--port", str(port)]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     try:
         assert server.stdout is not None
