@@ -1,0 +1,212 @@
+"""An in-memory inverted index over a space's FTS5 table, for BM25 at search-engine speed (K-SRCH-03).
+
+Rules:
+
+- **FTS5 stays the system of record.** The index is read from FTS5's own index (an ``fts5vocab``
+  *instance* view, one pass), so terms are exactly FTS5's tokens — Porter stems, CJK bigrams and
+  single characters — and nothing is tokenised twice. A chunk's length is its number of tokens.
+- **One index per data version, shared.** :func:`text_index` keeps one :class:`InvertedIndex` per
+  engine, shared by every request and thread. Its key is FTS5's *structure record* (row 10 of the
+  ``<table>_data`` shadow table), which FTS5 rewrites on every commit that touches the table — so a
+  write, from this process or any other, is seen by the next search. The key is read in the
+  reader's own transaction, so index and snapshot always agree. A stale index is rebuilt whole
+  (measured: see ``bench/README.md``); building is serialised per engine.
+- **Candidates are a mask.** The caller's candidate chunk ids become a boolean mask over the
+  index's chunk order, cached per (filter, data version) by the caller
+  (:class:`MaskCache`); BM25 statistics — N, the mean length, each term's document frequency —
+  are computed over the mask only (:mod:`notochord.search.bm25`).
+
+Memory: postings take 8 bytes each (int32 position + int32 term frequency), chunk ids and lengths
+12 bytes per chunk, plus a Python dict entry per distinct term (~100 bytes). On SciFact (10,091
+chunks, 1.0 M postings, 30k terms) that is ~11 MB; 100k chunks of similar text hold ~10 M postings,
+~110 MB.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from notochord.errors import StorageError
+
+__all__ = ["InvertedIndex", "MaskCache", "build_index", "index_version", "text_index"]
+
+IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+BoolArray = npt.NDArray[np.bool_]
+
+_STRUCTURE_ROWID = 10  # FTS5_STRUCTURE_ROWID: the record FTS5 rewrites on every commit
+
+
+@dataclass(frozen=True)
+class InvertedIndex:
+    """Postings of one FTS5 table at one data version.
+
+    ``ids`` are the chunk ids in ascending order; a *position* is an index into ``ids``. Term ``t``'s
+    postings are ``positions[start:end]`` and ``frequencies[start:end]`` with
+    ``(start, end) = terms[t]``, positions ascending.
+    """
+
+    version: bytes
+    ids: IntArray
+    lengths: Int32Array
+    terms: dict[str, tuple[int, int]]
+    positions: Int32Array
+    frequencies: Int32Array
+
+    def postings(self, term: str) -> tuple[Int32Array, Int32Array]:
+        """Positions and term frequencies of ``term`` (empty arrays when no chunk holds it)."""
+        span = self.terms.get(term)
+        if span is None:
+            return _EMPTY, _EMPTY
+        start, end = span
+        return self.positions[start:end], self.frequencies[start:end]
+
+    def mask_of(self, chunk_ids: IntArray) -> BoolArray:
+        """The boolean mask over :attr:`ids` of the given chunk ids (ids the index lacks are ignored)."""
+        mask = np.zeros(len(self.ids), dtype=np.bool_)
+        if len(self.ids) == 0 or len(chunk_ids) == 0:
+            return mask
+        where = np.searchsorted(self.ids, chunk_ids)
+        where = np.minimum(where, len(self.ids) - 1)
+        hit = self.ids[where] == chunk_ids
+        mask[where[hit]] = True
+        return mask
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (the term dict comes on top)."""
+        return int(self.ids.nbytes + self.lengths.nbytes + self.positions.nbytes + self.frequencies.nbytes)
+
+
+_EMPTY: Int32Array = np.zeros(0, dtype=np.int32)
+
+
+def index_version(conn: sa.Connection, table: str) -> bytes:
+    """The data version of the FTS5 ``table``: its structure record, rewritten by every commit."""
+    try:
+        raw = conn.exec_driver_sql(f"SELECT block FROM {table}_data WHERE id = {_STRUCTURE_ROWID}").scalar()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the version of the full-text index {table}: {exc}") from exc
+    return bytes(raw) if raw is not None else b""
+
+
+def build_index(conn: sa.Connection, table: str, version: bytes | None = None) -> InvertedIndex:
+    """Read the whole FTS5 index of ``table`` into memory (one pass over its instances)."""
+    if version is None:
+        version = index_version(conn, table)
+    try:
+        conn.exec_driver_sql(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)"
+        )
+        # fts5vocab yields instances ordered by term then chunk, so grouping needs no sort
+        rows = conn.exec_driver_sql(
+            f"SELECT term, doc, count(*) FROM temp.{table}_instances GROUP BY term, doc"
+        ).fetchall()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
+    n = len(rows)
+    docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    tfs = np.fromiter((r[2] for r in rows), dtype=np.int32, count=n)
+    ids = np.unique(docs)
+    positions = np.searchsorted(ids, docs).astype(np.int32)
+    lengths = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(lengths, positions, tfs)
+    terms: dict[str, tuple[int, int]] = {}
+    start = 0
+    previous: str | None = None
+    for i, row in enumerate(rows):
+        term = row[0]
+        if term != previous:
+            if previous is not None:
+                terms[previous] = (start, i)
+            previous, start = term, i
+    if previous is not None:
+        terms[previous] = (start, n)
+    return InvertedIndex(
+        version=version,
+        ids=ids,
+        lengths=lengths.astype(np.int32),
+        terms=terms,
+        positions=positions,
+        frequencies=tfs,
+    )
+
+
+class _EngineIndexes:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.indexes: dict[str, InvertedIndex] = {}
+
+
+_BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, _EngineIndexes] = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
+    """The inverted index of ``table`` as of ``conn``'s snapshot, built or reused (see module rules)."""
+    version = index_version(conn, table)
+    with _REGISTRY_LOCK:
+        holder = _BY_ENGINE.get(conn.engine)
+        if holder is None:
+            holder = _BY_ENGINE[conn.engine] = _EngineIndexes()
+    current = holder.indexes.get(table)
+    if current is not None and current.version == version:
+        return current
+    with holder.lock:
+        current = holder.indexes.get(table)
+        if current is not None and current.version == version:
+            return current
+        built = build_index(conn, table, version)
+        holder.indexes[table] = built
+        return built
+
+
+class MaskCache:
+    """Candidate masks and their length statistics, per (filter key, index version); bounded LRU."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Hashable, CandidateMask] = OrderedDict()
+
+    def get(self, key: Hashable) -> CandidateMask | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: CandidateMask) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+@dataclass(frozen=True)
+class CandidateMask:
+    """The caller's candidates over an index: the mask, their count and their mean length."""
+
+    mask: BoolArray
+    count: int
+    mean_length: float
+
+    @staticmethod
+    def of(index: InvertedIndex, mask: BoolArray) -> CandidateMask:
+        count = int(mask.sum())
+        mean = float(index.lengths[mask].mean()) if count else 1.0
+        return CandidateMask(mask=mask, count=count, mean_length=mean)
