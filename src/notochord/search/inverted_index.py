@@ -9,7 +9,9 @@ Rules:
   engine, shared by every request and thread. Its key is FTS5's *structure record* (row 10 of the
   ``<table>_data`` shadow table), which FTS5 rewrites on every commit that touches the table — so a
   write, from this process or any other, is seen by the next search. The key is read in the
-  reader's own transaction, so index and snapshot always agree. A stale index is rebuilt whole
+  reader's own (read) transaction, so index and snapshot always agree. Inside a *write*
+  transaction, rows FTS5 still holds in memory are not in the structure record yet: search there
+  only after committing (the product searches in read transactions only). A stale index is rebuilt whole
   (measured: see ``bench/README.md``); building is serialised per engine.
 - **Candidates are a mask.** The caller's candidate chunk ids become a boolean mask over the
   index's chunk order, cached per (filter, data version) by the caller
@@ -99,10 +101,8 @@ def index_version(conn: sa.Connection, table: str) -> bytes:
     return bytes(raw) if raw is not None else b""
 
 
-def build_index(conn: sa.Connection, table: str, version: bytes | None = None) -> InvertedIndex:
+def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
     """Read the whole FTS5 index of ``table`` into memory (one pass over its instances)."""
-    if version is None:
-        version = index_version(conn, table)
     try:
         conn.exec_driver_sql(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)"
@@ -113,6 +113,9 @@ def build_index(conn: sa.Connection, table: str, version: bytes | None = None) -
         ).fetchall()
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
+    # read after the instances: reading flushes rows written earlier in this transaction, which
+    # rewrites the structure record
+    version = index_version(conn, table)
     n = len(rows)
     docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
     tfs = np.fromiter((r[2] for r in rows), dtype=np.int32, count=n)
@@ -165,7 +168,7 @@ def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
         current = holder.indexes.get(table)
         if current is not None and current.version == version:
             return current
-        built = build_index(conn, table, version)
+        built = build_index(conn, table)
         holder.indexes[table] = built
         return built
 
