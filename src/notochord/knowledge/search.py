@@ -42,7 +42,7 @@ from notochord.knowledge.timeranges import TimeRange
 from notochord.knowledge.writes import Store
 from notochord.search.bm25 import query_tokens, rank
 from notochord.search.fusion import fuse, leg_weights
-from notochord.search.inverted_index import CandidateMask, MaskCache, text_index
+from notochord.search.inverted_index import CandidateMask, MaskCache, forget, text_index
 from notochord.search.vector_index import VectorIndex
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "MAX_LIMIT",
     "MIN_SIMILARITY",
     "Hit",
+    "forget_search_caches",
     "full_text_leg",
     "hybrid_search",
     "is_relevant",
@@ -147,6 +148,13 @@ def _mask_cache(engine: sa.Engine) -> MaskCache:
         if found is None:
             found = _MASKS[engine] = MaskCache()
         return found
+
+
+def forget_search_caches(engine: sa.Engine) -> None:
+    """Drop the full-text index and candidate masks held for ``engine``; the next search rebuilds them."""
+    forget(engine)
+    with _MASKS_LOCK:
+        _MASKS.pop(engine, None)
 
 
 def full_text_leg(

@@ -39,7 +39,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from notochord.errors import StorageError
 
-__all__ = ["InvertedIndex", "MaskCache", "build_index", "index_version", "text_index"]
+__all__ = ["CandidateMask", "InvertedIndex", "MaskCache", "build_index", "forget", "index_version", "text_index"]
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
@@ -171,6 +171,12 @@ def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
         built = build_index(conn, table)
         holder.indexes[table] = built
         return built
+
+
+def forget(engine: sa.Engine) -> None:
+    """Drop the indexes held for ``engine`` (the next search rebuilds them)."""
+    with _REGISTRY_LOCK:
+        _BY_ENGINE.pop(engine, None)
 
 
 class MaskCache:
