@@ -16,17 +16,19 @@ For every BEIR-style data set under ``../shared/bench/`` (``corpus.jsonl[.gz]``,
   ``space.index.wait()`` embeds the pending chunks with the default embedder: *vector indexing* in
   chunks/s, beside the embedder's raw ``embed_passages`` throughput on a sample of the same passages,
   measured in the same process, half just before and half just after;
-- **full text alone**: :func:`notochord.search.bm25.candidate_bm25` over every collection, with the
-  candidate SQL that :func:`~notochord.knowledge.search.hybrid_search` builds;
+- **full text alone**: :func:`notochord.knowledge.search.full_text_leg` over every collection, as
+  :func:`~notochord.knowledge.search.hybrid_search` runs it, beside FTS5's own ``bm25()`` on the
+  same table (and, with ``--skip-vectors``, ``hybrid_search(group_by="document")`` in a space
+  without embedder);
 - **vectors alone**: ``space.index.search`` (query encoding included) with every chunk allowed;
 - **hybrid**: :func:`~notochord.knowledge.search.hybrid_search` over every collection, once deep
   enough (``CHUNK_DEPTH`` chunks) to score Recall@100 on documents, once at the product's default
   limit (what an assistant's search call returns);
-- **bm25s**: the ``bm25s`` package over whole documents with English stop words and Porter stemming.
-  PyStemmer is not a dependency, so the stemmer handed to bm25s is the Porter stemmer of SQLite's
-  FTS5 — the one the product's index uses — so the baseline differs from the product's full-text leg
-  only in its BM25 implementation and in ranking whole documents rather than chunks.
+- **bm25s**: the ``bm25s`` package over the same chunks and over whole documents with English stop
+  words and Porter stemming. PyStemmer is not a dependency, so the stemmer handed to bm25s is the
+  Porter stemmer of SQLite's FTS5 — the one the product's index uses.
 
+The legs alternate per query (the order rotates), so load changes weigh on all of them alike.
 Chunk hits are collapsed to their document (best chunk wins) before scoring, as the data sets judge
 documents. Figures: nDCG@10 and Recall@100, indexing throughput, and per-query latency p50/p95 of
 each leg. Then a **synthetic space** of ``--synthetic-chunks`` chunks (default 100,000), built from
