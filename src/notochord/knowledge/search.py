@@ -228,14 +228,15 @@ def hybrid_search(
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
         ids = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
-        rows = _rows(conn, ids)
+        keys = _keys(conn, ids)
         fused = fuse(
             [(text_leg, text_weight), (vector_leg, vector_weight)],
             limit=limit if group_by == "chunk" else len(ids),
-            tie_key=lambda i: (_negated(rows[i]["doc_date"]), rows[i]["document_id"], i),
+            tie_key=lambda i: (_negated(keys[i][0]), keys[i][1], i),
         )
         if group_by == "document":
-            fused = _best_per_document(fused, rows, limit)
+            fused = _best_per_document(fused, keys, limit)
+        rows = _rows(conn, {i for i, _ in fused})
         matched = {i for i, _ in text_leg}
         similarities = dict(vector_leg)
         return [
@@ -245,17 +246,33 @@ def hybrid_search(
         ]
 
 
+def _keys(conn: sa.Connection, ids: Set[int]) -> dict[int, tuple[str, int]]:
+    """``chunk id → (document date, document id)``: what ties and grouping need, for every ranked id.
+
+    The ids travel as one JSON parameter: a bound ``IN (…)`` list of hundreds of ids costs more to
+    build than the query costs to run.
+    """
+    if not ids:
+        return {}
+    found = conn.exec_driver_sql(
+        "SELECT c.id, d.doc_date, d.id FROM chunks AS c JOIN documents AS d ON d.id = c.document_id "
+        "WHERE c.id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(ids)),),
+    ).all()
+    return {int(r[0]): (str(r[1]), int(r[2])) for r in found}
+
+
 def _best_per_document(
-    fused: Sequence[tuple[int, float]], rows: dict[int, dict[str, Any]], limit: int
+    fused: Sequence[tuple[int, float]], keys: dict[int, tuple[str, int]], limit: int
 ) -> list[tuple[int, float]]:
     """Each document once, at its best passage, until ``limit`` documents."""
     seen: set[int] = set()
     out: list[tuple[int, float]] = []
     for chunk_id, score in fused:
-        row = rows.get(chunk_id)
-        if row is None or row["document_id"] in seen:
+        key = keys.get(chunk_id)
+        if key is None or key[1] in seen:
             continue
-        seen.add(row["document_id"])
+        seen.add(key[1])
         out.append((chunk_id, score))
         if len(out) >= limit:
             break
