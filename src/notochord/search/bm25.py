@@ -6,8 +6,9 @@ share a word would reorder public results. Here every statistic comes from the c
 caller may see — the number of candidates, each term's document frequency among them, their average
 length — so results are identical whatever else the store holds.
 
-How: postings come from the in-memory :mod:`~notochord.search.inverted_index`; the candidates are
-a boolean mask over it. The query's words (:func:`~notochord.search.textindex.query_term_counts`:
+How: postings come from the in-memory :mod:`~notochord.search.inverted_index`, restricted to the
+candidates (:class:`~notochord.search.inverted_index.CandidateMask`), so a query reads no posting
+of a chunk the caller cannot find. The query's words (:func:`~notochord.search.textindex.query_term_counts`:
 stop words dropped, repeats counted) are tokenised by FTS5 itself — a private in-memory SQLite
 database with the same tokenizer, so stems match the index exactly — and a word repeated in the
 query weighs as many times as it appears (query term frequency, as bm25s does). Every query term
@@ -81,19 +82,14 @@ def rank(
     """
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
-    mask = candidates.mask
     total = float(candidates.count)
     mean = max(candidates.mean_length, 1.0)
     scores = np.zeros(len(index.ids), dtype=np.float64)
     for token, weight in tokens.items():
-        positions, frequencies = index.postings(token)
+        positions, frequencies = candidates.postings(index, token)
         if len(positions) == 0:
             continue
-        keep = mask[positions]
-        positions = positions[keep]
-        if len(positions) == 0:
-            continue
-        tf = frequencies[keep].astype(np.float64)
+        tf = frequencies.astype(np.float64)
         df = float(len(positions))
         idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
         norm = K1 * (1.0 - B + B * index.lengths[positions] / mean)

@@ -16,7 +16,10 @@ Rules:
 - **Candidates are a mask.** The caller's candidate chunk ids become a boolean mask over the
   index's chunk order, cached per (filter, data version) by the caller
   (:class:`MaskCache`); BM25 statistics — N, the mean length, each term's document frequency —
-  are computed over the mask only (:mod:`notochord.search.bm25`).
+  are computed over the mask only (:mod:`notochord.search.bm25`). With the mask comes a copy of
+  the postings restricted to the candidates (made once per filter and version; shared when every
+  chunk is a candidate), so a query reads no posting of a chunk its caller cannot find and its
+  cost does not depend on them. The cache is bounded in entries and in bytes.
 
 Memory: postings take 8 bytes each (int32 position + int32 term frequency), chunk ids and lengths
 12 bytes per chunk, plus a Python dict entry per distinct term (~200 bytes). Measured on SciFact
@@ -54,24 +57,26 @@ _STRUCTURE_ROWID = 10  # FTS5_STRUCTURE_ROWID: the record FTS5 rewrites on every
 class InvertedIndex:
     """Postings of one FTS5 table at one data version.
 
-    ``ids`` are the chunk ids in ascending order; a *position* is an index into ``ids``. Term ``t``'s
-    postings are ``positions[start:end]`` and ``frequencies[start:end]`` with
-    ``(start, end) = terms[t]``, positions ascending.
+    ``ids`` are the chunk ids in ascending order; a *position* is an index into ``ids``. Term ``t``
+    has the id ``terms[t]``; its postings are ``positions[starts[id]:ends[id]]`` (ascending) with
+    their term frequencies in ``frequencies``.
     """
 
     version: bytes
     ids: IntArray
     lengths: Int32Array
-    terms: dict[str, tuple[int, int]]
+    terms: dict[str, int]
+    starts: IntArray
+    ends: IntArray
     positions: Int32Array
     frequencies: Int32Array
 
     def postings(self, term: str) -> tuple[Int32Array, Int32Array]:
         """Positions and term frequencies of ``term`` (empty arrays when no chunk holds it)."""
-        span = self.terms.get(term)
-        if span is None:
+        tid = self.terms.get(term)
+        if tid is None:
             return _EMPTY, _EMPTY
-        start, end = span
+        start, end = int(self.starts[tid]), int(self.ends[tid])
         return self.positions[start:end], self.frequencies[start:end]
 
     def mask_of(self, chunk_ids: IntArray) -> BoolArray:
@@ -88,7 +93,8 @@ class InvertedIndex:
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays (the term dict comes on top)."""
-        return int(self.ids.nbytes + self.lengths.nbytes + self.positions.nbytes + self.frequencies.nbytes)
+        arrays = (self.ids, self.lengths, self.starts, self.ends, self.positions, self.frequencies)
+        return int(sum(a.nbytes for a in arrays))
 
 
 _EMPTY: Int32Array = np.zeros(0, dtype=np.int32)
@@ -136,14 +142,15 @@ def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
     ids = np.unique(docs)
     positions = np.searchsorted(ids, docs).astype(np.int32)
     lengths = np.bincount(positions, weights=tfs, minlength=len(ids)).astype(np.int32)
-    per_term = np.bincount(term_of[first], minlength=len(names))
+    per_term = np.bincount(term_of[first], minlength=len(names)).astype(np.int64)
     ends = np.cumsum(per_term)
-    terms = {name: (int(e - n), int(e)) for name, n, e in zip(names, per_term, ends, strict=True)}
     return InvertedIndex(
         version=version,
         ids=ids,
         lengths=lengths,
-        terms=terms,
+        terms={name: i for i, name in enumerate(names)},
+        starts=ends - per_term,
+        ends=ends,
         positions=positions,
         frequencies=tfs,
     )
@@ -185,10 +192,11 @@ def forget(engine: sa.Engine) -> None:
 
 
 class MaskCache:
-    """Candidate masks and their length statistics, per (filter key, index version); bounded LRU."""
+    """Candidate sets per (filter key, data version): a bounded LRU, by count and by bytes."""
 
-    def __init__(self, size: int = 64) -> None:
+    def __init__(self, size: int = 64, max_bytes: int = 256 * 1024 * 1024) -> None:
         self._size = size
+        self._max_bytes = max_bytes
         self._lock = threading.Lock()
         self._items: OrderedDict[Hashable, CandidateMask] = OrderedDict()
 
@@ -203,8 +211,10 @@ class MaskCache:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+            held = sum(v.nbytes for v in self._items.values())
+            while len(self._items) > 1 and (len(self._items) > self._size or held > self._max_bytes):
+                _, dropped = self._items.popitem(last=False)
+                held -= dropped.nbytes
 
     def clear(self) -> None:
         with self._lock:
@@ -213,14 +223,47 @@ class MaskCache:
 
 @dataclass(frozen=True)
 class CandidateMask:
-    """The caller's candidates over an index: the mask, their count and their mean length."""
+    """The caller's candidates over an index: the mask, their count, mean length and own postings.
+
+    Unless every indexed chunk is a candidate, the postings are a copy restricted to the
+    candidates, made once per (filter, data version): a query then reads only postings of chunks
+    the caller may find, so its cost does not depend on documents outside them.
+    """
 
     mask: BoolArray
     count: int
     mean_length: float
+    starts: IntArray
+    ends: IntArray
+    positions: Int32Array
+    frequencies: Int32Array
+    shared: bool = False
 
     @staticmethod
     def of(index: InvertedIndex, mask: BoolArray) -> CandidateMask:
         count = int(mask.sum())
         mean = float(index.lengths[mask].mean()) if count else 1.0
-        return CandidateMask(mask=mask, count=count, mean_length=mean)
+        if count == len(index.ids):
+            return CandidateMask(
+                mask, count, mean, index.starts, index.ends, index.positions, index.frequencies, shared=True
+            )
+        keep = mask[index.positions]
+        term_of = np.repeat(np.arange(len(index.starts), dtype=np.int64), index.ends - index.starts)
+        per_term = np.bincount(term_of[keep], minlength=len(index.starts)).astype(np.int64)
+        ends = np.cumsum(per_term)
+        return CandidateMask(mask, count, mean, ends - per_term, ends, index.positions[keep], index.frequencies[keep])
+
+    def postings(self, index: InvertedIndex, term: str) -> tuple[Int32Array, Int32Array]:
+        """Positions and term frequencies of ``term`` among the candidates only."""
+        tid = index.terms.get(term)
+        if tid is None:
+            return _EMPTY, _EMPTY
+        start, end = int(self.starts[tid]), int(self.ends[tid])
+        return self.positions[start:end], self.frequencies[start:end]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this candidate set holds of its own (restricted postings are copies; full ones shared)."""
+        arrays = (self.starts, self.ends, self.positions, self.frequencies)
+        own = 0 if self.shared else sum(a.nbytes for a in arrays)
+        return int(self.mask.nbytes + own)

@@ -213,3 +213,27 @@ def test_the_index_holds_fts5s_own_tokens_and_lengths(conn: Connection) -> None:
     assert index.postings("烤鸭")[0].tolist() == [1]
     assert index.postings("鸭")[0].tolist() == [1]
     assert index.postings("absent")[0].tolist() == []
+
+
+def test_a_query_reads_no_posting_of_a_chunk_outside_the_candidates() -> None:
+    """Issue 16, item 1 (acceptance): the postings a query reads are the candidates' own, so 300
+    hidden chunks full of the query's words add nothing to its cost (no timing side channel)."""
+    visible = {i: f"river stone {'cloud ' * (i % 3)}" for i in range(1, 21)}
+    hidden = dict.fromkeys(range(21, 321), "river river stone stone cloud")
+    alone, alone_engine = fresh()
+    full, full_engine = fresh()
+    try:
+        fts_insert(alone, TABLE, visible.items())
+        fts_insert(full, TABLE, {**visible, **hidden}.items())
+        tokens = query_tokens("river stone cloud")
+        read = []
+        for c in (alone, full):
+            index = text_index(c, TABLE)
+            candidates = CandidateMask.of(index, index.mask_of(np.asarray(sorted(visible), dtype=np.int64)))
+            read.append(sum(len(candidates.postings(index, t)[0]) for t in tokens))
+            assert len(index.postings("river")[0]) == (20 if c is alone else 320)
+        assert read[0] == read[1] == 20 + 20 + 14
+    finally:
+        for c, e in ((alone, alone_engine), (full, full_engine)):
+            c.close()
+            e.dispose()
