@@ -203,7 +203,7 @@ def hybrid_search(
 ) -> list[Hit]:
     """Rank the passages (or, with ``group_by="document"``, the documents) the filters allow for ``query``."""
     if group_by not in GROUP_BY:
-        raise KnowledgeValidationError(f"group_by must be 'chunk' or 'document', not {group_by!r}")
+        raise KnowledgeValidationError(f"search hits group by 'chunk' or 'document', not {group_by!r}")
     if not collection_ids or limit <= 0 or (entity_ids is not None and not entity_ids):
         return []
     candidates = _candidates(collection_ids, time_range, entity_ids)

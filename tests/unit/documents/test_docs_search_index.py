@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from docs_fixtures import gem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,5 +157,21 @@ def test_group_by_document_returns_limit_documents_each_once(text_space: Space) 
 
 
 def test_group_by_must_be_chunk_or_document(text_space: Space) -> None:
-    with pytest.raises(KnowledgeValidationError, match="group_by"):
+    with pytest.raises(KnowledgeValidationError, match="hits group by"):
         text_space.search("lantern", group_by="page")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_gem_can_ask_for_one_hit_per_document(text_space: Space, gems_root: Path) -> None:
+    """Issue 16, item 4: ``groupBy: "document"`` on a gem's search returns ``limit`` documents."""
+    space = text_space
+    space.user.documents.upsert(collection="keep", title="Long", body=_long("lantern lantern lantern", 6))
+    for name in ("A", "B"):
+        space.user.documents.upsert(collection="keep", title=name, body=f"a lantern in {name} meadow " * 20)
+    api = gem(space, gems_root, "g", ["collections.read:keep"])
+    per_passage = await api.search("lantern", {"limit": 3})
+    assert {h.title for h in per_passage} == {"Long"}
+    per_document = await api.search("lantern", {"limit": 3, "groupBy": "document"})
+    assert len({h.document for h in per_document}) == 3
+    with pytest.raises(KnowledgeValidationError, match="hits group by"):
+        await api.search("lantern", {"groupBy": "page"})
