@@ -15,6 +15,12 @@ query weighs as many times as it appears (query term frequency, as bm25s does). 
 is ranked; the cost is one array slice per distinct term plus its postings.
 
 Length is a chunk's number of tokens; ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``.
+
+Choices measured on SciFact's 809 *train* queries (full text alone, chunks collapsed to documents,
+nDCG@10 / R@100): tokens as length 0.6962 / 0.9292 against characters 0.6944 / 0.9230; stop words
+dropped 0.6962 / 0.9292 against kept 0.6891 / 0.9267; query term frequency 0.6962 / 0.9292 against
+each term once 0.7003 / 0.9249 — kept, as bm25s does, since SciFact's claims are short and repeat
+few words while long natural-language queries gain from it.
 """
 
 from __future__ import annotations
