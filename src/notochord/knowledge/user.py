@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.collections import CollectionRow
@@ -230,8 +230,12 @@ class HostKnowledge:
         time_range: dict[str, Any] | None = None,
         entities: builtins.list[int] | None = None,
         limit: int = DEFAULT_LIMIT,
+        group_by: Literal["chunk", "document"] = "chunk",
     ) -> builtins.list[Hit]:
-        """Search everything (the owner reads all collections), or only ``collections`` and below."""
+        """Search everything (the owner reads all collections), or only ``collections`` and below.
+
+        ``group_by="document"`` returns each document once, at its best passage: ``limit`` documents.
+        """
         tree = self._core.collections.read_tree()
         allowed = set(tree.by_id)
         if collections is not None:
@@ -255,6 +259,7 @@ class HostKnowledge:
             time_range=parse_time_range(time_range, tz=self._core.store.clock.tz),
             entity_ids=entity_ids,
             limit=min(limit, MAX_LIMIT),
+            group_by=group_by,
         )
 
 

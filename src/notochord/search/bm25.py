@@ -6,124 +6,108 @@ share a word would reorder public results. Here every statistic comes from the c
 caller may see — the number of candidates, each term's document frequency among them, their average
 length — so results are identical whatever else the store holds.
 
-How: the query's terms are tokenised by FTS5 itself (a scratch FTS5 table in the connection's
-``temp`` schema, with the same tokenizer, so stemming matches exactly); term frequencies come from an
-``fts5vocab`` *instance* view of the index, one indexed lookup per term, restricted to candidates in
-SQL. Lengths are measured in characters of the indexed text; BM25 uses only their ratio to the mean.
+How: postings come from the in-memory :mod:`~notochord.search.inverted_index`, restricted to the
+candidates (:class:`~notochord.search.inverted_index.CandidateMask`), so a query reads no posting
+of a chunk the caller cannot find. The query's words (:func:`~notochord.search.textindex.query_term_counts`:
+stop words dropped, repeats counted) are tokenised by FTS5 itself — a private in-memory SQLite
+database with the same tokenizer, so stems match the index exactly — and a word repeated in the
+query weighs as many times as it appears (query term frequency, as bm25s does). Every query term
+is ranked; the cost is one array slice per distinct term plus its postings.
 
-Cost: one indexed vocabulary lookup per query term, one membership-and-length query for the rows
-that matched, one aggregate over the candidates — never a scan of the candidates per term.
+Length is a chunk's number of tokens; ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``.
+
+Choices measured on SciFact's 809 *train* queries (full text alone, chunks collapsed to documents,
+nDCG@10 / R@100): tokens as length 0.6962 / 0.9292 against characters 0.6944 / 0.9230; stop words
+dropped 0.6962 / 0.9292 against kept 0.6891 / 0.9267; query term frequency 0.6962 / 0.9292 against
+each term once 0.7003 / 0.9249 — kept, as bm25s does, since SciFact's claims are short and repeat
+few words while long natural-language queries gain from it.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+import sqlite3
+import threading
+from collections.abc import Mapping
+from functools import lru_cache
 
-from sqlalchemy import Connection, text
-from sqlalchemy.exc import SQLAlchemyError
+import numpy as np
 
-from notochord.errors import StorageError
-from notochord.search.textindex import query_terms
+from notochord.search.inverted_index import CandidateMask, InvertedIndex
+from notochord.search.textindex import FTS_TOKENIZER, query_term_counts
 
-__all__ = ["K1", "B", "candidate_bm25"]
+__all__ = ["K1", "B", "query_tokens", "rank", "stem"]
 
 K1 = 1.2
 B = 0.75
-_TOKENIZER = "porter unicode61 remove_diacritics 2"
+_SCORE_DIGITS = 12
 
 
-def _prepare(conn: Connection, table: str) -> None:
-    conn.exec_driver_sql(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.notochord_query_tokens USING fts5(body, tokenize='{_TOKENIZER}')"
-    )
-    conn.exec_driver_sql(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.notochord_query_vocab "
-        "USING fts5vocab(temp, notochord_query_tokens, instance)"
-    )
-    conn.exec_driver_sql(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)"
-    )
+class _Tokenizer:
+    """FTS5's tokenizer outside any space: a private in-memory database, one statement at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{FTS_TOKENIZER}')")
+        self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
+
+    def tokens(self, word: str) -> tuple[str, ...]:
+        with self._lock:
+            self._db.execute("DELETE FROM w")
+            self._db.execute("INSERT INTO w(rowid, t) VALUES (1, ?)", (word,))
+            found = self._db.execute("SELECT term FROM v ORDER BY offset").fetchall()
+            self._db.execute("DELETE FROM w")
+        return tuple(str(r[0]) for r in found)
 
 
-def _tokens(conn: Connection, query: str) -> list[str]:
-    terms = query_terms(query)
-    if not terms:
-        return []
-    conn.exec_driver_sql("DELETE FROM temp.notochord_query_tokens")
-    conn.execute(
-        text("INSERT INTO temp.notochord_query_tokens(rowid, body) VALUES (:i, :body)"),
-        # terms are already derived (query_text); deriving them again would add CJK unigrams
-        [{"i": i, "body": t} for i, t in enumerate(terms, start=1)],
-    )
-    found = conn.exec_driver_sql("SELECT DISTINCT term FROM temp.notochord_query_vocab").scalars().all()
-    conn.exec_driver_sql("DELETE FROM temp.notochord_query_tokens")
-    return sorted(found)
+_TOKENIZER = _Tokenizer()
 
 
-CandidateStats = Callable[[], tuple[int, float]]
-"""``() -> (number of candidates, their mean length)``."""
+@lru_cache(maxsize=65536)
+def stem(word: str) -> tuple[str, ...]:
+    """The index tokens FTS5 makes of one query word (usually one Porter stem; none for punctuation)."""
+    return _TOKENIZER.tokens(word)
 
-CandidateLengths = Callable[[Sequence[int]], dict[int, int]]
-"""``(row ids) -> {row id: length}`` for those of the given rows that are candidates."""
+
+def query_tokens(query: str) -> dict[str, int]:
+    """Index tokens of ``query`` with how many times each occurs in it (stop words dropped)."""
+    counts: dict[str, int] = {}
+    for word, n in query_term_counts(query).items():
+        for token in stem(word):
+            counts[token] = counts.get(token, 0) + n
+    return counts
 
 
-def candidate_bm25(
-    conn: Connection,
-    table: str,
-    query: str,
-    *,
-    stats: CandidateStats,
-    lengths_of: CandidateLengths,
-    limit: int,
+def rank(
+    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], *, limit: int
 ) -> list[tuple[int, float]]:
-    """Rank the candidate rows of the FTS5 ``table`` for ``query``; ``(rowid, score)``, best first.
+    """BM25 of the candidates for the query ``tokens`` (token → count); ``(chunk id, score)``, best first.
 
-    Args:
-        stats: the candidates' count and mean length (one aggregate over the caller's filter).
-        lengths_of: which of the rows containing a query term are candidates, with their lengths;
-            it is asked once, for the matching rows only, so its cost follows the matches.
+    Ties break by the smaller chunk id. Only candidates are scored, and N, the mean length and every
+    document frequency are counted among them.
     """
-    if limit <= 0:
+    if limit <= 0 or candidates.count == 0 or not tokens:
         return []
-    try:
-        _prepare(conn, table)
-        tokens = _tokens(conn, query)
-        if not tokens:
-            return []
-        by_token: dict[str, list[tuple[int, int]]] = {}
-        matched: set[int] = set()
-        for token in tokens:
-            found = conn.execute(
-                text(f"SELECT doc, count(*) FROM temp.{table}_instances WHERE term = :term GROUP BY doc"),
-                {"term": token},
-            ).all()
-            by_token[token] = [(int(doc), int(count)) for doc, count in found]
-            matched.update(doc for doc, _ in by_token[token])
-        if not matched:
-            return []
-        lengths = lengths_of(sorted(matched))
-        if not lengths:
-            return []
-        total, mean = stats()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"full-text search in {table} failed: {exc}") from exc
-    frequencies: dict[int, dict[str, int]] = defaultdict(dict)
-    for token, rows in by_token.items():
-        for doc, count in rows:
-            if doc in lengths:
-                frequencies[doc][token] = count
-    document_frequency: dict[str, int] = defaultdict(int)
-    for terms in frequencies.values():
-        for token in terms:
-            document_frequency[token] += 1
-    idf = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in document_frequency.items()}
-    mean = max(mean, 1.0)
-    scored = []
-    for doc, terms in frequencies.items():
-        norm = K1 * (1.0 - B + B * float(lengths[doc]) / mean)
-        score = sum(idf[t] * tf * (K1 + 1.0) / (tf + norm) for t, tf in terms.items())
-        scored.append((doc, score))
-    scored.sort(key=lambda pair: (-round(pair[1], 12), pair[0]))
-    return scored[:limit]
+    total = float(candidates.count)
+    mean = max(candidates.mean_length, 1.0)
+    scores = np.zeros(len(index.ids), dtype=np.float64)
+    for token, weight in tokens.items():
+        positions, frequencies = candidates.postings(index, token)
+        if len(positions) == 0:
+            continue
+        tf = frequencies.astype(np.float64)
+        df = float(len(positions))
+        idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        norm = K1 * (1.0 - B + B * index.lengths[positions] / mean)
+        scores[positions] += weight * idf * tf * (K1 + 1.0) / (tf + norm)
+    matched = np.flatnonzero(scores)
+    if len(matched) == 0:
+        return []
+    rounded = np.round(scores[matched], _SCORE_DIGITS)
+    if len(matched) > limit:
+        # keep everything tied with the limit-th score so the id tie-break stays exact
+        threshold = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
+        keep_top = rounded >= threshold
+        matched, rounded = matched[keep_top], rounded[keep_top]
+    order = np.lexsort((index.ids[matched], -rounded))[:limit]
+    return [(int(index.ids[matched[i]]), float(scores[matched[i]])) for i in order]

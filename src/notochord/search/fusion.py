@@ -39,7 +39,7 @@ defaults are never fitted to a single collection.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -95,12 +95,24 @@ def fuse(
             rank += 1
             scores[item_id] = scores.get(item_id, 0.0) + weight / (k + rank)
 
-    def order(item_id: int) -> tuple[float, Hashable]:
-        secondary = tie_key(item_id) if tie_key is not None else item_id
-        return (-round(scores[item_id], _SCORE_DIGITS), secondary)
-
-    ranked_ids = sorted(scores, key=order)[:limit]
-    return [(i, scores[i]) for i in ranked_ids]
+    rounded = {i: round(s, _SCORE_DIGITS) for i, s in scores.items()}
+    by_score = sorted(scores, key=lambda i: (-rounded[i], i))
+    if tie_key is None:
+        return [(i, scores[i]) for i in by_score[:limit]]
+    # the tie key can be costly (it looks up the document): ask it only inside groups of equal
+    # scores, and only until the limit is reached
+    ranked_ids: list[int] = []
+    start = 0
+    while start < len(by_score) and len(ranked_ids) < limit:
+        end = start + 1
+        while end < len(by_score) and rounded[by_score[end]] == rounded[by_score[start]]:
+            end += 1
+        group = by_score[start:end]
+        if len(group) > 1:
+            group.sort(key=tie_key)
+        ranked_ids += group
+        start = end
+    return [(i, scores[i]) for i in ranked_ids[:limit]]
 
 
 # Scripts written without spaces between words that the full-text index does not bigram.

@@ -44,7 +44,7 @@ from notochord.errors import KnowledgeValidationError, StorageError
 
 __all__ = [
     "ENGLISH_STOP_WORDS",
-    "MAX_QUERY_TERMS",
+    "FTS_TOKENIZER",
     "cjk_bigrams",
     "fts_delete",
     "fts_insert",
@@ -53,12 +53,12 @@ __all__ = [
     "index_text",
     "is_cjk",
     "match_query",
+    "query_term_counts",
     "query_terms",
     "query_text",
 ]
 
-# Enough terms for any real question; bounds the cost of a pasted page used as a query.
-MAX_QUERY_TERMS = 64
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _CJK_RANGES = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -132,15 +132,24 @@ def query_text(query: str) -> str:
     return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", normal)
 
 
-def query_terms(query: str) -> list[str]:
-    """Return the distinct search terms of ``query``, in order, lowercased, stop words removed.
+def query_term_counts(query: str) -> dict[str, int]:
+    """Return the search words of ``query`` with how many times each occurs, in first-seen order.
 
-    CJK runs become their bigrams, a lone CJK character stays itself (:func:`query_text`). Stop
-    words are kept only when nothing else remains. At most :data:`MAX_QUERY_TERMS` terms are returned.
+    Words are lowercased; CJK runs become their bigrams, a lone CJK character stays itself
+    (:func:`query_text`). English stop words are dropped unless nothing else remains. Every word is
+    kept, however long the query: the full-text leg's cost grows with the number of distinct words.
     """
-    distinct = list(dict.fromkeys(token.lower() for token in _WORD.findall(query_text(query))))
-    content = [w for w in distinct if w not in ENGLISH_STOP_WORDS]
-    return (content or distinct)[:MAX_QUERY_TERMS]
+    counts: dict[str, int] = {}
+    for token in _WORD.findall(query_text(query)):
+        word = token.lower()
+        counts[word] = counts.get(word, 0) + 1
+    content = {w: n for w, n in counts.items() if w not in ENGLISH_STOP_WORDS}
+    return content or counts
+
+
+def query_terms(query: str) -> list[str]:
+    """Return the distinct search terms of ``query``, in order (see :func:`query_term_counts`)."""
+    return list(query_term_counts(query))
 
 
 def match_query(query: str) -> str | None:
@@ -167,9 +176,7 @@ def fts_table_ddl(name: str) -> str:
     One column, ``body``, holds :func:`index_text` of the chunk; ``rowid`` is the chunk id.
     """
     table = _table(name)
-    return (
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
-    )
+    return f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, tokenize='{FTS_TOKENIZER}')"
 
 
 def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]]) -> int:
@@ -219,9 +226,11 @@ def fts_search(
             query that leaves nothing searchable returns ``[]`` (listing is the caller's job).
         limit: the most rows to return.
         rowid_filter_sql: a SQL boolean expression over ``rowid`` restricting the candidates, e.g.
-            ``"rowid IN (SELECT id FROM chunks WHERE collection_id IN (SELECT value FROM
-            json_each(:cols)))"``. It runs inside the ranking query. It must come from code, never
-            from user input; values go in ``params``.
+            ``"rowid BETWEEN :lo AND :hi"``. It runs inside the ranking query. It must come from
+            code, never from user input; values go in ``params``. Avoid ``rowid IN (subquery)``:
+            next to ``MATCH`` SQLite may drive the query from the subquery and rerun the full-text
+            match once per candidate (seconds per query on a real space). The product's search
+            ranks with :mod:`notochord.search.bm25` over a candidate mask instead.
         params: bound parameters for ``rowid_filter_sql``. Names starting with ``_fts_`` are
             reserved.
 

@@ -10,7 +10,6 @@ from sqlalchemy import Connection, text
 
 from notochord.errors import KnowledgeValidationError, StorageError
 from notochord.search.textindex import (
-    MAX_QUERY_TERMS,
     cjk_bigrams,
     fts_delete,
     fts_insert,
@@ -19,6 +18,7 @@ from notochord.search.textindex import (
     index_text,
     is_cjk,
     match_query,
+    query_term_counts,
     query_terms,
     query_text,
 )
@@ -94,9 +94,16 @@ def test_a_one_character_cjk_query_term_is_that_character_and_longer_runs_give_n
     assert query_text("北京烤鸭").split() == ["北京", "京烤", "烤鸭"]
 
 
-def test_query_terms_are_capped() -> None:
-    words = " ".join(f"w{i}" for i in range(MAX_QUERY_TERMS + 20))
-    assert len(query_terms(words)) == MAX_QUERY_TERMS
+def test_every_query_term_is_kept_however_long_the_query() -> None:
+    """Issue 16, item 4: no silent truncation (87 terms of a long query used to become 64)."""
+    words = " ".join(f"w{i}" for i in range(87))
+    assert query_terms(words) == [f"w{i}" for i in range(87)]
+
+
+def test_query_term_counts_count_repeats_and_drop_stop_words() -> None:
+    """Issue 16, item 4: a word repeated in the query counts as often as it appears; stop words go."""
+    assert query_term_counts("the cancer of the cancer cell, Cancer") == {"cancer": 3, "cell": 1}
+    assert query_term_counts("The Who the") == {"the": 2, "who": 1}
 
 
 @pytest.mark.parametrize("query", ["", "   ", "?!…", "-- * :", '""'], ids=repr)

@@ -398,7 +398,7 @@ async def search(
     """Hybrid search in the collections this gem can read (EX-09)."""
     from notochord.gems.api.knowledge import _names, _options
 
-    o = _options(options, kwargs, _names("collections", "time_range", "limit", "entities"))
+    o = _options(options, kwargs, _names("collections", "time_range", "limit", "entities", "group_by"))
 
     def work() -> list[SearchHit]:
         if not isinstance(query, str):
@@ -438,6 +438,7 @@ async def search(
             time_range=window,
             entity_ids=entity_ids,
             limit=limit,
+            group_by=o.get("group_by", "chunk"),
         )
         return [
             SearchHit(

@@ -1,0 +1,269 @@
+"""An in-memory inverted index over a space's FTS5 table, for BM25 at search-engine speed (K-SRCH-03).
+
+Rules:
+
+- **FTS5 stays the system of record.** The index is read from FTS5's own index (an ``fts5vocab``
+  *instance* view, one pass), so terms are exactly FTS5's tokens — Porter stems, CJK bigrams and
+  single characters — and nothing is tokenised twice. A chunk's length is its number of tokens.
+- **One index per data version, shared.** :func:`text_index` keeps one :class:`InvertedIndex` per
+  engine, shared by every request and thread. Its key is FTS5's *structure record* (row 10 of the
+  ``<table>_data`` shadow table), which FTS5 rewrites on every commit that touches the table — so a
+  write, from this process or any other, is seen by the next search. The key is read in the
+  reader's own (read) transaction, so index and snapshot always agree. Inside a *write*
+  transaction, rows FTS5 still holds in memory are not in the structure record yet: search there
+  only after committing (the product searches in read transactions only). A stale index is rebuilt whole
+  (measured: see ``bench/README.md``); building is serialised per engine.
+- **Candidates are a mask.** The caller's candidate chunk ids become a boolean mask over the
+  index's chunk order, cached per (filter, data version) by the caller
+  (:class:`MaskCache`); BM25 statistics — N, the mean length, each term's document frequency —
+  are computed over the mask only (:mod:`notochord.search.bm25`). With the mask comes a copy of
+  the postings restricted to the candidates (made once per filter and version; shared when every
+  chunk is a candidate), so a query reads no posting of a chunk its caller cannot find and its
+  cost does not depend on them. The cache is bounded in entries and in bytes.
+
+Memory: postings take 8 bytes each (int32 position + int32 term frequency), chunk ids and lengths
+12 bytes per chunk, plus a Python dict entry per distinct term (~200 bytes). Measured on SciFact
+(10,091 chunks, 748k postings, 26k terms): 6.1 MB of arrays, ~12 MB held in all, built in ~0.6 s
+with a transient peak of ~100 MB. Per 100k chunks of similar text: ~60 MB of arrays, ~80–100 MB
+held, a build of ~6 s and a transient peak near 1 GB (the occurrence list); memory grows with the
+postings, not with the number of queries.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from notochord.errors import StorageError
+
+__all__ = ["CandidateMask", "InvertedIndex", "MaskCache", "build_index", "forget", "index_version", "text_index"]
+
+IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+BoolArray = npt.NDArray[np.bool_]
+
+_STRUCTURE_ROWID = 10  # FTS5_STRUCTURE_ROWID: the record FTS5 rewrites on every commit
+
+
+@dataclass(frozen=True)
+class InvertedIndex:
+    """Postings of one FTS5 table at one data version.
+
+    ``ids`` are the chunk ids in ascending order; a *position* is an index into ``ids``. Term ``t``
+    has the id ``terms[t]``; its postings are ``positions[starts[id]:ends[id]]`` (ascending) with
+    their term frequencies in ``frequencies``.
+    """
+
+    version: bytes
+    ids: IntArray
+    lengths: Int32Array
+    terms: dict[str, int]
+    starts: IntArray
+    ends: IntArray
+    positions: Int32Array
+    frequencies: Int32Array
+
+    def postings(self, term: str) -> tuple[Int32Array, Int32Array]:
+        """Positions and term frequencies of ``term`` (empty arrays when no chunk holds it)."""
+        tid = self.terms.get(term)
+        if tid is None:
+            return _EMPTY, _EMPTY
+        start, end = int(self.starts[tid]), int(self.ends[tid])
+        return self.positions[start:end], self.frequencies[start:end]
+
+    def mask_of(self, chunk_ids: IntArray) -> BoolArray:
+        """The boolean mask over :attr:`ids` of the given chunk ids (ids the index lacks are ignored)."""
+        mask = np.zeros(len(self.ids), dtype=np.bool_)
+        if len(self.ids) == 0 or len(chunk_ids) == 0:
+            return mask
+        where = np.searchsorted(self.ids, chunk_ids)
+        where = np.minimum(where, len(self.ids) - 1)
+        hit = self.ids[where] == chunk_ids
+        mask[where[hit]] = True
+        return mask
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (the term dict comes on top)."""
+        arrays = (self.ids, self.lengths, self.starts, self.ends, self.positions, self.frequencies)
+        return int(sum(a.nbytes for a in arrays))
+
+
+_EMPTY: Int32Array = np.zeros(0, dtype=np.int32)
+
+
+def index_version(conn: sa.Connection, table: str) -> bytes:
+    """The data version of the FTS5 ``table``: its structure record, rewritten by every commit."""
+    try:
+        raw = conn.exec_driver_sql(f"SELECT block FROM {table}_data WHERE id = {_STRUCTURE_ROWID}").scalar()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the version of the full-text index {table}: {exc}") from exc
+    return bytes(raw) if raw is not None else b""
+
+
+def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
+    """Read the whole FTS5 index of ``table`` into memory (one pass over its instances).
+
+    SQLite hands over one row per term with the chunk id of every occurrence, in order (fts5vocab
+    scans by term, then chunk); numpy turns the runs into postings and term frequencies. Far
+    fewer Python objects than a row per (term, chunk): ~0.7 s for SciFact's 1.2 M occurrences
+    where a row per pair took ~6 s.
+    """
+    try:
+        conn.exec_driver_sql(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)"
+        )
+        rows = conn.exec_driver_sql(f"SELECT term, group_concat(doc) FROM temp.{table}_instances GROUP BY term").all()
+        # read after the instances: reading flushes rows written earlier in this transaction, which
+        # rewrites the structure record
+        version = index_version(conn, table)
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
+    names = [str(r[0]) for r in rows]
+    lists = [str(r[1]) for r in rows]
+    counts = np.fromiter((x.count(",") + 1 for x in lists), dtype=np.int64, count=len(lists))
+    occurrences = np.array(",".join(lists).split(","), dtype=np.int64) if lists else np.zeros(0, dtype=np.int64)
+    term_of = np.repeat(np.arange(len(names), dtype=np.int64), counts)
+    # a posting starts wherever the term or the chunk changes (both ascend within the scan)
+    starts = np.ones(len(occurrences), dtype=np.bool_)
+    if len(occurrences) > 1:
+        starts[1:] = (occurrences[1:] != occurrences[:-1]) | (term_of[1:] != term_of[:-1])
+    first = np.flatnonzero(starts)
+    tfs = np.diff(np.append(first, len(occurrences))).astype(np.int32)
+    docs = occurrences[first]
+    ids = np.unique(docs)
+    positions = np.searchsorted(ids, docs).astype(np.int32)
+    lengths = np.bincount(positions, weights=tfs, minlength=len(ids)).astype(np.int32)
+    per_term = np.bincount(term_of[first], minlength=len(names)).astype(np.int64)
+    ends = np.cumsum(per_term)
+    return InvertedIndex(
+        version=version,
+        ids=ids,
+        lengths=lengths,
+        terms={name: i for i, name in enumerate(names)},
+        starts=ends - per_term,
+        ends=ends,
+        positions=positions,
+        frequencies=tfs,
+    )
+
+
+class _EngineIndexes:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.indexes: dict[str, InvertedIndex] = {}
+
+
+_BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, _EngineIndexes] = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
+    """The inverted index of ``table`` as of ``conn``'s snapshot, built or reused (see module rules)."""
+    version = index_version(conn, table)
+    with _REGISTRY_LOCK:
+        holder = _BY_ENGINE.get(conn.engine)
+        if holder is None:
+            holder = _BY_ENGINE[conn.engine] = _EngineIndexes()
+    current = holder.indexes.get(table)
+    if current is not None and current.version == version:
+        return current
+    with holder.lock:
+        current = holder.indexes.get(table)
+        if current is not None and current.version == version:
+            return current
+        built = build_index(conn, table)
+        holder.indexes[table] = built
+        return built
+
+
+def forget(engine: sa.Engine) -> None:
+    """Drop the indexes held for ``engine`` (the next search rebuilds them)."""
+    with _REGISTRY_LOCK:
+        _BY_ENGINE.pop(engine, None)
+
+
+class MaskCache:
+    """Candidate sets per (filter key, data version): a bounded LRU, by count and by bytes."""
+
+    def __init__(self, size: int = 64, max_bytes: int = 256 * 1024 * 1024) -> None:
+        self._size = size
+        self._max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Hashable, CandidateMask] = OrderedDict()
+
+    def get(self, key: Hashable) -> CandidateMask | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: CandidateMask) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            held = sum(v.nbytes for v in self._items.values())
+            while len(self._items) > 1 and (len(self._items) > self._size or held > self._max_bytes):
+                _, dropped = self._items.popitem(last=False)
+                held -= dropped.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+@dataclass(frozen=True)
+class CandidateMask:
+    """The caller's candidates over an index: the mask, their count, mean length and own postings.
+
+    Unless every indexed chunk is a candidate, the postings are a copy restricted to the
+    candidates, made once per (filter, data version): a query then reads only postings of chunks
+    the caller may find, so its cost does not depend on documents outside them.
+    """
+
+    mask: BoolArray
+    count: int
+    mean_length: float
+    starts: IntArray
+    ends: IntArray
+    positions: Int32Array
+    frequencies: Int32Array
+    shared: bool = False
+
+    @staticmethod
+    def of(index: InvertedIndex, mask: BoolArray) -> CandidateMask:
+        count = int(mask.sum())
+        mean = float(index.lengths[mask].mean()) if count else 1.0
+        if count == len(index.ids):
+            return CandidateMask(
+                mask, count, mean, index.starts, index.ends, index.positions, index.frequencies, shared=True
+            )
+        keep = mask[index.positions]
+        term_of = np.repeat(np.arange(len(index.starts), dtype=np.int64), index.ends - index.starts)
+        per_term = np.bincount(term_of[keep], minlength=len(index.starts)).astype(np.int64)
+        ends = np.cumsum(per_term)
+        return CandidateMask(mask, count, mean, ends - per_term, ends, index.positions[keep], index.frequencies[keep])
+
+    def postings(self, index: InvertedIndex, term: str) -> tuple[Int32Array, Int32Array]:
+        """Positions and term frequencies of ``term`` among the candidates only."""
+        tid = index.terms.get(term)
+        if tid is None:
+            return _EMPTY, _EMPTY
+        start, end = int(self.starts[tid]), int(self.ends[tid])
+        return self.positions[start:end], self.frequencies[start:end]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this candidate set holds of its own (restricted postings are copies; full ones shared)."""
+        arrays = (self.starts, self.ends, self.positions, self.frequencies)
+        own = 0 if self.shared else sum(a.nbytes for a in arrays)
+        return int(self.mask.nbytes + own)
