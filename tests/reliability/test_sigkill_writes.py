@@ -12,6 +12,7 @@ a trial costs a fraction of a second and many fit in the suite.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -19,12 +20,15 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import httpx
+import numpy as np
+import numpy.typing as npt
 import pytest
 import sqlalchemy as sa
 import uvicorn
@@ -130,8 +134,33 @@ def _rest(trial: Trial, nc: notochord.Notochord, fd: int, kb_id: str) -> None:
             i += 1
 
 
+class CountingEmbedder:
+    """A deterministic test embedder: a vector of letter counts, so a vector names the text it came from.
+
+    Slow on purpose (a pause per batch), so that kills land while a batch is being embedded.
+    """
+
+    model_id = "test/letter-counts-26"
+    dim = 26
+    multilingual = False
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        time.sleep(0.02)
+        return np.vstack([self.embed_query(text) for text in texts]) if texts else np.zeros((0, 26), np.float32)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        counts = np.array([text.lower().count(chr(97 + i)) + 1 for i in range(26)], dtype=np.float32)
+        return counts / np.linalg.norm(counts)
+
+
 def _child(kind: str, trial: Trial, kb_id: str) -> None:
     fd = os.open(trial.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    if kind == "embedding":
+        # documents written while the background worker embeds: kills land in the write and mid-batch
+        settings = dataclasses.replace(_settings(trial.data), index_in_background=True)
+        with notochord.open(trial.data, settings, clock=_clock(trial.round_no), embedder=CountingEmbedder()) as nc:
+            _documents(trial, nc.personal, fd)
+        return
     with notochord.open(trial.data, _settings(trial.data), clock=_clock(trial.round_no), embedder=None) as nc:
         if kind == "rest":
             _rest(trial, nc, fd, kb_id)
@@ -238,7 +267,7 @@ def _check_rest(nc: notochord.Notochord, reported: list[str], where: str, kb_id:
         assert document.id == public_id, where
 
 
-@pytest.mark.parametrize("kind", ["facts", "documents", "gem", "rest"])
+@pytest.mark.parametrize("kind", ["facts", "documents", "gem", "rest", "embedding"])
 def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
     vault: tuple[Path, str], tmp_path: Path, kind: str
 ) -> None:
@@ -263,6 +292,10 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
         with notochord.open(data, _settings(data), clock=_clock(round_no), embedder=None) as nc:
             if kind == "rest":
                 _check_rest(nc, reported, where, kb_id)
+            elif kind == "embedding":
+                _check_documents(nc, reported, where)
+                stale = [p for p in check(nc.personal.core) if p.kind.startswith("vector_")]
+                assert stale == [], f"{where}: vectors that do not belong to their passage's text"
             else:
                 {"facts": _check_facts, "documents": _check_documents, "gem": _check_gem}[kind](nc, reported, where)
             for space in (nc.personal, nc.org("acme")):
@@ -273,3 +306,7 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
     with notochord.open(data, _settings(data), clock=_clock(ROUNDS), embedder=None) as nc:
         for space in (nc.personal, nc.org("acme")):
             assert check(space.core) == [], f"{kind}: {space.name} after {ROUNDS} kills"
+        if kind == "embedding":
+            with nc.personal.core.store.read() as conn:
+                embedded = _one(conn, "select count(*) from chunk_vectors")
+            assert embedded > 0, "the worker embedded nothing: no kill landed while it was embedding"
