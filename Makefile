@@ -19,10 +19,10 @@ $(STAMP): requirements-dev.lock pyproject.toml
 
 install: $(STAMP)
 
+# The console's one-time sign-in link is the first line printed (`notochord status` shows the rest).
 run: $(STAMP)
-	$(BIN)/notochord $(DATA_DIR_OPTION) init
-	$(BIN)/notochord $(DATA_DIR_OPTION) status
-	$(BIN)/notochord $(DATA_DIR_OPTION) serve --host 127.0.0.1 --port $(PORT)
+	@$(BIN)/notochord $(DATA_DIR_OPTION) init > /dev/null
+	@$(BIN)/notochord $(DATA_DIR_OPTION) serve --host 127.0.0.1 --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
