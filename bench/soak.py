@@ -123,7 +123,9 @@ def _slope(samples: list[tuple[float, float]]) -> float:
 def _server(data: Path, *, port: int, secret: str, embedder: str) -> Iterator[subprocess.Popen[bytes]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTOCHORD_")}
     env.update(NOTOCHORD_JWT_SECRET=secret, NOTOCHORD_EMBEDDER=embedder)
-    argv = [sys.executable, "-m", "notochord", "--data-dir", str(data), "serve", "--host", "127.0.0.1"]
+    base = [sys.executable, "-m", "notochord", "--data-dir", str(data)]
+    subprocess.run([*base, "init"], env=env, check=True, stdout=subprocess.DEVNULL, timeout=120)
+    argv = [*base, "serve", "--host", "127.0.0.1"]
     process = subprocess.Popen(
         [*argv, "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
