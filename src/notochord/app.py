@@ -359,9 +359,18 @@ def _load_or_create_key(path: Path) -> bytes:
                 raise StorageError(f"master key {path} is damaged (expected {_KEY_BYTES} bytes)")
             return key
         key = secrets.token_bytes(_KEY_BYTES)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key)
+        # Written whole under a private name, then linked into place: a process opening the vault at
+        # the same moment sees no key or the whole key, never a file still being written.
+        draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(key)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.link(draft, path)
+        finally:
+            draft.unlink(missing_ok=True)
         return key
     except FileExistsError:
         return _load_or_create_key(path)
