@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import sqlalchemy as sa
 
-from notochord.db.schema import change_objects, changes, chunk_vectors, chunks, documents
+from notochord.db.schema import chunk_vectors, chunks, documents
 from notochord.errors import (
     ConfigurationError,
     KnowledgeNotFoundError,
@@ -59,7 +59,7 @@ from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.policy import Action, ResourceType
 from notochord.kbservice.spaces import Directory, Found, OrgStore
 from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_json_object, parse_uuid
-from notochord.knowledge.indexing import unindex_document
+from notochord.knowledge.purge import purge_documents
 from notochord.knowledge.quotas import MAX_BODY, MAX_JSON_BYTES, MAX_NAME
 from notochord.knowledge.writes import USER
 from notochord.net.hosts import HostEntry, NetworkPermission
@@ -540,16 +540,7 @@ class KbDocuments:
         public_id = parse_uuid(document_id, what="document")
         with found.store.write() as conn:
             row = _live_row(conn, kb, public_id)
-            unindex_document(conn, row.id)
-            touched = sa.select(change_objects.c.change_id).where(
-                change_objects.c.object_type == "document", change_objects.c.object_id == row.id
-            )
-            change_ids = list(conn.execute(touched.distinct()).scalars())
-            for start in range(0, len(change_ids), 500):
-                part = change_ids[start : start + 500]
-                conn.execute(sa.delete(change_objects).where(change_objects.c.change_id.in_(part)))
-                conn.execute(sa.delete(changes).where(changes.c.id.in_(part)))
-            conn.execute(sa.delete(documents).where(documents.c.id == row.id))
+            purge_documents(conn, [row.id])
 
 
 # ---------------------------------------------------------------------- storage helpers

@@ -25,7 +25,6 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from notochord.db.engine import write_tx
 from notochord.db.migrate import migrate
 from notochord.db.schema import kb_agents, kb_knowledge_bases
 from notochord.errors import SpaceNotFoundError
@@ -33,6 +32,7 @@ from notochord.kbservice.actors import ORG_ID, Actor
 from notochord.kbservice.errors import KbNotFoundError
 from notochord.kbservice.policy import ResourceType
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.writes import USER
 
 __all__ = ["Directory", "Found", "OrgStore", "SpaceLike", "Spaces", "require_live"]
 
@@ -97,9 +97,13 @@ class OrgStore:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        """A write transaction holding the space's write lock from its first statement."""
-        with write_tx(self.core.store.engine) as conn:
-            yield conn
+        """A write transaction holding the space's write lock from its first statement.
+
+        It is the knowledge store's unit of work (``Store.write``), opened as the vault's user: the
+        service's own tables are written here, and knowledge rows only through ``knowledge/`` calls.
+        """
+        with self.core.store.write(actor=USER, run_id=None) as tx:
+            yield tx.conn
 
 
 @dataclass(frozen=True)

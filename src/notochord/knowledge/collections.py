@@ -167,6 +167,20 @@ class Collections:
                     )
                 )
 
+    def create_kb_root(self, conn: sa.Connection, *, name: str, now: str) -> int:
+        """The ``builtin = 'kb'`` collection of a REST knowledge base, inside the caller's transaction.
+
+        It records no change: the service's content store is not part of the user's undo history
+        (its deletion is physical, :mod:`notochord.knowledge.purge`).
+        """
+        return int(
+            conn.execute(
+                sa.insert(collections)
+                .values(name=name, parent_id=None, builtin=KB_MARKER, created_by="system", created_at=now)
+                .returning(collections.c.id)
+            ).scalar_one()
+        )
+
     def tree(self, conn: sa.Connection) -> CollectionTree:
         rows = conn.execute(sa.select(collections).where(collections.c.deleted_at.is_(None))).all()
         return CollectionTree.of(_row(r) for r in rows)
