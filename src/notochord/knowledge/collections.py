@@ -259,6 +259,11 @@ class Collections:
                 after={"parent": parent_id},
             )
 
+    def remove(self, tx: WriteTx, collection_id: int, *, summary: str) -> int:
+        """Soft-delete one collection inside ``tx`` (uninstall removal, revertible); the change id."""
+        tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now))
+        return tx.record(op="uninstall.delete", target_type="collection", target_id=collection_id, summary=summary)
+
     def _check_place(self, tree: CollectionTree, parent_id: int | None, *, height: int) -> None:
         if parent_id is None:
             return

@@ -471,7 +471,7 @@ def creator_watermark(conn: sa.Connection, gem_id: str) -> int:
 
 
 def register_document_layer(registry: GemRegistry, scope: Scope, core: KnowledgeCore) -> None:
-    """Teach uninstall and the change scope about documents and collections."""
+    """Teach uninstall's count and the change scope about documents and collections."""
     from notochord.gems.api.knowledge import ScopeRule
 
     def counts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
@@ -488,42 +488,7 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
         ).scalar_one()
         return {"documents": int(docs), "collections": int(cols)}
 
-    def remove(tx: Any, gem_id: str) -> dict[str, int]:
-        author = f"gem:{gem_id}"
-        tree = core.collections.tree(tx.conn)
-        doomed: set[int] = set()
-        for row in tree.by_id.values():
-            if row.created_by == author:
-                doomed |= tree.subtree(row.id)
-        doc_ids = set(
-            tx.conn.execute(
-                sa.select(documents.c.id).where(
-                    documents.c.deleted_at.is_(None),
-                    sa.or_(documents.c.created_by == author, documents.c.collection_id.in_(sorted(doomed))),
-                )
-            ).scalars()
-        )
-        for doc_id in sorted(doc_ids):
-            title = tx.conn.execute(sa.select(documents.c.title).where(documents.c.id == doc_id)).scalar_one()
-            tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(deleted_at=tx.now))
-            tx.record(
-                op="uninstall.delete",
-                target_type="document",
-                target_id=doc_id,
-                summary=f"removed with gem {gem_id}: document {title}",
-            )
-        for collection_id in sorted(doomed, key=lambda c: -tree.depth(c)):
-            tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now))
-            tx.record(
-                op="uninstall.delete",
-                target_type="collection",
-                target_id=collection_id,
-                summary=f"removed with gem {gem_id}: collection {tree.get(collection_id).name}",
-            )
-        return {}
-
     registry.counters.append(counts)
-    registry.removers.append(remove)
 
     def doc_collection(conn: sa.Connection, doc_id: int) -> int:
         return int(conn.execute(sa.select(documents.c.collection_id).where(documents.c.id == doc_id)).scalar_one())
