@@ -24,6 +24,8 @@ from notochord.access.permissions import PermissionSet
 from notochord.access.scope import CollectionAccess, collection_access, collection_permission
 from notochord.db.schema import collections, documents, gem_settings
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.gems.api.options import names as _names
+from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.documents import DocumentRecord
@@ -237,8 +239,6 @@ class DocumentsApi(_Part):
         """Create or update a document (EX-10): ``collection``, ``key`` or ``ref``, ``title``, ``body``,
         ``meta``, or imported ``text`` + ``sourceUri``."""
         api = self._api
-        from notochord.gems.api.knowledge import _names, _options
-
         o = _options(
             args,
             kwargs,
@@ -329,8 +329,6 @@ class DocumentsApi(_Part):
     ) -> builtins.list[DocumentSummary]:
         """Documents directly in ``collection`` (not subfolders), newest first, with ``updatedAt``."""
         api = self._api
-        from notochord.gems.api.knowledge import _names, _options
-
         o = _options(options, kwargs, _names("time_range"))
 
         def work() -> builtins.list[DocumentSummary]:
@@ -396,8 +394,6 @@ async def search(
     api: KnowledgeApi, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
 ) -> list[SearchHit]:
     """Hybrid search in the collections this gem can read (EX-09)."""
-    from notochord.gems.api.knowledge import _names, _options
-
     o = _options(options, kwargs, _names("collections", "time_range", "limit", "entities"))
 
     def work() -> list[SearchHit]:
