@@ -1,11 +1,10 @@
-"""Document text extraction: ``ctx.extract`` for gems, and the pure functions behind it.
+"""Document text extraction: plain text, Markdown, HTML, PDF and DOCX to Markdown-flavoured text.
 
 Rules (P-GEN-02, P-NET-10):
 
-- Extraction itself is not a permission: every tool of every gem has ``ctx.extract``. Downloading a
-  document (``from_url``) is a network request like any other: it goes through the very same
-  ``ctx.http`` facade, so the gem's network permission, the user's rules, the per-hop redirect
-  checks and the size and time bounds all apply.
+- Pure functions over bytes, with no network, store or permission: gems reach them through
+  ``ctx.extract`` (:mod:`notochord.gems.api.extract`), the REST service through the extractor the
+  server injects, and ``notochord docs import`` through :func:`extract_file`.
 - Supported: plain text (and other ``text/*``), Markdown, HTML, PDF and DOCX. The kind is taken from
   the content type; a missing or generic one (``application/octet-stream``) falls back to the file
   name's extension and then to the content itself (``%PDF-``, a ZIP holding ``word/document.xml``,
@@ -18,8 +17,8 @@ Rules (P-GEN-02, P-NET-10):
   :data:`MAX_DOCX_UNPACKED` bytes of XML read from a DOCX (declared sizes and compression ratio
   checked before unpacking, bytes counted while streaming, against ZIP bombs) and
   :data:`MAX_TEXT_CHARS` characters of output.
-- :func:`extract_text` and :func:`extract_file` are host-side functions (REST uploads, import). A
-  gem never gets a way to name a host path: its files reach extraction as bytes it already holds.
+- :func:`extract_file` reads a host path: it is for the host only (import). A gem never gets a way
+  to name a host path: its files reach extraction as bytes it already holds.
 """
 
 from __future__ import annotations
@@ -31,30 +30,26 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import unquote, urlsplit
 
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from notochord.errors import KnowledgeValidationError, NetworkRequestError
-from notochord.gems.api.docx_text import MAX_DOCX_UNPACKED, read_docx
+from notochord.errors import KnowledgeValidationError
+from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 
 if TYPE_CHECKING:
     from bs4.element import Tag
-
-    from notochord.gems.api.http import HttpApi
-    from notochord.gems.context import CapabilityRequest
 
 __all__ = [
     "MAX_DOCX_UNPACKED",
     "MAX_INPUT_BYTES",
     "MAX_PDF_PAGES",
     "MAX_TEXT_CHARS",
-    "ExtractApi",
     "ExtractedDocument",
     "detect_kind",
     "extract_file",
     "extract_text",
-    "make_extract",
+    "file_extension",
+    "url_filename",
 ]
 
 MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
@@ -146,7 +141,8 @@ def _charset(content_type: str | None) -> str | None:
     return None
 
 
-def _extension(filename: str | None) -> str:
+def file_extension(filename: str | None) -> str:
+    """The lowercased suffix of a file name (``".pdf"``), or ``""``; a dotfile has none."""
     return PurePosixPath(filename or "").suffix.lower()
 
 
@@ -188,7 +184,7 @@ def detect_kind(data: bytes, *, filename: str | None, content_type: str | None) 
     """
     media = _media_type(content_type)
     what = filename or media or "the file"
-    extension = _extension(filename)
+    extension = file_extension(filename)
     if media not in _GENERIC_TYPES:
         kind = _TYPE_KINDS.get(media)
         if kind is None and media.startswith("text/"):
@@ -428,66 +424,10 @@ def extract_file(path: str | Path, *, content_type: str | None = None) -> Extrac
     return extract_text(data, filename=source.name, content_type=content_type)
 
 
-def _url_filename(url: str) -> str | None:
+def url_filename(url: str) -> str | None:
+    """The file name a URL's path ends in, percent-decoded, or ``None``."""
     try:
         name = PurePosixPath(unquote(urlsplit(url).path)).name
     except ValueError:
         return None
     return name or None
-
-
-class ExtractApi:
-    """``ctx.extract`` of one run: document text from a URL (through ``ctx.http``) or from bytes."""
-
-    def __init__(self, *, http: HttpApi) -> None:
-        self._http = http
-
-    async def from_url(self, url: str) -> ExtractedDocument:
-        """Download a document with the gem's own network permission and extract its text.
-
-        Raises:
-            NetworkPermissionError: the download was refused (see ``ctx.http.fetch``).
-            NetworkRequestError: the download failed or answered with a non-2xx status.
-            KnowledgeValidationError: the document is unsupported, corrupt or has no text.
-        """
-        response = await self._http.fetch(url)
-        if not response.ok:
-            raise NetworkRequestError(
-                f"{response.url} answered HTTP {response.status}; there is no document to extract"
-            )
-        body = response.bytes()
-        document = await anyio.to_thread.run_sync(
-            lambda: extract_text(
-                body, filename=_url_filename(response.url), content_type=response.header("content-type")
-            )
-        )
-        return document.model_copy(update={"url": response.url})
-
-    async def fromUrl(self, url: str) -> ExtractedDocument:  # noqa: N802  (the seed's name)
-        return await self.from_url(url)
-
-    async def from_bytes(
-        self, data: bytes, *, filename: str | None = None, content_type: str | None = None
-    ) -> ExtractedDocument:
-        """Extract the text of a document the gem already holds (see :func:`extract_text`)."""
-        return await anyio.to_thread.run_sync(lambda: extract_text(data, filename=filename, content_type=content_type))
-
-    async def fromBytes(  # noqa: N802  (the seed's style)
-        self, data: bytes, options: dict[str, str | None] | None = None
-    ) -> ExtractedDocument:
-        given = options or {}
-        return await self.from_bytes(data, filename=given.get("filename"), content_type=given.get("contentType"))
-
-    def __repr__(self) -> str:
-        return "<ctx.extract>"
-
-
-def make_extract(request: CapabilityRequest) -> ExtractApi:
-    """The capability factory of ``ctx.extract`` (register as ``space.gems.factories["extract"]``).
-
-    Downloads use a ``ctx.http`` built exactly as :func:`~notochord.gems.api.http.make_http` builds
-    the gem's own, so both are checked against the same permission and rules (P-NET-10).
-    """
-    from notochord.gems.api.http import make_http
-
-    return ExtractApi(http=make_http(request))

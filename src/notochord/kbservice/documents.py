@@ -33,7 +33,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
 
 import anyio
 import sqlalchemy as sa
@@ -46,6 +45,7 @@ from notochord.errors import (
     NetworkPermissionError,
     NetworkRequestError,
 )
+from notochord.extraction.text import file_extension, url_filename
 from notochord.kbservice.actors import Actor
 from notochord.kbservice.errors import (
     KbNotFoundError,
@@ -250,17 +250,6 @@ def _check_text(text: str, what: str) -> str:
     return text
 
 
-def _extension(filename: str | None) -> str:
-    if not filename or "." not in filename:
-        return ""
-    return "." + filename.rsplit(".", 1)[1].lower()
-
-
-def _url_filename(url: str) -> str | None:
-    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
-    return name or None
-
-
 def _json_object(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise KbValidationError("the request body is empty; send content, url or data, or upload a file")
@@ -353,7 +342,7 @@ class KbDocuments:
             raise KbPayloadTooLargeError(f"the file is over the upload limit of {self.limits.max_upload_bytes} bytes")
         title = _title({"title": upload.title}) if upload.title is not None else None
         settings = self._settings(found, kb)
-        if _extension(upload.filename) not in UPLOAD_EXTENSIONS:
+        if file_extension(upload.filename) not in UPLOAD_EXTENSIONS:
             raise KbUnsupportedMediaTypeError(
                 f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
                 + ", ".join(UPLOAD_EXTENSIONS)
@@ -399,7 +388,7 @@ class KbDocuments:
             raise KbValidationError(f"url must be an http or https URL of at most {_MAX_URL} characters")
         response = self._download(url.strip(), organization_id=organization_id)
         extracted = self._extract(
-            response.body, filename=_url_filename(response.url), content_type=response.header("content-type")
+            response.body, filename=url_filename(response.url), content_type=response.header("content-type")
         )
         title = _title(fields) or extracted.title or response.url
         return _Source(
