@@ -65,7 +65,7 @@ LAYERS: dict[str, set[str]] = {
     "clock": set(),
     "settings": {"errors"},
     "db": {"errors", "clock", "settings"},
-    "net": {"errors", "clock"},
+    "net": {"errors", "clock", "db"},
     "files": {"errors", "clock"},
     "extraction": {"errors"},
     "search": {"errors", "clock", "db"},

@@ -19,7 +19,7 @@ import notochord
 from notochord.errors import KnowledgeValidationError, NetworkPermissionError, NetworkRequestError
 from notochord.extraction import text as extract_module
 from notochord.extraction.text import ExtractedDocument, detect_kind, extract_file, extract_text
-from notochord.gems.network_rules import NetworkRulesStore
+from notochord.net.user_rules import NetworkRulesStore
 
 ARTICLE = b"""<!DOCTYPE html>
 <html><head><title>Tomato beef stew</title><style>body { color: red }</style>
