@@ -57,7 +57,7 @@ from notochord.kbservice.errors import (
 from notochord.kbservice.grants import locate
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.policy import Action, ResourceType
-from notochord.kbservice.spaces import Directory, Found, OrgStore
+from notochord.kbservice.spaces import Directory, Found, OrgSpace
 from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_json_object, parse_uuid
 from notochord.knowledge.purge import purge_documents
 from notochord.knowledge.quotas import MAX_BODY, MAX_JSON_BYTES, MAX_NAME
@@ -506,7 +506,7 @@ class KbDocuments:
         found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
         return self._get(found.store, kb, parse_uuid(document_id, what="document"), with_content=True)
 
-    def _get(self, store: OrgStore, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
+    def _get(self, store: OrgSpace, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
         with store.read() as conn:
             row = _live_row(conn, kb, public_id)
             counts = _chunk_counts(conn, [row.id], _model_id(store))
@@ -554,7 +554,7 @@ def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
     return row
 
 
-def _model_id(store: OrgStore) -> str | None:
+def _model_id(store: OrgSpace) -> str | None:
     embedder = store.core.vectors.embedder
     return embedder.model_id if embedder is not None else None
 

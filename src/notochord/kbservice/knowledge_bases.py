@@ -32,7 +32,7 @@ from notochord.kbservice.actors import Actor
 from notochord.kbservice.audit import KB_DELETE, record_audit, record_usage
 from notochord.kbservice.grants import locate
 from notochord.kbservice.policy import Action, OrgScope, ResourceType, authorize
-from notochord.kbservice.spaces import Directory, OrgStore, require_live
+from notochord.kbservice.spaces import Directory, OrgSpace, require_live
 from notochord.kbservice.validation import (
     JsonBody,
     KbSettings,
@@ -220,7 +220,7 @@ class KnowledgeBases:
         )
 
 
-def _check_settings(store: OrgStore, settings: Mapping[str, Any]) -> None:
+def _check_settings(store: OrgSpace, settings: Mapping[str, Any]) -> None:
     """Refuse settings ingestion could not honour (a chunk size out of range, a model not here)."""
     embedder = store.core.vectors.embedder
     KbSettings.parse(settings, running_model=embedder.model_id if embedder is not None else None)

@@ -34,7 +34,7 @@ from notochord.kbservice.policy import ResourceType
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.writes import USER
 
-__all__ = ["Directory", "Found", "OrgStore", "SpaceLike", "Spaces", "require_live"]
+__all__ = ["Directory", "Found", "OrgSpace", "SpaceLike", "Spaces", "require_live"]
 
 
 class SpaceLike(Protocol):
@@ -52,7 +52,7 @@ class Spaces(Protocol):
     def spaces(self) -> list[str]: ...
 
 
-class OrgStore:
+class OrgSpace:
     """The service's handle on one organization's space.
 
     An organization that has no space yet reads as empty and gets its space on its first write
@@ -77,7 +77,7 @@ class OrgStore:
     @property
     def core(self) -> KnowledgeCore:
         if self._core is None:
-            assert self._create is not None, "an OrgStore without a core needs a way to create it"
+            assert self._create is not None, "an OrgSpace without a core needs a way to create it"
             self._core = self._create()
         return self._core
 
@@ -110,7 +110,7 @@ class OrgStore:
 class Found:
     """A resource row and the organization store it was found in."""
 
-    store: OrgStore
+    store: OrgSpace
     row: Any
 
 
@@ -146,15 +146,15 @@ class Directory:
         self._lock = threading.Lock()
         self._empty_engine: sa.Engine | None = None
 
-    def store(self, organization_id: str) -> OrgStore:
+    def store(self, organization_id: str) -> OrgSpace:
         """The organization's store; one without a space yet reads as empty until its first write.
 
         Organizations come from verified tokens, not from a typed option, so a write makes the space.
         """
         core = self._existing(organization_id)
         if core is not None:
-            return OrgStore(organization_id, core)
-        return OrgStore(
+            return OrgSpace(organization_id, core)
+        return OrgSpace(
             organization_id,
             find=lambda: self._existing(organization_id),
             create=lambda: self._spaces.org(organization_id, create=True).core,
