@@ -189,15 +189,6 @@ class Collections:
         with self._store.read() as conn:
             return self.tree(conn)
 
-    def resolve_name(self, conn: sa.Connection, name_or_id: str | int) -> int:
-        """``'diary'``/``'keep'`` or a live collection id → the collection id."""
-        tree = self.tree(conn)
-        if isinstance(name_or_id, str):
-            if name_or_id not in BUILTINS:
-                raise KnowledgeNotFoundError("collection")
-            return tree.builtin(name_or_id).id
-        return tree.get(name_or_id).id
-
     # ------------------------------------------------------------------ writing
 
     def create(

@@ -43,8 +43,7 @@ def test_remove_by_writer_removes_the_writers_collections_with_their_contents_an
     gem = Actor.gem("acme")
     mine = core.collections.create(actor=gem, name="Recipes")
     inside = core.documents.upsert(actor=USER, collection_id=mine.id, key="k", title="Stew", body="Simmer.")
-    with core.store.read() as conn:
-        diary = core.collections.resolve_name(conn, "diary")
+    diary = core.collections.read_tree().builtin("diary").id
     elsewhere = core.documents.upsert(actor=gem, collection_id=diary, key="2026-12-01", title="Day", body="Hi.")
     users = core.documents.upsert(actor=USER, collection_id=diary, key="2026-12-02", title="Mine", body="Mine.")
     with core.store.write(actor=USER, run_id="uninstall:acme") as tx:
