@@ -41,11 +41,11 @@ from notochord.gems.api.storage import make_storage
 from notochord.gems.files_service import FilesService
 from notochord.gems.folders import SERVICE as GEM_FOLDERS
 from notochord.gems.folders import GemFolders
-from notochord.gems.network_rules import NetworkRulesStore
 from notochord.gems.service import Gems
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.user import HostChanges, HostKnowledge
 from notochord.knowledge.writes import ASSISTANT, USER
+from notochord.net.user_rules import NetworkRulesStore
 from notochord.search.embeddings import Embedder, load_embedder
 from notochord.search.vector_index import VaultIndexer
 from notochord.settings import Settings

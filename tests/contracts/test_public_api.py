@@ -65,13 +65,14 @@ LAYERS: dict[str, set[str]] = {
     "clock": set(),
     "settings": {"errors"},
     "db": {"errors", "clock", "settings"},
-    "net": {"errors", "clock"},
+    "net": {"errors", "clock", "db"},
     "files": {"errors", "clock"},
+    "extraction": {"errors"},
     "search": {"errors", "clock", "db"},
     "knowledge": {"errors", "clock", "settings", "db", "search"},
     "access": {"errors", "clock", "settings", "knowledge"},
-    "gems": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files"},
-    "kbservice": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files"},
+    "gems": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files", "extraction"},
+    "kbservice": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files", "extraction"},
     "backup": {"errors"},
     "app": {
         "errors",
@@ -85,6 +86,7 @@ LAYERS: dict[str, set[str]] = {
         "kbservice",
         "net",
         "files",
+        "extraction",
     },
 }
 TOP = {"server", "console", "cli", "__main__", "__init__"}

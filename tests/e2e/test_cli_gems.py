@@ -25,7 +25,7 @@ from typer.testing import CliRunner, Result
 
 import notochord
 from notochord.cli import app
-from notochord.gems.network_rules import NetworkRulesStore
+from notochord.net.user_rules import NetworkRulesStore
 from notochord.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

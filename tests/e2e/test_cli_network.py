@@ -23,7 +23,7 @@ import notochord
 from notochord.cli import network_cmd
 from notochord.errors import ConfigurationError, NetworkPermissionError
 from notochord.gems.api.http import make_http
-from notochord.gems.network_rules import NetworkRulesStore
+from notochord.net.user_rules import NetworkRulesStore
 
 root = typer.Typer(no_args_is_help=True)
 root.add_typer(network_cmd.app, name="network")

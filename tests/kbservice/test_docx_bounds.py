@@ -18,9 +18,10 @@ from docx.text.paragraph import Paragraph
 from kb_harness import World
 
 from notochord.errors import KnowledgeValidationError
-from notochord.gems.api import docx_text, extract
-from notochord.gems.api.docx_text import read_docx
-from notochord.gems.api.extract import extract_text
+from notochord.extraction import docx as docx_text
+from notochord.extraction import text as extract
+from notochord.extraction.docx import read_docx
+from notochord.extraction.text import extract_text
 
 DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

@@ -5,7 +5,7 @@ Import rules:
 - Markdown (``.md``, ``.markdown``), text (``.txt``), HTML (``.html``, ``.htm``), PDF (``.pdf``) and
   Word (``.docx``) files are imported; folders are walked recursively in name order. HTML, PDF and
   DOCX go through the same extraction as uploads to the knowledge-base service
-  (:func:`notochord.gems.api.extract.extract_file`): HTML and DOCX headings become ``#`` headings,
+  (:func:`notochord.extraction.text.extract_file`): HTML and DOCX headings become ``#`` headings,
   a PDF needs a text layer. Every file that is not imported is listed with the reason: hidden (a
   name starting with ``.``; a hidden folder is listed once and not entered), a symlinked folder (not
   followed, so a link cannot loop the walk), a kind that is not supported (the message names the
@@ -187,7 +187,7 @@ def _content(candidate: _Candidate) -> _Content | None:
     except OSError as exc:
         raise KnowledgeValidationError(f"cannot read it: {exc.strerror or exc}") from exc
     # imported here: the parsers are only needed when such a file is imported
-    from notochord.gems.api.extract import extract_file
+    from notochord.extraction.text import extract_file
 
     extracted = extract_file(candidate.path)
     return _Content((extracted.title or candidate.path.stem)[:MAX_NAME], extracted.text)

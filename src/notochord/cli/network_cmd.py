@@ -18,7 +18,7 @@ import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
 from notochord.errors import ConfigurationError
-from notochord.gems.network_rules import NetworkRulesStore, StoredNetworkRules
+from notochord.net.user_rules import NetworkRulesStore, StoredNetworkRules
 
 app = typer.Typer(help="Choose which external hosts gems may reach, and which local addresses.", no_args_is_help=True)
 

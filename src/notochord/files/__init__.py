@@ -3,14 +3,13 @@
 - :mod:`~notochord.files.workspace`: ``workspace:`` and ``run:`` paths and the operations on them.
 - :mod:`~notochord.files.history`: every change recorded, old versions kept, run rollback.
 - :mod:`~notochord.files.runs`: the run-folder lifecycle and step journal for retries.
-- :mod:`~notochord.files.folders`: which folders may be chosen as a working folder.
+- :mod:`~notochord.files.working_folders`: which folders may be chosen as a working folder.
 - :mod:`~notochord.files.private`: a gem's encrypted private storage (imported on its own, as it
   loads SQLCipher and ``cryptography``).
 
 The core is synchronous; the gem-facing ``ctx.files`` wraps it in async calls.
 """
 
-from notochord.files.folders import check_working_folder
 from notochord.files.history import (
     VERSION_LIMIT,
     Change,
@@ -20,6 +19,7 @@ from notochord.files.history import (
     Trash,
 )
 from notochord.files.runs import RunFolder, RunFolders
+from notochord.files.working_folders import check_working_folder
 from notochord.files.workspace import RUN_PREFIX, WORKSPACE_PREFIX, Entry, Workspace
 
 __all__ = [

@@ -23,7 +23,7 @@ Rules:
 - One :class:`~notochord.files.private.GemStore` per gem stays open, so a gem's ``BEGIN`` …
   ``COMMIT`` can span several ``ctx.storage.sql`` calls. :meth:`GemFolders.close` closes them all.
 - The working folder (P-FILE-29…31) is stored in ``gem_settings`` under ``working_folder`` and checked
-  by :func:`~notochord.files.folders.check_working_folder` both when it is chosen and each time it is
+  by :func:`~notochord.files.working_folders.check_working_folder` both when it is chosen and each time it is
   used, so a folder that later becomes a link to the home folder is refused at use.
 - Runs register their run folder here (``run id → folder``), so ``ctx.files`` finds its ``run:``
   root whichever of ``start_run`` and ``space.gems.context`` came first, and tools called from a SOP
@@ -55,8 +55,8 @@ import sqlalchemy as sa
 from notochord.clock import Clock
 from notochord.db.schema import gem_settings, gems
 from notochord.errors import ClosedError, FileError, GemError
-from notochord.files.folders import SYSTEM_FOLDERS, check_working_folder
 from notochord.files.history import FileHistory, FolderTrash
+from notochord.files.working_folders import SYSTEM_FOLDERS, check_working_folder
 from notochord.knowledge.writes import USER
 
 if TYPE_CHECKING:

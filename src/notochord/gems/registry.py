@@ -84,10 +84,6 @@ class UninstallReport:
     run_id: str | None
 
 
-DataRemover = Callable[[Any, str], dict[str, int]]
-"""``remover(tx, gem_id)`` deletes one kind of the gem's data inside the uninstall
-transaction and returns counts; the documents layer registers one for documents and collections."""
-
 Counter = Callable[[sa.Connection, str], dict[str, int]]
 
 
@@ -98,7 +94,6 @@ class GemRegistry:
         self._lock = threading.Lock()
         self._manifests: dict[tuple[str, str], Manifest] = {}
         self.counters: list[Counter] = [_count_facts]
-        self.removers: list[DataRemover] = [_expire_facts]
         self.on_uninstalled: list[Callable[[str], None]] = []
 
     # ------------------------------------------------------------ install / upgrade
@@ -362,8 +357,9 @@ class GemRegistry:
             if delete_data:
                 run_id = f"uninstall:{gem_id}:{tx.now}"
                 tx.run_id = run_id
-                for remover in self.removers:
-                    remover(tx, gem_id)
+                author, reason = f"gem:{gem_id}", f"removed with gem {gem_id}"
+                self._core.facts.expire_by_writer(tx, writer=author, reason=reason)
+                self._core.documents.remove_by_writer(tx, author=author, reason=reason)
             tx.conn.execute(sa.delete(gem_grants).where(gem_grants.c.gem_id == gem_id))
             tx.conn.execute(sa.delete(gem_settings).where(gem_settings.c.gem_id == gem_id))
             tx.conn.execute(sa.delete(gems).where(gems.c.id == gem_id))
@@ -402,19 +398,3 @@ def _count_facts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
         .where(facts.c.writer == f"gem:{gem_id}", facts.c.valid_to.is_(None))
     ).scalar_one()
     return {"facts": int(count)}
-
-
-def _expire_facts(tx: Any, gem_id: str) -> dict[str, int]:
-    rows: Sequence[sa.Row[Any]] = tx.conn.execute(
-        sa.select(facts).where(facts.c.writer == f"gem:{gem_id}", facts.c.valid_to.is_(None))
-    ).all()
-    for row in rows:
-        change_id = tx.record(
-            op="uninstall.delete",
-            target_type="fact",
-            target_id=row.id,
-            summary=f"removed with gem {gem_id}: {row.predicate}",
-            before=json.loads(row.value_json),
-        )
-        tx.conn.execute(sa.update(facts).where(facts.c.id == row.id).values(valid_to=tx.now, expired_by=change_id))
-    return {"facts": len(rows)}

@@ -14,9 +14,10 @@ import builtins
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import sqlalchemy as sa
@@ -25,16 +26,14 @@ from notochord.db.schema import runs
 from notochord.errors import GemError, GemNotFoundError
 from notochord.gems.api.files import rollback_run, start_run
 from notochord.gems.bridge.host import ToolOutcome, run_in_process
-from notochord.gems.context import new_run_id
+from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.manifest import ToolSpec
+from notochord.gems.registry import GemRegistry
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.records import RevertResult
 from notochord.knowledge.writes import USER
 
-if TYPE_CHECKING:
-    from notochord.gems.service import Gems
-
-__all__ = ["RunRecord", "Runner"]
+__all__ = ["GemHost", "RunRecord", "Runner"]
 
 _RUN_ID = re.compile(r"^[\w.:-]{1,200}$")
 
@@ -61,8 +60,29 @@ class RunRecord:
         return self.output
 
 
+class GemHost(Protocol):
+    """What the runner needs of the gem service (:class:`notochord.gems.service.Gems`), which owns it."""
+
+    @property
+    def registry(self) -> GemRegistry: ...
+
+    @property
+    def factories(self) -> Mapping[str, CapabilityFactory]: ...
+
+    def resources_dir(self, gem_id: str) -> Path: ...
+
+    def open_run(
+        self,
+        gem_id: str,
+        *,
+        tool: str | None = ...,
+        run_id: str | None = ...,
+        conversation: str | Path | None = ...,
+    ) -> tuple[GemContext, CapabilityRequest]: ...
+
+
 class Runner:
-    def __init__(self, gems: Gems, core: KnowledgeCore, *, code_root: Path, data_dir: Path) -> None:
+    def __init__(self, gems: GemHost, core: KnowledgeCore, *, code_root: Path, data_dir: Path) -> None:
         self._gems = gems
         self._core = core
         self._data_dir = data_dir

@@ -33,12 +33,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
 
 import anyio
 import sqlalchemy as sa
 
-from notochord.db.schema import change_objects, changes, chunk_vectors, chunks, documents
+from notochord.db.schema import chunk_vectors, chunks, documents
 from notochord.errors import (
     ConfigurationError,
     KnowledgeNotFoundError,
@@ -46,6 +45,7 @@ from notochord.errors import (
     NetworkPermissionError,
     NetworkRequestError,
 )
+from notochord.extraction.text import file_extension, url_filename
 from notochord.kbservice.actors import Actor
 from notochord.kbservice.errors import (
     KbNotFoundError,
@@ -57,9 +57,9 @@ from notochord.kbservice.errors import (
 from notochord.kbservice.grants import locate
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.policy import Action, ResourceType
-from notochord.kbservice.spaces import Directory, Found, OrgStore
+from notochord.kbservice.spaces import Directory, Found, OrgSpace
 from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_json_object, parse_uuid
-from notochord.knowledge.indexing import unindex_document
+from notochord.knowledge.purge import purge_documents
 from notochord.knowledge.quotas import MAX_BODY, MAX_JSON_BYTES, MAX_NAME
 from notochord.knowledge.writes import USER
 from notochord.net.hosts import HostEntry, NetworkPermission
@@ -250,17 +250,6 @@ def _check_text(text: str, what: str) -> str:
     return text
 
 
-def _extension(filename: str | None) -> str:
-    if not filename or "." not in filename:
-        return ""
-    return "." + filename.rsplit(".", 1)[1].lower()
-
-
-def _url_filename(url: str) -> str | None:
-    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
-    return name or None
-
-
 def _json_object(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise KbValidationError("the request body is empty; send content, url or data, or upload a file")
@@ -353,7 +342,7 @@ class KbDocuments:
             raise KbPayloadTooLargeError(f"the file is over the upload limit of {self.limits.max_upload_bytes} bytes")
         title = _title({"title": upload.title}) if upload.title is not None else None
         settings = self._settings(found, kb)
-        if _extension(upload.filename) not in UPLOAD_EXTENSIONS:
+        if file_extension(upload.filename) not in UPLOAD_EXTENSIONS:
             raise KbUnsupportedMediaTypeError(
                 f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
                 + ", ".join(UPLOAD_EXTENSIONS)
@@ -399,7 +388,7 @@ class KbDocuments:
             raise KbValidationError(f"url must be an http or https URL of at most {_MAX_URL} characters")
         response = self._download(url.strip(), organization_id=organization_id)
         extracted = self._extract(
-            response.body, filename=_url_filename(response.url), content_type=response.header("content-type")
+            response.body, filename=url_filename(response.url), content_type=response.header("content-type")
         )
         title = _title(fields) or extracted.title or response.url
         return _Source(
@@ -517,7 +506,7 @@ class KbDocuments:
         found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
         return self._get(found.store, kb, parse_uuid(document_id, what="document"), with_content=True)
 
-    def _get(self, store: OrgStore, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
+    def _get(self, store: OrgSpace, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
         with store.read() as conn:
             row = _live_row(conn, kb, public_id)
             counts = _chunk_counts(conn, [row.id], _model_id(store))
@@ -540,16 +529,7 @@ class KbDocuments:
         public_id = parse_uuid(document_id, what="document")
         with found.store.write() as conn:
             row = _live_row(conn, kb, public_id)
-            unindex_document(conn, row.id)
-            touched = sa.select(change_objects.c.change_id).where(
-                change_objects.c.object_type == "document", change_objects.c.object_id == row.id
-            )
-            change_ids = list(conn.execute(touched.distinct()).scalars())
-            for start in range(0, len(change_ids), 500):
-                part = change_ids[start : start + 500]
-                conn.execute(sa.delete(change_objects).where(change_objects.c.change_id.in_(part)))
-                conn.execute(sa.delete(changes).where(changes.c.id.in_(part)))
-            conn.execute(sa.delete(documents).where(documents.c.id == row.id))
+            purge_documents(conn, [row.id])
 
 
 # ---------------------------------------------------------------------- storage helpers
@@ -574,7 +554,7 @@ def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
     return row
 
 
-def _model_id(store: OrgStore) -> str | None:
+def _model_id(store: OrgSpace) -> str | None:
     embedder = store.core.vectors.embedder
     return embedder.model_id if embedder is not None else None
 

@@ -27,22 +27,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import (
-    change_objects,
-    changes,
-    chunk_vectors,
-    chunks,
-    collection_ticks,
-    collections,
-    documents,
-    kb_grants,
-    kb_knowledge_bases,
-)
+from notochord.db.schema import chunk_vectors, chunks, documents, kb_grants, kb_knowledge_bases
 from notochord.kbservice.actors import Actor
 from notochord.kbservice.audit import KB_DELETE, record_audit, record_usage
 from notochord.kbservice.grants import locate
 from notochord.kbservice.policy import Action, OrgScope, ResourceType, authorize
-from notochord.kbservice.spaces import Directory, OrgStore, require_live
+from notochord.kbservice.spaces import Directory, OrgSpace, require_live
 from notochord.kbservice.validation import (
     JsonBody,
     KbSettings,
@@ -51,8 +41,7 @@ from notochord.kbservice.validation import (
     optional_text,
     required_text,
 )
-from notochord.knowledge.collections import KB_MARKER
-from notochord.knowledge.indexing import unindex_document
+from notochord.knowledge.purge import collection_subtree, purge_collections
 
 __all__ = ["Deletion", "KnowledgeBase", "KnowledgeBases", "kb_from_row"]
 
@@ -117,11 +106,7 @@ class KnowledgeBases:
         kb_id = str(uuid.uuid4())
         with store.write() as conn:
             now = store.now()
-            collection_id = conn.execute(
-                sa.insert(collections)
-                .values(name=kb_id, parent_id=None, builtin=KB_MARKER, created_by="system", created_at=now)
-                .returning(collections.c.id)
-            ).scalar_one()
+            collection_id = store.core.collections.create_kb_root(conn, name=kb_id, now=now)
             conn.execute(
                 sa.insert(kb_knowledge_bases).values(
                     id=kb_id,
@@ -191,30 +176,23 @@ class KnowledgeBases:
         with store.write() as conn:
             row = require_live(conn, type=_KB, resource_id=resource.id)
             now = store.now()
-            subtree = _collection_subtree(conn, row.collection_id)
+            subtree = collection_subtree(conn, row.collection_id)
             kb_documents = sa.select(documents.c.id).where(documents.c.collection_id.in_(subtree))
-            doc_ids = list(conn.execute(kb_documents).scalars())
             kb_chunks = sa.select(chunks.c.id).where(chunks.c.document_id.in_(kb_documents))
             vectors, size = conn.execute(
                 sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(sa.func.length(chunk_vectors.c.vector)), 0))
                 .select_from(chunk_vectors)
                 .where(chunk_vectors.c.chunk_id.in_(kb_chunks))
             ).one()
-            for doc_id in doc_ids:
-                unindex_document(conn, doc_id)
-            _purge_change_records(conn, documents_=kb_documents, collection_ids=subtree)
-            conn.execute(sa.delete(documents).where(documents.c.collection_id.in_(subtree)))
             conn.execute(
                 sa.delete(kb_grants).where(
                     kb_grants.c.resource_type == str(_KB), kb_grants.c.resource_id == resource.id
                 )
             )
-            # the links go by ON DELETE CASCADE (KB-DEL-05)
+            # the links go by ON DELETE CASCADE (KB-DEL-05); the row refers to the collection, so it
+            # goes before the collection subtree
             conn.execute(sa.delete(kb_knowledge_bases).where(kb_knowledge_bases.c.id == resource.id))
-            conn.execute(sa.delete(collection_ticks).where(collection_ticks.c.collection_id.in_(subtree)))
-            # children before parents: the subtree is in breadth-first order
-            for collection_id in reversed(subtree):
-                conn.execute(sa.delete(collections).where(collections.c.id == collection_id))
+            doc_ids = purge_collections(conn, subtree)
             record_audit(
                 conn,
                 organization_id=row.organization_id,
@@ -242,35 +220,7 @@ class KnowledgeBases:
         )
 
 
-def _collection_subtree(conn: sa.Connection, root: int) -> list[int]:
-    """The collection and everything below it (deleted or not), breadth first."""
-    order = [root]
-    frontier = [root]
-    while frontier:
-        below = list(conn.execute(sa.select(collections.c.id).where(collections.c.parent_id.in_(frontier))).scalars())
-        below = [c for c in below if c not in order]
-        order.extend(below)
-        frontier = below
-    return order
-
-
-def _purge_change_records(conn: sa.Connection, *, documents_: sa.Select[Any], collection_ids: list[int]) -> None:
-    """Change records keep snapshots of what they changed; a deleted knowledge base keeps none."""
-    touched = sa.select(change_objects.c.change_id).where(
-        sa.or_(
-            sa.and_(change_objects.c.object_type == "document", change_objects.c.object_id.in_(documents_)),
-            sa.and_(change_objects.c.object_type == "collection", change_objects.c.object_id.in_(collection_ids)),
-        )
-    )
-    change_ids = list(conn.execute(touched.distinct()).scalars())
-    # in slices: a large knowledge base must not exceed the driver's bound-parameter limit
-    for start in range(0, len(change_ids), 500):
-        part = change_ids[start : start + 500]
-        conn.execute(sa.delete(change_objects).where(change_objects.c.change_id.in_(part)))
-        conn.execute(sa.delete(changes).where(changes.c.id.in_(part)))
-
-
-def _check_settings(store: OrgStore, settings: Mapping[str, Any]) -> None:
+def _check_settings(store: OrgSpace, settings: Mapping[str, Any]) -> None:
     """Refuse settings ingestion could not honour (a chunk size out of range, a model not here)."""
     embedder = store.core.vectors.embedder
     KbSettings.parse(settings, running_model=embedder.model_id if embedder is not None else None)

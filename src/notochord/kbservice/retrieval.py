@@ -43,7 +43,7 @@ from notochord.kbservice.grants import grant_level, locate
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.links import Links
 from notochord.kbservice.policy import Action, Resource, ResourceType, decide
-from notochord.kbservice.spaces import Directory, OrgStore
+from notochord.kbservice.spaces import Directory, OrgSpace
 from notochord.kbservice.validation import JsonBody, Paging
 from notochord.knowledge.search import Hit, hybrid_search
 from notochord.knowledge.timeranges import TimeRange, parse_time_range
@@ -93,7 +93,7 @@ class SearchRequest:
     time_range: TimeRange | None
 
     @classmethod
-    def parse(cls, fields: Mapping[str, Any], *, store: OrgStore) -> SearchRequest:
+    def parse(cls, fields: Mapping[str, Any], *, store: OrgSpace) -> SearchRequest:
         """Read ``{query, limit?, filters?}``.
 
         Raises:
@@ -206,7 +206,7 @@ class KbRetrieval:
         return [p for p, _ in ranked[: request.limit]]
 
     @staticmethod
-    def _may_view(store: OrgStore, kb: KnowledgeBase, *, actor: Actor) -> bool:
+    def _may_view(store: OrgSpace, kb: KnowledgeBase, *, actor: Actor) -> bool:
         with store.read() as conn:
             level = grant_level(conn, type=ResourceType.KB, resource_id=kb.id, user_id=actor.user_id)
         target = Resource(ResourceType.KB, kb.id, kb.organization_id)
@@ -232,7 +232,7 @@ class KbRetrieval:
 
 
 def _search_store(
-    store: OrgStore, request: SearchRequest, searched: Mapping[int, _Searched], *, depth: int
+    store: OrgSpace, request: SearchRequest, searched: Mapping[int, _Searched], *, depth: int
 ) -> list[Passage]:
     core = store.core
     hits = hybrid_search(

@@ -25,7 +25,6 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from notochord.db.engine import write_tx
 from notochord.db.migrate import migrate
 from notochord.db.schema import kb_agents, kb_knowledge_bases
 from notochord.errors import SpaceNotFoundError
@@ -33,8 +32,9 @@ from notochord.kbservice.actors import ORG_ID, Actor
 from notochord.kbservice.errors import KbNotFoundError
 from notochord.kbservice.policy import ResourceType
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.writes import USER
 
-__all__ = ["Directory", "Found", "OrgStore", "SpaceLike", "Spaces", "require_live"]
+__all__ = ["Directory", "Found", "OrgSpace", "SpaceLike", "Spaces", "require_live"]
 
 
 class SpaceLike(Protocol):
@@ -52,7 +52,7 @@ class Spaces(Protocol):
     def spaces(self) -> list[str]: ...
 
 
-class OrgStore:
+class OrgSpace:
     """The service's handle on one organization's space.
 
     An organization that has no space yet reads as empty and gets its space on its first write
@@ -77,7 +77,7 @@ class OrgStore:
     @property
     def core(self) -> KnowledgeCore:
         if self._core is None:
-            assert self._create is not None, "an OrgStore without a core needs a way to create it"
+            assert self._create is not None, "an OrgSpace without a core needs a way to create it"
             self._core = self._create()
         return self._core
 
@@ -97,16 +97,20 @@ class OrgStore:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        """A write transaction holding the space's write lock from its first statement."""
-        with write_tx(self.core.store.engine) as conn:
-            yield conn
+        """A write transaction holding the space's write lock from its first statement.
+
+        It is the knowledge store's unit of work (``Store.write``), opened as the vault's user: the
+        service's own tables are written here, and knowledge rows only through ``knowledge/`` calls.
+        """
+        with self.core.store.write(actor=USER, run_id=None) as tx:
+            yield tx.conn
 
 
 @dataclass(frozen=True)
 class Found:
     """A resource row and the organization store it was found in."""
 
-    store: OrgStore
+    store: OrgSpace
     row: Any
 
 
@@ -142,15 +146,15 @@ class Directory:
         self._lock = threading.Lock()
         self._empty_engine: sa.Engine | None = None
 
-    def store(self, organization_id: str) -> OrgStore:
+    def store(self, organization_id: str) -> OrgSpace:
         """The organization's store; one without a space yet reads as empty until its first write.
 
         Organizations come from verified tokens, not from a typed option, so a write makes the space.
         """
         core = self._existing(organization_id)
         if core is not None:
-            return OrgStore(organization_id, core)
-        return OrgStore(
+            return OrgSpace(organization_id, core)
+        return OrgSpace(
             organization_id,
             find=lambda: self._existing(organization_id),
             create=lambda: self._spaces.org(organization_id, create=True).core,

@@ -167,6 +167,20 @@ class Collections:
                     )
                 )
 
+    def create_kb_root(self, conn: sa.Connection, *, name: str, now: str) -> int:
+        """The ``builtin = 'kb'`` collection of a REST knowledge base, inside the caller's transaction.
+
+        It records no change: the service's content store is not part of the user's undo history
+        (its deletion is physical, :mod:`notochord.knowledge.purge`).
+        """
+        return int(
+            conn.execute(
+                sa.insert(collections)
+                .values(name=name, parent_id=None, builtin=KB_MARKER, created_by="system", created_at=now)
+                .returning(collections.c.id)
+            ).scalar_one()
+        )
+
     def tree(self, conn: sa.Connection) -> CollectionTree:
         rows = conn.execute(sa.select(collections).where(collections.c.deleted_at.is_(None))).all()
         return CollectionTree.of(_row(r) for r in rows)
@@ -174,15 +188,6 @@ class Collections:
     def read_tree(self) -> CollectionTree:
         with self._store.read() as conn:
             return self.tree(conn)
-
-    def resolve_name(self, conn: sa.Connection, name_or_id: str | int) -> int:
-        """``'diary'``/``'keep'`` or a live collection id → the collection id."""
-        tree = self.tree(conn)
-        if isinstance(name_or_id, str):
-            if name_or_id not in BUILTINS:
-                raise KnowledgeNotFoundError("collection")
-            return tree.builtin(name_or_id).id
-        return tree.get(name_or_id).id
 
     # ------------------------------------------------------------------ writing
 
@@ -244,6 +249,11 @@ class Collections:
                 before={"parent": row.parent_id},
                 after={"parent": parent_id},
             )
+
+    def remove(self, tx: WriteTx, collection_id: int, *, summary: str) -> int:
+        """Soft-delete one collection inside ``tx`` (uninstall removal, revertible); the change id."""
+        tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now))
+        return tx.record(op="uninstall.delete", target_type="collection", target_id=collection_id, summary=summary)
 
     def _check_place(self, tree: CollectionTree, parent_id: int | None, *, height: int) -> None:
         if parent_id is None:

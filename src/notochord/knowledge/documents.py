@@ -332,6 +332,38 @@ class Documents:
                 summary=f"deleted document {existing.title or existing.key or ''}".rstrip(),
             )
 
+    def remove_by_writer(self, tx: WriteTx, *, author: str, reason: str) -> None:
+        """Soft-delete, inside ``tx``, what ``author`` created: its collections with everything inside
+        them and its documents elsewhere; one revertible change per object (K-UNINST, OD-K48).
+
+        Each change's summary is ``"<reason>: document <title>"`` or ``"<reason>: collection <name>"``.
+        """
+        tree = self._collections.tree(tx.conn)
+        doomed: set[int] = set()
+        for row in tree.by_id.values():
+            if row.created_by == author:
+                doomed |= tree.subtree(row.id)
+        doc_ids = set(
+            tx.conn.execute(
+                sa.select(documents.c.id).where(
+                    documents.c.deleted_at.is_(None),
+                    sa.or_(documents.c.created_by == author, documents.c.collection_id.in_(sorted(doomed))),
+                )
+            ).scalars()
+        )
+        for doc_id in sorted(doc_ids):
+            title = tx.conn.execute(sa.select(documents.c.title).where(documents.c.id == doc_id)).scalar_one()
+            tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(deleted_at=tx.now))
+            tx.record(
+                op="uninstall.delete",
+                target_type="document",
+                target_id=doc_id,
+                summary=f"{reason}: document {title}",
+            )
+        # children before parents, so each collection's record is written after what it held
+        for collection_id in sorted(doomed, key=lambda c: -tree.depth(c)):
+            self._collections.remove(tx, collection_id, summary=f"{reason}: collection {tree.get(collection_id).name}")
+
     def move(self, *, actor: Actor, doc_id: int, collection_id: int, run_id: str | None = None) -> int:
         """Move a document to another collection: the user's act; keyed documents stay (K-DOC-19)."""
         if not actor.is_user:

@@ -34,7 +34,7 @@ from notochord.knowledge.predicates import is_segment, predicate_problem
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary
-from notochord.knowledge.writes import Actor, Store
+from notochord.knowledge.writes import Actor, Store, WriteTx
 
 __all__ = ["MISSING", "Facts", "PrefixRule", "Subject"]
 
@@ -433,6 +433,26 @@ class Facts:
             )
 
     # ------------------------------------------------------------ helpers
+
+    def expire_by_writer(self, tx: WriteTx, *, writer: str, reason: str) -> int:
+        """Expire, inside ``tx``, every live fact ``writer`` wrote; one revertible change each.
+
+        Uninstall's removal of a gem's facts (K-UNINST, OD-K48); each summary is
+        ``"<reason>: <predicate>"``. Returns how many facts expired.
+        """
+        rows: Sequence[sa.Row[Any]] = tx.conn.execute(
+            sa.select(facts).where(facts.c.writer == writer, facts.c.valid_to.is_(None))
+        ).all()
+        for row in rows:
+            change_id = tx.record(
+                op="uninstall.delete",
+                target_type="fact",
+                target_id=row.id,
+                summary=f"{reason}: {row.predicate}",
+                before=json.loads(row.value_json),
+            )
+            tx.conn.execute(sa.update(facts).where(facts.c.id == row.id).values(valid_to=tx.now, expired_by=change_id))
+        return len(rows)
 
     def _resolve(self, conn: sa.Connection, *, predicate: str | None, hint: str | None) -> Resolution:
         if hint is not None:

@@ -1,7 +1,8 @@
 """The one write path of the knowledge store.
 
-Every write in ``knowledge/`` goes through :meth:`Store.write`, which in a single transaction that
-holds the write lock:
+Every write of a knowledge table goes through ``knowledge/`` (other packages call its operations;
+``tests/contracts/test_write_seam.py`` holds them to it), and every write in ``knowledge/`` goes
+through :meth:`Store.write`, which in a single transaction that holds the write lock:
 
 1. charges the writer's daily quota (when the writer has one),
 2. lets the caller apply the write,

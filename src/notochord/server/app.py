@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 import notochord
 from notochord.app import Notochord
 from notochord.console import console_mount
-from notochord.gems.api.extract import extract_text
+from notochord.extraction.text import extract_text
 from notochord.kbservice import KbService
 from notochord.net.policy import UserNetworkRules
 from notochord.server import errors

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from notochord.errors import FileError, FileNotFoundInWorkspaceError, FilePermissionError
-from notochord.files.folders import check_working_folder
+from notochord.files.working_folders import check_working_folder
 
 
 @pytest.fixture

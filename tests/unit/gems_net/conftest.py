@@ -20,7 +20,7 @@ from gemnet_support import ExternalHosts, FakeResolver, InstallGem, gem_manifest
 import notochord
 from notochord.gems.api.extract import make_extract
 from notochord.gems.api.http import make_http
-from notochord.gems.network_rules import NetworkRulesStore
+from notochord.net.user_rules import NetworkRulesStore
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from gemnet_support import InstallGem
 
 import notochord
 from notochord.errors import KnowledgeValidationError, NetworkPermissionError, NetworkRequestError
-from notochord.gems.api import extract as extract_module
-from notochord.gems.api.extract import ExtractedDocument, detect_kind, extract_file, extract_text
-from notochord.gems.network_rules import NetworkRulesStore
+from notochord.extraction import text as extract_module
+from notochord.extraction.text import ExtractedDocument, detect_kind, extract_file, extract_text
+from notochord.net.user_rules import NetworkRulesStore
 
 ARTICLE = b"""<!DOCTYPE html>
 <html><head><title>Tomato beef stew</title><style>body { color: red }</style>

@@ -20,9 +20,9 @@ from gemnet_support import PUBLIC_ADDRESS, ExternalHosts, FakeResolver, InstallG
 import notochord
 from notochord.db.schema import space_meta
 from notochord.errors import ConfigurationError, NetworkPermissionError, NetworkRequestError
-from notochord.gems.network_rules import RULES_KEY, NetworkRulesStore
 from notochord.knowledge.writes import USER
 from notochord.net.transport import RequestLimits
+from notochord.net.user_rules import RULES_KEY, NetworkRulesStore
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,8 @@ import notochord
 from notochord.clock import FixedClock
 from notochord.db.schema import space_meta
 from notochord.errors import ConfigurationError
-from notochord.gems.network_rules import RULES_KEY, NetworkRulesStore, parse_rule_entry
 from notochord.knowledge.writes import USER
+from notochord.net.user_rules import RULES_KEY, NetworkRulesStore, parse_rule_entry
 from notochord.settings import Settings
 
 

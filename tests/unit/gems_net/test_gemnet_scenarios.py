@@ -35,8 +35,8 @@ from notochord.errors import NetworkPermissionError, NetworkRequestError
 from notochord.gems.api.http import HttpApi, HttpResponse
 from notochord.gems.context import CAPABILITIES, GemContext
 from notochord.gems.manifest import ResourceSpec, parse_manifest
-from notochord.gems.network_rules import StoredNetworkRules
 from notochord.net.policy import DenyRule, ExternalMode
+from notochord.net.user_rules import StoredNetworkRules
 
 pytestmark = pytest.mark.anyio
 

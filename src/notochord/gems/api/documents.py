@@ -24,6 +24,8 @@ from notochord.access.permissions import PermissionSet
 from notochord.access.scope import CollectionAccess, collection_access, collection_permission
 from notochord.db.schema import collections, documents, gem_settings
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.gems.api.options import names as _names
+from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.documents import DocumentRecord
@@ -237,8 +239,6 @@ class DocumentsApi(_Part):
         """Create or update a document (EX-10): ``collection``, ``key`` or ``ref``, ``title``, ``body``,
         ``meta``, or imported ``text`` + ``sourceUri``."""
         api = self._api
-        from notochord.gems.api.knowledge import _names, _options
-
         o = _options(
             args,
             kwargs,
@@ -329,8 +329,6 @@ class DocumentsApi(_Part):
     ) -> builtins.list[DocumentSummary]:
         """Documents directly in ``collection`` (not subfolders), newest first, with ``updatedAt``."""
         api = self._api
-        from notochord.gems.api.knowledge import _names, _options
-
         o = _options(options, kwargs, _names("time_range"))
 
         def work() -> builtins.list[DocumentSummary]:
@@ -396,8 +394,6 @@ async def search(
     api: KnowledgeApi, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
 ) -> list[SearchHit]:
     """Hybrid search in the collections this gem can read (EX-09)."""
-    from notochord.gems.api.knowledge import _names, _options
-
     o = _options(options, kwargs, _names("collections", "time_range", "limit", "entities", "group_by"))
 
     def work() -> list[SearchHit]:
@@ -472,7 +468,7 @@ def creator_watermark(conn: sa.Connection, gem_id: str) -> int:
 
 
 def register_document_layer(registry: GemRegistry, scope: Scope, core: KnowledgeCore) -> None:
-    """Teach uninstall and the change scope about documents and collections."""
+    """Teach uninstall's count and the change scope about documents and collections."""
     from notochord.gems.api.knowledge import ScopeRule
 
     def counts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
@@ -489,42 +485,7 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
         ).scalar_one()
         return {"documents": int(docs), "collections": int(cols)}
 
-    def remove(tx: Any, gem_id: str) -> dict[str, int]:
-        author = f"gem:{gem_id}"
-        tree = core.collections.tree(tx.conn)
-        doomed: set[int] = set()
-        for row in tree.by_id.values():
-            if row.created_by == author:
-                doomed |= tree.subtree(row.id)
-        doc_ids = set(
-            tx.conn.execute(
-                sa.select(documents.c.id).where(
-                    documents.c.deleted_at.is_(None),
-                    sa.or_(documents.c.created_by == author, documents.c.collection_id.in_(sorted(doomed))),
-                )
-            ).scalars()
-        )
-        for doc_id in sorted(doc_ids):
-            title = tx.conn.execute(sa.select(documents.c.title).where(documents.c.id == doc_id)).scalar_one()
-            tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(deleted_at=tx.now))
-            tx.record(
-                op="uninstall.delete",
-                target_type="document",
-                target_id=doc_id,
-                summary=f"removed with gem {gem_id}: document {title}",
-            )
-        for collection_id in sorted(doomed, key=lambda c: -tree.depth(c)):
-            tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now))
-            tx.record(
-                op="uninstall.delete",
-                target_type="collection",
-                target_id=collection_id,
-                summary=f"removed with gem {gem_id}: collection {tree.get(collection_id).name}",
-            )
-        return {}
-
     registry.counters.append(counts)
-    registry.removers.append(remove)
 
     def doc_collection(conn: sa.Connection, doc_id: int) -> int:
         return int(conn.execute(sa.select(documents.c.collection_id).where(documents.c.id == doc_id)).scalar_one())

@@ -33,10 +33,10 @@ import anyio.to_thread
 import httpx
 
 from notochord.errors import ConfigurationError, NetworkPermissionError, NetworkRequestError
-from notochord.gems.network_rules import NetworkRulesStore
 from notochord.net.hosts import NetworkPermission
 from notochord.net.policy import DenyRule, NetworkPolicy, UserNetworkRules
 from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits, Resolver
+from notochord.net.user_rules import NetworkRulesStore
 
 if TYPE_CHECKING:
     from notochord.gems.context import CapabilityRequest
@@ -305,7 +305,7 @@ def make_http(request: CapabilityRequest) -> HttpApi:
     """The capability factory of ``ctx.http`` (register as ``space.gems.factories["http"]``).
 
     Uses the space services ``network_rules`` (a
-    :class:`~notochord.gems.network_rules.NetworkRulesStore`, required) and, when present,
+    :class:`~notochord.net.user_rules.NetworkRulesStore`, required) and, when present,
     ``resolver``, ``http_transport`` and ``http_limits``.
 
     Raises:

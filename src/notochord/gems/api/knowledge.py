@@ -29,6 +29,8 @@ from notochord.db.schema import changes, entities, facts, identifiers
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
 from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
 from notochord.gems.api.documents import search as search_documents
+from notochord.gems.api.options import names as _names
+from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import (
     AddIdentifierResult,
     ChangeView,
@@ -56,27 +58,6 @@ T = TypeVar("T")
 
 _RESERVED_ORIGINS = {"user", "assistant"}
 _RESERVED_SOURCES = {"user", "inferred"}
-
-
-def _options(given: Mapping[str, Any] | None, kwargs: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
-    """Merge a camelCase option object and snake_case keywords into snake_case; refuse unknown keys."""
-    merged: dict[str, Any] = {}
-    for source in (given or {}), kwargs:
-        if not isinstance(source, Mapping):
-            raise KnowledgeValidationError("options must be an object (a dict)")
-        for key, value in source.items():
-            name = names.get(key)
-            if name is None:
-                known = ", ".join(sorted({to_camel(name) for name in names.values()}))
-                raise KnowledgeValidationError(f"unknown option {key!r} (known: {known})")
-            merged[name] = value
-    return merged
-
-
-def _names(*snake: str) -> dict[str, str]:
-    table = {name: name for name in snake}
-    table.update({to_camel(name): name for name in snake})
-    return table
 
 
 class ScopeRule:

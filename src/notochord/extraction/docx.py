@@ -1,4 +1,4 @@
-"""The text of a DOCX, read as a stream with hard bounds, for :mod:`notochord.gems.api.extract`.
+"""The text of a DOCX, read as a stream with hard bounds, for :mod:`notochord.extraction.text`.
 
 A DOCX is a ZIP of XML parts; a small upload can hold a huge, highly compressible XML part. So:
 

@@ -31,14 +31,13 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, Protocol, get_args
 
 import sqlalchemy as sa
 
+from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import space_meta
 from notochord.errors import ConfigurationError
-from notochord.knowledge.core import KnowledgeCore
-from notochord.knowledge.writes import USER
 from notochord.net.addresses import AddressClass, classify_ip, is_local_name
 from notochord.net.policy import ExternalMode, UserHostEntry, UserNetworkRules
 
@@ -225,6 +224,18 @@ def _encode(rules: StoredNetworkRules) -> str:
     return json.dumps({"format": _FORMAT, **rules.to_json()}, ensure_ascii=False, sort_keys=True)
 
 
+class _Database(Protocol):
+    @property
+    def engine(self) -> sa.Engine: ...
+
+
+class _Space(Protocol):
+    """A space's knowledge core (:class:`notochord.knowledge.core.KnowledgeCore`): its store's engine."""
+
+    @property
+    def store(self) -> _Database: ...
+
+
 class NetworkRulesStore:
     """The user's network rules of one space; every read goes to the store (no cache).
 
@@ -236,8 +247,9 @@ class NetworkRulesStore:
         policy = NetworkPolicy(permission=manifest.network, user_rules=rules.get())
     """
 
-    def __init__(self, core: KnowledgeCore) -> None:
-        self._store = core.store
+    def __init__(self, core: _Space) -> None:
+        # the rules are settings, not knowledge: plain transactions on the space database, no change record
+        self._engine = core.store.engine
 
     def stored(self) -> StoredNetworkRules:
         """The rules as written by the user (default: open, empty lists).
@@ -245,7 +257,7 @@ class NetworkRulesStore:
         Raises:
             ConfigurationError: the stored rules are damaged.
         """
-        with self._store.read() as conn:
+        with read_tx(self._engine) as conn:
             return self._load(conn)
 
     def get(self) -> UserNetworkRules:
@@ -353,22 +365,22 @@ class NetworkRulesStore:
 
     def reset(self) -> StoredNetworkRules:
         """Back to the defaults: open, no local address. Works even when the stored rules are damaged."""
-        with self._store.write(actor=USER, run_id=None) as tx:
-            tx.conn.execute(sa.delete(space_meta).where(space_meta.c.key == RULES_KEY))
+        with write_tx(self._engine) as conn:
+            conn.execute(sa.delete(space_meta).where(space_meta.c.key == RULES_KEY))
         return _DEFAULT
 
     def _update(self, change: Callable[[StoredNetworkRules], StoredNetworkRules]) -> StoredNetworkRules:
-        with self._store.write(actor=USER, run_id=None) as tx:
-            current = self._load(tx.conn)
+        with write_tx(self._engine) as conn:
+            current = self._load(conn)
             updated = change(current)
             if updated == current:
                 return current
             encoded = _encode(updated)
-            written = tx.conn.execute(
+            written = conn.execute(
                 sa.update(space_meta).where(space_meta.c.key == RULES_KEY).values(value=encoded)
             ).rowcount
             if not written:
-                tx.conn.execute(sa.insert(space_meta).values(key=RULES_KEY, value=encoded))
+                conn.execute(sa.insert(space_meta).values(key=RULES_KEY, value=encoded))
             return updated
 
     @staticmethod
