@@ -20,8 +20,6 @@ KNOWN_CYCLES: set[frozenset[str]] = {
     # ctx.knowledge.documents reaches the gem's scope rules (ScopeRule, Scope) and its KnowledgeApi
     # handle; the scope rules are moving into notochord.access
     frozenset({"notochord.gems.api.documents", "notochord.gems.api.knowledge"}),
-    # the CLI hands pending passages to the embedding worker, which reuses the CLI's data-dir helpers
-    frozenset({"notochord.cli.common", "notochord.cli.embed_worker"}),
 }
 
 

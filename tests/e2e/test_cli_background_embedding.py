@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from notochord.cli import embed_worker
+from notochord.cli import handoff
 from notochord.search.vector_index import LOCK_NAME, indexer_pid
 
 NOTES = {
@@ -61,7 +61,7 @@ def test_a_command_that_writes_hands_its_passages_to_a_worker_that_embeds_them_a
     deadline = time.monotonic() + 240
     while _pending(data_dir) > 0:
         if time.monotonic() > deadline:
-            log = (data_dir / "logs" / embed_worker.LOG_NAME).read_text(encoding="utf-8", errors="replace")
+            log = (data_dir / "logs" / handoff.LOG_NAME).read_text(encoding="utf-8", errors="replace")
             pytest.fail(f"passages still pending after four minutes; worker log:\n{log}")
         time.sleep(1)
     found = json.loads(_notochord(data_dir, "search", "vacation days", "--json", background=False).stdout)
@@ -78,7 +78,7 @@ def test_with_background_indexing_off_a_command_starts_no_worker(tmp_path: Path)
     _notochord(data_dir, "init", background=False)
     _notochord(data_dir, "docs", "import", str(_notes(tmp_path)), background=False)
     assert _pending(data_dir) == len(NOTES)
-    assert not (data_dir / "logs" / embed_worker.LOG_NAME).exists()
+    assert not (data_dir / "logs" / handoff.LOG_NAME).exists()
     assert indexer_pid(data_dir) is None
 
 
@@ -94,13 +94,13 @@ def test_nothing_is_handed_off_while_another_process_embeds_the_vault(tmp_path: 
         lock.write(str(os.getpid()))
         lock.flush()
         spaces = [("personal", data_dir / "spaces" / "personal.db")]
-        assert embed_worker.hand_off(data_dir, spaces, "any-model") is False
-    assert not (data_dir / "logs" / embed_worker.LOG_NAME).exists()
+        assert handoff.hand_off(data_dir, spaces, "any-model") is False
+    assert not (data_dir / "logs" / handoff.LOG_NAME).exists()
 
 
 def test_nothing_is_handed_off_when_no_passage_is_pending(tmp_path: Path) -> None:
     data_dir = tmp_path / "vault"
     _notochord(data_dir, "init", background=False)
     spaces = [("personal", data_dir / "spaces" / "personal.db")]
-    assert embed_worker.hand_off(data_dir, spaces, "any-model") is False
+    assert handoff.hand_off(data_dir, spaces, "any-model") is False
     assert not (data_dir / "logs").exists()

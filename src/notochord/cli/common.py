@@ -159,8 +159,8 @@ def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord
 
     Commands are short-lived, so they embed nothing themselves: a batch started on the way would
     only delay the exit. Passages they leave pending are handed to a background worker as they exit
-    (:mod:`notochord.cli.embed_worker`), unless ``index_in_background`` is off; ``serve`` embeds as
-    it goes, and ``notochord reindex`` embeds in the foreground.
+    (:mod:`notochord.cli.handoff`), unless ``index_in_background`` is off; ``serve`` embeds as it
+    goes, and ``notochord reindex`` embeds in the foreground.
 
     Args:
         create: make the vault when the directory holds none (``init`` only).
@@ -173,7 +173,7 @@ def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord
             model_id = nc.embedding_model_id
             spaces = nc.space_files()
         if chosen.index_in_background and model_id is not None:
-            from notochord.cli.embed_worker import hand_off
+            from notochord.cli.handoff import hand_off
 
             hand_off(nc.data_dir, spaces, model_id)
 
