@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,13 +29,13 @@ import sqlalchemy as sa
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.entities import Entities
-from notochord.knowledge.predicates import is_segment, predicate_problem
+from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary
 from notochord.knowledge.writes import Actor, Store
 
-__all__ = ["MISSING", "Facts", "PrefixRule", "Subject"]
+__all__ = ["MISSING", "Facts", "Subject"]
 
 Subject = str | int
 """``"self"`` or an entity id."""
@@ -48,14 +47,6 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
-
-
-@dataclass(frozen=True)
-class PrefixRule:
-    """A readable predicate range: ``prefix`` itself, and everything below it when ``wildcard``."""
-
-    prefix: str
-    wildcard: bool
 
 
 Authorize = Callable[[str, str], None]
@@ -71,18 +62,6 @@ def check_query_prefix(prefix: str | None) -> str | None:
             f"prefix {prefix!r} is malformed: use whole dot-separated levels such as location.home"
         )
     return prefix
-
-
-def prefix_clause(prefix: str) -> sa.ColumnElement[bool]:
-    return sa.or_(facts.c.predicate == prefix, facts.c.predicate.startswith(prefix + ".", autoescape=True))
-
-
-def rules_clause(rules: Sequence[PrefixRule]) -> sa.ColumnElement[bool]:
-    """The SQL form of a set of readable ranges; an empty set reads nothing."""
-    if not rules:
-        return sa.false()
-    parts = [prefix_clause(r.prefix) if r.wildcard else facts.c.predicate == r.prefix for r in rules]
-    return sa.or_(*parts)
 
 
 class Facts:
@@ -126,7 +105,7 @@ class Facts:
         subject: Subject,
         prefix: str | None = None,
         *,
-        rules: Sequence[PrefixRule] | None = None,
+        rules: Sequence[PredicateRange] | None = None,
         pinned_only: bool = False,
         include_inferred: bool = False,
     ) -> list[Fact]:
@@ -141,9 +120,9 @@ class Facts:
                 facts.c.subject_id.in_(self._entities.members(conn, subject_id)), facts.c.valid_to.is_(None)
             )
             if prefix:
-                query = query.where(prefix_clause(prefix))
+                query = query.where(PredicateRange(prefix, wildcard=True).clause(facts.c.predicate))
             if rules is not None:
-                query = query.where(rules_clause(rules))
+                query = query.where(ranges_clause(rules, facts.c.predicate))
             if pinned_only:
                 query = query.where(facts.c.pinned.is_(True))
             if not include_inferred:

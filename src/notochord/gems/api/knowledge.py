@@ -43,8 +43,9 @@ from notochord.gems.api.results import (
 )
 from notochord.gems.refs import RefCodec
 from notochord.knowledge.core import KnowledgeCore
-from notochord.knowledge.facts import MISSING, PrefixRule
+from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
+from notochord.knowledge.predicates import PredicateRange
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Entity, Fact
 from notochord.knowledge.writes import Actor
@@ -513,8 +514,8 @@ class KnowledgeApi:
         check_length("runId", given, 200)
         return given
 
-    def fact_rules(self, grants: PermissionSet, kind: str) -> list[PrefixRule]:
-        return [PrefixRule(p, w) for p, w in grants.readable_fact_prefixes(subject_kind=kind)]
+    def fact_rules(self, grants: PermissionSet, kind: str) -> list[PredicateRange]:
+        return grants.readable_fact_prefixes(subject_kind=kind)
 
     def entity_id(self, ref: object) -> int:
         """The canonical id of an entity ref (the user is never reachable by ref)."""
