@@ -10,7 +10,8 @@ Rules:
   value as ``proposed``); otherwise ``one`` replaces and ``many`` accumulates. ``duplicate`` is checked
   before ``conflict`` (OD-K17).
 - Order of work for callers that check permissions (OD-K07): validation and size limits, resolving
-  ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write.
+  ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write; the
+  hook, the quota and the write share one transaction.
 - Inferred facts (``source == 'inferred'``) are never returned by lookups meant for gems.
 - A conflict is settled by the user (:meth:`Facts.resolve_conflict`): taking the proposal writes it
   as the user's own value (``origin == 'user'``, so no gem overwrites it either), keeping the
@@ -49,8 +50,12 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-Authorize = Callable[[str, str], None]
-"""``authorize(subject_kind, predicate)`` raises when the caller may not write; called before the quota."""
+Authorize = Callable[[sa.Connection, str, str], None]
+"""``authorize(conn, subject_kind, predicate)`` raises when the caller may not write.
+
+It runs inside the write transaction, before the quota, on that transaction's connection: what it
+reads (the caller's grants) cannot change before the write commits (P-KVAL-09).
+"""
 
 
 def check_query_prefix(prefix: str | None) -> str | None:
@@ -185,13 +190,16 @@ class Facts:
                 object_id = self._entities.canonical(conn, object_id)
             resolution = self._resolve(conn, predicate=predicate, hint=hint)
 
-        # 4. permission
+        # 4. permission (inside the write transaction), 5. quota, 6. apply and record
+        check = None
         if authorize is not None:
-            authorize(subject_kind, resolution.name)
+            hook, slot_kind, slot_name = authorize, subject_kind, resolution.name
 
-        # 5. quota, 6. apply and record
+            def check(conn: sa.Connection) -> None:
+                hook(conn, slot_kind, slot_name)
+
         pinned = pin if pin is not None else (actor.is_user and subject == "self")
-        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits) as tx:
+        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits, check=check) as tx:
             conn = tx.conn
             subject_id = self._entities.canonical(conn, subject_id)
             if object_id is not None:
@@ -281,17 +289,22 @@ class Facts:
         fact_id: int,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Callable[[Fact, str], None] | None = None,
+        authorize: Callable[[sa.Connection, Fact, str], None] | None = None,
     ) -> RetractResult:
-        """Expire a current fact. ``authorize(fact, subject_kind)`` runs before the quota."""
+        """Expire a current fact. ``authorize(conn, fact, subject_kind)`` runs inside the write
+        transaction, before the quota (as for :meth:`put`)."""
         with self._store.read() as conn:
-            row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
-            if row is None:
+            if conn.execute(sa.select(facts.c.id).where(facts.c.id == fact_id)).first() is None:
                 raise KnowledgeNotFoundError("fact")
-            kind = self._entities.kind_of(conn, row.subject_id)
+        check = None
         if authorize is not None:
-            authorize(self.to_record(row), kind)
-        with self._store.write(actor=actor, run_id=run_id, limits=limits) as tx:
+            hook = authorize
+
+            def check(conn: sa.Connection) -> None:
+                row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
+                hook(conn, self.to_record(row), self._entities.kind_of(conn, row.subject_id))
+
+        with self._store.write(actor=actor, run_id=run_id, limits=limits, check=check) as tx:
             row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
             if row.valid_to is not None:
                 return RetractResult(status="already_retracted", change_id=None)

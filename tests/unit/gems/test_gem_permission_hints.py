@@ -76,7 +76,7 @@ async def test_entities_hint_prefers_the_requested_permission_equal_to_the_need(
 
 async def test_in_an_organization_the_command_names_the_organization(nc: notochord.Notochord, gems_root: Path) -> None:
     """Issue 11, item 12: the offered command reaches the space the gem is installed in."""
-    org = nc.org("acme")
+    org = nc.org("acme", create=True)
     install_gem(org, gems_root, "recipes", RECIPES)
     knowledge = org.gems.context("recipes").knowledge
     assert knowledge is not None
