@@ -161,11 +161,14 @@ class Facts:
         run_id: str | None = None,
         limits: DailyLimits | None = None,
         authorize: Authorize | None = None,
+        by_ref: bool = False,
     ) -> PutResult:
         """Write one fact. Exactly one of ``predicate`` (a full name) or ``hint`` is given.
 
         A full ``predicate`` unknown to the vocabulary is added with cardinality ``many``; a ``hint``
-        is resolved as described in :mod:`notochord.knowledge.vocabulary`.
+        is resolved as described in :mod:`notochord.knowledge.vocabulary`. ``by_ref``: the subject
+        and object ids came from a gem's refs, which never reach the user (``"self"`` does), so an
+        id that turns out to be the user is ``not found: no entity``.
         """
         # 1. validation and single-write limits
         if value is MISSING and object_id is None:
@@ -186,8 +189,12 @@ class Facts:
         # 2. resolving ids, 3. resolving the predicate
         with self._store.read() as conn:
             subject_id, subject_kind = self.subject_of(conn, subject)
+            if by_ref and subject != "self" and subject_kind == "self":
+                raise KnowledgeNotFoundError("entity")
             if object_id is not None:
                 object_id = self._entities.canonical(conn, object_id)
+                if by_ref and self._entities.kind_of(conn, object_id) == "self":
+                    raise KnowledgeNotFoundError("entity")
             resolution = self._resolve(conn, predicate=predicate, hint=hint)
 
         # 4. permission (inside the write transaction), 5. quota, 6. apply and record

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 from gem_fixtures import gem_ctx
 
-from notochord import KnowledgePermissionError, Space
+from notochord import KnowledgeNotFoundError, KnowledgePermissionError, Space
 from notochord.access.permissions import PermissionSet
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.knowledge.quotas import usage
@@ -80,3 +80,16 @@ async def test_the_put_reads_the_switches_inside_its_write_transaction(space: Sp
     result = await knowledge.facts.put(predicate_hint="pref.food.like", value="stew")
     assert result.status == "applied"
     assert seen == [(True, 0)]
+
+
+async def test_a_ref_to_the_user_reaches_no_fact_write(space: Space, gems_root: Path) -> None:
+    """Issue 13, item 3 (K-CON-05): with subject and object resolved once inside facts.put, a ref
+    that names the user still reads as no entity, as subject and as object; nothing is written."""
+    knowledge = _knowledge(space, gems_root, "recipes")
+    with space.core.store.read() as conn:
+        user_ref = knowledge.refs.encode("ent", space.core.entities.self_id(conn))
+    with pytest.raises(KnowledgeNotFoundError):
+        await knowledge.facts.put(subject=user_ref, predicate_hint="pref.food.like", value="stew")
+    with pytest.raises(KnowledgeNotFoundError):
+        await knowledge.facts.put(predicate_hint="pref.food.like", object=user_ref)
+    assert space.user.facts.lookup("self", "pref.food") == []

@@ -169,9 +169,10 @@ class FactsApi(_Part):
             hint = o.get("predicate_hint")
             if not isinstance(hint, str):
                 raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
-            # 2. refs
-            subject_id, kind = api.subject(o.get("subject", "self"))
-            object_id = api.entity_id(o["object"]) if o.get("object") is not None else None
+            # 2. refs: only decoded here; facts.put resolves subject and object once, in its own read
+            given = o.get("subject", "self")
+            subject: int | str = "self" if given == "self" else api.refs.decode("ent", given)
+            object_id = api.refs.decode("ent", o["object"]) if o.get("object") is not None else None
             grants = api.grants()
 
             def authorize(conn: sa.Connection, subject_kind: str, predicate: str) -> None:
@@ -183,7 +184,7 @@ class FactsApi(_Part):
 
             result = api.core.facts.put(
                 actor=api.actor,
-                subject="self" if kind == "self" else subject_id,
+                subject=subject,
                 hint=hint,
                 value=o.get("value", MISSING),
                 object_id=object_id,
@@ -194,6 +195,7 @@ class FactsApi(_Part):
                 run_id=run_id,
                 limits=api.limits(grants),
                 authorize=authorize,
+                by_ref=True,
             )
             return PutResult(status=result.status, ref=api.refs.encode("fact", result.id), predicate=result.predicate)
 
