@@ -21,6 +21,7 @@ from notochord.access.scope import CollectionAccess, collection_access
 from notochord.knowledge import reach as rows
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.records import Change
 
 __all__ = ["Scope", "ScopeRule", "collection_reach"]
 
@@ -121,13 +122,15 @@ class Scope:
 
     # ------------------------------------------------------------ the questions
 
-    def readable(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str) -> bool:
-        """Whether the gem may see another writer's change ``row`` (a ``changes`` row)."""
+    def readable(self, conn: sa.Connection, row: sa.Row[Any] | Change, grants: PermissionSet, gem_id: str) -> bool:
+        """Whether the gem may see another writer's change ``row`` (a ``changes`` row or record)."""
+        if row.target_id is None:
+            return False
         if row.target_type == "change":
             target = rows.change_row(conn, row.target_id)
             return target is not None and self.readable(conn, target, grants, gem_id)
         rule = self.rules.get(row.target_type)
-        return rule is not None and row.target_id is not None and rule.readable(conn, row.target_id, grants, gem_id)
+        return rule is not None and rule.readable(conn, row.target_id, grants, gem_id)
 
     def write_permission(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str) -> Decision:
         """Whether the gem may undo another writer's change ``row``, beyond ``changes.manage``."""

@@ -35,7 +35,6 @@ from notochord.access.decisions import (
     require_own_or_manage,
 )
 from notochord.access.permissions import PermissionSet
-from notochord.db.schema import changes
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
 from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
 from notochord.gems.api.documents import search as search_documents
@@ -57,6 +56,7 @@ from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
 from notochord.knowledge.predicates import PredicateRange
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
+from notochord.knowledge.reach import change_row
 from notochord.knowledge.records import Entity, Fact
 from notochord.knowledge.writes import Actor
 from notochord.net.hosts import NetworkPermission
@@ -320,18 +320,17 @@ class ChangesApi(_Part):
 
         def work() -> list[ChangeView]:
             grants = api.grants()
-            mine = changes.c.actor == str(api.actor)
+            mine = str(api.actor)
             if not decide(grants, action="changes.manage").allowed:
-                found = api.core.changes.list(since=o.get("since"), status=o.get("status"), where=mine)
+                found = api.core.changes.list(since=o.get("since"), status=o.get("status"), actor=mine)
                 return [api.change_view(c) for c in found]
             candidates = api.core.changes.list(since=o.get("since"), status=o.get("status"))
             with api.core.store.read() as conn:
-                visible_ids = {
-                    row.id
-                    for row in conn.execute(sa.select(changes).where(changes.c.id.in_([c.id for c in candidates])))
-                    if row.actor == str(api.actor) or api.scope.readable(conn, row, grants, api.gem_id)
-                }
-            return [api.change_view(c) for c in candidates if c.id in visible_ids]
+                return [
+                    api.change_view(c)
+                    for c in candidates
+                    if c.actor == mine or api.scope.readable(conn, c, grants, api.gem_id)
+                ]
 
         return await api.run(work)
 
@@ -345,7 +344,7 @@ class ChangesApi(_Part):
             if isinstance(target, str):
                 change_id = api.refs.decode("chg", target)
                 with api.core.store.read() as conn:
-                    row = conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
+                    row = change_row(conn, change_id)
                     if row is None:
                         raise KnowledgeNotFoundError("change")
                     if row.actor != str(api.actor):
