@@ -1,11 +1,13 @@
-"""The cost of permission checks and refs: ``ctx.knowledge.facts.lookup`` against the host API.
+"""The cost of permission checks and refs: ``ctx.knowledge.facts`` against the host API.
 
-Builds one space with facts about the user and about people, installs a gem allowed to read them,
-and times the same lookups through the host API (``space.user.facts.lookup``) and through the gem's
-``ctx.knowledge.facts.lookup`` (grants read per call, ranges compiled into the SQL, ids turned into
-refs, a worker thread per call). Prints calls per second, p50/p95, and the ratio. Never asserts.
+Builds one space with facts about the user and about people, installs a gem allowed to read them
+and to write food preferences, and times the same calls through the host API (``space.user.facts``)
+and through the gem's ``ctx.knowledge.facts`` (grants read per call, ranges compiled into the SQL,
+ids turned into refs, a worker thread per call): ``lookup``, then ``put`` of new values (a gem
+writes at most 500 times a day, so ``--puts`` stays below that). Prints calls per second, p50/p95,
+and the ratio of each. Never asserts.
 
-    python bench/gem_api.py [--people 500] [--facts-per-person 10] [--calls 2000]
+    python bench/gem_api.py [--people 500] [--facts-per-person 10] [--calls 2000] [--puts 400]
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ PERMISSIONS = [
     "facts.read:person:work.company",
     "facts.read:person:relation.colleague",
     "facts.read:person:pref.food.*",
+    "facts.read:self:pref.food.*",
+    "facts.write:self:pref.food.*",
 ]
 
 
@@ -56,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--people", type=int, default=500)
     parser.add_argument("--facts-per-person", type=int, default=10)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--puts", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -118,16 +123,32 @@ def main(argv: list[str] | None = None) -> None:
 
             gem_samples = asyncio.run(_time_async(args.calls, gem_call))
 
+            host_puts = []
+            for i in range(args.puts):
+                start = time.perf_counter()
+                space.user.facts.put(predicate="pref.food.like", value=f"host dish {i}")
+                host_puts.append(time.perf_counter() - start)
+
+            counter = iter(range(args.puts))
+
+            async def gem_put() -> object:
+                return await knowledge.facts.put(predicate_hint="pref.food.like", value=f"gem dish {next(counter)}")
+
+            gem_puts = asyncio.run(_time_async(args.puts, gem_put))
+
     rows = [
         _row("host API  space.user.facts.lookup", host_samples),
         _row("gem API   ctx.knowledge.facts.lookup", gem_samples),
+        _row("host API  space.user.facts.put", host_puts),
+        _row("gem API   ctx.knowledge.facts.put", gem_puts),
     ]
-    print(f"facts.lookup on {args.people} people × {args.facts_per_person} facts, {args.calls} calls each")
+    print(f"{args.people} people × {args.facts_per_person} facts, {args.calls} lookups and {args.puts} puts each")
     print(f"{'path':<40} {'calls/s':>10} {'p50 ms':>8} {'p95 ms':>8}")
     for name, rate, p50, p95 in rows:
         print(f"{name:<40} {rate:>10.0f} {p50:>8.2f} {p95:>8.2f}")
-    ratio = statistics.median(gem_samples) / statistics.median(host_samples)
-    print(f"cost of permission checks and refs: the gem path takes {ratio:.2f}× the host path (p50)")
+    for op, gem, host in (("lookup", gem_samples, host_samples), ("put", gem_puts, host_puts)):
+        ratio = statistics.median(gem) / statistics.median(host)
+        print(f"facts.{op}: the gem path takes {ratio:.2f}× the host path (p50)")
 
 
 if __name__ == "__main__":

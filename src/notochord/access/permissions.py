@@ -36,6 +36,7 @@ of names keeps :meth:`PermissionSet.has` a plain membership test.
 
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from notochord.errors import KnowledgeValidationError
-from notochord.knowledge.predicates import FIRST_LEVELS, is_segment, under_prefix
+from notochord.knowledge.predicates import FIRST_LEVELS, PredicateRange, is_segment
 
 __all__ = [
     "COLLECTION_TARGETS",
@@ -187,6 +188,11 @@ class FactsPermission(Permission):
         if problem is not None:
             raise _fail(str(self), problem)
 
+    @property
+    def range(self) -> PredicateRange:
+        """The predicates this permission's scope includes (its subject aside)."""
+        return PredicateRange(self.prefix, self.wildcard)
+
     def __str__(self) -> str:
         return f"facts.{self.action}:{self.subject}:{self.prefix}{'.*' if self.wildcard else ''}"
 
@@ -196,9 +202,7 @@ class FactsPermission(Permission):
         ``a.b.*`` covers ``a.b`` and every ``a.b.…`` on whole levels; a full predicate covers only
         itself. The subject is not considered here.
         """
-        if self.wildcard:
-            return under_prefix(predicate, self.prefix)
-        return predicate == self.prefix
+        return self.range.covers(predicate)
 
     def covers_facts(self, other: FactsPermission) -> bool:
         """Whether this permission's scope includes everything ``other``'s scope does (OD-K12).
@@ -206,11 +210,7 @@ class FactsPermission(Permission):
         Only subject and prefix are compared, never the action, so the install check asks
         ``read.covers_facts(write)``. ``self`` and a kind are distinct subjects.
         """
-        if self.subject != other.subject:
-            return False
-        if self.wildcard:
-            return under_prefix(other.prefix, self.prefix)
-        return not other.wildcard and other.prefix == self.prefix
+        return self.subject == other.subject and self.range.includes(other.range)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +294,13 @@ def _scope_without_colon(text: str, scope: str, shape: str) -> None:
 def _parse(text: object) -> Permission:
     if not isinstance(text, str):
         raise _fail(text, "a permission must be a string")
+    return _parse_text(text)
+
+
+# Grants are read on every gem call (a revoke acts at once), but a string is parsed only once: the
+# values are frozen, so sharing them is safe, and the set of strings a space uses is small.
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Permission:
     if not text:
         raise _fail(text, "a permission string must not be empty")
     if any(ch.isspace() for ch in text):
@@ -411,19 +418,17 @@ class PermissionSet:
         """Whether some ``facts.write`` grant for ``subject_kind`` covers ``predicate``."""
         return any(p.covers_predicate(predicate) for p in self._facts("write", subject_kind))
 
-    def fact_prefixes(self, *, action: FactsAction, subject_kind: str) -> list[tuple[str, bool]]:
-        """The ``(prefix, wildcard)`` pairs granted for ``action`` on ``subject_kind``.
+    def fact_prefixes(self, *, action: FactsAction, subject_kind: str) -> list[PredicateRange]:
+        """The predicate ranges granted for ``action`` on ``subject_kind``.
 
-        Redundant pairs (covered by another pair) are dropped and the rest sorted. To compile into
-        SQL: a wildcard pair matches ``predicate = prefix`` or ``predicate`` starting with
-        ``prefix + "."`` (escape ``_`` and ``%`` in a LIKE pattern); a full pair matches only
-        ``predicate = prefix``.
+        Redundant ranges (included in another one) are dropped and the rest sorted; compile them
+        into SQL with :meth:`PredicateRange.clause`.
         """
         grants = self._facts(action, subject_kind)
-        kept = {(p.prefix, p.wildcard) for p in grants if not any(q != p and q.covers_facts(p) for q in grants)}
+        kept = {p.range for p in grants if not any(q != p and q.covers_facts(p) for q in grants)}
         return sorted(kept)
 
-    def readable_fact_prefixes(self, *, subject_kind: str) -> list[tuple[str, bool]]:
+    def readable_fact_prefixes(self, *, subject_kind: str) -> list[PredicateRange]:
         """:meth:`fact_prefixes` for reading: what a query may see about ``subject_kind``."""
         return self.fact_prefixes(action="read", subject_kind=subject_kind)
 

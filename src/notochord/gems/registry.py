@@ -265,13 +265,22 @@ class GemRegistry:
         best = next((p for p in found if p == wanted), found[0] if found else None)
         return None if best is None else str(best)
 
-    def granted(self, gem_id: str) -> PermissionSet:
-        """The permissions switched on right now. Read on every call; nothing is cached."""
-        with self._core.store.read() as conn:
-            strings = conn.execute(
-                sa.select(gem_grants.c.permission).where(gem_grants.c.gem_id == gem_id, gem_grants.c.enabled)
-            ).scalars()
-            return PermissionSet.of(list(strings))
+    def granted(self, gem_id: str, conn: sa.Connection | None = None) -> PermissionSet:
+        """The permissions switched on right now. Read on every call; nothing is cached.
+
+        With ``conn``, read on that connection: inside a write transaction, the answer holds until
+        it commits.
+        """
+        if conn is not None:
+            return self._granted(conn, gem_id)
+        with self._core.store.read() as read:
+            return self._granted(read, gem_id)
+
+    def _granted(self, conn: sa.Connection, gem_id: str) -> PermissionSet:
+        strings = conn.execute(
+            sa.select(gem_grants.c.permission).where(gem_grants.c.gem_id == gem_id, gem_grants.c.enabled)
+        ).scalars()
+        return PermissionSet.of(list(strings))
 
     def key(self, gem_id: str, purpose: str) -> bytes:
         """A key of this installation of the gem (``"refs"``, ``"storage"``)."""

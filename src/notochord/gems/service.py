@@ -10,10 +10,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from notochord.access.change_scope import Scope
 from notochord.clock import Clock
 from notochord.errors import GemError, GemNotFoundError, NotochordError
 from notochord.gems.api.documents import creator_watermark, register_document_layer
-from notochord.gems.api.knowledge import KnowledgeApi, Scope
+from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
@@ -35,8 +36,8 @@ class Gems:
         self._space_name = space_name
         self._clock = clock
         self.registry = GemRegistry(core, master_key=master_key)
-        self.scope = Scope(core)
-        register_document_layer(self.registry, self.scope, core)
+        self.scope = Scope(core, watermark=creator_watermark)
+        register_document_layer(self.registry)
         self.runner = Runner(
             self, core, code_root=data_dir / "gem-code" / space_name.replace(":", "-"), data_dir=data_dir
         )
@@ -197,6 +198,7 @@ class Gems:
                 run_id=run,
                 refs=RefCodec(self.registry.key(gem_id, "refs")),
                 grants=lambda: self.registry.granted(gem_id),
+                grants_in=lambda conn: self.registry.granted(gem_id, conn),
                 scope=self.scope,
                 manifest_network=manifest.network,
                 created_after=self._creator_watermark(gem_id),

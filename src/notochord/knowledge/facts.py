@@ -10,7 +10,8 @@ Rules:
   value as ``proposed``); otherwise ``one`` replaces and ``many`` accumulates. ``duplicate`` is checked
   before ``conflict`` (OD-K17).
 - Order of work for callers that check permissions (OD-K07): validation and size limits, resolving
-  ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write.
+  ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write; the
+  hook, the quota and the write share one transaction.
 - Inferred facts (``source == 'inferred'``) are never returned by lookups meant for gems.
 - A conflict is settled by the user (:meth:`Facts.resolve_conflict`): taking the proposal writes it
   as the user's own value (``origin == 'user'``, so no gem overwrites it either), keeping the
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,13 +30,13 @@ import sqlalchemy as sa
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.entities import Entities
-from notochord.knowledge.predicates import is_segment, predicate_problem
+from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary
 from notochord.knowledge.writes import Actor, Store, WriteTx
 
-__all__ = ["MISSING", "Facts", "PrefixRule", "Subject"]
+__all__ = ["MISSING", "Facts", "Subject"]
 
 Subject = str | int
 """``"self"`` or an entity id."""
@@ -50,16 +50,12 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-@dataclass(frozen=True)
-class PrefixRule:
-    """A readable predicate range: ``prefix`` itself, and everything below it when ``wildcard``."""
+Authorize = Callable[[sa.Connection, str, str], None]
+"""``authorize(conn, subject_kind, predicate)`` raises when the caller may not write.
 
-    prefix: str
-    wildcard: bool
-
-
-Authorize = Callable[[str, str], None]
-"""``authorize(subject_kind, predicate)`` raises when the caller may not write; called before the quota."""
+It runs inside the write transaction, before the quota, on that transaction's connection: what it
+reads (the caller's grants) cannot change before the write commits (P-KVAL-09).
+"""
 
 
 def check_query_prefix(prefix: str | None) -> str | None:
@@ -71,18 +67,6 @@ def check_query_prefix(prefix: str | None) -> str | None:
             f"prefix {prefix!r} is malformed: use whole dot-separated levels such as location.home"
         )
     return prefix
-
-
-def prefix_clause(prefix: str) -> sa.ColumnElement[bool]:
-    return sa.or_(facts.c.predicate == prefix, facts.c.predicate.startswith(prefix + ".", autoescape=True))
-
-
-def rules_clause(rules: Sequence[PrefixRule]) -> sa.ColumnElement[bool]:
-    """The SQL form of a set of readable ranges; an empty set reads nothing."""
-    if not rules:
-        return sa.false()
-    parts = [prefix_clause(r.prefix) if r.wildcard else facts.c.predicate == r.prefix for r in rules]
-    return sa.or_(*parts)
 
 
 class Facts:
@@ -126,7 +110,7 @@ class Facts:
         subject: Subject,
         prefix: str | None = None,
         *,
-        rules: Sequence[PrefixRule] | None = None,
+        rules: Sequence[PredicateRange] | None = None,
         pinned_only: bool = False,
         include_inferred: bool = False,
     ) -> list[Fact]:
@@ -141,9 +125,9 @@ class Facts:
                 facts.c.subject_id.in_(self._entities.members(conn, subject_id)), facts.c.valid_to.is_(None)
             )
             if prefix:
-                query = query.where(prefix_clause(prefix))
+                query = query.where(PredicateRange(prefix, wildcard=True).clause(facts.c.predicate))
             if rules is not None:
-                query = query.where(rules_clause(rules))
+                query = query.where(ranges_clause(rules, facts.c.predicate))
             if pinned_only:
                 query = query.where(facts.c.pinned.is_(True))
             if not include_inferred:
@@ -177,11 +161,14 @@ class Facts:
         run_id: str | None = None,
         limits: DailyLimits | None = None,
         authorize: Authorize | None = None,
+        by_ref: bool = False,
     ) -> PutResult:
         """Write one fact. Exactly one of ``predicate`` (a full name) or ``hint`` is given.
 
         A full ``predicate`` unknown to the vocabulary is added with cardinality ``many``; a ``hint``
-        is resolved as described in :mod:`notochord.knowledge.vocabulary`.
+        is resolved as described in :mod:`notochord.knowledge.vocabulary`. ``by_ref``: the subject
+        and object ids came from a gem's refs, which never reach the user (``"self"`` does), so an
+        id that turns out to be the user is ``not found: no entity``.
         """
         # 1. validation and single-write limits
         if value is MISSING and object_id is None:
@@ -202,17 +189,24 @@ class Facts:
         # 2. resolving ids, 3. resolving the predicate
         with self._store.read() as conn:
             subject_id, subject_kind = self.subject_of(conn, subject)
+            if by_ref and subject != "self" and subject_kind == "self":
+                raise KnowledgeNotFoundError("entity")
             if object_id is not None:
                 object_id = self._entities.canonical(conn, object_id)
+                if by_ref and self._entities.kind_of(conn, object_id) == "self":
+                    raise KnowledgeNotFoundError("entity")
             resolution = self._resolve(conn, predicate=predicate, hint=hint)
 
-        # 4. permission
+        # 4. permission (inside the write transaction), 5. quota, 6. apply and record
+        check = None
         if authorize is not None:
-            authorize(subject_kind, resolution.name)
+            hook, slot_kind, slot_name = authorize, subject_kind, resolution.name
 
-        # 5. quota, 6. apply and record
+            def check(conn: sa.Connection) -> None:
+                hook(conn, slot_kind, slot_name)
+
         pinned = pin if pin is not None else (actor.is_user and subject == "self")
-        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits) as tx:
+        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits, check=check) as tx:
             conn = tx.conn
             subject_id = self._entities.canonical(conn, subject_id)
             if object_id is not None:
@@ -302,17 +296,22 @@ class Facts:
         fact_id: int,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Callable[[Fact, str], None] | None = None,
+        authorize: Callable[[sa.Connection, Fact, str], None] | None = None,
     ) -> RetractResult:
-        """Expire a current fact. ``authorize(fact, subject_kind)`` runs before the quota."""
+        """Expire a current fact. ``authorize(conn, fact, subject_kind)`` runs inside the write
+        transaction, before the quota (as for :meth:`put`)."""
         with self._store.read() as conn:
-            row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
-            if row is None:
+            if conn.execute(sa.select(facts.c.id).where(facts.c.id == fact_id)).first() is None:
                 raise KnowledgeNotFoundError("fact")
-            kind = self._entities.kind_of(conn, row.subject_id)
+        check = None
         if authorize is not None:
-            authorize(self.to_record(row), kind)
-        with self._store.write(actor=actor, run_id=run_id, limits=limits) as tx:
+            hook = authorize
+
+            def check(conn: sa.Connection) -> None:
+                row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
+                hook(conn, self.to_record(row), self._entities.kind_of(conn, row.subject_id))
+
+        with self._store.write(actor=actor, run_id=run_id, limits=limits, check=check) as tx:
             row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
             if row.valid_to is not None:
                 return RetractResult(status="already_retracted", change_id=None)

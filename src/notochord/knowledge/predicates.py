@@ -1,7 +1,8 @@
 """Predicate names: the grammar, the fixed first level, and the 30 core predicates.
 
 Pure data and pure functions; the stored vocabulary (declared predicates, aliases) lives in
-:mod:`notochord.knowledge.vocabulary`.
+:mod:`notochord.knowledge.vocabulary`. :class:`PredicateRange` is the one implementation of the
+whole-level wildcard rule (OD-K11), in Python (``covers``) and in SQL (``clause``).
 
 Grammar (OD-K13): a predicate is two or more dot-separated segments; a segment is one or more
 lowercase Unicode letters, digits or ``_``; the first segment is one of :data:`FIRST_LEVELS`.
@@ -9,16 +10,21 @@ lowercase Unicode letters, digits or ``_``; the first segment is one of :data:`F
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+import sqlalchemy as sa
 
 __all__ = [
     "CORE_PREDICATES",
     "FIRST_LEVELS",
     "Cardinality",
     "CorePredicate",
+    "PredicateRange",
     "is_segment",
     "predicate_problem",
+    "ranges_clause",
     "under_prefix",
 ]
 
@@ -111,3 +117,40 @@ def under_prefix(predicate: str, prefix: str) -> bool:
     """Whole-level prefix match: ``location.home`` matches ``location.home.city``, not
     ``location.homepage`` (OD-K11)."""
     return predicate == prefix or predicate.startswith(prefix + ".")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PredicateRange:
+    """A range of predicates: ``prefix`` alone, or with ``wildcard`` also every predicate below it.
+
+    ``PredicateRange("contact.email", wildcard=True)`` (``contact.email.*``) covers ``contact.email``
+    and ``contact.email.work`` but never ``contact.emails``: coverage works on whole levels.
+    """
+
+    prefix: str
+    wildcard: bool
+
+    def __str__(self) -> str:
+        return f"{self.prefix}.*" if self.wildcard else self.prefix
+
+    def covers(self, predicate: str) -> bool:
+        """Whether ``predicate`` lies in this range."""
+        return under_prefix(predicate, self.prefix) if self.wildcard else predicate == self.prefix
+
+    def includes(self, other: PredicateRange) -> bool:
+        """Whether every predicate of ``other`` lies in this range."""
+        if self.wildcard:
+            return under_prefix(other.prefix, self.prefix)
+        return not other.wildcard and other.prefix == self.prefix
+
+    def clause(self, column: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+        """The SQL form of :meth:`covers` on ``column`` (``_`` and ``%`` in a prefix match literally)."""
+        if not self.wildcard:
+            return column == self.prefix
+        return sa.or_(column == self.prefix, column.startswith(self.prefix + ".", autoescape=True))
+
+
+def ranges_clause(ranges: Iterable[PredicateRange], column: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """Whether ``column`` lies in any of ``ranges``; no range at all matches nothing."""
+    parts = [r.clause(column) for r in ranges]
+    return sa.or_(*parts) if parts else sa.false()

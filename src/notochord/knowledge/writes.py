@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,9 +155,16 @@ class Store:
         run_id: str | None,
         chars: int = 0,
         limits: DailyLimits | None = None,
+        check: Callable[[sa.Connection], None] | None = None,
     ) -> Iterator[WriteTx]:
-        """Open the write path. ``limits`` is the writer's daily quota (``None`` for the user)."""
+        """Open the write path. ``limits`` is the writer's daily quota (``None`` for the user).
+
+        ``check(conn)`` runs first inside the transaction, before the quota: a permission decided
+        there holds for the write, since no revoke can commit in between (P-KVAL-09).
+        """
         with write_tx(self.engine) as conn:
+            if check is not None:
+                check(conn)
             now_moment = self.clock.now()
             if limits is not None and not actor.is_user:
                 day = now_moment.astimezone(self.clock.tz).date().isoformat()

@@ -19,6 +19,7 @@ from notochord.access.permissions import (
     narrowest_facts_permission,
 )
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.predicates import PredicateRange
 
 # (string, fragment the error message must contain). Together with the conftest's valid strings
 # this is the K-PERM / P-KVAL-02 grammar table.
@@ -336,12 +337,12 @@ def test_readable_prefixes_are_deduplicated_minimal_and_sorted() -> None:
         ]
     )
     assert grants.readable_fact_prefixes(subject_kind="self") == [
-        ("contact.email", True),
-        ("location.home", True),
-        ("pref.food.rated", False),
+        PredicateRange("contact.email", wildcard=True),
+        PredicateRange("location.home", wildcard=True),
+        PredicateRange("pref.food.rated", wildcard=False),
     ]
-    assert grants.readable_fact_prefixes(subject_kind="person") == [("relation.friend", True)]
-    assert grants.fact_prefixes(action="write", subject_kind="self") == [("work.company", False)]
+    assert grants.readable_fact_prefixes(subject_kind="person") == [PredicateRange("relation.friend", wildcard=True)]
+    assert grants.fact_prefixes(action="write", subject_kind="self") == [PredicateRange("work.company", wildcard=False)]
 
 
 def test_scope_less_permissions_are_asked_by_name(recipe_grants: PermissionSet) -> None:

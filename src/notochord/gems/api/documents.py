@@ -20,10 +20,12 @@ from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 
+from notochord.access.change_scope import collection_reach
+from notochord.access.decisions import InCollection, require, require_own_or_manage
 from notochord.access.permissions import PermissionSet
-from notochord.access.scope import CollectionAccess, collection_access, collection_permission
+from notochord.access.scope import CollectionAccess
 from notochord.db.schema import collections, documents, gem_settings
-from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.gems.api.options import names as _names
 from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
@@ -34,9 +36,8 @@ from notochord.knowledge.timeranges import parse_time_range
 from notochord.net.hosts import host_matches_url
 
 if TYPE_CHECKING:
-    from notochord.gems.api.knowledge import KnowledgeApi, Scope
+    from notochord.gems.api.knowledge import KnowledgeApi
     from notochord.gems.registry import GemRegistry
-    from notochord.knowledge.core import KnowledgeCore
 
 __all__ = [
     "CollectionView",
@@ -120,18 +121,9 @@ class SearchHit(_Result):
 # ---------------------------------------------------------------------- helpers
 
 
-def reach(
-    conn: sa.Connection, core: KnowledgeCore, grants: PermissionSet, *, gem_id: str, created_after: int
-) -> tuple[CollectionTree, CollectionAccess]:
-    """The collection tree now, and what the gem may read and write in it."""
-    tree = core.collections.tree(conn)
-    ticked = core.collections.ticked(conn, gem_id)
-    return tree, collection_access(tree, grants, gem_id=gem_id, ticked=ticked, created_after=created_after)
-
-
 def _access(api: KnowledgeApi, grants: PermissionSet) -> tuple[CollectionTree, CollectionAccess]:
     with api.core.store.read() as conn:
-        return reach(conn, api.core, grants, gem_id=api.gem_id, created_after=api.created_after)
+        return collection_reach(conn, api.core, grants, gem_id=api.gem_id, created_after=api.created_after)
 
 
 def _collection_id(api: KnowledgeApi, tree: CollectionTree, given: object) -> int:
@@ -143,9 +135,18 @@ def _collection_id(api: KnowledgeApi, tree: CollectionTree, given: object) -> in
     return collection_id
 
 
-def _require(tree: CollectionTree, allowed: frozenset[int], collection_id: int, action: str) -> None:
-    if collection_id not in allowed:
-        raise KnowledgePermissionError(collection_permission(tree, collection_id, action))
+def _require(
+    grants: PermissionSet,
+    tree: CollectionTree,
+    access: CollectionAccess,
+    collection_id: int,
+    action: Literal["read", "write"],
+) -> None:
+    require(
+        grants,
+        action="collections.read" if action == "read" else "collections.write",
+        target=InCollection(tree, access, collection_id),
+    )
 
 
 def _check_source_uri(api: KnowledgeApi, uri: object) -> str:
@@ -214,11 +215,10 @@ class CollectionsApi(_Part):
             parent_id = _collection_id(api, tree, given["parent"]) if given.get("parent") is not None else None
 
             def authorize(current: CollectionTree, parent: int | None) -> None:
-                if not grants.has("collections.create"):
-                    raise KnowledgePermissionError("collections.create")
+                require(grants, action="collections.create")
                 if parent is not None:
                     _, access = _access(api, grants)
-                    _require(current, access.writable, parent, "write")
+                    _require(grants, current, access, parent, "write")
 
             row = api.core.collections.create(
                 actor=api.actor,
@@ -259,9 +259,9 @@ class DocumentsApi(_Part):
 
             def authorize(current: CollectionTree, target: int, existing: DocumentRecord | None) -> None:
                 _, access = _access(api, grants)
-                _require(current, access.writable, target, "write")
-                if existing is not None and existing.writer != str(api.actor) and not grants.has("changes.manage"):
-                    raise KnowledgePermissionError("changes.manage")
+                _require(grants, current, access, target, "write")
+                if existing is not None:
+                    require_own_or_manage(grants, writer=existing.writer, actor=str(api.actor))
 
             outcome = api.core.documents.upsert(
                 actor=api.actor,
@@ -291,8 +291,9 @@ class DocumentsApi(_Part):
 
         def work() -> DocumentView | DocumentRangeView:
             record = api.core.documents.get(api.refs.decode("doc", ref))
-            tree, access = _access(api, api.grants())
-            _require(tree, access.readable, record.collection_id, "read")
+            grants = api.grants()
+            tree, access = _access(api, grants)
+            _require(grants, tree, access, record.collection_id, "read")
             view = _document_view(api, record)
             window = given.get("range")
             if window is None:
@@ -314,9 +315,10 @@ class DocumentsApi(_Part):
         api = self._api
 
         def work() -> DocumentView | None:
-            tree, access = _access(api, api.grants())
+            grants = api.grants()
+            tree, access = _access(api, grants)
             collection_id = _collection_id(api, tree, collection)
-            _require(tree, access.readable, collection_id, "read")
+            _require(grants, tree, access, collection_id, "read")
             record = api.core.documents.get_by_key(collection_id, key)
             return None if record is None else _document_view(api, record)
 
@@ -332,9 +334,10 @@ class DocumentsApi(_Part):
         o = _options(options, kwargs, _names("time_range"))
 
         def work() -> builtins.list[DocumentSummary]:
-            tree, access = _access(api, api.grants())
+            grants = api.grants()
+            tree, access = _access(api, grants)
             collection_id = _collection_id(api, tree, collection)
-            _require(tree, access.readable, collection_id, "read")
+            _require(grants, tree, access, collection_id, "read")
             window = parse_time_range(o.get("time_range"), tz=api.core.store.clock.tz)
             return [
                 DocumentSummary(
@@ -359,9 +362,9 @@ class DocumentsApi(_Part):
 
             def authorize(current: CollectionTree, target: int, existing: DocumentRecord | None) -> None:
                 _, access = _access(api, grants)
-                _require(current, access.writable, target, "write")
-                if existing is not None and existing.writer != str(api.actor) and not grants.has("changes.manage"):
-                    raise KnowledgePermissionError("changes.manage")
+                _require(grants, current, access, target, "write")
+                if existing is not None:
+                    require_own_or_manage(grants, writer=existing.writer, actor=str(api.actor))
 
             api.core.documents.delete(
                 actor=api.actor,
@@ -467,9 +470,8 @@ def creator_watermark(conn: sa.Connection, gem_id: str) -> int:
     return int(value) if value is not None else 2**62
 
 
-def register_document_layer(registry: GemRegistry, scope: Scope, core: KnowledgeCore) -> None:
-    """Teach uninstall's count and the change scope about documents and collections."""
-    from notochord.gems.api.knowledge import ScopeRule
+def register_document_layer(registry: GemRegistry) -> None:
+    """Teach uninstall's count about documents and collections (their removal is the knowledge layer's)."""
 
     def counts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
         author = f"gem:{gem_id}"
@@ -486,26 +488,3 @@ def register_document_layer(registry: GemRegistry, scope: Scope, core: Knowledge
         return {"documents": int(docs), "collections": int(cols)}
 
     registry.counters.append(counts)
-
-    def doc_collection(conn: sa.Connection, doc_id: int) -> int:
-        return int(conn.execute(sa.select(documents.c.collection_id).where(documents.c.id == doc_id)).scalar_one())
-
-    def installed_reach(
-        conn: sa.Connection, grants: PermissionSet, gem_id: str
-    ) -> tuple[CollectionTree, CollectionAccess]:
-        return reach(conn, core, grants, gem_id=gem_id, created_after=creator_watermark(conn, gem_id))
-
-    def collection_readable(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> bool:
-        return collection_id in installed_reach(conn, grants, gem_id)[1].readable
-
-    def collection_write(conn: sa.Connection, collection_id: int, grants: PermissionSet, gem_id: str) -> str | None:
-        tree, access = installed_reach(conn, grants, gem_id)
-        if collection_id in access.writable:
-            return None
-        return collection_permission(tree, collection_id, "write") if collection_id in tree.by_id else "changes.manage"
-
-    scope.rules["collection"] = ScopeRule(readable=collection_readable, write_permission=collection_write)
-    scope.rules["document"] = ScopeRule(
-        readable=lambda conn, i, g, gem: collection_readable(conn, doc_collection(conn, i), g, gem),
-        write_permission=lambda conn, i, g, gem: collection_write(conn, doc_collection(conn, i), g, gem),
-    )

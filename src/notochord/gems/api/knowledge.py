@@ -24,8 +24,17 @@ import anyio.to_thread
 import sqlalchemy as sa
 from pydantic.alias_generators import to_camel
 
-from notochord.access.permissions import PermissionSet, narrowest_facts_permission
-from notochord.db.schema import changes, entities, facts, identifiers
+from notochord.access.change_scope import Scope
+from notochord.access.decisions import (
+    FactSlot,
+    Kind,
+    daily_limits,
+    decide,
+    readable_ranges,
+    require,
+    require_own_or_manage,
+)
+from notochord.access.permissions import PermissionSet
 from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
 from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
 from notochord.gems.api.documents import search as search_documents
@@ -45,103 +54,21 @@ from notochord.gems.api.results import (
 )
 from notochord.gems.refs import RefCodec
 from notochord.knowledge.core import KnowledgeCore
-from notochord.knowledge.facts import MISSING, PrefixRule
+from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
+from notochord.knowledge.predicates import PredicateRange
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
+from notochord.knowledge.reach import change_row
 from notochord.knowledge.records import Entity, Fact
 from notochord.knowledge.writes import Actor
 from notochord.net.hosts import NetworkPermission
 
-__all__ = ["KnowledgeApi", "Scope", "ScopeRule"]
+__all__ = ["KnowledgeApi"]
 
 T = TypeVar("T")
 
 _RESERVED_ORIGINS = {"user", "assistant"}
 _RESERVED_SOURCES = {"user", "inferred"}
-
-
-class ScopeRule:
-    """How far a gem may see or undo another writer's change of one target type."""
-
-    def __init__(
-        self,
-        *,
-        readable: Callable[[sa.Connection, int, PermissionSet, str], bool],
-        write_permission: Callable[[sa.Connection, int, PermissionSet, str], str | None],
-    ) -> None:
-        self.readable = readable
-        self.write_permission = write_permission
-        """Returns None when the gem may undo changes of the object, else the permission it lacks."""
-
-
-class Scope:
-    """Target type → rule. The documents layer adds rules for documents and collections."""
-
-    def __init__(self, core: KnowledgeCore) -> None:
-        self._core = core
-        self.rules: dict[str, ScopeRule] = {
-            "fact": ScopeRule(readable=self._fact_readable, write_permission=self._fact_write),
-            "entity": ScopeRule(readable=self._entity_readable, write_permission=self._entity_write),
-            "identifier": ScopeRule(readable=self._identifier_readable, write_permission=self._identifier_write),
-        }
-
-    def _fact(self, conn: sa.Connection, fact_id: int) -> tuple[str, str] | None:
-        row = conn.execute(
-            sa.select(facts.c.predicate, entities.c.kind)
-            .join(entities, entities.c.id == facts.c.subject_id)
-            .where(facts.c.id == fact_id)
-        ).first()
-        return None if row is None else (row.kind, row.predicate)
-
-    def _fact_readable(self, conn: sa.Connection, fact_id: int, grants: PermissionSet, _gem_id: str) -> bool:
-        found = self._fact(conn, fact_id)
-        return found is not None and grants.can_read_fact(subject_kind=found[0], predicate=found[1])
-
-    def _fact_write(self, conn: sa.Connection, fact_id: int, grants: PermissionSet, _gem_id: str) -> str | None:
-        found = self._fact(conn, fact_id)
-        if found is None:
-            return "changes.manage"
-        kind, predicate = found
-        if grants.can_write_fact(subject_kind=kind, predicate=predicate):
-            return None
-        return narrowest_facts_permission("write", kind, predicate)
-
-    def _entity_kind(self, conn: sa.Connection, entity_id: int) -> str:
-        return str(conn.execute(sa.select(entities.c.kind).where(entities.c.id == entity_id)).scalar_one())
-
-    def _entity_readable(self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str) -> bool:
-        kind = self._entity_kind(conn, entity_id)
-        return kind != "self" and grants.entities_allows(action="read", kind=kind)
-
-    def _entity_write(self, conn: sa.Connection, entity_id: int, grants: PermissionSet, _gem_id: str) -> str | None:
-        kind = self._entity_kind(conn, entity_id)
-        return None if grants.entities_allows(action="write", kind=kind) else f"entities.write:{kind}"
-
-    def _identifier_entity(self, conn: sa.Connection, identifier_id: int) -> int:
-        return int(
-            conn.execute(sa.select(identifiers.c.entity_id).where(identifiers.c.id == identifier_id)).scalar_one()
-        )
-
-    def _identifier_readable(self, conn: sa.Connection, identifier_id: int, grants: PermissionSet, gem_id: str) -> bool:
-        return self._entity_readable(conn, self._identifier_entity(conn, identifier_id), grants, gem_id)
-
-    def _identifier_write(
-        self, conn: sa.Connection, identifier_id: int, grants: PermissionSet, gem_id: str
-    ) -> str | None:
-        return self._entity_write(conn, self._identifier_entity(conn, identifier_id), grants, gem_id)
-
-    def readable(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str) -> bool:
-        if row.target_type == "change":
-            target = conn.execute(sa.select(changes).where(changes.c.id == row.target_id)).first()
-            return target is not None and self.readable(conn, target, grants, gem_id)
-        rule = self.rules.get(row.target_type)
-        return rule is not None and row.target_id is not None and rule.readable(conn, row.target_id, grants, gem_id)
-
-    def write_permission(self, conn: sa.Connection, row: sa.Row[Any], grants: PermissionSet, gem_id: str) -> str | None:
-        rule = self.rules.get(row.target_type)
-        if rule is None or row.target_id is None:
-            return "changes.manage"
-        return rule.write_permission(conn, row.target_id, grants, gem_id)
 
 
 class _Part:
@@ -223,20 +150,22 @@ class FactsApi(_Part):
             hint = o.get("predicate_hint")
             if not isinstance(hint, str):
                 raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
-            # 2. refs
-            subject_id, kind = api.subject(o.get("subject", "self"))
-            object_id = api.entity_id(o["object"]) if o.get("object") is not None else None
+            # 2. refs: only decoded here; facts.put resolves subject and object once, in its own read
+            given = o.get("subject", "self")
+            subject: int | str = "self" if given == "self" else api.refs.decode("ent", given)
+            object_id = api.refs.decode("ent", o["object"]) if o.get("object") is not None else None
             grants = api.grants()
 
-            def authorize(subject_kind: str, predicate: str) -> None:
-                if not grants.can_write_fact(subject_kind=subject_kind, predicate=predicate):
-                    raise KnowledgePermissionError(narrowest_facts_permission("write", subject_kind, predicate))
-                if (origin is not None or source is not None) and not grants.has("origin.override"):
-                    raise KnowledgePermissionError("origin.override")
+            def authorize(conn: sa.Connection, subject_kind: str, predicate: str) -> None:
+                # asked inside the write transaction: a revoke cannot slip in before the write
+                now = api.grants_in(conn)
+                require(now, action="facts.write", target=FactSlot(subject_kind, predicate))
+                if origin is not None or source is not None:
+                    require(now, action="origin.override")
 
             result = api.core.facts.put(
                 actor=api.actor,
-                subject="self" if kind == "self" else subject_id,
+                subject=subject,
                 hint=hint,
                 value=o.get("value", MISSING),
                 object_id=object_id,
@@ -247,6 +176,7 @@ class FactsApi(_Part):
                 run_id=run_id,
                 limits=api.limits(grants),
                 authorize=authorize,
+                by_ref=True,
             )
             return PutResult(status=result.status, ref=api.refs.encode("fact", result.id), predicate=result.predicate)
 
@@ -260,11 +190,10 @@ class FactsApi(_Part):
             fact_id = api.refs.decode("fact", ref)
             grants = api.grants()
 
-            def authorize(fact: Fact, subject_kind: str) -> None:
-                if not grants.can_write_fact(subject_kind=subject_kind, predicate=fact.predicate):
-                    raise KnowledgePermissionError(narrowest_facts_permission("write", subject_kind, fact.predicate))
-                if fact.writer != str(api.actor) and not grants.has("changes.manage"):
-                    raise KnowledgePermissionError("changes.manage")
+            def authorize(conn: sa.Connection, fact: Fact, subject_kind: str) -> None:
+                now = api.grants_in(conn)
+                require(now, action="facts.write", target=FactSlot(subject_kind, fact.predicate))
+                require_own_or_manage(now, writer=fact.writer, actor=str(api.actor))
 
             result = api.core.facts.retract(
                 actor=api.actor,
@@ -293,10 +222,9 @@ class EntitiesApi(_Part):
             if not isinstance(identifiers, Mapping):
                 raise KnowledgeValidationError("identifiers must be an object such as {'email': 'a@b.nl'}")
             grants = api.grants()
-            if create and not grants.entities_allows(action="write", kind=kind):
-                raise KnowledgePermissionError(f"entities.write:{kind}")
-            if not grants.entities_allows(action="resolve", kind=kind):
-                raise KnowledgePermissionError(f"entities.resolve:{kind}")
+            if create:
+                require(grants, action="entities.write", target=Kind(kind))
+            require(grants, action="entities.resolve", target=Kind(kind))
             found = api.core.entities.resolve(
                 actor=api.actor,
                 given=dict(identifiers),
@@ -323,8 +251,7 @@ class EntitiesApi(_Part):
 
         def work() -> EntityView:
             entity = api.core.entities.get(api.refs.decode("ent", ref))
-            if not api.grants().entities_allows(action="read", kind=entity.kind):
-                raise KnowledgePermissionError(f"entities.read:{entity.kind}")
+            require(api.grants(), action="entities.read", target=Kind(entity.kind))
             return api.entity_view(entity)
 
         return await api.run(work)
@@ -338,8 +265,7 @@ class EntitiesApi(_Part):
 
         def work() -> list[EntityView]:
             checked = check_kind(kind)
-            if not api.grants().entities_allows(action="read", kind=checked):
-                raise KnowledgePermissionError(f"entities.read:{checked}")
+            require(api.grants(), action="entities.read", target=Kind(checked))
             return [api.entity_view(e) for e in api.core.entities.list(kind=checked, query=o.get("query"))]
 
         return await api.run(work)
@@ -351,8 +277,7 @@ class EntitiesApi(_Part):
         def work() -> AddIdentifierResult:
             entity = api.core.entities.get(api.refs.decode("ent", ref))
             grants = api.grants()
-            if not grants.entities_allows(action="write", kind=entity.kind):
-                raise KnowledgePermissionError(f"entities.write:{entity.kind}")
+            require(grants, action="entities.write", target=Kind(entity.kind))
             status, _ = api.core.entities.add_identifier(
                 actor=api.actor,
                 entity_id=entity.id,
@@ -376,18 +301,17 @@ class ChangesApi(_Part):
 
         def work() -> list[ChangeView]:
             grants = api.grants()
-            mine = changes.c.actor == str(api.actor)
-            if not grants.has("changes.manage"):
-                found = api.core.changes.list(since=o.get("since"), status=o.get("status"), where=mine)
+            mine = str(api.actor)
+            if not decide(grants, action="changes.manage").allowed:
+                found = api.core.changes.list(since=o.get("since"), status=o.get("status"), actor=mine)
                 return [api.change_view(c) for c in found]
             candidates = api.core.changes.list(since=o.get("since"), status=o.get("status"))
             with api.core.store.read() as conn:
-                visible_ids = {
-                    row.id
-                    for row in conn.execute(sa.select(changes).where(changes.c.id.in_([c.id for c in candidates])))
-                    if row.actor == str(api.actor) or api.scope.readable(conn, row, grants, api.gem_id)
-                }
-            return [api.change_view(c) for c in candidates if c.id in visible_ids]
+                return [
+                    api.change_view(c)
+                    for c in candidates
+                    if c.actor == mine or api.scope.readable(conn, c, grants, api.gem_id)
+                ]
 
         return await api.run(work)
 
@@ -401,15 +325,12 @@ class ChangesApi(_Part):
             if isinstance(target, str):
                 change_id = api.refs.decode("chg", target)
                 with api.core.store.read() as conn:
-                    row = conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
+                    row = change_row(conn, change_id)
                     if row is None:
                         raise KnowledgeNotFoundError("change")
                     if row.actor != str(api.actor):
-                        if not grants.has("changes.manage"):
-                            raise KnowledgePermissionError("changes.manage")
-                        missing = api.scope.write_permission(conn, row, grants, api.gem_id)
-                        if missing is not None:
-                            raise KnowledgePermissionError(missing)
+                        require(grants, action="changes.manage")
+                        api.scope.write_permission(conn, row, grants, api.gem_id).require()
                 result = api.core.changes.revert(
                     actor=api.actor, change_id=change_id, limits=limits, current_run_id=api.run_id
                 )
@@ -442,6 +363,7 @@ class KnowledgeApi:
         refs: RefCodec,
         grants: Callable[[], PermissionSet],
         scope: Scope,
+        grants_in: Callable[[sa.Connection], PermissionSet] | None = None,
         manifest_network: NetworkPermission | None = None,
         created_after: int = 2**62,
         permission_hint: Callable[[str], str | None] | None = None,
@@ -452,6 +374,8 @@ class KnowledgeApi:
         self.run_id = run_id
         self.refs = refs
         self.grants = grants
+        self.grants_in: Callable[[sa.Connection], PermissionSet] = grants_in or (lambda _conn: grants())
+        """The grants read on the caller's connection (inside a write transaction: stable until it commits)."""
         self.scope = scope
         self.manifest_network = manifest_network
         self.created_after = created_after
@@ -484,7 +408,7 @@ class KnowledgeApi:
     # ---------------------------------------------------------------- helpers for the parts
 
     def limits(self, grants: PermissionSet) -> DailyLimits:
-        return DailyLimits.for_writer(bulk=grants.has("collections.bulk"))
+        return daily_limits(grants)
 
     def run_id_of(self, given: object) -> str:
         if given is None:
@@ -494,8 +418,8 @@ class KnowledgeApi:
         check_length("runId", given, 200)
         return given
 
-    def fact_rules(self, grants: PermissionSet, kind: str) -> list[PrefixRule]:
-        return [PrefixRule(p, w) for p, w in grants.readable_fact_prefixes(subject_kind=kind)]
+    def fact_rules(self, grants: PermissionSet, kind: str) -> list[PredicateRange]:
+        return readable_ranges(grants, subject_kind=kind)
 
     def entity_id(self, ref: object) -> int:
         """The canonical id of an entity ref (the user is never reachable by ref)."""
