@@ -17,8 +17,8 @@ SRC = Path(notochord.__file__).parent
 
 # Cycles still being untangled, each with what removes it. Nothing may be added here.
 KNOWN_CYCLES: set[frozenset[str]] = {
-    # ctx.knowledge.documents reaches the gem's scope rules (ScopeRule, Scope) and its KnowledgeApi
-    # handle; the scope rules are moving into notochord.access
+    # ctx.knowledge.documents reaches its KnowledgeApi handle; it goes when that handle becomes a typed
+    # capability object
     frozenset({"notochord.gems.api.documents", "notochord.gems.api.knowledge"}),
 }
 
