@@ -4,11 +4,13 @@ and refuse, installing from an uploaded package, and "View changes"."""
 from __future__ import annotations
 
 import asyncio
+import html
 import io
 import json
 import zipfile
 from pathlib import Path
 
+import pytest
 from console_harness import EXAMPLES, RECIPES, WEATHER, ConsoleServer, csrf_of
 
 from notochord.console.views.changes import PAGE_SIZE
@@ -142,6 +144,42 @@ def test_a_conflict_shows_both_values_and_the_status_filter_finds_it(console: Co
     assert '<dd class="yours">Leiden</dd>' in html
     assert '<dd class="theirs">Paris</dd>' in html
     assert "status-applied" not in html
+
+
+@pytest.mark.parametrize(
+    ("take", "current", "notice"),
+    [("theirs", "Paris", "The gem's value is now yours."), ("mine", "Leiden", "Kept your value.")],
+)
+def test_a_conflict_is_settled_from_the_page_and_the_choice_can_be_undone(
+    console: ConsoleServer, take: str, current: str, notice: str
+) -> None:
+    """Issue 14, item 2; K-UI-11: "Keep mine" / "Take the gem's" settle a conflict as an undoable change."""
+    console.space.user.facts.put(predicate="location.home.city", value="Leiden")
+    proposed = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
+    client = console.client()
+    page = client.get("/changes", params={"status": "conflict"}).text
+    assert f'action="/changes/{proposed.change_id}/resolve"' in page
+    answer = client.post(f"/changes/{proposed.change_id}/resolve", data={"csrf": csrf_of(page), "take": take})
+    assert answer.status_code == 200
+    assert notice in html.unescape(answer.text)
+    assert [f.value for f in console.space.user.facts.lookup("self", "location.home.city")] == [current]
+    assert console.space.changes.list(status="conflict") == []
+    resolution = console.space.changes.list()[0]
+    console.space.changes.revert(resolution.id)
+    assert [c.id for c in console.space.changes.list(status="conflict")] == [proposed.change_id]
+
+
+def test_a_conflict_resolution_without_a_choice_changes_nothing(console: ConsoleServer) -> None:
+    """Issue 14, item 2: a bad choice is refused with a sentence and the conflict stays open."""
+    console.space.user.facts.put(predicate="location.home.city", value="Leiden")
+    proposed = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
+    client = console.client()
+    token = csrf_of(client.get("/changes").text)
+    answer = client.post(f"/changes/{proposed.change_id}/resolve", data={"csrf": token, "take": "both"})
+    assert answer.status_code == 422
+    assert "This conflict cannot be settled" in answer.text
+    assert [f.value for f in console.space.user.facts.lookup("self", "location.home.city")] == ["Leiden"]
+    assert len(console.space.changes.list(status="conflict")) == 1
 
 
 def test_undo_one_change_from_the_page(console: ConsoleServer) -> None:

@@ -1,4 +1,4 @@
-"""The "View changes" page (K-UI-11): the filtered list, and undoing one change or a whole run."""
+"""The "View changes" page (K-UI-11): the filtered list, undoing one change or a whole run, settling a conflict."""
 
 from __future__ import annotations
 
@@ -74,6 +74,21 @@ def _texts(form: FormData) -> dict[str, str]:
 @router.post("/changes/{change_id}/undo")
 def undo_change(page: PageDep, form: Form, change_id: int) -> Response:
     return _undo(page, change_id=change_id, run_id=None, filters=_kept_filters(_texts(form)))
+
+
+@router.post("/changes/{change_id}/resolve")
+def resolve_conflict(page: PageDep, form: Form, change_id: int) -> Response:
+    """Settle a conflict as the user: keep the current value, or take the one the gem proposed."""
+    texts = _texts(form)
+    filters = _kept_filters(texts)
+    take = texts.get("take", "")
+    try:
+        page.space.changes.resolve(change_id, take=take)
+    except KnowledgeError as error:
+        return _page(page, filters, refusal=page.t("conflict_not_resolved", reason=str(error)))
+    return _page(
+        page, filters, notice=page.t("conflict_resolved_theirs" if take == "theirs" else "conflict_resolved_mine")
+    )
 
 
 @router.post("/changes/undo-run")
