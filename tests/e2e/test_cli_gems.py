@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from cli_harness import Cli, initialised
 
 import notochord
-from notochord.cli import app
 from notochord.net.user_rules import NetworkRulesStore
 from notochord.settings import Settings
 
@@ -33,35 +29,9 @@ ENV = {"NOTOCHORD_EMBEDDER": "none"}
 RECIPE = {"id": "1", "dish": "Tomato beef stew", "recipe": "Brown the beef…"}
 
 
-@dataclass
-class Cli:
-    """Runs ``notochord --data-dir <data_dir> …`` in-process and checks the exit code."""
-
-    data_dir: Path
-    runner: CliRunner = field(default_factory=CliRunner)
-
-    def run(self, *args: str, code: int = 0) -> Result:
-        argv = ["--data-dir", str(self.data_dir), *args]
-        result = self.runner.invoke(app, argv, env=ENV)
-        if result.exit_code != code:
-            raised = ""
-            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
-                raised = "".join(traceback.format_exception(result.exc_info[1]))
-            pytest.fail(
-                f"notochord {' '.join(argv)} exited {result.exit_code}, expected {code}\n"
-                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}\n{raised}"
-            )
-        return result
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
-
-
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    made = Cli(tmp_path / "vault")
-    made.run("init")
-    return made
+    return initialised(tmp_path / "vault")
 
 
 def _gem(root: Path, gem_id: str, permissions: list[str], tools: dict[str, str], *, version: str = "1.0.0") -> Path:

@@ -9,15 +9,11 @@ K-DOC-02, K-DOC-03, K-DOC-05.
 from __future__ import annotations
 
 import io
-import json
-import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from cli_harness import Cli, initialised
 
 from notochord.cli import app
 
@@ -66,32 +62,9 @@ def _docx(title: str, paragraphs: Sequence[str]) -> bytes:
     return out.getvalue()
 
 
-@dataclass
-class Cli:
-    data_dir: Path
-    runner: CliRunner = field(default_factory=CliRunner)
-
-    def run(self, *args: str, code: int = 0) -> Result:
-        argv = ["--data-dir", str(self.data_dir), *args]
-        result = self.runner.invoke(app, argv, env={"NOTOCHORD_EMBEDDER": "none"})
-        if result.exit_code != code:
-            raised = ""
-            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
-                raised = "".join(traceback.format_exception(result.exc_info[1]))
-            pytest.fail(
-                f"notochord {' '.join(argv)} exited {result.exit_code}, expected {code}\n{result.output}{raised}"
-            )
-        return result
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
-
-
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    made = Cli(tmp_path / "vault")
-    made.run("init")
-    return made
+    return initialised(tmp_path / "vault")
 
 
 @pytest.fixture

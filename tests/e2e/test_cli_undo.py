@@ -7,52 +7,19 @@ example runs as a real gem. Exit codes as in the README: 2 bad usage, 3 not foun
 from __future__ import annotations
 
 import json
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
-
-from notochord.cli import app
+from cli_harness import Cli, initialised
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENV = {"NOTOCHORD_EMBEDDER": "none"}
 
 
-@dataclass
-class Cli:
-    """Runs ``notochord --data-dir <data_dir> …`` in-process and checks the exit code."""
-
-    data_dir: Path
-    runner: CliRunner = field(default_factory=CliRunner)
-
-    def run(self, *args: str, code: int = 0) -> Result:
-        argv = ["--data-dir", str(self.data_dir), *args]
-        result = self.runner.invoke(app, argv, env=ENV)
-        if result.exit_code != code:
-            raised = ""
-            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
-                raised = "".join(traceback.format_exception(result.exc_info[1]))
-            pytest.fail(
-                f"notochord {' '.join(argv)} exited {result.exit_code}, expected {code}\n"
-                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}\n{raised}"
-            )
-        return result
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
-
-    def values(self, subject: str = "self", prefix: str | None = None) -> list[Any]:
-        return [f["value"] for f in self.json("facts", "lookup", subject, *([prefix] if prefix else []))]
-
-
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    made = Cli(tmp_path / "vault")
-    made.run("init")
-    return made
+    return initialised(tmp_path / "vault")
 
 
 # ---------------------------------------------------------------- item 1: undo in order
