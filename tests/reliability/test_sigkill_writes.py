@@ -83,7 +83,7 @@ def _facts(trial: Trial, space: notochord.Space, fd: int) -> None:
             space.user.facts.put(predicate="work.title", value=f"title {trial.round_no}-{i}")
 
 
-def _documents(trial: Trial, space: notochord.Space, fd: int) -> None:
+def _documents(trial: Trial, space: notochord.Space, fd: int, *, pause: float = 0.0) -> None:
     i = 0
     trial.ready.set()
     while True:
@@ -92,6 +92,8 @@ def _documents(trial: Trial, space: notochord.Space, fd: int) -> None:
         out = space.user.documents.upsert(collection="keep", key=key, title=f"Note {key}", body=body)
         trial.report(fd, json.dumps({"id": out.id, "body": body[:40]}))
         i += 1
+        if pause:
+            time.sleep(pause)
 
 
 def _gem(trial: Trial, space: notochord.Space, fd: int) -> None:
@@ -159,7 +161,7 @@ def _child(kind: str, trial: Trial, kb_id: str) -> None:
         # documents written while the background worker embeds: kills land in the write and mid-batch
         settings = dataclasses.replace(_settings(trial.data), index_in_background=True)
         with notochord.open(trial.data, settings, clock=_clock(trial.round_no), embedder=CountingEmbedder()) as nc:
-            _documents(trial, nc.personal, fd)
+            _documents(trial, nc.personal, fd, pause=0.01)  # the worker needs the write lock between writes
         return
     with notochord.open(trial.data, _settings(trial.data), clock=_clock(trial.round_no), embedder=None) as nc:
         if kind == "rest":
@@ -281,7 +283,8 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
         child = context.Process(target=_child, args=(kind, trial, kb_id))
         child.start()
         assert trial.ready.wait(timeout=60), f"round {round_no}: the writer did not start"
-        time.sleep(rng.uniform(0.05, 0.4))
+        # the embedding trial lets the worker get going first, so that kills land mid-batch too
+        time.sleep(rng.uniform(0.3, 1.0) if kind == "embedding" else rng.uniform(0.05, 0.4))
         assert child.pid is not None and child.exitcode is None, f"round {round_no}: the writer stopped by itself"
         os.kill(child.pid, signal.SIGKILL)
         child.join(timeout=60)
