@@ -281,12 +281,7 @@ class Facts:
                 before=[json.loads(r.value_json) for r in replaced] or None,
                 after=value,
             )
-            if replaced:
-                conn.execute(
-                    sa.update(facts)
-                    .where(facts.c.id.in_([r.id for r in replaced]))
-                    .values(valid_to=tx.now, expired_by=change_id)
-                )
+            _expire(conn, replaced, at=tx.now, by=change_id)
             return PutResult(status="applied", id=fact_id, predicate=name, change_id=change_id)
 
     def retract(
@@ -418,12 +413,7 @@ class Facts:
                     before=[json.loads(r.value_json) for r in replaced] or None,
                     after=settled,
                 )
-                if replaced:
-                    conn.execute(
-                        sa.update(facts)
-                        .where(facts.c.id.in_([r.id for r in replaced]))
-                        .values(valid_to=tx.now, expired_by=resolution)
-                    )
+                _expire(conn, replaced, at=tx.now, by=resolution)
             conn.execute(
                 sa.update(changes).where(changes.c.id == change_id).values(status="reverted", reverted_by=resolution)
             )
@@ -477,3 +467,9 @@ class Facts:
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> None:
+    """End the current facts ``rows`` at ``at``, replaced by change ``by`` (its undo brings them back)."""
+    if rows:
+        conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))
