@@ -19,6 +19,7 @@ API takes a space argument once a space is chosen.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import secrets
@@ -126,7 +127,7 @@ class Space:
             "path": str(self.path),
             **self.core.counts(),
             "pending": pending,
-            "etaSeconds": None if eta is None else round(eta, 1),
+            "etaSeconds": None if eta is None else _tenths_up(eta),
         }
 
     def close(self) -> None:
@@ -376,3 +377,8 @@ def _load_or_create_key(path: Path) -> bytes:
         return _load_or_create_key(path)
     except OSError as exc:
         raise StorageError(f"cannot read or create the master key {path}: {exc}") from exc
+
+
+def _tenths_up(seconds: float) -> float:
+    """Round an ETA up to a tenth of a second: work that remains never shows as ``0.0`` seconds."""
+    return math.ceil(seconds * 10) / 10
