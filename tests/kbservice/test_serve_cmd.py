@@ -37,6 +37,7 @@ def _no_inherited_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_token_creates_the_secret_once_and_mints_a_verifiable_token(cli: typer.Typer, tmp_path: Path) -> None:
     data = tmp_path / "data"
+    notochord.open(data, Settings(data_dir=data, index_in_background=False), embedder=None).close()
     args = ["--user", "alice", "--org", "acme", "--role", "member", "--email", "a@example.org", "--data-dir", str(data)]
     result = CliRunner().invoke(cli, ["token", *args])
     assert result.exit_code == 0, result.output
@@ -53,6 +54,17 @@ def test_token_creates_the_secret_once_and_mints_a_verifiable_token(cli: typer.T
     again = CliRunner().invoke(cli, ["token", *args, "--superadmin", "--ttl", "60"])
     claims = jwt.decode(again.stdout.strip(), secret, algorithms=["HS256"])
     assert claims["platform_role"] == "superadmin" and claims["exp"] - claims["iat"] == 60
+
+
+def test_token_without_a_vault_says_so_and_creates_nothing(cli: typer.Typer, tmp_path: Path) -> None:
+    """KB-AUTH: the development secret lives in a vault; a folder without one is left as it was."""
+    data = tmp_path / "nowhere"
+    result = CliRunner().invoke(
+        cli, ["token", "--user", "a", "--org", "acme", "--role", "member", "--data-dir", str(data)]
+    )
+    assert result.exit_code == 3
+    assert "no vault at" in result.output and "notochord init" in result.output
+    assert not data.exists()
 
 
 def test_token_refuses_an_unknown_role(cli: typer.Typer, tmp_path: Path) -> None:

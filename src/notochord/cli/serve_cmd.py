@@ -24,7 +24,7 @@ import typer
 
 import notochord
 from notochord.cli.common import DataDir, fail, resolve_data_dir
-from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError
+from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError, SpaceNotFoundError
 from notochord.settings import Settings
 
 if TYPE_CHECKING:
@@ -196,6 +196,12 @@ def token(
                 raise ConfigurationError(
                     "the service verifies tokens with a public key; mint tokens with the matching private key"
                 )
+            from notochord.app import is_vault
+
+            if not is_vault(directory):
+                # The secret belongs to a service's data directory; minting one into a folder that
+                # holds no vault would leave a stray directory with nothing that verifies it.
+                raise SpaceNotFoundError(f"no vault at {directory}; run `notochord init`", path=str(directory))
             from notochord.server.auth import load_or_create_secret
 
             secret = load_or_create_secret(directory)
