@@ -34,6 +34,7 @@ from notochord.clock import Clock, SystemClock
 from notochord.db.engine import create_sqlite_engine, is_read_only
 from notochord.db.migrate import migrate
 from notochord.errors import ClosedError, ConfigurationError, SpaceNotFoundError, StorageError
+from notochord.files.full import disk_full
 from notochord.gems.api.data import make_data
 from notochord.gems.api.extract import make_extract
 from notochord.gems.api.files import make_files
@@ -161,6 +162,9 @@ class Notochord:
         try:
             (data_dir / "spaces").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            full = disk_full(exc, f"the data directory {data_dir}")
+            if full is not None:
+                raise full from exc
             raise StorageError(f"cannot create the data directory {data_dir}: {exc}") from exc
         key_path = data_dir / "master.key"
         if not key_path.exists() and any((data_dir / "spaces").glob("*.db")):
@@ -376,6 +380,9 @@ def _load_or_create_key(path: Path) -> bytes:
     except FileExistsError:
         return _load_or_create_key(path)
     except OSError as exc:
+        full = disk_full(exc, f"the master key {path}")
+        if full is not None:
+            raise full from exc
         raise StorageError(f"cannot read or create the master key {path}: {exc}") from exc
 
 

@@ -206,3 +206,43 @@ def test_file_writes_on_a_full_disk_raise_storage_full_keep_the_old_file_and_res
         assert "the disk is full" in report[name]["message"]
     assert report["kept"] == "kept", "a write that did not fit leaves the old content in place"
     assert report["after"] == [200_000, 200_000]
+
+
+INIT_CHILD = textwrap.dedent(
+    """
+    import json, os, sys
+    from pathlib import Path
+    from typer.testing import CliRunner
+    from notochord.cli import app as cli_app
+
+    disk = Path(sys.argv[1])
+    fd = os.open(disk / "ballast", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    for size in (65536, 4096, 1):
+        try:
+            while True:
+                os.write(fd, b"x" * size)
+        except OSError:
+            pass
+    os.close(fd)
+    full = CliRunner().invoke(cli_app, ["--data-dir", str(disk / "data"), "init"])
+    left = sorted(p.name for p in (disk / "data").rglob("*")) if (disk / "data").exists() else []
+    (disk / "ballast").unlink()
+    again = CliRunner().invoke(cli_app, ["--data-dir", str(disk / "data"), "init"])
+    sys.stdout.write(json.dumps({"code": full.exit_code, "stderr": full.stderr, "left": left,
+                                 "again": again.exit_code}))
+    """
+)
+
+
+def test_init_on_a_full_disk_says_the_disk_is_full_and_works_once_space_is_freed(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Issue 12, item 5: creating the vault's master key on a full disk is reported as a full disk (exit 8)."""
+    disk = tmp_path_factory.mktemp("init-disk")
+    done = run_on_small_disk(disk, "1m", INIT_CHILD, args=[str(disk)])
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout)
+    assert report["code"] == 8, report
+    assert "the disk is full" in report["stderr"]
+    assert "master.key" not in report["left"], "no key file half-written"
+    assert report["again"] == 0
