@@ -79,3 +79,16 @@ def test_the_openapi_document_is_served_at_docs_and_lists_every_route(live: Live
         for method, operation in operations.items():
             assert operation["x-permission"] == EXPECTED[(method.upper(), path.removeprefix(PREFIX))]
             assert "401" in operation["responses"]
+
+
+READ_ONLY_POSTS = {("POST", "/kb/{kb_id}/search"), ("POST", "/agents/{agent_id}/retrieve")}
+
+
+def test_every_route_that_writes_documents_507_for_a_full_disk(live: LiveServer) -> None:
+    """KB-ERR: a full disk answers 507 on any write, and the API description says so where it can happen."""
+    document = live.client.get("/openapi.json").json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            key = (method.upper(), path.removeprefix(PREFIX))
+            writes = method != "get" and key not in READ_ONLY_POSTS
+            assert ("507" in operation["responses"]) == writes, key

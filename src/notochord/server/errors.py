@@ -174,6 +174,7 @@ _DESCRIPTIONS = {
     413: "The body (1 MiB; an upload 32 MiB), the document's text or the record is over the service's limit.",
     415: "The body or the uploaded file is of a type the service does not ingest.",
     502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
+    507: "The service's disk is full: nothing was written; retry once space is freed.",
 }
 
 

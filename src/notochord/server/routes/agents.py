@@ -28,7 +28,7 @@ _AGENT_FIELDS = {"name": {"type": "string", "description": "Agent name."}, "stat
     "/agents",
     status_code=201,
     response_model=AgentEnvelope,
-    responses=documented(400, 401, 403, 413),
+    responses=documented(400, 401, 403, 413, 507),
     openapi_extra=permission("org:create", body=json_object_body(_AGENT_FIELDS, required=["name"])),
     summary="Register Agent",
 )
@@ -64,7 +64,7 @@ def get_agent(service: Service, actor: CurrentActor, agent_id: str) -> AgentEnve
 @router.patch(
     "/agents/{agent_id}",
     response_model=AgentEnvelope,
-    responses=documented(400, 401, 403, 404, 413),
+    responses=documented(400, 401, 403, 404, 413, 507),
     openapi_extra=permission("agent:edit", body=json_object_body(_AGENT_FIELDS)),
     summary="Update Agent",
 )
@@ -76,7 +76,7 @@ def update_agent(service: Service, actor: CurrentActor, agent_id: str, body: Raw
     "/agents/{agent_id}",
     status_code=204,
     response_class=Response,
-    responses=documented(401, 403, 404),
+    responses=documented(401, 403, 404, 507),
     openapi_extra=permission("agent:delete"),
     summary="Delete Agent (soft)",
 )

@@ -96,7 +96,7 @@ async def _read_upload(request: Request, limit: int) -> Upload:
     "/kb/{kb_id}/documents",
     status_code=201,
     response_model=DocumentEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 415, 502),
+    responses=documented(400, 401, 403, 404, 413, 415, 502, 507),
     openapi_extra={"x-permission": "kb:edit", "requestBody": ADD_DOCUMENT_BODY},
     summary="Add Document",
 )
@@ -156,7 +156,7 @@ def get_document(service: Service, actor: CurrentActor, kb_id: str, document_id:
     "/kb/{kb_id}/documents/{document_id}",
     status_code=204,
     response_class=Response,
-    responses=documented(401, 403, 404),
+    responses=documented(401, 403, 404, 507),
     openapi_extra=permission("kb:edit"),
     summary="Delete Document",
 )

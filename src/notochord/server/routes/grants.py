@@ -39,7 +39,7 @@ def list_kb_grants(service: Service, actor: CurrentActor, kb_id: str) -> GrantLi
 @router.put(
     "/kb/{kb_id}/grants/{user_id}",
     response_model=GrantEnvelope,
-    responses=documented(400, 401, 403, 404, 413),
+    responses=documented(400, 401, 403, 404, 413, 507),
     openapi_extra=permission("kb:grants", body=_BODY),
     summary="Grant a user view, edit or delete on a knowledge base",
 )
@@ -52,7 +52,7 @@ def put_kb_grant(service: Service, actor: CurrentActor, kb_id: str, user_id: str
     "/kb/{kb_id}/grants/{user_id}",
     status_code=204,
     response_class=Response,
-    responses=documented(400, 401, 403, 404),
+    responses=documented(400, 401, 403, 404, 507),
     openapi_extra=permission("kb:grants"),
     summary="Remove a user's grant on a knowledge base",
 )
@@ -75,7 +75,7 @@ def list_agent_grants(service: Service, actor: CurrentActor, agent_id: str) -> G
 @router.put(
     "/agents/{agent_id}/grants/{user_id}",
     response_model=GrantEnvelope,
-    responses=documented(400, 401, 403, 404, 413),
+    responses=documented(400, 401, 403, 404, 413, 507),
     openapi_extra=permission("agent:grants", body=_BODY),
     summary="Grant a user view, edit or delete on an agent",
 )
@@ -88,7 +88,7 @@ def put_agent_grant(service: Service, actor: CurrentActor, agent_id: str, user_i
     "/agents/{agent_id}/grants/{user_id}",
     status_code=204,
     response_class=Response,
-    responses=documented(400, 401, 403, 404),
+    responses=documented(400, 401, 403, 404, 507),
     openapi_extra=permission("agent:grants"),
     summary="Remove a user's grant on an agent",
 )

@@ -43,7 +43,7 @@ Offset = Annotated[str | None, Query(description="Pagination offset: a whole num
     "/kb",
     status_code=201,
     response_model=KnowledgeBaseEnvelope,
-    responses=documented(400, 401, 403, 413),
+    responses=documented(400, 401, 403, 413, 507),
     openapi_extra=permission("org:create", body=json_object_body(_KB_FIELDS, required=["name"])),
     summary="Create Knowledge Base",
 )
@@ -94,7 +94,7 @@ for _method in ("PATCH", "PUT"):
         _update,
         methods=[_method],
         response_model=KnowledgeBaseEnvelope,
-        responses=documented(400, 401, 403, 404, 413),
+        responses=documented(400, 401, 403, 404, 413, 507),
         openapi_extra=permission("kb:edit", body=json_object_body(_KB_FIELDS)),
         summary="Update Knowledge Base" if _method == "PATCH" else "Update Knowledge Base (PUT alias)",
         name=f"update_knowledge_base_{_method.lower()}",
@@ -106,7 +106,7 @@ for _method in ("PATCH", "PUT"):
     "/kb/{kb_id}",
     status_code=204,
     response_class=Response,
-    responses=documented(401, 403, 404),
+    responses=documented(401, 403, 404, 507),
     openapi_extra=permission("kb:delete"),
     summary="Delete Knowledge Base",
 )
@@ -119,7 +119,7 @@ def delete_knowledge_base(service: Service, actor: CurrentActor, kb_id: str) -> 
 @router.post(
     "/kb/{kb_id}/agents/{agent_id}",
     response_model=LinkResult,
-    responses=documented(400, 401, 403, 404, 409, 413),
+    responses=documented(400, 401, 403, 404, 409, 413, 507),
     openapi_extra=permission("kb:edit+agent:edit", body=json_object_body(_LINK_FIELDS)),
     summary="Link Agent to KB",
 )
@@ -131,7 +131,7 @@ def link_agent(service: Service, actor: CurrentActor, kb_id: str, agent_id: str,
 @router.delete(
     "/kb/{kb_id}/agents/{agent_id}",
     response_model=Message,
-    responses=documented(401, 403, 404),
+    responses=documented(401, 403, 404, 507),
     openapi_extra=permission("kb:edit+agent:edit"),
     summary="Unlink Agent from KB",
 )
