@@ -7,10 +7,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import notochord
 from notochord.clock import FixedClock
 from notochord.settings import Settings
+
+# Property tests judge behaviour, never speed: a slower machine must not turn an example into a failure.
+settings.register_profile("notochord", deadline=None)
+settings.load_profile("notochord")
 
 
 @pytest.fixture(autouse=True)
