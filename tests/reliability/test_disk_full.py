@@ -16,7 +16,24 @@ from fault_sandbox import run_on_small_disk
 
 pytestmark = pytest.mark.slow
 
-CHILD = textwrap.dedent(
+# Prepended to every child script: fills the small disk to its last byte, partial blocks too.
+FILL = textwrap.dedent(
+    """
+    import os
+
+    def fill(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        for size in (65536, 4096, 1):
+            try:
+                while True:
+                    os.write(fd, b"x" * size)
+            except OSError:
+                pass
+        os.close(fd)
+    """
+)
+
+CHILD = FILL + textwrap.dedent(
     """
     import json, os, sys, threading, time
     from pathlib import Path
@@ -34,16 +51,6 @@ CHILD = textwrap.dedent(
     secret = "s" * 48
     settings = Settings(data_dir=data, index_in_background=False, embedder="none", jwt_secret=secret)
     report = {}
-
-    def fill(path):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        for size in (65536, 4096, 1):  # the last partial blocks too
-            try:
-                while True:
-                    os.write(fd, b"x" * size)
-            except OSError:
-                pass
-        os.close(fd)
 
     with notochord.open(data, settings, embedder=None) as nc:
         space = nc.personal
@@ -141,7 +148,7 @@ def test_writing_resumes_as_soon_as_space_is_freed(full_disk_report: dict[str, A
     assert full_disk_report["after_http"] == 201
 
 
-FILES_CHILD = textwrap.dedent(
+FILES_CHILD = FILL + textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
@@ -158,14 +165,7 @@ FILES_CHILD = textwrap.dedent(
     store = GemStore(disk / "gem", key=b"k" * 32)
     workspace.write("workspace:kept.txt", "kept")
 
-    fd = os.open(disk / "ballast", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    for size in (65536, 4096, 1):
-        try:
-            while True:
-                os.write(fd, b"x" * size)
-        except OSError:
-            pass
-    os.close(fd)
+    fill(disk / "ballast")
 
     attempts = {
         "workspace": lambda: workspace.write("workspace:big.txt", b"y" * 200_000),
@@ -208,7 +208,7 @@ def test_file_writes_on_a_full_disk_raise_storage_full_keep_the_old_file_and_res
     assert report["after"] == [200_000, 200_000]
 
 
-INIT_CHILD = textwrap.dedent(
+INIT_CHILD = FILL + textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
@@ -216,14 +216,7 @@ INIT_CHILD = textwrap.dedent(
     from notochord.cli import app as cli_app
 
     disk = Path(sys.argv[1])
-    fd = os.open(disk / "ballast", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    for size in (65536, 4096, 1):
-        try:
-            while True:
-                os.write(fd, b"x" * size)
-        except OSError:
-            pass
-    os.close(fd)
+    fill(disk / "ballast")
     full = CliRunner().invoke(cli_app, ["--data-dir", str(disk / "data"), "init"])
     left = sorted(p.name for p in (disk / "data").rglob("*")) if (disk / "data").exists() else []
     (disk / "ballast").unlink()
