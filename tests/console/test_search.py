@@ -21,7 +21,9 @@ def _passages(text: str) -> list[str]:
 
 def test_a_search_lists_passages_with_locator_score_and_why(console: ConsoleServer) -> None:
     """Issue 14; K-SRCH-01: each passage shows its title, collection, locator and why it was found."""
-    doc = console.space.user.documents.upsert(collection="keep", title="Stew", body="Beef stew with tomato, slow cooked.")
+    doc = console.space.user.documents.upsert(
+        collection="keep", title="Stew", body="Beef stew with tomato, slow cooked."
+    )
     status, text = _page(console, q="stew")
     assert status == 200
     assert "1 passage(s) found." in text

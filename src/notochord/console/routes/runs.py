@@ -39,7 +39,7 @@ def _run(page: Page, run_id: str, *, notice: str | None = None, refusal: str | N
         view = run_page(page.space, run_id)
     except GemError:
         return page.render("not_found.html", status_code=404)
-    status = 200 if refusal is None else 409
+    status = 200 if refusal is None else 422
     return page.render("run.html", view=view, notice=notice, refusal=refusal, status_code=status)
 
 
