@@ -28,6 +28,7 @@ def _page(
     except ConfigurationError as error:
         return page.render(
             "network.html",
+            space_label=page.space_label(page.space_name),
             view=None,
             damaged=str(error),
             modes=MODES,
@@ -39,6 +40,7 @@ def _page(
     status = 422 if errors else 200
     return page.render(
         "network.html",
+        space_label=page.space_label(page.space_name),
         view=view,
         damaged=None,
         modes=MODES,
