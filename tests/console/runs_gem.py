@@ -44,8 +44,7 @@ def write_gem(root: Path, *, sops: list[dict[str, str]] | None = None, gem_id: s
 
 def installed(space: notochord.Space, root: Path) -> None:
     space.gems.install(write_gem(root))
-    space.gems.set_permission(GEM, "facts.read:self:pref.food.*", True)
-    space.gems.set_permission(GEM, LIKES, True)
+    grant(space)
 
 
 def run_once(space: notochord.Space, conversation: Path, food: str = "soup") -> str:
@@ -54,3 +53,9 @@ def run_once(space: notochord.Space, conversation: Path, food: str = "soup") -> 
     record = space.gems.runner.run_sync(GEM, "note", input={"food": food}, conversation=conversation)
     assert record.status == "succeeded", f"{record.error}\n{record.log}"
     return record.id
+
+
+def grant(space: notochord.Space) -> None:
+    """Switch on the gem's permissions (it is installed already)."""
+    space.gems.set_permission(GEM, "facts.read:self:pref.food.*", True)
+    space.gems.set_permission(GEM, LIKES, True)
