@@ -9,6 +9,8 @@ import re
 
 from console_harness import ConsoleServer
 
+from notochord.console.views.search import highlight
+
 
 def _page(console: ConsoleServer, **query: str | list[str]) -> tuple[int, str]:
     answer = console.client().get("/search", params=query)
@@ -119,3 +121,17 @@ def test_the_search_page_is_in_chinese_too(console: ConsoleServer) -> None:
     answer = console.client().get("/search", params={"q": "牛肉"}, headers={"Accept-Language": "zh-CN"})
     assert "找到 1 段内容。" in answer.text
     assert "<mark>" in answer.text
+
+
+def _marked(text: str, query: str) -> list[str]:
+    return [p.text for p in highlight(text, query) if p.marked]
+
+
+def test_highlight_marks_whole_words_the_index_matches() -> None:
+    """Issue 14: a word is marked when search would match it (its stem, any case), never a part
+    of another word; CJK text is marked by the query's characters."""
+    assert _marked("I cooked, she is Cooking", "cooking") == ["cooked", "Cooking"]
+    assert _marked("apple pieces and a pie", "pie") == ["pie"]
+    assert _marked("番茄牛肉汤很好喝", "牛肉汤") == ["牛肉汤"]
+    assert _marked("nothing here", "") == []
+    assert "".join(p.text for p in highlight("Straße <b>x</b>", "straße x")) == "Straße <b>x</b>"

@@ -20,6 +20,7 @@ from typing import Any, Final
 from notochord.app import Space
 from notochord.errors import KnowledgeError
 from notochord.knowledge.search import Hit, is_relevant
+from notochord.search.bm25 import stem
 
 __all__ = ["KINDS", "LIMIT", "Piece", "Problem", "SearchForm", "SearchHit", "SearchPage", "highlight", "search_page"]
 
@@ -114,8 +115,8 @@ class SearchPage:
 
 
 def _terms(query: str) -> list[str]:
-    """The words to mark: each word of the query, and each pair of characters of a CJK run (the
-    full-text index matches CJK text by such pairs)."""
+    """The query's words, casefolded, and each pair of characters of a CJK run (the full-text index
+    matches CJK text by such pairs)."""
     terms: list[str] = []
     for word in _WORD.findall(query.casefold()):
         if _CJK.search(word) and len(word) > 2:
@@ -125,21 +126,32 @@ def _terms(query: str) -> list[str]:
 
 
 def highlight(text: str, query: str) -> list[Piece]:
-    """``text`` cut into pieces, the ones that are a query word marked (case-insensitive)."""
+    """``text`` cut into pieces, the ones that match a query word marked.
+
+    A word matches when the full-text index would match it: the same word in any case, or the same
+    stem ("cooked" for "cooking"). CJK text matches by the query's characters, wherever they stand.
+    """
     terms = _terms(query)
     if not terms or not text:
         return [Piece(text, False)] if text else []
-    lowered = text.casefold()
-    # casefold can change a string's length (ß → ss); mark nothing rather than mark the wrong place
-    if len(lowered) != len(text):
-        return [Piece(text, False)]
+    cjk = [t for t in terms if _CJK.search(t)]
+    words = {t for t in terms if not _CJK.search(t)}
+    stems = {token for w in words for token in stem(w)}
     marks = [False] * len(text)
-    for term in terms:
-        start = lowered.find(term)
-        while start >= 0:
-            for i in range(start, start + len(term)):
+    for found in _WORD.finditer(text):
+        word = found.group().casefold()
+        if len(word) != len(found.group()):
+            continue  # casefolding changed its length (ß → ss): no offset inside it is safe to mark
+        if _CJK.search(word):
+            for term in cjk:
+                start = word.find(term)
+                while start >= 0:
+                    for i in range(found.start() + start, found.start() + start + len(term)):
+                        marks[i] = True
+                    start = word.find(term, start + 1)
+        elif word in words or stems.intersection(stem(word)):
+            for i in range(found.start(), found.end()):
                 marks[i] = True
-            start = lowered.find(term, start + 1)
     pieces: list[Piece] = []
     begin = 0
     for i in range(1, len(text) + 1):
