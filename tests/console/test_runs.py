@@ -131,3 +131,17 @@ def test_undo_and_roll_back_without_the_csrf_token_are_refused(console: ConsoleS
         assert answer.status_code == 403
     assert [f.value for f in console.space.user.facts.lookup("self", "pref.food.like")] == ["soup"]
     assert (conversation / "notes" / "food.md").exists()
+
+
+def test_a_conversation_folder_that_became_a_file_is_said_not_a_crash(
+    console: ConsoleServer, ran: tuple[str, Path]
+) -> None:
+    """Issue 14: the run's page still shows; its file history says why it cannot be read."""
+    run_id, conversation = ran
+    moved = conversation.with_name("moved")
+    conversation.rename(moved)
+    conversation.write_text("not a folder any more", encoding="utf-8")
+    answer = console.client().get(f"/runs/{run_id}")
+    assert answer.status_code == 200
+    assert 'id="files-problem"' in answer.text and "is a file" in answer.text
+    assert "pref.food.like = soup" in answer.text

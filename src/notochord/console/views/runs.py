@@ -15,7 +15,7 @@ from typing import Final
 from notochord.app import Space
 from notochord.clock import iso_utc
 from notochord.console.views.changes import ChangeRow, change_row
-from notochord.errors import KnowledgeValidationError
+from notochord.errors import FileError, KnowledgeValidationError
 from notochord.gems.runner import RunRecord
 
 __all__ = [
@@ -81,6 +81,8 @@ class RunPage:
     undoable: int
     files: list[FileChangeRow]
     rollbackable: int
+    files_problem: str | None = None
+    """Why the file history could not be read (the folder became a file, say), or ``None``."""
 
 
 def parse_page(text: str) -> int:
@@ -136,10 +138,15 @@ def run_page(space: Space, run_id: str) -> RunPage:
     found = space.changes.list(run_id=run_id, limit=CHANGES_SHOWN + 1)
     rows = [change_row(c) for c in found[:CHANGES_SHOWN]]
     files: list[FileChangeRow] = []
+    problem = None
     if record.conversation:
+        try:
+            history = space.files.history(record.conversation, run_id=run_id)
+        except FileError as error:
+            history, problem = [], str(error)
         files = [
             FileChangeRow(op=c.op, path=c.display, to=c.dest_display, at=iso_utc(c.at), status=c.status)
-            for c in space.files.history(record.conversation, run_id=run_id)
+            for c in history
         ]
     error = record.error.get("message") if isinstance(record.error, dict) else None
     return RunPage(
@@ -150,4 +157,5 @@ def run_page(space: Space, run_id: str) -> RunPage:
         undoable=sum(1 for r in rows if r.can_undo),
         files=files,
         rollbackable=sum(1 for f in files if f.status == "applied"),
+        files_problem=problem,
     )
