@@ -142,8 +142,8 @@ def run_page(space: Space, run_id: str) -> RunPage:
     if record.conversation:
         try:
             history = space.files.history(record.conversation, run_id=run_id)
-        except FileError as error:
-            history, problem = [], str(error)
+        except FileError as unreadable:
+            history, problem = [], str(unreadable)
         files = [
             FileChangeRow(op=c.op, path=c.display, to=c.dest_display, at=iso_utc(c.at), status=c.status)
             for c in history
