@@ -14,6 +14,9 @@ from pathlib import Path
 
 from console_harness import EXAMPLES, RECIPES, WEATHER, ConsoleServer, start_console
 from playwright.sync_api import Page, sync_playwright
+from runs_gem import GEM, grant, run_once, write_gem
+
+from notochord.gems.folders import SERVICE, GemFolders
 
 SIZES = {"desktop": (1280, 860), "360px": (360, 780)}
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
@@ -30,6 +33,35 @@ def _demo(console: ConsoleServer) -> None:
     space.as_assistant.facts.put(predicate="location.home.city", value="Rotterdam", run_id="run-demo")
 
 
+def _demo_runs(console: ConsoleServer, scratch: Path) -> str:
+    """Search, Runs, Network access and a working folder have something to show; the run's id."""
+    space = console.space
+    space.user.documents.upsert(
+        collection="keep", title="Tomato beef stew", body="Brown the beef, add tomato and onion."
+    )
+    space.user.documents.upsert(collection="diary", key="2026-09-22", title="Tuesday", body="Cooked a tomato soup.")
+    space.network.add_external("allowlist", ["api.weather.example"])
+    space.network.add_local("localhost:5173")
+    space.gems.install(write_gem(scratch, sops=[{"name": "daily-digest", "trigger": "schedule"}]))
+    grant(space)
+    reports = scratch / "reports"
+    reports.mkdir()
+    folders = space.gems.services[SERVICE]
+    assert isinstance(folders, GemFolders)
+    folders.set_working_folder(GEM, reports, core=space.core)
+    return run_once(space, scratch / "conversation")
+
+
+def _pages(console: ConsoleServer, run_id: str) -> list[tuple[str, str]]:
+    return [
+        ("search", "/search?q=tomato"),
+        ("runs", "/runs"),
+        ("run", f"/runs/{run_id}"),
+        ("gem-noter", f"/gems/{GEM}"),
+        ("network", "/settings/network"),
+    ]
+
+
 def _shoot(page: Page, out: Path, name: str) -> None:
     page.screenshot(path=str(out / f"{name}.png"), full_page=True)
 
@@ -43,6 +75,7 @@ def main(out: Path) -> None:
         console = start_console(Path(scratch) / "data")
         try:
             _demo(console)
+            run_id = _demo_runs(console, Path(scratch))
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=chromium)
                 for lang, locale in LOCALES.items():
@@ -64,6 +97,9 @@ def main(out: Path) -> None:
                         _shoot(page, out, f"changes-{lang}-{size}")
                         page.goto(f"{console.url}/gems/recipes/uninstall")
                         _shoot(page, out, f"uninstall-{lang}-{size}")
+                        for name, path in _pages(console, run_id):
+                            page.goto(f"{console.url}{path}")
+                            _shoot(page, out, f"{name}-{lang}-{size}")
                         page.goto(f"{console.url}/studio")
                         editor = page.locator("#manifest")
                         editor.fill(editor.input_value().replace("pref.food.*", "*", 1))

@@ -23,9 +23,7 @@ FAMILIES: Final = ("NET", "RES", "FILE", "STOR")
 _DEFINED: Final = re.compile(r"\*\*(P-(?:NET|RES|FILE|STOR)-\d+)\*\*")
 
 EXEMPT: Final[dict[str, str]] = {
-    "P-NET-18": "the gem's page (UI) states what an allowLocalNetwork gem may reach; no page is built here",
     "P-FILE-28": "an agent's built-in fs.* platform tools belong to the agent runtime, not to ctx.files",
-    "P-FILE-30": "whether the gem page shows the Working folder option is UI; the setting itself is tested",
     "P-FILE-32": "what the gem page lists under What it can do, and upgrade approval prompts, are UI",
     "P-STOR-05": "sideEffect checking belongs to the tool runner and plan mode, not to storage",
     "P-STOR-06": "plan mode (running read tools before approval) belongs to the agent runtime",

@@ -51,6 +51,7 @@ from urllib.parse import urlsplit
 
 from notochord.access.permissions import FactsPermission, Permission
 from notochord.errors import KnowledgeValidationError, ManifestError
+from notochord.gems.sops import SopSpec, parse_sops
 from notochord.knowledge.predicates import Cardinality, predicate_problem
 
 if TYPE_CHECKING:
@@ -152,6 +153,8 @@ class Manifest:
     resources: tuple[ResourceSpec, ...]
     form: Form
     source: str | None = None
+    sops: tuple[SopSpec, ...] = ()
+    """The SOPs it declares (:mod:`notochord.gems.sops`)."""
 
     def knowledge_tools(self) -> tuple[str, ...]:
         """Names of the tools that get ``ctx.knowledge``."""
@@ -531,6 +534,7 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
     network = _network(permissions.get("network"), resolved, problems)
     tools = _tools(data, resolved, problems)
     resources = _resources(data.get("resources"), problems)
+    sops = parse_sops(data.get("sops"), problems.add)
 
     if problems.items or name is None:
         raise ManifestError(problems.items, source=source)
@@ -546,6 +550,7 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
         resources=resources,
         form=resolved,
         source=source,
+        sops=sops,
     )
 
 

@@ -207,25 +207,40 @@ class GemRegistry:
     # ------------------------------------------------------------ reading
 
     def list(self) -> builtins.list[InstalledGem]:
+        """Every installed gem, by id, read in one query whatever their number."""
         with self._core.store.read() as conn:
-            ids = conn.execute(sa.select(gems.c.id).order_by(gems.c.id)).scalars().all()
-        return [self.get(i) for i in ids]
+            rows = conn.execute(sa.select(gems).order_by(gems.c.id)).all()
+        return [self._installed(row) for row in rows]
 
     def get(self, gem_id: str) -> InstalledGem:
-        row = self._row(gem_id)
+        return self._installed(self._row(gem_id))
+
+    def _installed(self, row: sa.Row[Any]) -> InstalledGem:
+        manifest = self._manifest_of(row)
         return InstalledGem(
             id=row.id,
             name=row.name,
             version=row.version,
-            description=self.manifest(gem_id).description,
-            manifest=self.manifest(gem_id),
+            description=manifest.description,
+            manifest=manifest,
             installed_at=row.installed_at,
             updated_at=row.updated_at,
         )
 
     def manifest(self, gem_id: str) -> Manifest:
         """The installed manifest record (never re-read from the gem's folder)."""
-        row = self._row(gem_id)
+        return self._manifest_of(self._row(gem_id))
+
+    def switches_of_all(self) -> dict[str, dict[str, bool]]:
+        """Every gem's switches (``{gem id: {permission: on}}``), read in one query."""
+        found: dict[str, dict[str, bool]] = {}
+        with self._core.store.read() as conn:
+            for r in conn.execute(sa.select(gem_grants)):
+                found.setdefault(r.gem_id, {})[r.permission] = bool(r.enabled)
+        return found
+
+    def _manifest_of(self, row: sa.Row[Any]) -> Manifest:
+        gem_id = row.id
         # keyed by content: an upgrade (or a reinstall) within the same millisecond still changes it
         key = (gem_id, hashlib.sha256(row.manifest_json.encode()).hexdigest())
         with self._lock:

@@ -116,6 +116,10 @@ class Gems:
     def permissions(self, gem_id: str) -> builtins.list[PermissionSwitch]:
         return self.registry.permissions(gem_id)
 
+    def switches_of_all(self) -> dict[str, dict[str, bool]]:
+        """Every gem's switches, ``{gem id: {permission: on}}``, in one read (for lists of gems)."""
+        return self.registry.switches_of_all()
+
     def set_permission(self, gem_id: str, permission: str, on: bool) -> None:
         self.registry.set_permission(gem_id, permission, on)
 

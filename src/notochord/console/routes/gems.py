@@ -13,7 +13,10 @@ from starlette.responses import Response
 from notochord.access.permissions import Permission
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.uploads import Uploads
+from notochord.console.views.folders import working_folder
 from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
+from notochord.console.views.network import gem_network
+from notochord.console.views.runs import gem_runs
 from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError
 from notochord.gems.manifest import load_manifest
 
@@ -93,12 +96,31 @@ def install(request: Request, page: PageDep, form: Form) -> Response:
     return redirect(f"/gems/{gem.id}?installed=1")
 
 
-def _gem_page(page: Page, gem_id: str, *, notice: str | None = None, errors: dict[str, str] | None = None) -> Response:
+def _gem_page(
+    page: Page,
+    gem_id: str,
+    *,
+    notice: str | None = None,
+    errors: dict[str, str] | None = None,
+    values: dict[str, str] | None = None,
+) -> Response:
     try:
         view = gem_page(page.space, gem_id, page.lang)
+        manifest = page.space.gems.get(gem_id).manifest
     except GemError:
         return page.render("not_found.html", status_code=404)
-    return page.render("gem.html", gem=view, notice=notice, field_errors=errors or {})
+    # the sections of runs, network access and the working folder
+    sections = {
+        "gem_runs": gem_runs(page.space, gem_id),
+        "net": gem_network(page.space, manifest),
+        "folder": working_folder(page.space, gem_id, manifest),
+        "field_values": values or {},
+    }
+    status = 422 if errors else 200
+    return page.render("gem.html", gem=view, notice=notice, field_errors=errors or {}, status_code=status, **sections)
+
+
+gem_page_answer = _gem_page
 
 
 @router.get("/gems/{gem_id}")

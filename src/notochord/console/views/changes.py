@@ -11,8 +11,9 @@ from typing import Any, Final
 
 from notochord.app import Space
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.records import Change
 
-__all__ = ["PAGE_SIZE", "STATUSES", "ChangeRow", "ChangesPage", "Filters", "changes_page"]
+__all__ = ["PAGE_SIZE", "STATUSES", "ChangeRow", "ChangesPage", "Filters", "change_row", "changes_page"]
 
 PAGE_SIZE: Final = 50
 STATUSES: Final = ("applied", "conflict", "reverted")
@@ -77,6 +78,22 @@ def _shown(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def change_row(c: Change) -> ChangeRow:
+    """One change as a row of the list; a conflict carries both values."""
+    return ChangeRow(
+        id=c.id,
+        created_at=c.created_at,
+        actor=c.actor,
+        gem_id=c.actor.removeprefix("gem:") if c.actor.startswith("gem:") else None,
+        summary=c.summary,
+        status=c.status,
+        run_id=c.run_id,
+        can_undo=c.status != "reverted" and c.op != "changes.revert",
+        yours=_shown(c.before) if c.status == "conflict" else None,
+        theirs=_shown(c.proposed) if c.status == "conflict" else None,
+    )
+
+
 def changes_page(space: Space, filters: Filters) -> ChangesPage:
     """One page of changes; raises ``KnowledgeValidationError`` for a malformed ``since``."""
     # one more than the page holds says whether an older page exists
@@ -89,21 +106,7 @@ def changes_page(space: Space, filters: Filters) -> ChangesPage:
         limit=wanted,
     )
     start = (filters.page - 1) * PAGE_SIZE
-    rows = [
-        ChangeRow(
-            id=c.id,
-            created_at=c.created_at,
-            actor=c.actor,
-            gem_id=c.actor.removeprefix("gem:") if c.actor.startswith("gem:") else None,
-            summary=c.summary,
-            status=c.status,
-            run_id=c.run_id,
-            can_undo=c.status != "reverted" and c.op != "changes.revert",
-            yours=_shown(c.before) if c.status == "conflict" else None,
-            theirs=_shown(c.proposed) if c.status == "conflict" else None,
-        )
-        for c in found[start : start + PAGE_SIZE]
-    ]
+    rows = [change_row(c) for c in found[start : start + PAGE_SIZE]]
     return ChangesPage(
         rows=rows,
         filters=filters,

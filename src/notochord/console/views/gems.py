@@ -132,17 +132,20 @@ class GemPage:
 
 
 def gem_list(space: Space) -> list[GemListItem]:
+    # two reads whatever the number of gems: their rows, and every switch
+    states = space.gems.switches_of_all()
     items = []
     for gem in space.gems.list():
-        switches = space.gems.permissions(gem.id)
+        requested = gem.manifest.knowledge.permission_strings()
+        state = states.get(gem.id, {})
         items.append(
             GemListItem(
                 id=gem.id,
                 name=gem.name,
                 version=gem.version,
                 description=gem.description,
-                switched_on=sum(1 for s in switches if s.on),
-                requested=len(switches),
+                switched_on=sum(1 for p in requested if state.get(p, False)),
+                requested=len(requested),
             )
         )
     return items

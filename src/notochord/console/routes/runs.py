@@ -1,0 +1,87 @@
+"""The Runs pages: every run, a gem's runs, one run with its changes; undo it, roll back its files.
+
+"Undo this run" reverts the run's knowledge changes as the user (``space.changes.revert``); "Roll
+back its files" restores what it changed in its conversation's folder (``space.files.rollback``,
+P-FILE-25). Each refusal is shown on the run's page as a sentence, and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from notochord.console.routes.common import Page, PageDep
+from notochord.console.views.runs import parse_page, run_page, runs_page
+from notochord.errors import GemError, KnowledgeError, KnowledgeValidationError, NotochordError
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+_CHANGE_PREFIX = re.compile(r"^cannot revert change \d+: ")
+
+
+@router.get("/runs")
+def runs(page: PageDep, gem: str = "") -> Response:
+    refusal = None
+    try:
+        number = parse_page(page.request.query_params.get("page", ""))
+    except KnowledgeValidationError as error:
+        number, refusal = 1, str(error)
+    view = runs_page(page.space, gem=gem.strip() or None, page=number)
+    return page.render("runs.html", view=view, refusal=refusal, status_code=200 if refusal is None else 422)
+
+
+def _run(page: Page, run_id: str, *, notice: str | None = None, refusal: str | None = None) -> Response:
+    try:
+        view = run_page(page.space, run_id)
+    except GemError:
+        return page.render("not_found.html", status_code=404)
+    status = 200 if refusal is None else 422
+    return page.render("run.html", view=view, notice=notice, refusal=refusal, status_code=status)
+
+
+@router.get("/runs/{run_id}")
+def run(page: PageDep, run_id: str) -> Response:
+    return _run(page, run_id)
+
+
+@router.post("/runs/{run_id}/undo")
+def undo_run(page: PageDep, run_id: str) -> Response:
+    """Revert every knowledge change of the run, as the user (K-UI-11)."""
+    try:
+        page.space.gems.runner.get(run_id)
+    except GemError:
+        return page.render("not_found.html", status_code=404)
+    try:
+        result = page.space.changes.revert(run_id=run_id)
+    except KnowledgeError as error:
+        # the page lists the changes; keep only why this one could not be undone
+        reason = _CHANGE_PREFIX.sub("", str(error))
+        return _run(page, run_id, refusal=page.t("undo_refused", reason=reason))
+    if result.status == "already_reverted":
+        return _run(page, run_id, notice=page.t("already_undone"))
+    return _run(page, run_id, notice=page.t("undone", count=result.count))
+
+
+@router.post("/runs/{run_id}/rollback")
+def rollback_files(page: PageDep, run_id: str) -> Response:
+    """Restore the files the run changed in its conversation's folder, sparing later changes (P-FILE-25)."""
+    try:
+        record = page.space.gems.runner.get(run_id)
+    except GemError:
+        return page.render("not_found.html", status_code=404)
+    if not record.conversation:
+        return _run(page, run_id, refusal=page.t("rollback_refused", reason=page.t("rollback_no_folder")))
+    try:
+        report = page.space.files.rollback(run_id, conversation=record.conversation)
+    except NotochordError as error:
+        return _run(page, run_id, refusal=page.t("rollback_refused", reason=str(error)))
+    if not report.restored and not report.skipped:
+        return _run(page, run_id, notice=page.t("rollback_nothing"))
+    notice = page.t("rollback_done", restored=len(report.restored))
+    if report.skipped:
+        notice += " " + page.t("rollback_skipped", paths=", ".join(report.skipped))
+    return _run(page, run_id, notice=notice)
