@@ -30,7 +30,7 @@ from notochord.console.forms import ConsoleRefusal, verified_form
 from notochord.console.guard import ConsoleGuard
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
-from notochord.console.routes import changes, gems, session, studio, uninstall
+from notochord.console.routes import changes, entities, gems, knowledge, session, studio, uninstall
 from notochord.console.uploads import Uploads
 
 __all__ = ["ConsoleKeys", "ConsoleMount", "console_mount", "create_console", "login_url"]
@@ -91,6 +91,8 @@ def create_console(nc: Notochord) -> FastAPI:
     console.state.console_uploads = Uploads(Path(nc.data_dir))
     console.mount("/static", StaticFiles(directory=_STATIC), name="console-static")
     for router in (session.router, gems.router, uninstall.router, changes.router, studio.router):
+        console.include_router(router)
+    for router in (knowledge.router, entities.router):
         console.include_router(router)
 
     async def refused(request: Request, exc: Exception) -> Response:

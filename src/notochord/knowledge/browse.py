@@ -202,12 +202,12 @@ def deleted_documents(conn: sa.Connection, collection_id: int, *, limit: int) ->
     return found
 
 
-def deletion_of(conn: sa.Connection, doc_id: int) -> int | None:
-    """The applied change that deleted the document, or ``None`` when it is live or no undo can
-    bring it back."""
-    found = conn.execute(
-        sa.select(changes.c.id)
-        .join(documents, documents.c.id == changes.c.target_id)
+def deletion_of(conn: sa.Connection, doc_id: int) -> DeletedDocument | None:
+    """The deleted document with the applied change that deleted it, or ``None`` when it is live
+    or no undo can bring it back."""
+    row = conn.execute(
+        sa.select(*_SUMMARY_COLUMNS, changes.c.id.label("change_id"), documents.c.deleted_at)
+        .join(changes, changes.c.target_id == documents.c.id)
         .where(
             changes.c.target_type == "document",
             changes.c.target_id == doc_id,
@@ -217,8 +217,8 @@ def deletion_of(conn: sa.Connection, doc_id: int) -> int | None:
         )
         .order_by(changes.c.id.desc())
         .limit(1)
-    ).scalar()
-    return None if found is None else int(found)
+    ).first()
+    return None if row is None else DeletedDocument(_summary(row), int(row.change_id), row.deleted_at)
 
 
 def entity_kinds(conn: sa.Connection) -> list[str]:

@@ -264,11 +264,16 @@ class HostDocuments:
             KnowledgeNotFoundError: no deleted document with that id can be brought back.
             RevertError: the undo is refused (another document took its key since).
         """
-        with self._core.store.read() as conn:
-            change_id = browse.deletion_of(conn, doc_id)
-        if change_id is None:
+        gone = self.deleted_one(doc_id)
+        if gone is None:
             raise KnowledgeNotFoundError("document", "deleted that an undo can bring back")
-        return self._core.changes.revert(actor=self._actor, change_id=change_id)
+        return self._core.changes.revert(actor=self._actor, change_id=gone.change_id)
+
+    def deleted_one(self, doc_id: int) -> DeletedDocument | None:
+        """The deleted document with the change that deleted it, or ``None`` if :meth:`restore`
+        cannot bring it back (it is live, unknown, or its deletion was undone)."""
+        with self._core.store.read() as conn:
+            return browse.deletion_of(conn, doc_id)
 
     def passages(self, doc_id: int, *, start: int = 0, end: int = 100) -> tuple[builtins.list[str], int]:
         """The texts of passages ``start…end-1`` of a live document, and how many it has."""

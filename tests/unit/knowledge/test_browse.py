@@ -114,6 +114,7 @@ def test_a_deleted_document_is_listed_and_restored_by_undoing_its_deletion(space
     deletion = space.user.documents.delete(doc.id)
     [deleted] = space.user.documents.deleted("keep")
     assert (deleted.document.id, deleted.change_id) == (doc.id, deletion)
+    assert space.user.documents.deleted_one(doc.id) == deleted
     result = space.user.documents.restore(doc.id)
     assert result.count == 1
     assert space.user.documents.get(doc.id).title == "Letter"
