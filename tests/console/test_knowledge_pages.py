@@ -166,7 +166,6 @@ def test_an_htmx_move_answers_with_the_changed_part_of_the_page(console: Console
     headers = {"HX-Request": "true"}
     moved = client.post(f"/knowledge/collections/{soups.id}/move", data={"csrf": token, "parent": ""}, headers=headers)
     assert moved.status_code == 200
-    assert moved.text.lstrip().startswith("{#") is False
     assert "<html" not in moved.text
     assert '<div id="knowledge-main">' in moved.text
     assert '<p class="notice" role="status">Moved.</p>' in moved.text
