@@ -30,7 +30,19 @@ from notochord.console.forms import ConsoleRefusal, verified_form
 from notochord.console.guard import ConsoleGuard
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
-from notochord.console.routes import changes, folders, gems, network, runs, search, session, studio, uninstall
+from notochord.console.routes import (
+    changes,
+    entities,
+    folders,
+    gems,
+    knowledge,
+    network,
+    runs,
+    search,
+    session,
+    studio,
+    uninstall,
+)
 from notochord.console.uploads import Uploads
 
 __all__ = ["ConsoleKeys", "ConsoleMount", "console_mount", "create_console", "login_url"]
@@ -92,7 +104,7 @@ def create_console(nc: Notochord) -> FastAPI:
     console.mount("/static", StaticFiles(directory=_STATIC), name="console-static")
     for router in (session.router, gems.router, uninstall.router, changes.router, studio.router):
         console.include_router(router)
-    for router in (search.router, runs.router, network.router, folders.router):
+    for router in (knowledge.router, entities.router, search.router, runs.router, network.router, folders.router):
         console.include_router(router)
 
     async def refused(request: Request, exc: Exception) -> Response:

@@ -250,6 +250,28 @@ class Collections:
                 after={"parent": parent_id},
             )
 
+    def rename(self, *, actor: Actor, collection_id: int, name: str, run_id: str | None = None) -> int | None:
+        """Rename a collection: the user's act, like moving (K-COL-13). Returns the change id, or
+        ``None`` when the name is already that (nothing is written)."""
+        if not actor.is_user:
+            raise KnowledgeValidationError("only the user renames collections")
+        cleaned = clean_name(name)
+        with self._store.write(actor=actor, run_id=run_id, chars=len(cleaned)) as tx:
+            row = self.tree(tx.conn).get(collection_id)
+            if row.builtin:
+                raise KnowledgeValidationError(f"the built-in collection {row.builtin} cannot be renamed")
+            if row.name == cleaned:
+                return None
+            tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(name=cleaned))
+            return tx.record(
+                op="collections.rename",
+                target_type="collection",
+                target_id=collection_id,
+                summary=f"renamed collection {row.name} to {cleaned}",
+                before={"name": row.name},
+                after={"name": cleaned},
+            )
+
     def remove(self, tx: WriteTx, collection_id: int, *, summary: str) -> int:
         """Soft-delete one collection inside ``tx`` (uninstall removal, revertible); the change id."""
         tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(deleted_at=tx.now))
@@ -325,6 +347,13 @@ def _revert_move(tx: WriteTx, row: Any) -> None:
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=before["parent"]))
 
 
+def _revert_rename(tx: WriteTx, row: Any) -> None:
+    import json
+
+    before = json.loads(row.before_json)
+    tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(name=before["name"]))
+
+
 def _revert_removal(tx: WriteTx, row: Any) -> None:
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(deleted_at=None))
 
@@ -333,6 +362,7 @@ REVERTERS.update(
     {
         "collections.create": _revert_create,
         "collections.move": _revert_move,
+        "collections.rename": _revert_rename,
         "uninstall.delete:collection": _revert_removal,
     }
 )

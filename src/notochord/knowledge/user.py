@@ -12,7 +12,9 @@ import builtins
 from datetime import datetime
 from typing import Any, Literal
 
-from notochord.errors import KnowledgeValidationError
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge import browse
+from notochord.knowledge.browse import DeletedDocument, DocumentSummary, EntitySummary, Page, RelatedFact
 from notochord.knowledge.collections import CollectionRow
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.documents import DocumentRecord, UpsertOutcome
@@ -89,6 +91,12 @@ class HostFacts:
     def pin(self, fact_id: int, pinned: bool = True) -> PinResult:
         return self._core.facts.pin(actor=self._actor, fact_id=fact_id, pinned=pinned)
 
+    def about(self, entity_ids: builtins.list[int]) -> dict[int, builtins.list[RelatedFact]]:
+        """The current facts about each of several entities at once (through their merges), keyed
+        by the ids given; an id that names no live entity has none."""
+        with self._core.store.read() as conn:
+            return browse.facts_about(conn, entity_ids)
+
 
 class HostEntities:
     def __init__(self, core: KnowledgeCore, actor: Actor) -> None:
@@ -126,6 +134,30 @@ class HostEntities:
         """Delete an entity (revertible). Returns the change id."""
         return self._core.entities.delete(actor=self._actor, entity_id=entity_id)
 
+    def page(
+        self,
+        *,
+        kind: str | None = None,
+        query: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+        exclude: int | None = None,
+    ) -> Page[EntitySummary]:
+        """One page of live entities (of ``kind``, or every kind), by name, with their identifiers."""
+        with self._core.store.read() as conn:
+            return browse.entity_page(conn, kind=kind, query=query, offset=offset, limit=limit, exclude=exclude)
+
+    def names(self, entity_ids: builtins.list[int]) -> dict[int, str]:
+        """The display names of several entities at once (a merged id gives the kept one's);
+        ids of deleted entities, or of none, are left out."""
+        with self._core.store.read() as conn:
+            return browse.display_names(conn, entity_ids)
+
+    def kinds(self) -> builtins.list[str]:
+        """The kinds the live entities have."""
+        with self._core.store.read() as conn:
+            return browse.entity_kinds(conn)
+
 
 class HostCollections:
     def __init__(self, core: KnowledgeCore, actor: Actor) -> None:
@@ -152,6 +184,15 @@ class HostCollections:
         """Move a collection under ``parent`` (``None``: top level); returns the change id."""
         parent_id = self.get(parent).id if parent is not None else None
         return self._core.collections.move(actor=self._actor, collection_id=collection, parent_id=parent_id)
+
+    def rename(self, collection: int, name: str) -> int | None:
+        """Rename a collection; returns the change id (``None`` when it already has that name)."""
+        return self._core.collections.rename(actor=self._actor, collection_id=collection, name=name)
+
+    def document_counts(self) -> dict[int, int]:
+        """How many live documents each collection holds directly (absent: none), in one query."""
+        with self._core.store.read() as conn:
+            return browse.document_counts(conn)
 
     def tick(self, gem_id: str, collection: int, on: bool = True) -> None:
         """Tick (or untick) a collection for a gem's ``user-selected`` permission (K-PERM-13)."""
@@ -209,6 +250,41 @@ class HostDocuments:
 
     def move(self, doc_id: int, *, collection: str | int) -> int:
         return self._core.documents.move(actor=self._actor, doc_id=doc_id, collection_id=self._collection(collection))
+
+    def page(self, collection: str | int, *, offset: int = 0, limit: int = 50) -> Page[DocumentSummary]:
+        """One page of the documents placed directly in ``collection``, newest first."""
+        collection_id = self._collection(collection)
+        with self._core.store.read() as conn:
+            return browse.document_page(conn, collection_id, offset=offset, limit=limit)
+
+    def deleted(self, collection: str | int, *, limit: int = 20) -> builtins.list[DeletedDocument]:
+        """The collection's deleted documents that :meth:`restore` can bring back, latest first."""
+        collection_id = self._collection(collection)
+        with self._core.store.read() as conn:
+            return browse.deleted_documents(conn, collection_id, limit=limit)
+
+    def restore(self, doc_id: int) -> RevertResult:
+        """Bring back a deleted document by undoing the change that deleted it.
+
+        Raises:
+            KnowledgeNotFoundError: no deleted document with that id can be brought back.
+            RevertError: the undo is refused (another document took its key since).
+        """
+        gone = self.deleted_one(doc_id)
+        if gone is None:
+            raise KnowledgeNotFoundError("document", "deleted that an undo can bring back")
+        return self._core.changes.revert(actor=self._actor, change_id=gone.change_id)
+
+    def deleted_one(self, doc_id: int) -> DeletedDocument | None:
+        """The deleted document with the change that deleted it, or ``None`` if :meth:`restore`
+        cannot bring it back (it is live, unknown, or its deletion was undone)."""
+        with self._core.store.read() as conn:
+            return browse.deletion_of(conn, doc_id)
+
+    def passages(self, doc_id: int, *, start: int = 0, end: int = 100) -> tuple[builtins.list[str], int]:
+        """The texts of passages ``start…end-1`` of a live document, and how many it has."""
+        self._core.documents.get(doc_id)
+        return self._core.documents.chunk_texts(doc_id, start, end)
 
 
 class HostKnowledge:

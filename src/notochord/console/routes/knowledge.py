@@ -1,0 +1,267 @@
+"""The Knowledge pages' collections and documents (K-UI-12, K-COL-13, K-DOC-16, K-DOC-19).
+
+Every action goes through the user's host API, so the console refuses exactly what the API
+refuses (moving a collection into its own subfolder, into ``diary``, beyond five levels, moving a
+keyed document) and shows that refusal as a sentence next to the field, with nothing changed.
+A plain form post answers with a redirect (or, on a refusal, the page with the sentence, 422); an
+htmx request answers with the part of the page that changed (``#knowledge-main``).
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from notochord.console.routes.common import Form, Page, PageDep, field, redirect
+from notochord.console.views.knowledge import (
+    CollectionPage,
+    Tree,
+    collection_page,
+    collection_tree,
+    document_page,
+    page_number,
+    search_documents,
+)
+from notochord.errors import KnowledgeError, KnowledgeNotFoundError, KnowledgeValidationError
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def _not_found(page: Page) -> Response:
+    return page.render("not_found.html", status_code=404)
+
+
+def _chosen_collection(text: str) -> int | None:
+    """A collection id from a picker; blank is "the top level"."""
+    if not text:
+        return None
+    if not text.isascii() or not text.isdigit():
+        raise KnowledgeNotFoundError("collection")
+    return int(text)
+
+
+def _tree_page(
+    page: Page,
+    *,
+    query: str = "",
+    notice: str | None = None,
+    errors: dict[str, str] | None = None,
+    values: dict[str, str] | None = None,
+) -> Response:
+    tree = collection_tree(page.space)
+    hits = search_documents(page.space, tree, query, within=None) if query else None
+    template = "_knowledge_tree.html" if page.htmx else "knowledge.html"
+    return page.render(
+        template,
+        tree=tree,
+        query=query,
+        hits=hits,
+        notice=notice,
+        field_errors=errors or {},
+        values=values or {},
+        status_code=422 if errors else 200,
+    )
+
+
+@router.get("/knowledge")
+def knowledge(page: PageDep, q: str = "") -> Response:
+    """The collections tree with document counts, and a search over every document."""
+    return _tree_page(page, query=q.strip())
+
+
+@router.post("/knowledge/collections")
+def create_collection(page: PageDep, form: Form) -> Response:
+    """Create a collection at the top level or inside another one (K-COL-06…09)."""
+    name = field(form, "name")
+    parent_text = field(form, "parent")
+    values = {"name": name, "parent": parent_text}
+    if not name:
+        return _tree_page(page, errors={"name": page.t("kn_name_needed")}, values=values)
+    try:
+        parent = _chosen_collection(parent_text)
+        if parent is not None and parent not in collection_tree(page.space).by_id:
+            raise KnowledgeNotFoundError("collection")
+        row = page.space.user.collections.create(name, parent=parent)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    except KnowledgeError as error:
+        return _tree_page(page, errors={"parent" if parent_text else "name": str(error)}, values=values)
+    if page.htmx:
+        return _tree_page(page, notice=page.t("kn_created", name=row.name))
+    return redirect(f"/knowledge/collections/{row.id}?created=1")
+
+
+def _collection(
+    page: Page,
+    collection_id: int,
+    *,
+    number: int = 1,
+    query: str = "",
+    notice: str | None = None,
+    errors: dict[str, str] | None = None,
+    values: dict[str, str] | None = None,
+) -> Response:
+    tree = collection_tree(page.space)
+    try:
+        view = collection_page(page.space, tree, collection_id, page=number)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    hits = search_documents(page.space, tree, query, within=collection_id) if query else None
+    return _render_collection(page, tree, view, hits=hits, query=query, notice=notice, errors=errors, values=values)
+
+
+def _render_collection(
+    page: Page,
+    tree: Tree,
+    view: CollectionPage,
+    *,
+    hits: object,
+    query: str,
+    notice: str | None,
+    errors: dict[str, str] | None,
+    values: dict[str, str] | None,
+) -> Response:
+    template = "_knowledge_collection.html" if page.htmx else "knowledge_collection.html"
+    return page.render(
+        template,
+        tree=tree,
+        view=view,
+        hits=hits,
+        query=query,
+        notice=notice,
+        field_errors=errors or {},
+        values=values or {},
+        status_code=422 if errors else 200,
+    )
+
+
+@router.get("/knowledge/collections/{collection_id}")
+def collection(page: PageDep, collection_id: int, q: str = "", created: str = "", deleted: str = "") -> Response:
+    """A collection: where it sits, its documents a page at a time, a search inside it, and its settings."""
+    try:
+        number = page_number(page.request.query_params.get("page", ""))
+    except KnowledgeValidationError as error:
+        return _collection(page, collection_id, notice=None, errors={"page": str(error)})
+    notice = page.t("kn_collection_created") if created else None
+    if deleted.isdigit():
+        notice = page.t("kn_document_deleted")
+    return _collection(page, collection_id, number=number, query=q.strip(), notice=notice)
+
+
+@router.post("/knowledge/collections/{collection_id}/rename")
+def rename_collection(page: PageDep, form: Form, collection_id: int) -> Response:
+    """Rename a collection as the user (an undoable change)."""
+    name = field(form, "name")
+    if not name:
+        return _collection(page, collection_id, errors={"name": page.t("kn_name_needed")}, values={"name": name})
+    try:
+        if collection_id not in collection_tree(page.space).by_id:
+            raise KnowledgeNotFoundError("collection")
+        page.space.user.collections.rename(collection_id, name)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    except KnowledgeError as error:
+        return _collection(page, collection_id, errors={"name": str(error)}, values={"name": name})
+    if page.htmx:
+        return _collection(page, collection_id, notice=page.t("kn_renamed"))
+    return redirect(f"/knowledge/collections/{collection_id}#settings")
+
+
+@router.post("/knowledge/collections/{collection_id}/move")
+def move_collection(page: PageDep, form: Form, collection_id: int) -> Response:
+    """Move a collection under another one, or to the top level, by the API's rules (OD-K56)."""
+    parent_text = field(form, "parent")
+    try:
+        parent = _chosen_collection(parent_text)
+        tree = collection_tree(page.space)
+        if collection_id not in tree.by_id or (parent is not None and parent not in tree.by_id):
+            raise KnowledgeNotFoundError("collection")
+        page.space.user.collections.move(collection_id, parent=parent)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    except KnowledgeError as error:
+        return _collection(page, collection_id, errors={"parent": str(error)}, values={"parent": parent_text})
+    if page.htmx:
+        return _collection(page, collection_id, notice=page.t("kn_moved"))
+    return redirect(f"/knowledge/collections/{collection_id}#settings")
+
+
+def _document(page: Page, doc_id: int, *, notice: str | None = None, errors: dict[str, str] | None = None) -> Response:
+    tree = collection_tree(page.space)
+    try:
+        view = document_page(page.space, tree, doc_id)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    template = "_knowledge_document.html" if page.htmx else "knowledge_document.html"
+    return page.render(
+        template,
+        tree=tree,
+        doc=view,
+        notice=notice,
+        field_errors=errors or {},
+        status_code=422 if errors else 200,
+    )
+
+
+@router.get("/knowledge/documents/{doc_id}")
+def document(page: PageDep, doc_id: int) -> Response:
+    """A document to read: title, collection, who added it and when, and its text or passages."""
+    return _document(page, doc_id)
+
+
+@router.post("/knowledge/documents/{doc_id}/move")
+def move_document(page: PageDep, form: Form, doc_id: int) -> Response:
+    """Move a document to another collection (never a keyed one, never into diary, K-DOC-19)."""
+    target_text = field(form, "collection")
+    try:
+        target = _chosen_collection(target_text)
+        tree = collection_tree(page.space)
+        if target is None:
+            return _document(page, doc_id, errors={"collection": page.t("kn_choose_collection")})
+        if target not in tree.by_id or page.space.user.documents.get(doc_id).collection_id not in tree.by_id:
+            raise KnowledgeNotFoundError("collection")
+        page.space.user.documents.move(doc_id, collection=target)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    except KnowledgeError as error:
+        return _document(page, doc_id, errors={"collection": str(error)})
+    if page.htmx:
+        return _document(page, doc_id, notice=page.t("kn_document_moved"))
+    return redirect(f"/knowledge/documents/{doc_id}")
+
+
+@router.post("/knowledge/documents/{doc_id}/delete")
+def delete_document(page: PageDep, form: Form, doc_id: int) -> Response:
+    """Delete a document (an undoable change; the collection page offers to restore it)."""
+    try:
+        collection_id = page.space.user.documents.get(doc_id).collection_id
+        if collection_id not in collection_tree(page.space).by_id:
+            raise KnowledgeNotFoundError("document")
+        page.space.user.documents.delete(doc_id)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    except KnowledgeError as error:
+        return _document(page, doc_id, errors={"delete": str(error)})
+    if page.htmx and field(form, "from") == "list":
+        return _collection(page, collection_id, notice=page.t("kn_document_deleted"))
+    return redirect(f"/knowledge/collections/{collection_id}?deleted={doc_id}")
+
+
+@router.post("/knowledge/documents/{doc_id}/restore")
+def restore_document(page: PageDep, doc_id: int) -> Response:
+    """Bring a deleted document back by undoing its deletion."""
+    gone = page.space.user.documents.deleted_one(doc_id)
+    if gone is None or gone.document.collection_id not in collection_tree(page.space).by_id:
+        return _not_found(page)
+    collection_id = gone.document.collection_id
+    try:
+        page.space.user.documents.restore(doc_id)
+    except KnowledgeNotFoundError:
+        return _not_found(page)
+    except KnowledgeError as error:
+        return _collection(page, collection_id, errors={"restore": str(error)})
+    if page.htmx:
+        return _collection(page, collection_id, notice=page.t("kn_document_restored"))
+    return redirect(f"/knowledge/documents/{doc_id}")
