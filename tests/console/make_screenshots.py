@@ -2,7 +2,8 @@
 
 Usage: ``python tests/console/make_screenshots.py OUTPUT_DIR``. The pages show a demo data directory
 made afresh in a temporary folder: the weather and recipes gems installed, a few facts about the
-user, a switch turned on, and a conflict in "View changes".
+user, a switch turned on, a conflict in "View changes", and collections, documents and people for
+the Knowledge pages.
 """
 
 from __future__ import annotations
@@ -28,6 +29,42 @@ def _demo(console: ConsoleServer) -> None:
     space.user.facts.put(predicate="pref.food.dislike", value="cilantro")
     space.as_assistant.facts.put(predicate="pref.food.like", value="tomato beef stew", run_id="run-demo")
     space.as_assistant.facts.put(predicate="location.home.city", value="Rotterdam", run_id="run-demo")
+    _knowledge_demo(console)
+
+
+def _knowledge_demo(console: ConsoleServer) -> None:
+    """Collections with documents, a deleted one to restore, and two people with facts."""
+    space = console.space
+    recipes = space.user.collections.create("Recipes")
+    soups = space.user.collections.create("Soups", parent=recipes.id)
+    stew = "Brown the beef.\n\nAdd tomatoes."
+    space.user.documents.upsert(collection=recipes.id, title="Tomato beef stew", body=stew)
+    space.user.documents.upsert(collection=soups.id, title="Borscht", body="Beetroot, cabbage and dill.")
+    gone = space.user.documents.upsert(collection=recipes.id, title="Burnt toast", body="Never again.")
+    space.user.documents.delete(gone.id)
+    ann = space.user.entities.resolve(kind="person", create=True, name="Ann Lee", email="ann@example.com")
+    space.user.entities.resolve(kind="person", create=True, name="Annie", phone="+31 6 12345678")
+    space.user.entities.resolve(kind="org", create=True, name="Acme", domain="acme.nl")
+    assert ann is not None
+    space.user.facts.put(subject=ann.id, predicate="work.company", value="Acme")
+    space.user.facts.put(subject=ann.id, predicate="contact.email", value="ann@example.com")
+
+
+def _shoot_knowledge(page: Page, console: ConsoleServer, out: Path, suffix: str) -> None:
+    space = console.space
+    [recipes] = [r for r in space.user.collections.list() if r.name == "Recipes"]
+    [doc] = space.user.documents.page(recipes.id).items
+    [ann] = space.user.entities.page(kind="person", query="Ann Lee").items
+    for name, path in (
+        ("knowledge", "/knowledge"),
+        ("knowledge-collection", f"/knowledge/collections/{recipes.id}"),
+        ("knowledge-document", f"/knowledge/documents/{doc.id}"),
+        ("knowledge-entities", "/knowledge/entities"),
+        ("knowledge-entity", f"/knowledge/entities/{ann.id}"),
+        ("knowledge-contacts", "/knowledge/contacts"),
+    ):
+        page.goto(f"{console.url}{path}")
+        _shoot(page, out, f"{name}-{suffix}")
 
 
 def _shoot(page: Page, out: Path, name: str) -> None:
@@ -69,6 +106,7 @@ def main(out: Path) -> None:
                         editor.fill(editor.input_value().replace("pref.food.*", "*", 1))
                         page.locator("#studio-result .problems").wait_for()
                         _shoot(page, out, f"studio-{lang}-{size}")
+                        _shoot_knowledge(page, console, out, f"{lang}-{size}")
                         context.close()
                 browser.close()
         finally:
