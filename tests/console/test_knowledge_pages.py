@@ -11,6 +11,7 @@ import httpx
 from console_harness import ConsoleServer, csrf_of
 
 from notochord.console.views.knowledge import DOCS_PER_PAGE
+from notochord.knowledge.writes import USER
 
 
 def _signed_in(console: ConsoleServer) -> tuple[httpx.Client, str]:
@@ -317,3 +318,20 @@ def test_deleting_from_the_list_with_htmx_swaps_the_list_with_a_restore_button(c
     back = client.post(f"/knowledge/documents/{doc.id}/restore", data={"csrf": token}, headers={"HX-Request": "true"})
     assert back.status_code == 200
     assert "Restored." in back.text and f'data-document="{doc.id}"' in back.text
+
+
+def test_a_knowledge_base_of_the_rest_service_is_not_one_of_the_user_s_folders(console: ConsoleServer) -> None:
+    """Issue 14, Knowledge; OD-B24: the service's store is neither listed nor renamed nor moved here."""
+    space = console.space
+    with space.core.store.write(actor=USER, run_id=None) as tx:
+        kb = space.core.collections.create_kb_root(tx.conn, name="Team handbook", now=tx.now)
+    recipes = space.user.collections.create("Recipes")
+    client, token = _signed_in(console)
+    assert "Team handbook" not in client.get("/knowledge").text
+    assert client.get(f"/knowledge/collections/{kb}").status_code == 404
+    renamed = client.post(f"/knowledge/collections/{kb}/rename", data={"csrf": token, "name": "Mine now"})
+    assert renamed.status_code == 404
+    moved = client.post(f"/knowledge/collections/{kb}/move", data={"csrf": token, "parent": str(recipes.id)})
+    assert moved.status_code == 404
+    assert space.user.collections.get(kb).name == "Team handbook"
+    assert space.user.collections.get(kb).parent_id is None

@@ -22,7 +22,7 @@ from typing import Any, Final, Generic, TypeVar
 
 import sqlalchemy as sa
 
-from notochord.db.schema import changes, collections, documents, entities, facts, identifiers
+from notochord.db.schema import change_objects, changes, collections, documents, entities, facts, identifiers
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.identifiers import check_kind
 from notochord.knowledge.records import Identifier
@@ -36,6 +36,7 @@ __all__ = [
     "RelatedFact",
     "deleted_documents",
     "deletion_of",
+    "display_names",
     "document_counts",
     "document_page",
     "entity_kinds",
@@ -148,6 +149,20 @@ _SUMMARY_COLUMNS: Final = (
 )
 
 
+def _deleting_change() -> tuple[sa.Join, sa.ColumnElement[bool]]:
+    """Of ``documents``: the join to the applied changes that deleted each one, reached through
+    the index of the objects each change touched rather than a scan of the change log."""
+    touched = sa.join(change_objects, changes, changes.c.id == change_objects.c.change_id)
+    return touched, sa.and_(
+        change_objects.c.object_type == "document",
+        change_objects.c.object_id == documents.c.id,
+        changes.c.target_type == "document",
+        changes.c.target_id == documents.c.id,
+        changes.c.op.in_(_DELETE_OPS),
+        changes.c.status == "applied",
+    )
+
+
 def document_counts(conn: sa.Connection) -> dict[int, int]:
     """Live documents placed directly in each live collection (absent: none)."""
     rows = conn.execute(
@@ -177,29 +192,18 @@ def document_page(conn: sa.Connection, collection_id: int, *, offset: int, limit
 def deleted_documents(conn: sa.Connection, collection_id: int, *, limit: int) -> list[DeletedDocument]:
     """Deleted documents of a collection that an undo brings back, most recently deleted first."""
     _check_slice(0, limit)
-    rows = conn.execute(
-        sa.select(*_SUMMARY_COLUMNS, changes.c.id.label("change_id"), documents.c.deleted_at)
-        .join(
-            changes,
-            sa.and_(
-                changes.c.target_type == "document",
-                changes.c.target_id == documents.c.id,
-                changes.c.op.in_(_DELETE_OPS),
-                changes.c.status == "applied",
-            ),
-        )
+    touched, deleting = _deleting_change()
+    # per deleted document, its latest applied deletion, looked up by the touched-objects index
+    deletion = sa.select(sa.func.max(changes.c.id)).select_from(touched).where(deleting).scalar_subquery()
+    found = (
+        sa.select(*_SUMMARY_COLUMNS, deletion.label("change_id"), documents.c.deleted_at)
         .where(documents.c.collection_id == collection_id, documents.c.deleted_at.is_not(None))
-        .order_by(changes.c.id.desc())
-        .limit(limit)
+        .subquery()
+    )
+    rows = conn.execute(
+        sa.select(found).where(found.c.change_id.is_not(None)).order_by(found.c.change_id.desc()).limit(limit)
     ).all()
-    seen: set[int] = set()
-    found: list[DeletedDocument] = []
-    for row in rows:
-        # a document deleted, restored and deleted again has one applied deletion: the latest
-        if row.id not in seen:
-            seen.add(row.id)
-            found.append(DeletedDocument(_summary(row), int(row.change_id), row.deleted_at))
-    return found
+    return [DeletedDocument(_summary(r), int(r.change_id), r.deleted_at) for r in rows]
 
 
 def deletion_of(conn: sa.Connection, doc_id: int) -> DeletedDocument | None:
@@ -207,14 +211,8 @@ def deletion_of(conn: sa.Connection, doc_id: int) -> DeletedDocument | None:
     or no undo can bring it back."""
     row = conn.execute(
         sa.select(*_SUMMARY_COLUMNS, changes.c.id.label("change_id"), documents.c.deleted_at)
-        .join(changes, changes.c.target_id == documents.c.id)
-        .where(
-            changes.c.target_type == "document",
-            changes.c.target_id == doc_id,
-            changes.c.op.in_(_DELETE_OPS),
-            changes.c.status == "applied",
-            documents.c.deleted_at.is_not(None),
-        )
+        .join(*_deleting_change())
+        .where(documents.c.id == doc_id, documents.c.deleted_at.is_not(None))
         .order_by(changes.c.id.desc())
         .limit(1)
     ).first()
@@ -230,6 +228,27 @@ def entity_kinds(conn: sa.Connection) -> list[str]:
         .order_by(entities.c.kind)
     ).scalars()
     return list(rows)
+
+
+def display_names(conn: sa.Connection, entity_ids: Sequence[int]) -> dict[int, str]:
+    """The display name each id names now: its own, or, for a merged id, the kept entity's.
+    An id of a deleted entity, of the user, or of nothing is left out."""
+    if not entity_ids:
+        return {}
+    seed = sa.select(entities.c.id.label("start"), entities.c.id.label("current")).where(entities.c.id.in_(entity_ids))
+    chain = seed.cte("chain", recursive=True)
+    step = (
+        sa.select(chain.c.start, entities.c.merged_into)
+        .join(entities, entities.c.id == chain.c.current)
+        .where(entities.c.merged_into.is_not(None))
+    )
+    chain = chain.union(step)
+    rows = conn.execute(
+        sa.select(chain.c.start, entities.c.display_name)
+        .join(entities, entities.c.id == chain.c.current)
+        .where(entities.c.merged_into.is_(None), entities.c.deleted_at.is_(None), entities.c.kind != "self")
+    ).all()
+    return {int(start): name for start, name in rows}
 
 
 def _closure(roots: Sequence[int]) -> sa.CTE:

@@ -147,6 +147,12 @@ class HostEntities:
         with self._core.store.read() as conn:
             return browse.entity_page(conn, kind=kind, query=query, offset=offset, limit=limit, exclude=exclude)
 
+    def names(self, entity_ids: builtins.list[int]) -> dict[int, str]:
+        """The display names of several entities at once (a merged id gives the kept one's);
+        ids of deleted entities, or of none, are left out."""
+        with self._core.store.read() as conn:
+            return browse.display_names(conn, entity_ids)
+
     def kinds(self) -> builtins.list[str]:
         """The kinds the live entities have."""
         with self._core.store.read() as conn:

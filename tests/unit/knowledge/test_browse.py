@@ -182,3 +182,17 @@ def test_facts_about_several_people_come_in_one_query_through_their_merges(space
         ("work.company", "Acme"),
     ]
     assert [(f.predicate, f.value) for f in about[bob.id]] == [("work.title", "Chef")]
+
+
+def test_display_names_of_several_entities_follow_merges_and_leave_out_the_deleted(space: Space) -> None:
+    """Issue 14, Knowledge; K-ENT-12, K-ENT-13: one call names a relation's objects."""
+    ann = space.user.entities.resolve(create=True, name="Ann")
+    annie = space.user.entities.resolve(create=True, name="Annie")
+    bob = space.user.entities.resolve(create=True, name="Bob")
+    assert ann is not None and annie is not None and bob is not None
+    space.user.entities.merge(keep=ann.id, merge=annie.id)
+    space.user.entities.delete(bob.id)
+    with _queries(space) as seen:
+        names = space.user.entities.names([ann.id, annie.id, bob.id, 9999])
+    assert names == {ann.id: "Ann", annie.id: "Ann"}
+    assert _selects(seen) == 1

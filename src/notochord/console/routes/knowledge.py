@@ -157,6 +157,8 @@ def rename_collection(page: PageDep, form: Form, collection_id: int) -> Response
     if not name:
         return _collection(page, collection_id, errors={"name": page.t("kn_name_needed")}, values={"name": name})
     try:
+        if collection_id not in collection_tree(page.space).by_id:
+            raise KnowledgeNotFoundError("collection")
         page.space.user.collections.rename(collection_id, name)
     except KnowledgeNotFoundError:
         return _not_found(page)
@@ -218,7 +220,7 @@ def move_document(page: PageDep, form: Form, doc_id: int) -> Response:
         tree = collection_tree(page.space)
         if target is None:
             return _document(page, doc_id, errors={"collection": page.t("kn_choose_collection")})
-        if target not in tree.by_id:
+        if target not in tree.by_id or page.space.user.documents.get(doc_id).collection_id not in tree.by_id:
             raise KnowledgeNotFoundError("collection")
         page.space.user.documents.move(doc_id, collection=target)
     except KnowledgeNotFoundError:

@@ -14,7 +14,6 @@ from typing import Any, Final
 
 from notochord.access.sentences import Lang
 from notochord.app import Space
-from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.browse import EntitySummary, RelatedFact
 from notochord.knowledge.predicates import CORE_PREDICATES, Cardinality
 from notochord.knowledge.records import Entity
@@ -130,7 +129,7 @@ def entity_page(space: Space, entity_id: int, lang: Lang) -> EntityPage:
     entity = space.user.entities.get(entity_id)
     about = space.user.facts.about([entity.id]).get(entity.id, [])
     objects = {f.object_id for f in about if f.object_id is not None}
-    names = _names(space, objects)
+    names = space.user.entities.names(sorted(objects))
     return EntityPage(
         entity=entity,
         facts=[
@@ -145,17 +144,6 @@ def entity_page(space: Space, entity_id: int, lang: Lang) -> EntityPage:
             for f in about
         ],
     )
-
-
-def _names(space: Space, ids: set[int]) -> dict[int, str]:
-    names: dict[int, str] = {}
-    for entity_id in sorted(ids):
-        # an entity page's relations are few; a deleted object keeps no name
-        try:
-            names[entity_id] = space.user.entities.get(entity_id).display_name
-        except KnowledgeNotFoundError:
-            continue
-    return names
 
 
 @dataclass(frozen=True)
