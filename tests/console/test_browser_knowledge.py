@@ -36,7 +36,7 @@ def test_move_a_collection_under_another_and_see_a_refused_move_explained(
 ) -> None:
     """Issue 14, Knowledge; K-UI-12, K-COL-13, OD-K56: from the Knowledge nav, the user moves
     Soups into Recipes in place (no reload); moving Recipes into its own subfolder is refused with
-    the API's sentence next to the picker, and nothing moves."""
+    the API's sentence next to the picker, which takes the focus, and nothing moves."""
     space = console.space
     recipes = space.user.collections.create("Recipes")
     soups = space.user.collections.create("Soups")
@@ -63,6 +63,8 @@ def test_move_a_collection_under_another_and_see_a_refused_move_explained(
     error = page.locator("#move-error")
     expect(error).to_have_text("a collection cannot be moved into itself or one of its subfolders")
     expect(page.get_by_label("Move it into")).to_have_attribute("aria-invalid", "true")
+    # the keyboard user lands on the field to fix, not at the top of the page
+    expect(page.get_by_label("Move it into")).to_be_focused()
     assert space.user.collections.get(recipes.id).parent_id is None
 
     page.get_by_role("link", name="Collections", exact=True).first.click()
