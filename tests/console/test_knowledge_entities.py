@@ -130,6 +130,21 @@ def test_a_name_several_entities_share_lists_them_to_choose_from(console: Consol
     assert console.space.user.entities.get(first.id).id == ann.id
 
 
+def test_the_one_entity_with_exactly_that_name_is_merged_however_many_others_contain_it(
+    console: ConsoleServer,
+) -> None:
+    """Issue 14, Knowledge; K-ENT-11: the exact name wins, even when many other names contain the
+    typed one and sort before it."""
+    kept = _person(console, "Ann Lee")
+    exact = _person(console, "Zz", email="zz@example.com")
+    for n in range(15):
+        _person(console, f"Azz {n:02}")
+    client, token = _signed_in(console)
+    answer = client.post(f"/knowledge/entities/{kept.id}/merge", data={"csrf": token, "other": "zz"})
+    assert answer.status_code == 303
+    assert console.space.user.entities.get(exact.id).id == kept.id
+
+
 def test_deleting_an_entity_ends_the_relations_to_it_and_can_be_undone(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-UI-12, K-ENT-13, K-UI-11: the relation ends in the same change."""
     ann = _person(console, "Ann Lee")

@@ -22,7 +22,7 @@ from notochord.console.views.knowledge_entities import (
     entity_page,
 )
 from notochord.errors import KnowledgeError, KnowledgeNotFoundError, KnowledgeValidationError
-from notochord.knowledge.browse import EntitySummary
+from notochord.knowledge.browse import MAX_PAGE, EntitySummary
 from notochord.knowledge.records import Entity
 
 __all__ = ["router"]
@@ -101,9 +101,10 @@ def entity(page: PageDep, entity_id: int, merged: str = "") -> Response:
 
 def _pick_other(page: Page, kept: Entity, name: str) -> list[EntitySummary]:
     """The entities of ``kept``'s kind that ``name`` may mean, the exact names first."""
-    found = page.space.user.entities.page(kind=kept.kind, query=name, limit=_CANDIDATES + 1, exclude=kept.id).items
-    exact = [e for e in found if " ".join(e.display_name.split()).casefold() == " ".join(name.split()).casefold()]
-    return exact if len(exact) == 1 else found
+    found = page.space.user.entities.page(kind=kept.kind, query=name, limit=MAX_PAGE, exclude=kept.id).items
+    wanted = " ".join(name.split()).casefold()
+    exact = [e for e in found if " ".join(e.display_name.split()).casefold() == wanted]
+    return exact or found
 
 
 @router.post("/knowledge/entities/{entity_id}/merge")
