@@ -252,8 +252,10 @@ def display_names(conn: sa.Connection, entity_ids: Sequence[int]) -> dict[int, s
 
 
 def _closure(roots: Sequence[int]) -> sa.CTE:
-    """``(root, member)``: each root with itself and every entity merged into it, through chains."""
-    seed = sa.select(entities.c.id.label("root"), entities.c.id.label("member")).where(entities.c.id.in_(roots))
+    """``(root, member)``: each live root with itself and every entity merged into it, through chains."""
+    seed = sa.select(entities.c.id.label("root"), entities.c.id.label("member")).where(
+        entities.c.id.in_(roots), entities.c.deleted_at.is_(None)
+    )
     closure = seed.cte("closure", recursive=True)
     step = sa.select(closure.c.root, entities.c.id).join(entities, entities.c.merged_into == closure.c.member)
     return closure.union(step)

@@ -196,3 +196,12 @@ def test_display_names_of_several_entities_follow_merges_and_leave_out_the_delet
         names = space.user.entities.names([ann.id, annie.id, bob.id, 9999])
     assert names == {ann.id: "Ann", annie.id: "Ann"}
     assert _selects(seen) == 1
+
+
+def test_a_deleted_entity_has_no_facts_to_show(space: Space) -> None:
+    """Issue 14, Knowledge; K-ENT-13: a deleted entity is "no entity" everywhere, its facts too."""
+    ann = space.user.entities.resolve(create=True, name="Ann")
+    assert ann is not None
+    space.user.facts.put(subject=ann.id, predicate="work.company", value="Acme")
+    space.user.entities.delete(ann.id)
+    assert space.user.facts.about([ann.id]) == {}
