@@ -15,9 +15,11 @@ text only, as ``NOTOCHORD_EMBEDDER=none``):
   every upsert runs all its checks and records its change, the writes commit together);
 - (every upsert is a change of its own, so the vault holds ``--documents`` more changes than
   asked for below: "View changes" is timed over more than the budget's 1,000);
-- ``--changes`` facts written by the user under ten run ids (so "View changes" and its run filter
-  have pages to show), the weather, recipes and contacts example gems installed, and three real
-  runs of a small gem that records a fact and writes a file into a conversation folder.
+- ``--changes`` changes by the user under ten run ids (so "View changes" and its run filter have
+  pages to show): a tenth are foods the user likes (listed on the recipes gem's page), the rest
+  create 100 contacts and record where they work; the weather, recipes and contacts example gems
+  are installed, and a small gem that records a fact and writes a file into a conversation folder
+  runs three times for real.
 
 Each page of :data:`PAGES` (add a page with one line) is then requested ``--requests`` times in
 turn, after two warm-up requests, through the console's ASGI app (``httpx.ASGITransport``,
@@ -195,8 +197,18 @@ def _seed(space: notochord.Space, root: Path, *, documents: int, changes: int, s
                     else:
                         user.documents.upsert(collection=collections[n % len(collections)], title=title, body=body)
     with console.status(f"writing {changes:,} changes …"), one_transaction(space.core.store):
+        people = []
         for n in range(changes):
-            user.facts.put(predicate="pref.food.like", value=f"dish {n}", run_id=f"run-bench-{n % 10}")
+            run_id = f"run-bench-{n % 10}"
+            if n % 10 == 0:
+                user.facts.put(predicate="pref.food.like", value=f"dish {n}", run_id=run_id)
+            elif len(people) < 100:
+                person = user.entities.resolve(kind="person", create=True, name=f"Person {n}", run_id=run_id)
+                assert person is not None
+                people.append(person.id)
+            else:
+                subject = people[n % len(people)]
+                user.facts.put(subject=subject, predicate="work.company", value=f"Company {n}", run_id=run_id)
     for gem in ("weather", "recipes", "contacts"):
         space.gems.install(EXAMPLES / gem)
     space.gems.install(_noter(root))

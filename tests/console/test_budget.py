@@ -14,6 +14,8 @@ import sqlalchemy as sa
 from console_harness import ConsoleServer
 from runs_gem import GEM, installed, run_once
 
+from notochord.errors import KnowledgeValidationError
+
 
 class StatementCounter:
     """Counts the SQL statements the space's engine runs (SQLAlchemy ``before_cursor_execute``)."""
@@ -135,3 +137,14 @@ def test_a_gem_s_page_does_not_query_per_fact(
             console.space.user.facts.put(predicate="pref.food.like", value=f"food {i} of {n}")
 
     _same_count(console, counter, f"/gems/{GEM}", grow, few=1, many=10)
+
+
+def test_a_later_page_of_changes_reads_only_its_own_rows(console: ConsoleServer) -> None:
+    """Issue 14, item 3: ``space.changes.list(offset=…)`` skips the newer pages in SQL, so page ten
+    of "View changes" costs what page one does; a bad offset is refused and reads nothing."""
+    ids = [console.space.user.facts.put(predicate="identity.nickname", value=f"n{i}").change_id for i in range(7)]
+    newest_first = ids[::-1]
+    assert [c.id for c in console.space.changes.list(limit=3, offset=3)] == newest_first[3:6]
+    assert [c.id for c in console.space.changes.list(offset=6)] == newest_first[6:]
+    with pytest.raises(KnowledgeValidationError, match="offset -1 is not a whole number"):
+        console.space.changes.list(offset=-1)

@@ -115,8 +115,10 @@ class ChangeLog:
         actor: str | None = None,
         where: sa.ColumnElement[bool] | None = None,
         limit: int | None = None,
+        offset: int = 0,
     ) -> list[Change]:
-        """Changes newest first. ``where`` is an extra SQL filter (a caller's visible scope)."""
+        """Changes newest first, skipping the newest ``offset``. ``where`` is an extra SQL filter (a
+        caller's visible scope)."""
         if status is not None and status not in {"applied", "conflict", "reverted"}:
             raise KnowledgeValidationError(f"status {status!r} is not one of applied, conflict, reverted")
         query = sa.select(changes)
@@ -133,6 +135,8 @@ class ChangeLog:
         query = query.order_by(changes.c.id.desc())
         if limit is not None:
             query = query.limit(limit)
+        if offset:
+            query = query.offset(offset)
         with self._store.read() as conn:
             return [to_record(r) for r in conn.execute(query)]
 

@@ -353,8 +353,14 @@ class HostChanges:
         run_id: str | None = None,
         actor: str | None = None,
         limit: int | None = None,
+        offset: int = 0,
     ) -> list[Change]:
-        return self._core.changes.list(since=since, status=status, run_id=run_id, actor=actor, limit=limit)
+        """Changes newest first; ``offset`` skips the newest ones (a later page of a list)."""
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise KnowledgeValidationError(f"offset {offset!r} is not a whole number of changes to skip")
+        return self._core.changes.list(
+            since=since, status=status, run_id=run_id, actor=actor, limit=limit, offset=offset
+        )
 
     def get(self, change_id: int) -> Change:
         return self._core.changes.get(change_id)

@@ -97,20 +97,19 @@ def change_row(c: Change) -> ChangeRow:
 def changes_page(space: Space, filters: Filters) -> ChangesPage:
     """One page of changes; raises ``KnowledgeValidationError`` for a malformed ``since``."""
     # one more than the page holds says whether an older page exists
-    wanted = filters.page * PAGE_SIZE + 1
     found = space.changes.list(
         since=filters.since,
         status=filters.status,
         run_id=filters.run,
         actor=f"gem:{filters.gem}" if filters.gem else None,
-        limit=wanted,
+        limit=PAGE_SIZE + 1,
+        offset=(filters.page - 1) * PAGE_SIZE,
     )
-    start = (filters.page - 1) * PAGE_SIZE
-    rows = [change_row(c) for c in found[start : start + PAGE_SIZE]]
+    rows = [change_row(c) for c in found[:PAGE_SIZE]]
     return ChangesPage(
         rows=rows,
         filters=filters,
         has_newer=filters.page > 1,
-        has_older=len(found) > start + PAGE_SIZE,
+        has_older=len(found) > PAGE_SIZE,
         gems=[(g.id, g.name) for g in space.gems.list()],
     )

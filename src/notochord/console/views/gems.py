@@ -195,11 +195,14 @@ def self_fact_rows(space: Space, manifest: Manifest, lang: Lang) -> list[FactRow
         if any(scope.covers_predicate(name) for scope in scopes) and name not in names:
             names.append(name)
     values: dict[str, list[FactValue]] = {}
+    # two scopes may overlap; a set keeps each fact once without a scan per value
+    seen: set[int] = set()
     for prefix in dict.fromkeys(scope.prefix for scope in scopes):
         for fact in space.user.facts.lookup("self", prefix):
             if any(scope.covers_predicate(fact.predicate) for scope in scopes):
                 shown = values.setdefault(fact.predicate, [])
-                if all(v.fact_id != fact.id for v in shown):
+                if fact.id not in seen:
+                    seen.add(fact.id)
                     shown.append(FactValue(fact_id=fact.id, text=_shown(fact.value)))
                 if fact.predicate not in names:
                     names.append(fact.predicate)
