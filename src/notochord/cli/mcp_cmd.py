@@ -139,24 +139,7 @@ def serve(
     data_dir: DataDir = None,
 ) -> None:
     """Speak MCP over stdin/stdout as one connection (what a desktop client launches)."""
-    import anyio
-
-    from notochord.mcp_server.app import STDIO_SESSION, McpService, build_server
-    from notochord.mcp_server.connections import Connections
+    from notochord.mcp_server.stdio import serve_stdio
 
     with opened(data_dir) as nc:
-        connections = Connections(nc.personal)
-        connections.get(connection)
-        service = McpService(connections)
-        server = build_server(service, lambda _ctx: (connection, STDIO_SESSION, "stdio"))
-
-        async def main() -> None:
-            from mcp.server.stdio import stdio_server
-
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
-
-        try:
-            anyio.run(main)
-        finally:
-            service.close_all()
+        serve_stdio(nc, connection)
