@@ -6,7 +6,8 @@ Listed and read through the connection's ``ctx.knowledge``, with the same checks
   :data:`MAX_LISTED`), as ``notochord://documents/<ref>`` in the connection's own refs (K-REF);
   a collection it cannot read is left out, as ``collections_list`` leaves it out;
 - ``resources/templates/list`` has one template per readable collection,
-  ``notochord://collections/<collection ref>/documents/{key}``: the document with that key;
+  ``notochord://collections/<collection ref>/documents/{key}``: the document with that key
+  (percent-encoded);
 - ``resources/read`` of a document the connection may not read is refused naming the permission;
   a ref that is not its own, or no document, reads as "resource not found" (K-REF: a foreign
   ref tells nothing).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 from typing import Final
+from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -84,7 +86,7 @@ async def read_resource(
         if document is not None:
             view = await knowledge.documents.get(document["ref"])
         elif by_key is not None:
-            found = await knowledge.documents.get_by_key(by_key["col"], by_key["key"])
+            found = await knowledge.documents.get_by_key(by_key["col"], unquote(by_key["key"]))
             if found is None:
                 raise _not_found(uri)
             view = found
