@@ -21,12 +21,12 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 from typer.testing import CliRunner
 
-from mcp import ClientSession
 from notochord.cli import app
 
 ENV = {"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_INDEX_IN_BACKGROUND": "false"}
