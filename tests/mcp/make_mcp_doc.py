@@ -42,7 +42,9 @@ every id it sees is a ref of its own, and every write is recorded under `gem:NAM
   is called. A line that is not JSON-RPC is answered with `-32700`.
 - Answers are JSON, in the text content and as `structuredContent: {"result": …}`.
 - One MCP session is one run: `notochord runs list --gem NAME` shows it, `notochord runs undo RUN`
-  undoes everything the session wrote.
+  undoes everything the session wrote. The run is finished when the session ends (stdin closes, the
+  client's `DELETE`, the 30-minute idle timeout, or the server stopping). The 2026-07-28 protocol
+  has no sessions: there each request is a run of its own.
 
 The examples below come from a real run (`tests/mcp/make_mcp_doc.py`); refs differ on every run.
 """

@@ -11,7 +11,10 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import Served, answer, text
@@ -185,3 +188,32 @@ def test_the_rest_service_and_the_console_answer_as_before(served: Served) -> No
     console = httpx.get(f"{served.url}/", timeout=30, headers={"Host": "evil.example"})
     assert console.status_code == 421
     assert httpx.get(f"{served.url}/mcp", timeout=30).status_code == 401
+
+
+def test_without_sessions_in_the_2026_protocol_each_request_is_a_run_of_its_own(served: Served) -> None:
+    """Issue 15, item 3: the SDK's default client speaks the stateless 2026-07-28 protocol; its writes
+    are recorded and undoable too, each request as one run."""
+    secret = served.cli.connect("modern", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
+
+    async def go() -> tuple[str, list[Any]]:
+        headers = {"Authorization": f"Bearer {secret}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(f"{served.url}/mcp", http_client=http)) as client,
+        ):
+            puts = [
+                await client.call_tool("facts_put", {"predicateHint": "pref.food.dislike", "value": v})
+                for v in ("okra", "tripe")
+            ]
+            return str(client.protocol_version), puts
+
+    version, puts = anyio.run(go)
+    assert version == "2026-07-28"
+    assert [answer(p)["status"] for p in puts] == ["applied", "applied"]
+    changes = served.cli.json("changes", "list", "--actor", "gem:modern")
+    runs = {c["run_id"] for c in changes}
+    assert len(runs) == 2
+    for run in runs:
+        assert served.cli.json("runs", "show", run)["status"] == "succeeded"
+        served.cli.run("runs", "undo", run)
+    assert [c["status"] for c in served.cli.json("changes", "list", "--actor", "gem:modern")] == ["reverted"] * 2

@@ -12,7 +12,8 @@ Every request passes, in order:
    be used with the secret that opened it.
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
-or the server stopping).
+or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
+its own.
 """
 
 from __future__ import annotations
