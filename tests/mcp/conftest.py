@@ -97,7 +97,7 @@ async def stdio_session(data_dir: Path, connection: str) -> AsyncIterator[Client
         yield session
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -131,7 +131,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     cli = seeded(root / "data")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTOCHORD_")}
     env.update(ENV, NOTOCHORD_JWT_SECRET=JWT_SECRET)
-    port = _free_port()
+    port = free_port()
     log = root / "serve.log"
     command = [sys.executable, "-m", "notochord", "serve", "--port", str(port), "--data-dir", str(cli.data_dir)]
     with log.open("wb") as out:
