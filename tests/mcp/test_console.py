@@ -49,6 +49,7 @@ def served_in_thread(tmp_path: Path) -> Iterator[tuple[Served, notochord.Notocho
 def test_the_console_switch_of_a_connection_applies_to_its_next_mcp_request(
     served_in_thread: tuple[Served, notochord.Notochord],
 ) -> None:
+    """Issue 15, item 1 (K-PERM-04): the console's switch, the next MCP request."""
     served, nc = served_in_thread
     _, secret = Connections(nc.personal).connect("desk")
     with httpx.Client(base_url=served.url, timeout=30) as console:

@@ -1,7 +1,7 @@
 """MCP over streamable HTTP at ``/mcp`` of a real ``notochord serve``, with the SDK's own client (Issue 15).
 
 One server for the module; each test makes its own connections. K-PERM-03/04 (switches off, read
-afresh), K-REF (per-connection refs), K-CHG (recorded under the connection and its run).
+afresh), K-CON-06 (per-connection refs), K-CHG-06 (recorded under the connection and its run).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_grant_write_changes_and_the_sessions_run_over_http(served: Served) -> N
 
 
 def test_one_connection_never_sees_another_connections_refs_or_documents_outside_its_grants(served: Served) -> None:
-    """Issue 15, acceptance 5 (K-REF): a ref handed to one connection reads as not found to another, and
+    """Issue 15, acceptance 5 (K-CON-06): a ref handed to one connection reads as not found to another, and
     a connection without the keep switch neither finds nor lists the keepsakes another wrote."""
     writer = served.cli.connect("writer", "collections.write:keep")
     reader = served.cli.connect("reader", "collections.read:diary", "facts.read:self:pref.food.*")

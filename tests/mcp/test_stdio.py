@@ -1,7 +1,7 @@
 """MCP over stdio with the SDK's own client, spawning ``notochord mcp serve`` (Issue 15, acceptance).
 
-K-PERM-03 (every switch starts off), K-PERM-04 (a switch takes effect on the next call), K-REF
-(refs only), K-CHG (every write recorded under its writer and run, undoable).
+K-PERM-03 (every switch starts off), K-PERM-04 (a switch takes effect on the next call), K-CON-05
+(refs only), K-CHG-06 (every write recorded under its writer and run, undoable).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_after_gem_grant_the_same_call_succeeds_on_the_next_request(cli: Cli) ->
 
 
 def test_a_session_is_one_run_listed_under_the_connection_and_runs_undo_reverts_all_it_wrote(cli: Cli) -> None:
-    """Issue 15, acceptance 3 (K-CHG): a fact and a document written in one session carry the session's
+    """Issue 15, acceptance 3 (K-CHG-06, K-CHG-08): a fact and a document written in one session carry the session's
     run; ``runs undo`` of that run takes both back."""
     cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*", "collections.write:keep")
 
@@ -207,7 +207,7 @@ def test_malformed_messages_unknown_tools_and_bad_or_oversized_arguments_are_pro
 
 
 def test_resources_are_the_documents_the_connection_may_read_and_collections_are_templates(cli: Cli) -> None:
-    """Issue 15, item 4 (K-REF): with keep readable, the keepsake is listed and read by its ref, a keyed
+    """Issue 15, item 4 (K-CON-06): with keep readable, the keepsake is listed and read by its ref, a keyed
     document through the keep template; the diary (not readable) is neither listed nor a template; a
     forged ref is not found."""
     cli.connect("desk", "collections.write:keep")

@@ -4,7 +4,7 @@ One :class:`McpService` serves every connection of the space; who is calling is 
 message by the transport (stdio: the connection named on the command line; HTTP: the bearer
 secret, checked on every request). Each MCP session is one run of its connection: the run is
 recorded on the session's first call, every change the session writes carries its run id, and
-``notochord runs undo RUN`` undoes all of them (K-CHG, OD-K45).
+``notochord runs undo RUN`` undoes all of them (K-CHG-06, K-CHG-08, OD-K45).
 
 Errors: unknown tools, arguments that do not fit a tool's schema or are over the size limit, and
 unknown resources are protocol errors (JSON-RPC ``error``), raised before anything is called. What

@@ -3,13 +3,13 @@
 Listed and read through the connection's ``ctx.knowledge``, with the same checks as the tools:
 
 - ``resources/list`` holds the documents of the collections the connection can read (at most
-  :data:`MAX_LISTED`), as ``notochord://documents/<ref>`` in the connection's own refs (K-REF);
+  :data:`MAX_LISTED`), as ``notochord://documents/<ref>`` in the connection's own refs (K-CON-06);
   a collection it cannot read is left out, as ``collections_list`` leaves it out;
 - ``resources/templates/list`` has one template per readable collection,
   ``notochord://collections/<collection ref>/documents/{key}``: the document with that key
   (percent-encoded);
 - ``resources/read`` of a document the connection may not read is refused naming the permission;
-  a ref that is not its own, or no document, reads as "resource not found" (K-REF: a foreign
+  a ref that is not its own, or no document, reads as "resource not found" (K-CON-06: a foreign
   ref tells nothing).
 """
 

@@ -7,9 +7,9 @@ JSON. What the gem API decides is what the assistant gets:
 - a refusal (``KnowledgePermissionError``) becomes a tool error naming the permission and the
   command that switches it on (K-PERM-04: the very next call sees a switch the person moved);
 - query calls (``search``, ``profile``, ``facts_lookup``, ``collections_list``, ``changes_list``)
-  leave out what the connection may not read, so a denial reads as no data (K-SRCH-03, K-PERM);
+  leave out what the connection may not read, so a denial reads as no data (K-SRCH-03);
 - other errors of the exception tree become tool errors with their message; nothing is written
-  unless the whole call succeeds (K-CHG: every write is one recorded, undoable change).
+  unless the whole call succeeds (K-CHG-06: every write is one recorded, undoable change).
 """
 
 from __future__ import annotations
