@@ -32,6 +32,7 @@ INTRO = """# MCP tools and resources
 the connection's `ctx.knowledge`, the object a gem's tool receives, so what a connection may do is
 exactly what its switches allow (`notochord gem grant NAME PERMISSION`, or the console's gem page),
 every id it sees is a ref of its own, and every write is recorded under `gem:NAME` in the session's run.
+Connections live in the personal space.
 
 - A call the connection lacks a permission for is a tool error (`isError: true`) that names the
   permission and the command that switches it on. Query tools (`search`, `profile`, `facts_lookup`,

@@ -1,5 +1,6 @@
 """A connection's switches on the console's gem page, unchanged (Issue 15, item 1): switched on there,
-the connection's very next MCP request over ``/mcp`` may do it (K-PERM-04)."""
+the connection's very next MCP request over ``/mcp`` may do it (K-PERM-04); the console's changes page
+undoes the session's run (item 3)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def served_in_thread(tmp_path: Path) -> Iterator[tuple[Served, notochord.Notocho
 def test_the_console_switch_of_a_connection_applies_to_its_next_mcp_request(
     served_in_thread: tuple[Served, notochord.Notochord],
 ) -> None:
-    """Issue 15, item 1 (K-PERM-04): the console's switch, the next MCP request."""
+    """Issue 15, items 1 and 3 (K-PERM-04, K-CHG-08): the console's switch applies to the next MCP
+    request, and the console's "undo this run" takes back what that session wrote."""
     served, nc = served_in_thread
     _, secret = Connections(nc.personal).connect("desk")
     with httpx.Client(base_url=served.url, timeout=30) as console:
@@ -78,3 +80,13 @@ def test_the_console_switch_of_a_connection_applies_to_its_next_mcp_request(
             return await s.call_tool(*call)
 
     assert answer(anyio.run(after))["status"] == "applied"
+    (change,) = served.cli.json("changes", "list", "--actor", "gem:desk")
+    with httpx.Client(base_url=served.url, timeout=30) as console:
+        token = ConsoleKeys(nc.data_dir).mint_login_token()
+        assert console.get(f"/login?token={token}").status_code == 303
+        page = console.get("/changes", params={"run": change["run_id"]})
+        found = _CSRF.search(page.text)
+        assert found is not None
+        undone = console.post("/changes/undo-run", data={"csrf": found.group(1), "run": change["run_id"]})
+        assert undone.status_code == 200
+    assert [c["status"] for c in served.cli.json("changes", "list", "--actor", "gem:desk")] == ["reverted"]
