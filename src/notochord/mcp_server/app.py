@@ -95,13 +95,17 @@ class McpService:
 
     def close_key(self, key: str) -> None:
         """End the session ``key`` of whichever connection holds it (the transport ended it)."""
-        for connection, held in list(self._sessions):
+        for connection, held in self._keys():
             if held == key:
                 self.close(connection, key)
 
     def close_all(self) -> None:
-        for connection, key in list(self._sessions):
+        for connection, key in self._keys():
             self.close(connection, key)
+
+    def _keys(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self._sessions)
 
 
 Resolve = Callable[[ServerRequestContext[Any, Any]], tuple[str, str | None, str]]
