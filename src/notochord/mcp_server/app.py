@@ -66,17 +66,26 @@ class Session:
 class McpService:
     """The sessions of one space's connections, keyed by (connection, transport session)."""
 
-    def __init__(self, connections: Connections) -> None:
-        self.connections = connections
+    def __init__(self, connections: Connections | Callable[[], Connections]) -> None:
+        # a factory defers opening the space to the first request (the app is built before that)
+        self._connections = connections
         self._sessions: dict[tuple[str, str], Session] = {}
         self._lock = threading.Lock()
 
+    @property
+    def connections(self) -> Connections:
+        with self._lock:
+            if not isinstance(self._connections, Connections):
+                self._connections = self._connections()
+            return self._connections
+
     def session(self, connection: str, key: str, *, transport: str) -> Session:
+        connections = self.connections
         with self._lock:
             found = self._sessions.get((connection, key))
             if found is None:
                 run_id = new_run_id()
-                found = Session(connection, run_id, self.connections.knowledge(connection, run_id), transport)
+                found = Session(connection, run_id, connections.knowledge(connection, run_id), transport)
                 self._sessions[(connection, key)] = found
             return found
 

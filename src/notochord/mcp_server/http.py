@@ -48,11 +48,11 @@ MCP_PATH: Final = "/mcp"
 class _Verifier:
     """The SDK's token verifier: a bearer secret → its connection, or ``None``."""
 
-    def __init__(self, connections: Connections) -> None:
-        self._connections = connections
+    def __init__(self, service: McpService) -> None:
+        self._service = service
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        name = await anyio.to_thread.run_sync(lambda: self._connections.authenticate(token))
+        name = await anyio.to_thread.run_sync(lambda: self._service.connections.authenticate(token))
         if name is None:
             return None
         return AccessToken(token=token, client_id=name, scopes=[])
@@ -105,15 +105,14 @@ class McpMount:
     """The ``/mcp`` route and the session manager the app's lifespan runs."""
 
     def __init__(self, nc: Notochord) -> None:
-        connections = Connections(nc.personal)
-        self.service = McpService(connections)
+        self.service = McpService(lambda: Connections(nc.personal))
         server = build_server(self.service, _resolve)
         self.sessions = _Sessions(
             self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
         )
         guarded: ASGIApp = AuthenticationMiddleware(
             RequireAuthMiddleware(StreamableHTTPASGIApp(self.sessions), []),
-            backend=BearerAuthBackend(_Verifier(connections)),
+            backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
 
