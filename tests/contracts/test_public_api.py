@@ -89,7 +89,7 @@ LAYERS: dict[str, set[str]] = {
         "extraction",
     },
 }
-TOP = {"server", "console", "cli", "__main__", "__init__"}
+TOP = {"server", "console", "cli", "mcp_server", "__main__", "__init__"}
 
 
 def _layer(path: Path) -> str:

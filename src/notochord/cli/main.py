@@ -42,6 +42,9 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
     "changes": _Lazy(_CLI + "changes_cmd", "app", "group", "Everything written, by whom, and undo."),
     "gem": _Lazy(_CLI + "gem_cmd", "app", "group", "Install gems and switch their permissions on or off."),
     "runs": _Lazy(_CLI + "runs_cmd", "app", "group", "Runs of gem tools: list, show, undo."),
+    "mcp": _Lazy(
+        _CLI + "mcp_cmd", "app", "group", "Connect AI assistants over MCP, each with its own permission switches."
+    ),
     "files": _Lazy(
         _CLI + "files_cmd",
         "app",

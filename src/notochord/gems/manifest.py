@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from notochord.net.hosts import NetworkPermission
 
 __all__ = [
+    "ASSISTANT_KIND",
     "DRAFT_FILE",
     "PACKAGED_FILE",
     "Form",
@@ -75,6 +76,8 @@ Form = Literal["draft", "packaged"]
 
 DRAFT_FILE: Final = "manifest.json"
 PACKAGED_FILE: Final = "notochord.json"
+ASSISTANT_KIND: Final = "assistant"
+"""The ``kind`` of the gem an assistant connects as over MCP: no tools, only its switches."""
 
 MAX_DESCRIPTION: Final = 200
 MAX_ALIAS: Final = 1000

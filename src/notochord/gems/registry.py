@@ -318,6 +318,28 @@ class GemRegistry:
             )
         return row
 
+    # ------------------------------------------------------------ settings of one installation
+
+    def setting(self, gem_id: str, key: str) -> Any:
+        """A value kept with this installation (``gem_settings``), or ``None``; it goes with the gem."""
+        with self._core.store.read() as conn:
+            text = conn.execute(
+                sa.select(gem_settings.c.value_json).where(gem_settings.c.gem_id == gem_id, gem_settings.c.key == key)
+            ).scalar()
+        return None if text is None else json.loads(text)
+
+    def set_setting(self, gem_id: str, key: str, value: Any) -> None:
+        """Keep ``value`` (JSON) under ``key`` for this installation; ``None`` removes it."""
+        self._row(gem_id)
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            tx.conn.execute(sa.delete(gem_settings).where(gem_settings.c.gem_id == gem_id, gem_settings.c.key == key))
+            if value is not None:
+                tx.conn.execute(
+                    sa.insert(gem_settings).values(
+                        gem_id=gem_id, key=key, value_json=json.dumps(value), changed_at=tx.now
+                    )
+                )
+
     # ------------------------------------------------------------ the user's switches
 
     def set_permission(self, gem_id: str, permission: str, on: bool) -> None:

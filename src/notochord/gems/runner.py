@@ -188,6 +188,18 @@ class Runner:
 
         return asyncio.run(main())
 
+    # ---------------------------------------------------------------- runs the host drives
+
+    def begin(self, run_id: str, gem_id: str, *, tool: str, input: Any = None) -> None:
+        """Record a run the host drives itself rather than a tool process (an assistant's session)."""
+        if not _RUN_ID.match(run_id):
+            raise GemError("a run id is 1-200 letters, digits, '.', ':', '_' or '-'")
+        self._record_start(run_id, gem_id, tool, None, input)
+
+    def end(self, run_id: str, *, status: str = "succeeded", output: Any = None) -> None:
+        """Close a run opened with :meth:`begin`."""
+        self._record_end(run_id, ToolOutcome(status=status), output, None)
+
     # ---------------------------------------------------------------- the record
 
     def _record_start(self, run: str, gem_id: str, tool: str, conversation: Path | None, input: Any) -> None:

@@ -11,7 +11,8 @@ hand their store work to the threadpool), so they never block the event loop. Er
 into responses by the one table in :mod:`notochord.server.errors`.
 
 The background embedding of every space starts at the application's start-up
-(:meth:`notochord.Notochord.keep_indexed`).
+(:meth:`notochord.Notochord.keep_indexed`). MCP over streamable HTTP is served at ``/mcp``
+(:mod:`notochord.mcp_server.http`), its sessions run by the same lifespan.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from notochord.app import Notochord
 from notochord.console import console_mount
 from notochord.extraction.text import extract_text
 from notochord.kbservice import KbService
+from notochord.mcp_server.http import mcp_mount
 from notochord.net.policy import UserNetworkRules
 from notochord.server import errors
 from notochord.server.auth import Authenticator
@@ -53,13 +55,15 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
             gateway), or a malformed key or proxy setting.
     """
     authenticator = Authenticator(settings, data_dir=nc.data_dir)
+    mcp = mcp_mount(nc)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # start-up: embed what is pending in every space now, and what other processes write
         # later, without waiting for a request to open the space (closing ``nc`` stops it)
         nc.keep_indexed()
-        yield
+        async with mcp.running():
+            yield
 
     app = FastAPI(
         lifespan=lifespan,
@@ -81,6 +85,7 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         api.include_router(router)
     app.include_router(api)
     _mount_docs(app)
+    app.router.routes.append(mcp.route)  # before the console, which takes every other path
     app.router.routes.append(console_mount(nc, reserved=PREFIX))
     errors.install(app)
     return app

@@ -1,0 +1,220 @@
+"""The MCP server of one space: tools, resources and sessions (Issue 15, items 2-5).
+
+One :class:`McpService` serves every connection of the space; who is calling is decided per
+message by the transport (stdio: the connection named on the command line; HTTP: the bearer
+secret, checked on every request). Each MCP session is one run of its connection: the run is
+recorded on the session's first call, every change the session writes carries its run id, and
+``notochord runs undo RUN`` undoes all of them (K-CHG-06, K-CHG-08, OD-K45).
+
+Errors: unknown tools, arguments that do not fit a tool's schema or are over the size limit, and
+unknown resources are protocol errors (JSON-RPC ``error``), raised before anything is called. What
+the gem API refuses or rejects is a tool error the model can read (``isError``). A bug is a
+protocol error with a plain message; it never ends the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+import notochord
+from notochord.errors import GemNotFoundError, KnowledgePermissionError, NotochordError
+from notochord.gems.api.knowledge import KnowledgeApi
+from notochord.gems.context import new_run_id
+from notochord.mcp_server.connections import Connections
+from notochord.mcp_server.resources import list_resources, list_templates, read_resource
+from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
+
+__all__ = ["STDIO_SESSION", "McpService", "Session", "build_server"]
+
+log = logging.getLogger("notochord.mcp")
+
+STDIO_SESSION: Final = "stdio"
+_TOOLS = {t.name: t for t in TOOLS}
+
+INSTRUCTIONS: Final = (
+    "notochord is the person's own knowledge vault. This connection sees only what the person has "
+    "switched on for it; a refused call names the permission and the command that switches it on. "
+    "Every write is recorded and the person can undo a whole session."
+)
+
+
+@dataclass
+class Session:
+    """One MCP session of one connection: one run."""
+
+    connection: str
+    run_id: str
+    knowledge: KnowledgeApi
+    transport: str
+    calls: int = 0
+    recorded: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class McpService:
+    """The sessions of one space's connections, keyed by (connection, transport session)."""
+
+    def __init__(self, connections: Connections | Callable[[], Connections]) -> None:
+        # a factory defers opening the space to the first request (the app is built before that)
+        self._connections = connections
+        self._sessions: dict[tuple[str, str], Session] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def connections(self) -> Connections:
+        with self._lock:
+            if not isinstance(self._connections, Connections):
+                self._connections = self._connections()
+            return self._connections
+
+    def session(self, connection: str, key: str, *, transport: str) -> Session:
+        connections = self.connections
+        with self._lock:
+            found = self._sessions.get((connection, key))
+            if found is None:
+                run_id = new_run_id()
+                found = Session(connection, run_id, connections.knowledge(connection, run_id), transport)
+                self._sessions[(connection, key)] = found
+            return found
+
+    def record(self, session: Session) -> None:
+        """Record the session's run once, before its first call does anything."""
+        with session.lock:
+            if not session.recorded:
+                self.connections.begin_session(session.connection, session.run_id, transport=session.transport)
+                session.recorded = True
+
+    def close(self, connection: str, key: str) -> None:
+        with self._lock:
+            session = self._sessions.pop((connection, key), None)
+        if session is not None and session.recorded:
+            self.connections.end_session(session.run_id, calls=session.calls)
+
+    def close_key(self, key: str) -> None:
+        """End the session ``key`` of whichever connection holds it (the transport ended it)."""
+        for connection, held in self._keys():
+            if held == key:
+                self.close(connection, key)
+
+    def close_all(self) -> None:
+        for connection, key in self._keys():
+            self.close(connection, key)
+
+    def _keys(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self._sessions)
+
+
+Resolve = Callable[[ServerRequestContext[Any, Any]], tuple[str, str | None, str]]
+"""``(ctx) -> (connection, session key or None, transport)``: who sends this message."""
+
+
+def _tool_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def _message(error: NotochordError) -> str:
+    if isinstance(error, KnowledgePermissionError):
+        return f"refused: {error.message}"
+    return error.message
+
+
+def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
+    """The low-level MCP server over ``service``; ``resolve`` names the caller of each message."""
+
+    @contextlib.asynccontextmanager
+    async def session_of(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[Session]:
+        connection, key, transport = resolve(ctx)
+        # a message outside any transport session (the stateless era of HTTP) is a session of its own
+        ephemeral = key is None
+        key = key or new_run_id()
+        try:
+            session = await anyio.to_thread.run_sync(lambda: service.session(connection, key, transport=transport))
+            await anyio.to_thread.run_sync(lambda: service.record(session))
+        except GemNotFoundError as error:
+            raise MCPError(types.INVALID_REQUEST, error.message) from None
+        try:
+            yield session
+        finally:
+            if ephemeral:
+                await anyio.to_thread.run_sync(lambda: service.close(connection, key))
+
+    async def list_tools(
+        _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=t.schema,
+                    annotations=types.ToolAnnotations(read_only_hint=not t.writes, open_world_hint=False),
+                )
+                for t in TOOLS
+            ]
+        )
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = _TOOLS.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r} (tools: {', '.join(_TOOLS)})")
+        try:
+            arguments = check_arguments(tool, params.arguments)
+        except ArgumentError as error:
+            raise MCPError(types.INVALID_PARAMS, f"{tool.name}: {error}") from None
+        async with session_of(ctx) as session:
+            session.calls += 1
+            try:
+                answer = to_json(await tool.call(session.knowledge, arguments))
+            except NotochordError as error:
+                return _tool_error(_message(error))
+            except Exception:
+                log.exception("MCP tool %s failed", tool.name)
+                raise MCPError(types.INTERNAL_ERROR, f"{tool.name} failed unexpectedly; nothing was written") from None
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(answer, ensure_ascii=False))],
+            structured_content={"result": answer},
+        )
+
+    async def resources(
+        ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        async with session_of(ctx) as session:
+            return types.ListResourcesResult(resources=await list_resources(session.knowledge))
+
+    async def templates(
+        ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        async with session_of(ctx) as session:
+            return types.ListResourceTemplatesResult(resource_templates=await list_templates(session.knowledge))
+
+    async def read(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        async with session_of(ctx) as session:
+            return types.ReadResourceResult(contents=await read_resource(session.knowledge, str(params.uri)))
+
+    return Server(
+        "notochord",
+        version=notochord.__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=resources,
+        on_list_resource_templates=templates,
+        on_read_resource=read,
+    )

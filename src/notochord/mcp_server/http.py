@@ -1,0 +1,130 @@
+"""MCP over streamable HTTP at ``/mcp``, mounted by ``notochord serve`` (Issue 15, item 2).
+
+Every request passes, in order:
+
+1. the front door of local servers (the MCP specification's DNS-rebinding rule): its ``Host`` must
+   name this server (the console's rule, :func:`notochord.console.guard.host_allowed`), and an
+   ``Origin``, when sent, must be this same ``http(s)://<host>``; otherwise 403 (421 for the host);
+2. the bearer secret of one connection, checked against the stored hash on every request, so a
+   revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
+   401 with ``WWW-Authenticate: Bearer`` and no session;
+3. the SDK's session manager, with the REST service's body limit (413 past it); a session can only
+   be used with the secret that opened it.
+
+The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
+or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
+its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+import anyio.to_thread
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from notochord.app import Notochord
+from notochord.console.guard import host_allowed
+from notochord.kbservice.validation import MAX_BODY_BYTES
+from notochord.mcp_server.app import McpService, build_server
+from notochord.mcp_server.connections import Connections
+
+__all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
+
+MCP_PATH: Final = "/mcp"
+
+
+class _Verifier:
+    """The SDK's token verifier: a bearer secret → its connection, or ``None``."""
+
+    def __init__(self, service: McpService) -> None:
+        self._service = service
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        name = await anyio.to_thread.run_sync(lambda: self._service.connections.authenticate(token))
+        if name is None:
+            return None
+        return AccessToken(token=token, client_id=name, scopes=[])
+
+
+class _Sessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, also finishing the session's run when the session goes."""
+
+    def __init__(self, service: McpService, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._service = service
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        await super()._discard_session(session_id, transport)
+        await anyio.to_thread.run_sync(lambda: self._service.close_key(session_id))
+
+
+class _FrontDoor:
+    """Host and Origin of a local server (DNS rebinding), before any secret is looked at."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        host = request.headers.get("host")
+        if not host_allowed(host, scope.get("server")):
+            await JSONResponse({"error": "this server is not reachable under that host name"}, 421)(
+                scope, receive, send
+            )
+            return
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in {f"http://{host}", f"https://{host}"}:
+            await JSONResponse({"error": f"requests from origin {origin} are refused"}, 403)(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+
+def _resolve(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str | None, str]:
+    request = ctx.request
+    user = request.scope.get("user") if isinstance(request, Request) else None
+    if not isinstance(user, AuthenticatedUser):
+        # the front door lets nothing through without a secret; this is a second lock
+        raise PermissionError("an MCP request over HTTP without a verified connection")
+    assert isinstance(request, Request)
+    return user.access_token.client_id, request.headers.get(MCP_SESSION_ID_HEADER), "http"
+
+
+class McpMount:
+    """The ``/mcp`` route and the session manager the app's lifespan runs."""
+
+    def __init__(self, nc: Notochord) -> None:
+        self.service = McpService(lambda: Connections(nc.personal))
+        server = build_server(self.service, _resolve)
+        self.sessions = _Sessions(
+            self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
+        )
+        guarded: ASGIApp = AuthenticationMiddleware(
+            RequireAuthMiddleware(StreamableHTTPASGIApp(self.sessions), []),
+            backend=BearerAuthBackend(_Verifier(self.service)),
+        )
+        self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.sessions.run():
+            try:
+                yield
+            finally:
+                await anyio.to_thread.run_sync(self.service.close_all)
+
+
+def mcp_mount(nc: Notochord) -> McpMount:
+    """MCP over streamable HTTP for the personal space's connections of ``nc``."""
+    return McpMount(nc)

@@ -1,0 +1,121 @@
+"""Write ``docs/mcp.md``: every MCP tool with an example call and the answer of a real run (Issue 15).
+
+Seeds a vault (a pinned food preference, a keepsake), connects ``desk`` with every permission it
+asks for switched on, and calls each tool over stdio with the SDK's client; one more connection
+with nothing switched on shows a refusal. Refs differ on every run; the shapes do not.
+
+    .venv/bin/python tests/mcp/make_mcp_doc.py docs/mcp.md
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # tests/mcp would shadow the SDK
+sys.path.append(str(HERE))
+
+import anyio  # noqa: E402
+
+from conftest import seeded, stdio_session, text  # noqa: E402
+from notochord.mcp_server.connections import DEFAULT_PERMISSIONS  # noqa: E402
+from notochord.mcp_server.tools import TOOLS  # noqa: E402
+
+INTRO = """# MCP tools and resources
+
+`notochord mcp serve --connection NAME` (stdio) and `/mcp` of `notochord serve` (streamable HTTP,
+`Authorization: Bearer SECRET`) offer the same tools and resources. Every tool is a thin call through
+the connection's `ctx.knowledge`, the object a gem's tool receives, so what a connection may do is
+exactly what its switches allow (`notochord gem grant NAME PERMISSION`, or the console's gem page),
+every id it sees is a ref of its own, and every write is recorded under `gem:NAME` in the session's run.
+Connections live in the personal space.
+
+- A call the connection lacks a permission for is a tool error (`isError: true`) that names the
+  permission and the command that switches it on. Query tools (`search`, `profile`, `facts_lookup`,
+  `collections_list`, `changes_list`) leave out what the connection may not read, so a denial reads
+  as no data.
+- An unknown tool, arguments that do not fit the tool's schema (unknown or missing argument, wrong
+  type, value out of range) or over 1 MiB of JSON are protocol errors (JSON-RPC `-32602`); nothing
+  is called. A line that is not JSON-RPC is answered with `-32700`.
+- Answers are JSON, in the text content and as `structuredContent: {"result": …}`.
+- One MCP session is one run: `notochord runs list --gem NAME` shows it, `notochord runs undo RUN`
+  undoes everything the session wrote. The run is finished when the session ends (stdin closes, the
+  client's `DELETE`, the 30-minute idle timeout, or the server stopping). The 2026-07-28 protocol
+  has no sessions: there each request is a run of its own.
+
+The examples below come from a real run (`tests/mcp/make_mcp_doc.py`); refs differ on every run.
+"""
+
+RESOURCES = """## Resources
+
+- `resources/list`: the documents in the collections the connection can read (at most 1000), as
+  `notochord://documents/<ref>`, named by title.
+- `resources/read` of `notochord://documents/<ref>`: the document as Markdown (`# title`, then the
+  body). Reading one in a collection the connection may not read is refused naming the permission;
+  a ref that is not the connection's own reads as "resource not found" (`-32002`).
+- `resources/templates/list`: one template per readable collection,
+  `notochord://collections/<collection ref>/documents/{key}`: the document with that key
+  (percent-encoded).
+"""
+
+
+def _block(value: Any) -> str:
+    return "```json\n" + json.dumps(value, ensure_ascii=False, indent=2) + "\n```\n"
+
+
+async def _run(data_dir: Path) -> tuple[list[tuple[str, dict[str, Any], Any]], str]:
+    calls: list[tuple[str, dict[str, Any], Any]] = []
+    async with stdio_session(data_dir, "desk") as s:
+
+        async def call(name: str, arguments: dict[str, Any]) -> Any:
+            result = await s.call_tool(name, arguments)
+            got = json.loads(text(result))
+            calls.append((name, arguments, got))
+            return got
+
+        await call("collections_list", {})
+        await call("search", {"query": "stew", "collections": ["keep"], "limit": 2})
+        await call("profile", {"prefix": "pref.food"})
+        await call("facts_lookup", {"subject": "self", "prefix": "pref.food"})
+        put = await call("facts_put", {"predicateHint": "pref.food.like", "value": "lentil soup"})
+        await call("facts_retract", {"ref": put["ref"]})
+        await call("entities_resolve", {"identifiers": {"email": "ada@example.org"}, "kind": "person", "create": True})
+        doc = await call(
+            "documents_upsert",
+            {"collection": "keep", "key": "dal", "title": "Dal", "body": "Lentils, cumin, patience."},
+        )
+        await call("documents_get", {"ref": doc["ref"]})
+        await call("changes_list", {"status": "applied"})
+    async with stdio_session(data_dir, "fresh") as s:
+        refused = text(await s.call_tool("facts_put", {"predicateHint": "pref.food.like", "value": "soup"}))
+    return calls, refused
+
+
+def main(target: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="notochord-mcp-doc-") as tmp:
+        cli = seeded(Path(tmp) / "data")
+        cli.connect("desk", *DEFAULT_PERMISSIONS)
+        cli.connect("fresh")
+        calls, refused = anyio.run(_run, cli.data_dir)
+    by_tool = {name: (arguments, got) for name, arguments, got in calls}
+    parts = [INTRO, "## Tools\n"]
+    for tool in TOOLS:
+        arguments, got = by_tool[tool.name]
+        parts.append(f"### `{tool.name}`\n\n{tool.description}\n")
+        parts.append("Input schema:\n\n" + _block(tool.schema))
+        parts.append("Call:\n\n" + _block({"name": tool.name, "arguments": arguments}))
+        parts.append("Answer:\n\n" + _block(got))
+    parts.append(
+        "## A refusal\n\nThe same `facts_put` from a connection with nothing switched on answers "
+        "`isError: true` with:\n\n```text\n" + refused + "\n```\n"
+    )
+    parts.append(RESOURCES)
+    target.write_text("\n".join(parts), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
