@@ -52,10 +52,16 @@ _BUMP_ENTITY_VERSION = (
 )
 _INSERT_ENTITY_VERSION = sa.insert(space_meta).values(key=ENTITY_VERSION_KEY, value=sa.bindparam("token"))
 
-# The open batch of this thread (or task): which store it belongs to and its connection.
-_BATCH: contextvars.ContextVar[tuple[Store, sa.Connection] | None] = contextvars.ContextVar(
-    "notochord_write_batch", default=None
-)
+
+@dataclass
+class _Batch:
+    store: Store
+    conn: sa.Connection
+    after_commit: list[Callable[[], None]] = field(default_factory=list)
+
+
+# The open batch of this thread (or task).
+_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("notochord_write_batch", default=None)
 
 
 @dataclass(frozen=True)
@@ -179,9 +185,21 @@ class Store:
     def today(self) -> str:
         return local_date(self.clock).isoformat()
 
-    def _batch_conn(self) -> sa.Connection | None:
+    def _batch(self) -> _Batch | None:
         current = _BATCH.get()
-        return current[1] if current is not None and current[0] is self else None
+        return current if current is not None and current.store is self else None
+
+    def _batch_conn(self) -> sa.Connection | None:
+        current = self._batch()
+        return None if current is None else current.conn
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the open batch has committed (at once when there is none)."""
+        current = self._batch()
+        if current is None:
+            callback()
+        elif callback not in current.after_commit:
+            current.after_commit.append(callback)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[sa.Connection]:
@@ -189,18 +207,22 @@ class Store:
 
         Each :meth:`write` inside still runs its check, charges its quota and records its own
         change; an error anywhere rolls all of them back (Issue 16, item 3; K-CHG, K-QUOTA). A
-        batch inside a batch joins the outer one. Other threads are not affected.
+        batch inside a batch joins the outer one. Other threads are not affected. What must wait
+        for the commit (waking the embedding worker) is queued with :meth:`after_commit`.
         """
         joined = self._batch_conn()
         if joined is not None:
             yield joined
             return
         with write_tx(self.engine) as conn:
-            token = _BATCH.set((self, conn))
+            opened = _Batch(self, conn)
+            token = _BATCH.set(opened)
             try:
                 yield conn
             finally:
                 _BATCH.reset(token)
+        for callback in opened.after_commit:
+            callback()
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sa.Connection]:
