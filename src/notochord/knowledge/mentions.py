@@ -30,6 +30,7 @@ __all__ = ["MentionIndex", "MentionMatcher", "surface_forms"]
 
 _MIN_NAME = 2
 _WORD = re.compile(r"\w")
+_READ_VERSION = sa.select(space_meta.c.value).where(space_meta.c.key == ENTITY_VERSION_KEY)
 
 
 def surface_forms(conn: sa.Connection) -> list[tuple[int, str]]:
@@ -114,9 +115,7 @@ class MentionIndex:
 
     def matcher(self, conn: sa.Connection) -> MentionMatcher:
         """The matcher for the entity data ``conn`` sees."""
-        version = str(
-            conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == ENTITY_VERSION_KEY)).scalar() or ""
-        )
+        version = str(conn.execute(_READ_VERSION).scalar() or "")
         with self._lock:
             if self._cached is not None and self._cached[0] == version:
                 return self._cached[1]
