@@ -67,7 +67,19 @@ class Entities:
     # ------------------------------------------------------------ reading
 
     def canonical(self, conn: sa.Connection, entity_id: int) -> int:
-        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones."""
+        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones.
+
+        Inside a write batch the answer is remembered until an entity changes (Issue 16, item 3).
+        """
+        memo = self._store.memo(conn)
+        if memo is not None and ("canonical", entity_id) in memo:
+            return int(memo["canonical", entity_id])
+        found = self._follow(conn, entity_id)
+        if memo is not None:
+            memo["canonical", entity_id] = found
+        return found
+
+    def _follow(self, conn: sa.Connection, entity_id: int) -> int:
         seen: set[int] = set()
         current = entity_id
         while True:
@@ -80,10 +92,25 @@ class Entities:
             current = row.merged_into
 
     def kind_of(self, conn: sa.Connection, entity_id: int) -> str:
-        return str(conn.execute(_KIND, {"id": entity_id}).scalar_one())
+        memo = self._store.memo(conn)
+        if memo is not None and ("kind", entity_id) in memo:
+            return str(memo["kind", entity_id])
+        kind = str(conn.execute(_KIND, {"id": entity_id}).scalar_one())
+        if memo is not None:
+            memo["kind", entity_id] = kind
+        return kind
 
     def members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         """The entity and every entity merged into it, directly or through a chain."""
+        memo = self._store.memo(conn)
+        if memo is not None and ("members", entity_id) in memo:
+            return list(memo["members", entity_id])
+        found = self._members(conn, entity_id)
+        if memo is not None:
+            memo["members", entity_id] = tuple(found)
+        return found
+
+    def _members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         found = [entity_id]
         frontier = [entity_id]
         while frontier:

@@ -58,6 +58,7 @@ class _Batch:
     store: Store
     conn: sa.Connection
     after_commit: list[Callable[[], None]] = field(default_factory=list)
+    memo: dict[Any, Any] = field(default_factory=dict)
 
 
 # The open batch of this thread (or task).
@@ -160,8 +161,15 @@ class WriteTx:
             )
             if any(t in _ENTITY_OBJECTS for t, _ in objects):
                 _bump_entity_version(self.conn)
+                _forget_entity_lookups(self.conn)
         self.recorded.append(change_id)
         return int(change_id)
+
+
+def _forget_entity_lookups(conn: sa.Connection) -> None:
+    current = _BATCH.get()
+    if current is not None and current.conn is conn:
+        current.memo.clear()
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
@@ -192,6 +200,15 @@ class Store:
     def _batch_conn(self) -> sa.Connection | None:
         current = self._batch()
         return None if current is None else current.conn
+
+    def memo(self, conn: sa.Connection) -> dict[Any, Any] | None:
+        """Look-ups remembered for the rest of the open batch on ``conn`` (``None`` outside one).
+
+        The batch holds the write lock, so only its own writes can change what was looked up; a
+        recorded change of an entity or identifier forgets everything remembered (Issue 16, item 3).
+        """
+        current = self._batch()
+        return current.memo if current is not None and current.conn is conn else None
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the open batch has committed (at once when there is none)."""
