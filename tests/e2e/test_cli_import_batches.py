@@ -52,10 +52,8 @@ def test_an_import_of_many_files_writes_them_in_a_few_transactions_and_a_refused
     summary = cli.json("docs", "import", str(folder))
 
     assert (summary["created"], summary["failed"]) == (120, 1)
-    assert summary["failures"] == [
-        {"path": str(folder / "note-060-huge.txt"), "error": f"body exceeds limit of {MAX_BODY} characters (got "
-         f"{MAX_BODY + 1}); shorten it"}
-    ]  # fmt: skip
+    refused = f"body exceeds limit of {MAX_BODY} characters (got {MAX_BODY + 1}); shorten it"
+    assert summary["failures"] == [{"path": str(folder / "note-060-huge.txt"), "error": refused}]
     assert [Path(d["path"]).name for d in summary["documents"]] == [f"note-{n:03}.md" for n in range(120)]
     # three batches (50, 50, 20), a retry of the batch that held the refused file, and the vault's
     # own bookkeeping: far fewer than one per file

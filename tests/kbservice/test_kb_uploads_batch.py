@@ -71,3 +71,34 @@ def test_a_refused_file_refuses_the_whole_upload_and_names_the_file(world: World
         count = conn.execute(sa.text("SELECT count(*) FROM documents")).scalar_one()
     assert count == 0
     assert world.request("GET", f"/kb/{kb['id']}/documents", world["viewer"]).json()["total"] == 0
+
+
+def _batch(world: World, kb_id: str, files: list[tuple[str, bytes]], who: str = "member") -> Any:
+    parts = [("file", (name, data, "application/octet-stream")) for name, data in files]
+    return world.request("POST", f"/kb/{kb_id}/documents/batch", world[who], files=parts)
+
+
+def test_the_batch_route_adds_every_file_of_one_multipart_body(world: World, writes: list[str]) -> None:
+    kb = world.create_kb()
+    writes.clear()
+    response = _batch(world, kb["id"], [(f"a{n}.md", f"# Article {n}\n\nShipping {n}.".encode()) for n in range(3)])
+    assert response.status_code == 201, response.text
+    assert [d["title"] for d in response.json()["documents"]] == ["Article 0", "Article 1", "Article 2"]
+    assert len(writes) == 1
+    assert world.request("GET", f"/kb/{kb['id']}/documents", world["viewer"]).json()["total"] == 3
+
+
+def test_the_batch_route_refuses_a_bad_file_whole_and_checks_permission_and_body_first(world: World) -> None:
+    kb = world.create_kb()
+    refused = _batch(world, kb["id"], [("a.md", b"# A\n\nfine"), ("photo.png", b"\x89PNG")])
+    assert refused.status_code == 415, refused.text
+    assert "photo.png" in refused.json()["message"]
+    empty = _batch(world, kb["id"], [("a.md", b"# A\n\nfine"), ("blank.md", b"  ")])
+    assert empty.status_code == 400, empty.text
+    assert world.request("GET", f"/kb/{kb['id']}/documents", world["viewer"]).json()["total"] == 0
+    assert _batch(world, kb["id"], [("a.md", b"# A")], who="viewer").status_code == 403
+    as_json = world.request("POST", f"/kb/{kb['id']}/documents/batch", world["member"], json={"content": "x"})
+    assert as_json.status_code == 415
+    other_field = [("other", ("a.md", b"# A", "text/markdown"))]
+    no_file = world.request("POST", f"/kb/{kb['id']}/documents/batch", world["member"], files=other_field)
+    assert no_file.status_code == 400, no_file.text
