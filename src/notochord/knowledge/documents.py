@@ -375,7 +375,7 @@ class Documents:
                     )
                     .returning(documents.c.id)
                 ).scalar_one()
-                index_document(conn, new_id, content, title=title, max_chars=max_chars)
+                index_document(conn, new_id, content, title=title, max_chars=max_chars, new=True)
                 change_id = tx.record(
                     op="documents.create",
                     target_type="document",

@@ -44,14 +44,22 @@ def _mention_index(engine: sa.Engine) -> MentionIndex:
 
 
 def index_document(
-    conn: sa.Connection, document_id: int, text: str, *, title: str = "", max_chars: int = DEFAULT_MAX_CHARS
+    conn: sa.Connection,
+    document_id: int,
+    text: str,
+    *,
+    title: str = "",
+    max_chars: int = DEFAULT_MAX_CHARS,
+    new: bool = False,
 ) -> list[Chunk]:
     """Replace the document's chunks, full-text rows and mentions with those of ``text``.
 
     The title is indexed with every chunk (a passage about "simmer two hours" is found by the
     recipe's name), while the chunk text and its locator stay exactly the document's characters.
+    ``new``: the document was inserted in this transaction, so it has nothing to replace.
     """
-    unindex_document(conn, document_id)
+    if not new:
+        unindex_document(conn, document_id)
     pieces = chunk_markdown(text, max_chars=max_chars)
     if not pieces:
         return []
