@@ -211,19 +211,21 @@ class HostDocuments:
         source_uri: str | None = None,
         run_id: str | None = None,
     ) -> UpsertOutcome:
-        return self._core.documents.upsert(
-            actor=self._actor,
-            collection_id=self._collection(collection) if collection is not None else None,
-            key=key,
-            doc_id=id,
-            title=title,
-            body=body,
-            meta=meta,
-            text=text,
-            source_uri=source_uri,
-            run_id=run_id,
-            limits=self._limits,
-        )
+        # naming the collection and writing share one transaction (Issue 16, item 3)
+        with self._core.store.batch():
+            return self._core.documents.upsert(
+                actor=self._actor,
+                collection_id=self._collection(collection) if collection is not None else None,
+                key=key,
+                doc_id=id,
+                title=title,
+                body=body,
+                meta=meta,
+                text=text,
+                source_uri=source_uri,
+                run_id=run_id,
+                limits=self._limits,
+            )
 
     def upsert_many(
         self, items: builtins.list[dict[str, Any]], *, run_id: str | None = None

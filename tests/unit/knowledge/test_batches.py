@@ -199,6 +199,15 @@ def test_upsert_many_writes_every_document_in_one_transaction_each_with_its_own_
     assert {c.run_id for c in space.changes.list(limit=2)} == {outcome.run_id}
 
 
+def test_one_document_upsert_reaches_the_store_in_one_transaction(space: Space) -> None:
+    """Issue 16, item 3: naming the collection, finding the key and writing share one transaction
+    (they were three)."""
+    space.user.documents.upsert(collection="keep", key="warm-up", title="t", body="warm-up")
+    with statements(space) as seen:
+        space.user.documents.upsert(collection="keep", key="k", title="t", body="one chunk")
+    assert _transactions(seen) == 1
+
+
 def test_a_refused_document_names_its_index_and_nothing_of_the_batch_is_written(space: Space) -> None:
     before = (_count(space, "documents"), _count(space, "chunks"), _count(space, "changes"))
     with pytest.raises(BatchItemError) as refused:
