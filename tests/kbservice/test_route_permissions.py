@@ -25,6 +25,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", "/kb/{kb_id}/agents/{agent_id}"): "kb:edit+agent:edit",
     ("GET", "/kb/{kb_id}/agents"): "kb:view",
     ("POST", "/kb/{kb_id}/documents"): "kb:edit",
+    ("POST", "/kb/{kb_id}/documents/batch"): "kb:edit",
     ("GET", "/kb/{kb_id}/documents"): "kb:view",
     ("GET", "/kb/{kb_id}/documents/{document_id}"): "kb:view",
     ("DELETE", "/kb/{kb_id}/documents/{document_id}"): "kb:edit",

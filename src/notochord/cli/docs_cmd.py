@@ -25,8 +25,11 @@ Import rules:
   documents regardless. A document moved to another collection is not found there again.
 - ``--key-from-path`` instead makes that relative path the document's key (K-DOC-02, K-DOC-03): the
   same deduplication, kept even if ``meta`` is edited, but keyed documents cannot be moved (K-DOC-19).
-- Every file is read in full before anything is written and is written by one upsert, its own
-  transaction: a failing file leaves nothing behind, and the files before it stay imported.
+- Every file is read in full before anything of it is written. Files are written in batches (up to
+  50 files or about 4 million characters), one transaction per batch, each file its own change; all
+  changes of one import share a run id (``import-…``), so ``notochord changes undo --run`` takes the
+  whole import back. A file that is refused fails alone: nothing of it is written, and its batch is
+  written without it. A storage failure stops the import; the batches before it stay imported.
 - Output lists every file as created, updated, unchanged, skipped or failed (failures on stderr),
   then a summary line; ``--json`` gives the same as data (``documents``, ``skippedFiles``,
   ``failures``). Exit code 2 when nothing could be imported (no supported file, or every one failed
@@ -36,7 +39,9 @@ Import rules:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -47,6 +52,7 @@ from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
 from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.batches import BatchItemError
 from notochord.knowledge.documents import DocumentRecord
 from notochord.knowledge.quotas import MAX_BODY, MAX_NAME
 from notochord.knowledge.writes import USER
@@ -259,12 +265,14 @@ def import_files(
     failures = list(found.unreadable)
     skipped = list(found.skipped)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
+    run_id = f"import-{uuid.uuid4().hex}"
     with open_space(data_dir, org) as space:
         target = resolve_collection(space, collection)
         earlier = {} if as_new or key_from_path else _imported_before(space, target.id)
         seen: dict[str, str] = {}
         with progress_bar(hidden=as_json or not found.files) as bar:
             task = bar.add_task("importing", total=len(found.files))
+            batch = _Batch(space, run_id, lambda done: bar.advance(task, done), results, failures, counts)
             for candidate in found.files:
                 bar.update(task, description=candidate.relative)
                 first = seen.setdefault(candidate.relative, str(candidate.path))
@@ -274,23 +282,27 @@ def import_files(
                             f"{first} in this import has the same relative path {candidate.relative!r}; "
                             "import one of them into another collection, or use --as-new"
                         )
-                    outcome = _import_one(
-                        space,
-                        candidate,
-                        target.id,
-                        key_from_path=key_from_path,
-                        existing=earlier.get(candidate.relative),
-                    )
+                    content = _content(candidate)
                 except KnowledgeValidationError as error:
                     # a refusal of this file's content concerns it alone; storage failures stop the import
                     failures.append({"path": str(candidate.path), "error": error.message})
-                else:
-                    if outcome is None:
-                        skipped.append({"path": str(candidate.path), "reason": "empty: there is no text to import"})
-                    else:
-                        results.append(outcome)
-                        counts[outcome["status"]] += 1
-                bar.advance(task)
+                    bar.advance(task)
+                    continue
+                if content is None:
+                    skipped.append({"path": str(candidate.path), "reason": "empty: there is no text to import"})
+                    bar.advance(task)
+                    continue
+                key = candidate.relative if key_from_path else None
+                item = {
+                    "collection": target.id,
+                    "key": key,
+                    "id": earlier.get(candidate.relative),
+                    "title": content.title,
+                    "body": content.body,
+                    "meta": {"path": candidate.relative},
+                }
+                batch.add(candidate, item, len(content.body))
+            batch.flush()
         pending = space.index.pending()
     summary = {
         "collection": target.id,
@@ -303,6 +315,7 @@ def import_files(
         "skippedFiles": skipped,
         "skippedPaths": [s["path"] for s in skipped],
         "pendingEmbedding": pending,
+        "runId": run_id if counts["created"] or counts["updated"] else None,
     }
     _report_import(summary, as_json=as_json)
     if not results:
@@ -320,22 +333,47 @@ def _imported_before(space: notochord.Space, collection_id: int) -> dict[str, in
     return found
 
 
-def _import_one(
-    space: notochord.Space, candidate: _Candidate, collection_id: int, *, key_from_path: bool, existing: int | None
-) -> dict[str, Any] | None:
-    content = _content(candidate)
-    if content is None:
-        return None
-    key = candidate.relative if key_from_path else None
-    outcome = space.user.documents.upsert(
-        collection=collection_id,
-        key=key,
-        id=existing,
-        title=content.title,
-        body=content.body,
-        meta={"path": candidate.relative},
-    )
-    return {"path": str(candidate.path), "key": key, "id": outcome.id, "status": outcome.status}
+_BATCH_FILES = 50
+_BATCH_CHARS = 4_000_000
+
+
+@dataclass
+class _Batch:
+    """Files read and waiting to be written together: one transaction per batch (Issue 16, item 3)."""
+
+    space: notochord.Space
+    run_id: str
+    advance: Callable[[int], None]
+    results: list[dict[str, Any]]
+    failures: list[dict[str, str]]
+    counts: dict[str, int]
+    waiting: list[tuple[_Candidate, dict[str, Any]]] = field(default_factory=list)
+    chars: int = 0
+
+    def add(self, candidate: _Candidate, item: dict[str, Any], chars: int) -> None:
+        self.waiting.append((candidate, item))
+        self.chars += chars
+        if len(self.waiting) >= _BATCH_FILES or self.chars >= _BATCH_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the waiting files; a refused file fails alone and the rest is written without it."""
+        while self.waiting:
+            try:
+                outcome = self.space.user.documents.upsert_many([i for _, i in self.waiting], run_id=self.run_id)
+            except BatchItemError as error:
+                candidate, _ = self.waiting.pop(error.index)
+                self.failures.append({"path": str(candidate.path), "error": error.problem})
+                self.advance(1)
+                continue
+            for (candidate, item), result in zip(self.waiting, outcome.results, strict=True):
+                self.results.append(
+                    {"path": str(candidate.path), "key": item["key"], "id": result.id, "status": result.status}
+                )
+                self.counts[result.status] += 1
+            self.advance(len(self.waiting))
+            self.waiting.clear()
+        self.chars = 0
 
 
 def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:

@@ -29,8 +29,7 @@ Rules:
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,7 +39,6 @@ import sqlalchemy as sa
 from notochord.db.schema import chunk_vectors, chunks, documents
 from notochord.errors import (
     ConfigurationError,
-    KnowledgeNotFoundError,
     KnowledgeValidationError,
     NetworkPermissionError,
     NetworkRequestError,
@@ -55,13 +53,21 @@ from notochord.kbservice.errors import (
     KbValidationError,
 )
 from notochord.kbservice.grants import locate
+from notochord.kbservice.ingest import (
+    UPLOAD_EXTENSIONS,
+    Source,
+    Upload,
+    check_text,
+    first_heading,
+    store_sources,
+    title_field,
+)
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.policy import Action, ResourceType
 from notochord.kbservice.spaces import Directory, Found, OrgSpace
 from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_json_object, parse_uuid
 from notochord.knowledge.purge import purge_documents
-from notochord.knowledge.quotas import MAX_BODY, MAX_JSON_BYTES, MAX_NAME
-from notochord.knowledge.writes import USER
+from notochord.knowledge.quotas import MAX_JSON_BYTES, MAX_NAME
 from notochord.net.hosts import HostEntry, NetworkPermission
 from notochord.net.policy import NetworkPolicy, UserNetworkRules
 from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits, check_url
@@ -86,7 +92,6 @@ __all__ = [
 ]
 
 SOURCE_TYPES = ("text", "file", "url", "structured")
-UPLOAD_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
 _UNTITLED = "Untitled document"
 _MAX_URL = 2048
 _MAX_RECORD_DEPTH = 20
@@ -125,16 +130,6 @@ class IngestLimits:
     max_upload_bytes: int = 32 * 1024 * 1024
     max_download_bytes: int = 32 * 1024 * 1024
     download_timeout: float = 30.0
-
-
-@dataclass(frozen=True)
-class Upload:
-    """A file as received: its bytes, its name and its declared type, and an optional title."""
-
-    data: bytes
-    filename: str | None
-    content_type: str | None
-    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,42 +209,6 @@ def render_record(data: object) -> str:
     return "\n".join(lines)
 
 
-def _title(fields: Mapping[str, Any], *, required: bool = False) -> str | None:
-    value = fields.get("title")
-    if value is None:
-        if required:
-            raise KbValidationError("title is required with data")
-        return None
-    if not isinstance(value, str):
-        raise KbValidationError("title must be a string")
-    value = value.strip()
-    if len(value) > MAX_NAME:
-        raise KbValidationError(f"title is longer than {MAX_NAME} characters")
-    if required and not value:
-        raise KbValidationError("title must be a non-empty string")
-    return value or None
-
-
-def _first_heading(text: str) -> str | None:
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            heading = stripped.lstrip("#").strip()
-            if heading:
-                return heading[:MAX_NAME]
-        elif stripped:
-            return None
-    return None
-
-
-def _check_text(text: str, what: str) -> str:
-    if len(text) > MAX_BODY:
-        raise KbPayloadTooLargeError(f"{what} is {len(text)} characters, over the limit of {MAX_BODY}")
-    if not text.strip():
-        raise KbValidationError(f"{what} contains no text")
-    return text
-
-
 def _json_object(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise KbValidationError("the request body is empty; send content, url or data, or upload a file")
@@ -257,19 +216,6 @@ def _json_object(raw: bytes) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- the service
-
-
-@dataclass(frozen=True)
-class _Source:
-    """What one request asks to store, before it is written."""
-
-    title: str
-    text: str
-    source_type: str
-    source_url: str | None = None
-    filename: str | None = None
-    content_type: str | None = None
-    data: Any = None
 
 
 class KbDocuments:
@@ -337,52 +283,67 @@ class KbDocuments:
             KbPayloadTooLargeError: over the upload limit, or its text over the document limit.
             KbValidationError: a corrupt or empty file, or a malformed title.
         """
+        return self.add_uploads(actor=actor, kb_id=kb_id, uploads=[upload])[0]
+
+    def add_uploads(self, *, actor: Actor, kb_id: object, uploads: Sequence[Upload]) -> list[KbDocument]:
+        """Add several uploaded files in one transaction, all or none (Issue 16, item 3).
+
+        Every file is checked and extracted before anything is written; a refused file refuses the
+        call, with the same errors as :meth:`add_upload` naming the file.
+        """
         found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.ADD_DOCUMENT)
-        if len(upload.data) > self.limits.max_upload_bytes:
-            raise KbPayloadTooLargeError(f"the file is over the upload limit of {self.limits.max_upload_bytes} bytes")
-        title = _title({"title": upload.title}) if upload.title is not None else None
+        if not uploads:
+            raise KbValidationError("an upload needs at least one file")
+        if sum(len(u.data) for u in uploads) > self.limits.max_upload_bytes:
+            what = "the file is" if len(uploads) == 1 else "the files are"
+            raise KbPayloadTooLargeError(f"{what} over the upload limit of {self.limits.max_upload_bytes} bytes")
         settings = self._settings(found, kb)
+        sources = [self._upload_source(upload) for upload in uploads]
+        public_ids = store_sources(found.store.core, kb, sources, created_by=actor.user_id, settings=settings)
+        return [self._get(found.store, kb, public_id, with_content=False) for public_id in public_ids]
+
+    def _upload_source(self, upload: Upload) -> Source:
+        title = title_field({"title": upload.title}) if upload.title is not None else None
         if file_extension(upload.filename) not in UPLOAD_EXTENSIONS:
             raise KbUnsupportedMediaTypeError(
                 f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
                 + ", ".join(UPLOAD_EXTENSIONS)
             )
         extracted = self._extract(upload.data, filename=upload.filename, content_type=upload.content_type)
-        source = _Source(
+        return Source(
             title=title or extracted.title or upload.filename or _UNTITLED,
-            text=_check_text(extracted.text, upload.filename or "the file"),
+            text=check_text(extracted.text, upload.filename or "the file"),
             source_type="file",
             filename=upload.filename,
             content_type=extracted.content_type,
         )
-        return self._store(found, kb, source, actor=actor, settings=settings)
 
     def _settings(self, found: Found, kb: KnowledgeBase) -> KbSettings:
         embedder = found.store.core.vectors.embedder
         return KbSettings.parse(kb.settings, running_model=embedder.model_id if embedder is not None else None)
 
-    def _text_source(self, fields: Mapping[str, Any]) -> _Source:
+    def _text_source(self, fields: Mapping[str, Any]) -> Source:
         content = fields["content"]
         if not isinstance(content, str):
             raise KbValidationError("content must be a string of Markdown or plain text")
-        text = _check_text(content, "content")
-        title = _title(fields) or _first_heading(text) or _UNTITLED
-        return _Source(title=title, text=text, source_type="text", content_type="text/markdown")
+        text = check_text(content, "content")
+        title = title_field(fields) or first_heading(text) or _UNTITLED
+        return Source(title=title, text=text, source_type="text", content_type="text/markdown")
 
-    def _record_source(self, fields: Mapping[str, Any]) -> _Source:
+    def _record_source(self, fields: Mapping[str, Any]) -> Source:
         data = fields["data"]
         if not isinstance(data, dict | list):
             raise KbValidationError("data must be a JSON object or array")
-        title = _title(fields, required=True)
+        title = title_field(fields, required=True)
         assert title is not None
         encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         # the record is kept whole in meta beside the service's own fields
         if len(encoded.encode()) > MAX_JSON_BYTES - 4096:
             raise KbPayloadTooLargeError(f"data is over the limit of {MAX_JSON_BYTES - 4096} bytes of JSON")
-        text = _check_text(render_record(data), "data")
-        return _Source(title=title, text=text, source_type="structured", content_type="application/json", data=data)
+        text = check_text(render_record(data), "data")
+        return Source(title=title, text=text, source_type="structured", content_type="application/json", data=data)
 
-    def _url_source(self, fields: Mapping[str, Any], *, organization_id: str) -> _Source:
+    def _url_source(self, fields: Mapping[str, Any], *, organization_id: str) -> Source:
         url = fields["url"]
         if not isinstance(url, str) or not url.strip() or len(url) > _MAX_URL:
             raise KbValidationError(f"url must be an http or https URL of at most {_MAX_URL} characters")
@@ -390,10 +351,10 @@ class KbDocuments:
         extracted = self._extract(
             response.body, filename=url_filename(response.url), content_type=response.header("content-type")
         )
-        title = _title(fields) or extracted.title or response.url
-        return _Source(
+        title = title_field(fields) or extracted.title or response.url
+        return Source(
             title=title[:MAX_NAME],
-            text=_check_text(extracted.text, response.url),
+            text=check_text(extracted.text, response.url),
             source_type="url",
             source_url=response.url,
             content_type=extracted.content_type,
@@ -448,39 +409,9 @@ class KbDocuments:
             raise KbValidationError(exc.message) from exc
 
     def _store(
-        self, found: Found, kb: KnowledgeBase, source: _Source, *, actor: Actor, settings: KbSettings
+        self, found: Found, kb: KnowledgeBase, source: Source, *, actor: Actor, settings: KbSettings
     ) -> KbDocument:
-        core = found.store.core
-        public_id = str(uuid.uuid4())
-        service_meta = {
-            "source_type": source.source_type,
-            "filename": source.filename,
-            "content_type": source.content_type,
-            "created_by": actor.user_id,
-        }
-        meta: dict[str, Any] = {"kb": service_meta}
-        if source.data is not None:
-            meta["data"] = source.data
-        as_import = source.source_url is not None
-        try:
-            core.documents.upsert(
-                actor=USER,
-                collection_id=kb.collection_id,
-                key=public_id,
-                title=source.title,
-                body=None if as_import else source.text,
-                text=source.text if as_import else None,
-                source_uri=source.source_url,
-                meta=meta,
-                max_chars=settings.chunk_size,
-            )
-        except KnowledgeNotFoundError as exc:
-            # the knowledge base was deleted while the document was being prepared
-            raise KbNotFoundError("knowledge base") from exc
-        except KnowledgeValidationError as exc:
-            if "exceeds limit" in exc.message:
-                raise KbPayloadTooLargeError(exc.message) from exc
-            raise KbValidationError(exc.message) from exc
+        (public_id,) = store_sources(found.store.core, kb, [source], created_by=actor.user_id, settings=settings)
         return self._get(found.store, kb, public_id, with_content=False)
 
     # ------------------------------------------------------------------ reading

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
@@ -29,6 +29,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
+from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.collections import Collections, CollectionTree
 from notochord.knowledge.indexing import index_document
@@ -63,6 +64,9 @@ class UpsertOutcome:
     id: int
     change_id: int | None
 
+
+UPSERT_ARGUMENTS = frozenset({"collection_id", "key", "doc_id", "title", "body", "meta", "text", "source_uri"})
+"""What one item of :meth:`Documents.upsert_many` may hold."""
 
 Authorize = Callable[[CollectionTree, int, "DocumentRecord | None"], None]
 """``authorize(tree, target collection id, existing document or None)``: raise to refuse."""
@@ -183,7 +187,84 @@ class Documents:
         authorize: Authorize | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> UpsertOutcome:
-        """Create or update a document; see the module rules. ``max_chars`` is the chunk size."""
+        """Create or update a document; see the module rules. ``max_chars`` is the chunk size.
+
+        Reading the target and writing it share one transaction (Issue 16, item 3).
+        """
+        with self._store.batch():
+            outcome = self._upsert(
+                actor=actor,
+                collection_id=collection_id,
+                key=key,
+                doc_id=doc_id,
+                title=title,
+                body=body,
+                meta=meta,
+                text=text,
+                source_uri=source_uri,
+                run_id=run_id,
+                limits=limits,
+                authorize=authorize,
+                max_chars=max_chars,
+            )
+        self._store.after_commit(self._on_indexed)
+        return outcome
+
+    def upsert_many(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        actor: Actor,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Authorize | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> BatchOutcome[UpsertOutcome]:
+        """Create or update many documents in one transaction (Issue 16, item 3; K-DOC, K-CHG, K-QUOTA).
+
+        Each item holds the arguments of :meth:`upsert` (``collection_id``, ``key``, ``doc_id``,
+        ``title``, ``body``, ``meta``, ``text``, ``source_uri``) and is written exactly as
+        :meth:`upsert` writes it, in order, each its own counted write and its own change record;
+        the rules of :mod:`notochord.knowledge.batches` apply. The embedding worker hears of the new
+        chunks once, after the batch commits.
+        """
+        checked = check_items(items, UPSERT_ARGUMENTS, what="upsert_many")
+        batch_run = batch_run_id(run_id)
+        results: list[UpsertOutcome] = []
+        with self._store.batch():
+            for index, item in enumerate(checked):
+                with item_errors(index):
+                    results.append(
+                        self._upsert(
+                            actor=actor,
+                            run_id=batch_run,
+                            limits=limits,
+                            authorize=authorize,
+                            max_chars=max_chars,
+                            **item,
+                        )
+                    )
+        if results:
+            self._store.after_commit(self._on_indexed)
+        return BatchOutcome(batch_run, results)
+
+    def _upsert(
+        self,
+        *,
+        actor: Actor,
+        collection_id: int | None = None,
+        key: str | None = None,
+        doc_id: int | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        text: str | None = None,
+        source_uri: str | None = None,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+        authorize: Authorize | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> UpsertOutcome:
         # 1. validation and single-write limits
         if key is not None and doc_id is not None:
             raise KnowledgeValidationError("pass either key or ref, not both")
@@ -294,7 +375,7 @@ class Documents:
                     )
                     .returning(documents.c.id)
                 ).scalar_one()
-                index_document(conn, new_id, content, title=title, max_chars=max_chars)
+                index_document(conn, new_id, content, title=title, max_chars=max_chars, new=True)
                 change_id = tx.record(
                     op="documents.create",
                     target_type="document",
@@ -304,7 +385,6 @@ class Documents:
                     after={"title": title, "key": key},
                 )
                 outcome = UpsertOutcome("created", new_id, change_id)
-        self._on_indexed()
         return outcome
 
     def delete(

@@ -30,6 +30,12 @@ __all__ = ["Entities"]
 
 _SELF_KEY = "self_entity_id"
 
+# Built once: the look-ups every fact write makes; building a statement costs more than SQLite
+# takes to run it (Issue 16, item 3).
+_LINK = sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == sa.bindparam("id"))
+_KIND = sa.select(entities.c.kind).where(entities.c.id == sa.bindparam("id"))
+_MERGED_INTO = sa.select(entities.c.id).where(entities.c.merged_into.in_(sa.bindparam("ids", expanding=True)))
+
 
 class Entities:
     def __init__(self, store: Store) -> None:
@@ -61,13 +67,23 @@ class Entities:
     # ------------------------------------------------------------ reading
 
     def canonical(self, conn: sa.Connection, entity_id: int) -> int:
-        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones."""
+        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones.
+
+        Inside a write batch the answer is remembered until an entity changes (Issue 16, item 3).
+        """
+        memo = self._store.memo(conn)
+        if memo is not None and ("canonical", entity_id) in memo:
+            return int(memo["canonical", entity_id])
+        found = self._follow(conn, entity_id)
+        if memo is not None:
+            memo["canonical", entity_id] = found
+        return found
+
+    def _follow(self, conn: sa.Connection, entity_id: int) -> int:
         seen: set[int] = set()
         current = entity_id
         while True:
-            row = conn.execute(
-                sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == current)
-            ).first()
+            row = conn.execute(_LINK, {"id": current}).first()
             if row is None or row.deleted_at is not None or current in seen:
                 raise KnowledgeNotFoundError("entity")
             if row.merged_into is None:
@@ -76,14 +92,29 @@ class Entities:
             current = row.merged_into
 
     def kind_of(self, conn: sa.Connection, entity_id: int) -> str:
-        return str(conn.execute(sa.select(entities.c.kind).where(entities.c.id == entity_id)).scalar_one())
+        memo = self._store.memo(conn)
+        if memo is not None and ("kind", entity_id) in memo:
+            return str(memo["kind", entity_id])
+        kind = str(conn.execute(_KIND, {"id": entity_id}).scalar_one())
+        if memo is not None:
+            memo["kind", entity_id] = kind
+        return kind
 
     def members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         """The entity and every entity merged into it, directly or through a chain."""
+        memo = self._store.memo(conn)
+        if memo is not None and ("members", entity_id) in memo:
+            return list(memo["members", entity_id])
+        found = self._members(conn, entity_id)
+        if memo is not None:
+            memo["members", entity_id] = tuple(found)
+        return found
+
+    def _members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         found = [entity_id]
         frontier = [entity_id]
         while frontier:
-            rows = conn.execute(sa.select(entities.c.id).where(entities.c.merged_into.in_(frontier))).scalars()
+            rows = conn.execute(_MERGED_INTO, {"ids": frontier}).scalars()
             frontier = [r for r in rows if r not in found]
             found.extend(frontier)
         return found

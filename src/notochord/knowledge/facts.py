@@ -22,13 +22,14 @@ Rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.entities import Entities
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
@@ -56,6 +57,12 @@ Authorize = Callable[[sa.Connection, str, str], None]
 It runs inside the write transaction, before the quota, on that transaction's connection: what it
 reads (the caller's grants) cannot change before the write commits (P-KVAL-09).
 """
+
+
+PUT_ARGUMENTS = frozenset(
+    {"subject", "predicate", "hint", "value", "object_id", "description", "origin", "source", "source_ref", "pin"}
+)
+"""What one item of :meth:`Facts.put_many` may hold."""
 
 
 def check_query_prefix(prefix: str | None) -> str | None:
@@ -420,6 +427,32 @@ class Facts:
             return ResolveOutcome(
                 status="took_theirs" if take == "theirs" else "kept_mine", change_id=resolution, fact_id=fact_id
             )
+
+    # ------------------------------------------------------------ batches
+
+    def put_many(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        actor: Actor,
+        run_id: str | None = None,
+        limits: DailyLimits | None = None,
+    ) -> BatchOutcome[PutResult]:
+        """Write many facts in one transaction (Issue 16, item 3; K-FACT, K-CHG, K-QUOTA).
+
+        Each item holds the arguments of :meth:`put` (``subject``, ``predicate`` or ``hint``,
+        ``value``, ``object_id``, ``description``, ``origin``, ``source``, ``source_ref``, ``pin``)
+        and is written exactly as :meth:`put` writes it, in order, each its own counted write and its
+        own change record; the rules of :mod:`notochord.knowledge.batches` apply.
+        """
+        checked = check_items(items, PUT_ARGUMENTS, what="put_many")
+        batch_run = batch_run_id(run_id)
+        results: list[PutResult] = []
+        with self._store.batch():
+            for index, item in enumerate(checked):
+                with item_errors(index):
+                    results.append(self.put(actor=actor, run_id=batch_run, limits=limits, **item))
+        return BatchOutcome(batch_run, results)
 
     # ------------------------------------------------------------ helpers
 

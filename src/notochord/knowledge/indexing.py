@@ -7,76 +7,59 @@ chunks written here have no vector yet, which is what queues them for the embedd
 only ever be stored for the text it was computed from.
 
 Mentions (OD-K41): a chunk mentions an entity when it contains, case-insensitively and on word
-boundaries, the entity's display name, a ``name`` identifier, an email, or a handle's account.
-Mentions are recorded against the entity as it is when the document is written; merges are followed
-when searching.
+boundaries, the entity's display name, a ``name`` identifier, an email, or a handle's account
+(:mod:`notochord.knowledge.mentions`: one automaton per space and entity-data version, Issue 16,
+item 3). Mentions are recorded against the entity as it is when the document is written; merges are
+followed when searching.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import threading
+import weakref
 
 import sqlalchemy as sa
 
-from notochord.db.schema import chunk_vectors, chunks, entities, identifiers, mentions
+from notochord.db.schema import chunk_vectors, chunks, mentions
+from notochord.knowledge.mentions import MentionIndex
 from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_markdown
-from notochord.search.textindex import fts_delete, fts_insert, is_cjk
+from notochord.search.textindex import fts_delete, fts_insert
 from notochord.search.vector_index import passage_hash, passage_text
 
 __all__ = ["FTS_TABLE", "index_document", "unindex_document", "with_title"]
 
 FTS_TABLE = "chunks_fts"
-_MIN_NAME = 2
+
+# One mention index per space database, shared by every writer of that space in this process.
+_INDEXES: weakref.WeakKeyDictionary[sa.Engine, MentionIndex] = weakref.WeakKeyDictionary()
+_INDEXES_LOCK = threading.Lock()
 
 
-def _surface_forms(conn: sa.Connection) -> list[tuple[int, str]]:
-    """(entity id, text to look for) for every live entity other than the user."""
-    live = (
-        sa.select(entities.c.id)
-        .where(entities.c.kind != "self", entities.c.deleted_at.is_(None), entities.c.merged_into.is_(None))
-        .scalar_subquery()
-    )
-    forms: list[tuple[int, str]] = [
-        (row.id, row.display_name)
-        for row in conn.execute(sa.select(entities.c.id, entities.c.display_name).where(entities.c.id.in_(live)))
-    ]
-    for row in conn.execute(
-        sa.select(identifiers.c.entity_id, identifiers.c.type, identifiers.c.value).where(
-            identifiers.c.removed_at.is_(None), identifiers.c.type.in_(["name", "email", "handle"])
-        )
-    ):
-        value = row.value.split(":", 1)[1] if row.type == "handle" else row.value
-        forms.append((row.entity_id, value))
-    return [(i, f.strip()) for i, f in forms if len(f.strip()) >= _MIN_NAME]
-
-
-def _mentioned(text: str, forms: Iterable[tuple[int, str]]) -> set[int]:
-    lowered = text.casefold()
-    found: set[int] = set()
-    for entity_id, form in forms:
-        needle = form.casefold()
-        if needle not in lowered:
-            continue
-        # Word boundaries for alphabetic scripts; CJK text has no spaces, so a CJK name may touch
-        # other CJK characters on either side (OD-K41).
-        before = "" if is_cjk(needle[0]) or not needle[0].isalnum() else r"(?<!\w)"
-        after = "" if is_cjk(needle[-1]) or not needle[-1].isalnum() else r"(?!\w)"
-        pattern = before + re.escape(needle) + after
-        if re.search(pattern, lowered):
-            found.add(entity_id)
-    return found
+def _mention_index(engine: sa.Engine) -> MentionIndex:
+    with _INDEXES_LOCK:
+        found = _INDEXES.get(engine)
+        if found is None:
+            found = _INDEXES[engine] = MentionIndex()
+        return found
 
 
 def index_document(
-    conn: sa.Connection, document_id: int, text: str, *, title: str = "", max_chars: int = DEFAULT_MAX_CHARS
+    conn: sa.Connection,
+    document_id: int,
+    text: str,
+    *,
+    title: str = "",
+    max_chars: int = DEFAULT_MAX_CHARS,
+    new: bool = False,
 ) -> list[Chunk]:
     """Replace the document's chunks, full-text rows and mentions with those of ``text``.
 
     The title is indexed with every chunk (a passage about "simmer two hours" is found by the
     recipe's name), while the chunk text and its locator stay exactly the document's characters.
+    ``new``: the document was inserted in this transaction, so it has nothing to replace.
     """
-    unindex_document(conn, document_id)
+    if not new:
+        unindex_document(conn, document_id)
     pieces = chunk_markdown(text, max_chars=max_chars)
     if not pieces:
         return []
@@ -93,11 +76,11 @@ def index_document(
     ]
     ids = list(conn.execute(sa.insert(chunks).returning(chunks.c.id, sort_by_parameter_order=True), rows).scalars())
     fts_insert(conn, FTS_TABLE, zip(ids, (with_title(title, c.text) for c in pieces), strict=True))
-    forms = _surface_forms(conn)
+    matcher = _mention_index(conn.engine).matcher(conn)
     found = [
         {"chunk_id": chunk_id, "entity_id": entity_id}
         for chunk_id, piece in zip(ids, pieces, strict=True)
-        for entity_id in sorted(_mentioned(piece.text, forms))
+        for entity_id in sorted(matcher.mentioned(piece.text))
     ]
     if found:
         conn.execute(sa.insert(mentions), found)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge import browse
+from notochord.knowledge.batches import BatchOutcome, check_items, item_errors
 from notochord.knowledge.browse import DeletedDocument, DocumentSummary, EntitySummary, Page, RelatedFact
 from notochord.knowledge.collections import CollectionRow
 from notochord.knowledge.core import KnowledgeCore
@@ -37,6 +38,9 @@ from notochord.knowledge.writes import USER, Actor
 __all__ = ["HostChanges", "HostCollections", "HostDocuments", "HostEntities", "HostFacts", "HostKnowledge"]
 
 _HOST_SOURCES = {"user", "extracted", "inferred"}
+_HOST_PUT_ARGUMENTS = frozenset({"predicate", "value", "subject", "object", "pin", "source", "source_ref"})
+_HOST_UPSERT_ARGUMENTS = frozenset({"collection", "key", "id", "title", "body", "meta", "text", "source_uri"})
+_HOST_TO_CORE = {"id": "doc_id"}
 
 
 class HostFacts:
@@ -58,22 +62,48 @@ class HostFacts:
         run_id: str | None = None,
     ) -> PutResult:
         """Write a fact under a full predicate name (added to the vocabulary if new)."""
+        self._check_source(source)
+        # one transaction for the look-ups and the write: fewer round trips (Issue 16, item 3)
+        with self._core.store.batch():
+            return self._core.facts.put(
+                actor=self._actor,
+                subject=subject,
+                predicate=predicate,
+                value=value,
+                object_id=object,
+                pin=pin,
+                source=source,
+                source_ref=source_ref,
+                run_id=run_id,
+                limits=self._limits,
+            )
+
+    def put_many(self, items: builtins.list[dict[str, Any]], *, run_id: str | None = None) -> BatchOutcome[PutResult]:
+        """Write many facts in one transaction; each item holds the arguments of :meth:`put`.
+
+        All or nothing: a refused item raises :class:`~notochord.knowledge.batches.BatchItemError`
+        naming its index, and nothing is written. Each fact is its own change (undo one alone), and
+        all carry the returned ``run_id`` (undo the batch with ``space.changes.revert(run_id=…)``).
+        Issue 16, item 3 (K-FACT, K-CHG, K-QUOTA).
+        """
+        checked = check_items(items, _HOST_PUT_ARGUMENTS, what="put_many")
+        core_items: builtins.list[dict[str, Any]] = []
+        for index, item in enumerate(checked):
+            with item_errors(index):
+                if "predicate" not in item:
+                    raise KnowledgeValidationError("predicate is required")
+                self._check_source(item.get("source"))
+            core = {k: v for k, v in item.items() if k != "object"}
+            if "object" in item:
+                core["object_id"] = item["object"]
+            core_items.append(core)
+        return self._core.facts.put_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
+
+    def _check_source(self, source: str | None) -> None:
         if source is not None and source not in _HOST_SOURCES:
             raise KnowledgeValidationError(f"source {source!r} is not one of {', '.join(sorted(_HOST_SOURCES))}")
         if source == "inferred" and self._actor.is_user:
             raise KnowledgeValidationError("the user's own facts are said, not inferred; write as the assistant")
-        return self._core.facts.put(
-            actor=self._actor,
-            subject=subject,
-            predicate=predicate,
-            value=value,
-            object_id=object,
-            pin=pin,
-            source=source,
-            source_ref=source_ref,
-            run_id=run_id,
-            limits=self._limits,
-        )
 
     def lookup(self, subject: Subject, prefix: str | None = None, *, include_inferred: bool = False) -> list[Fact]:
         return self._core.facts.lookup(subject, prefix, include_inferred=include_inferred)
@@ -222,19 +252,48 @@ class HostDocuments:
         source_uri: str | None = None,
         run_id: str | None = None,
     ) -> UpsertOutcome:
-        return self._core.documents.upsert(
-            actor=self._actor,
-            collection_id=self._collection(collection) if collection is not None else None,
-            key=key,
-            doc_id=id,
-            title=title,
-            body=body,
-            meta=meta,
-            text=text,
-            source_uri=source_uri,
-            run_id=run_id,
-            limits=self._limits,
-        )
+        # naming the collection and writing share one transaction (Issue 16, item 3)
+        with self._core.store.batch():
+            return self._core.documents.upsert(
+                actor=self._actor,
+                collection_id=self._collection(collection) if collection is not None else None,
+                key=key,
+                doc_id=id,
+                title=title,
+                body=body,
+                meta=meta,
+                text=text,
+                source_uri=source_uri,
+                run_id=run_id,
+                limits=self._limits,
+            )
+
+    def upsert_many(
+        self, items: builtins.list[dict[str, Any]], *, run_id: str | None = None
+    ) -> BatchOutcome[UpsertOutcome]:
+        """Create or update many documents in one transaction; each item holds the arguments of
+        :meth:`upsert` (``collection``, ``key``, ``id``, ``title``, ``body``, ``meta``, ``text``,
+        ``source_uri``).
+
+        All or nothing: a refused item raises :class:`~notochord.knowledge.batches.BatchItemError`
+        naming its index, and nothing is written. Each document is its own change (undo one alone),
+        and all carry the returned ``run_id`` (undo the batch with ``space.changes.revert(run_id=…)``).
+        Issue 16, item 3 (K-DOC, K-CHG, K-QUOTA).
+        """
+        checked = check_items(items, _HOST_UPSERT_ARGUMENTS, what="upsert_many")
+        with self._core.store.batch():
+            tree = self._core.collections.read_tree()
+            core_items: builtins.list[dict[str, Any]] = []
+            for index, item in enumerate(checked):
+                core = {_HOST_TO_CORE.get(k, k): v for k, v in item.items() if k != "collection"}
+                collection = item.get("collection")
+                if collection is not None:
+                    with item_errors(index):
+                        core["collection_id"] = (
+                            tree.builtin(collection).id if isinstance(collection, str) else tree.get(collection).id
+                        )
+                core_items.append(core)
+            return self._core.documents.upsert_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
 
     def get(self, doc_id: int) -> DocumentRecord:
         return self._core.documents.get(doc_id)

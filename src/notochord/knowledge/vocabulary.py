@@ -226,8 +226,11 @@ def _first(snap: _Snapshot, matches: Callable[[Predicate], bool]) -> Predicate |
     return None
 
 
+_READ_VERSION = sa.select(space_meta.c.value).where(space_meta.c.key == _VERSION_KEY)
+
+
 def _version(conn: sa.Connection) -> str:
-    value = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == _VERSION_KEY)).scalar()
+    value = conn.execute(_READ_VERSION).scalar()
     return str(value or "")
 
 

@@ -10,13 +10,20 @@ through :meth:`Store.write`, which in a single transaction that holds the write 
 
 and commits all of it or none of it. Work that may lag behind (embeddings) is queued by the caller
 inside the same transaction and processed after commit.
+
+:meth:`Store.batch` runs many writes in one transaction (Issue 16, item 3): inside it, every
+``read`` and ``write`` of that store on the same thread joins the batch's transaction, and each write
+still checks its permission, charges its quota and appends its own change record, so each stays
+undoable alone. The batch commits all of them or none of them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import re
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,13 +32,37 @@ import sqlalchemy as sa
 
 from notochord.clock import Clock, iso_utc, local_date
 from notochord.db.engine import read_tx, write_tx
-from notochord.db.schema import change_objects, changes
+from notochord.db.schema import change_objects, changes, space_meta
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.quotas import DailyLimits, charge
 
-__all__ = ["ASSISTANT", "USER", "Actor", "Store", "WriteTx"]
+__all__ = ["ASSISTANT", "ENTITY_VERSION_KEY", "USER", "Actor", "Store", "WriteTx"]
 
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
+
+ENTITY_VERSION_KEY = "entity_data_version"
+"""``space_meta`` key of a token that changes with every recorded write of an entity or identifier."""
+_ENTITY_OBJECTS = frozenset({"entity", "identifier"})
+
+# Built once: compiling a statement costs more than running it on SQLite (Issue 16, item 3).
+_INSERT_CHANGE = sa.insert(changes).returning(changes.c.id)
+_INSERT_OBJECTS = sa.insert(change_objects)
+_BUMP_ENTITY_VERSION = (
+    sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
+)
+_INSERT_ENTITY_VERSION = sa.insert(space_meta).values(key=ENTITY_VERSION_KEY, value=sa.bindparam("token"))
+
+
+@dataclass
+class _Batch:
+    store: Store
+    conn: sa.Connection
+    after_commit: list[Callable[[], None]] = field(default_factory=list)
+    memo: dict[Any, Any] = field(default_factory=dict)
+
+
+# The open batch of this thread (or task).
+_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("notochord_write_batch", default=None)
 
 
 @dataclass(frozen=True)
@@ -100,33 +131,53 @@ class WriteTx:
         proposed: Any = None,
         status: str = "applied",
     ) -> int:
-        """Append one change record and the objects it touched; return the change id."""
+        """Append one change record and the objects it touched; return the change id.
+
+        A change touching an entity or an identifier also renews the entity-data version, which
+        tells cached derivations of the entities (the mention automaton) that they are stale.
+        """
         change_id = self.conn.execute(
-            sa.insert(changes)
-            .values(
-                run_id=self.run_id,
-                actor=str(self.actor),
-                op=op,
-                target_type=target_type,
-                target_id=target_id,
-                summary=summary[:1000],
-                before_json=_dump(before),
-                after_json=_dump(after),
-                proposed_json=_dump(proposed),
-                status=status,
-                created_at=self.now,
-            )
-            .returning(changes.c.id)
+            _INSERT_CHANGE,
+            {
+                "run_id": self.run_id,
+                "actor": str(self.actor),
+                "op": op,
+                "target_type": target_type,
+                "target_id": target_id,
+                "summary": summary[:1000],
+                "before_json": _dump(before),
+                "after_json": _dump(after),
+                "proposed_json": _dump(proposed),
+                "status": status,
+                "created_at": self.now,
+            },
         ).scalar_one()
         objects = {(target_type, target_id)} if target_id is not None else set()
         objects.update(touched)
         if objects:
             self.conn.execute(
-                sa.insert(change_objects),
+                _INSERT_OBJECTS,
                 [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)],
             )
+            if any(t in _ENTITY_OBJECTS for t, _ in objects):
+                _bump_entity_version(self.conn)
+                _forget_entity_lookups(self.conn)
         self.recorded.append(change_id)
         return int(change_id)
+
+
+def _forget_entity_lookups(conn: sa.Connection) -> None:
+    current = _BATCH.get()
+    if current is not None and current.conn is conn:
+        current.memo.clear()
+
+
+def _bump_entity_version(conn: sa.Connection) -> None:
+    # A random token, not a counter: a version seen inside a transaction that rolled back is never
+    # reused by another one, so a cache keyed by it is never stale.
+    token = {"token": uuid.uuid4().hex}
+    if not conn.execute(_BUMP_ENTITY_VERSION, token).rowcount:
+        conn.execute(_INSERT_ENTITY_VERSION, token)
 
 
 class Store:
@@ -142,8 +193,60 @@ class Store:
     def today(self) -> str:
         return local_date(self.clock).isoformat()
 
+    def _batch(self) -> _Batch | None:
+        current = _BATCH.get()
+        return current if current is not None and current.store is self else None
+
+    def _batch_conn(self) -> sa.Connection | None:
+        current = self._batch()
+        return None if current is None else current.conn
+
+    def memo(self, conn: sa.Connection) -> dict[Any, Any] | None:
+        """Look-ups remembered for the rest of the open batch on ``conn`` (``None`` outside one).
+
+        The batch holds the write lock, so only its own writes can change what was looked up; a
+        recorded change of an entity or identifier forgets everything remembered (Issue 16, item 3).
+        """
+        current = self._batch()
+        return current.memo if current is not None and current.conn is conn else None
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the open batch has committed (at once when there is none)."""
+        current = self._batch()
+        if current is None:
+            callback()
+        elif callback not in current.after_commit:
+            current.after_commit.append(callback)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[sa.Connection]:
+        """One write transaction for every read and write of this store inside the block.
+
+        Each :meth:`write` inside still runs its check, charges its quota and records its own
+        change; an error anywhere rolls all of them back (Issue 16, item 3; K-CHG, K-QUOTA). A
+        batch inside a batch joins the outer one. Other threads are not affected. What must wait
+        for the commit (waking the embedding worker) is queued with :meth:`after_commit`.
+        """
+        joined = self._batch_conn()
+        if joined is not None:
+            yield joined
+            return
+        with write_tx(self.engine) as conn:
+            opened = _Batch(self, conn)
+            token = _BATCH.set(opened)
+            try:
+                yield conn
+            finally:
+                _BATCH.reset(token)
+        for callback in opened.after_commit:
+            callback()
+
     @contextlib.contextmanager
     def read(self) -> Iterator[sa.Connection]:
+        joined = self._batch_conn()
+        if joined is not None:
+            yield joined
+            return
         with read_tx(self.engine) as conn:
             yield conn
 
@@ -160,9 +263,11 @@ class Store:
         """Open the write path. ``limits`` is the writer's daily quota (``None`` for the user).
 
         ``check(conn)`` runs first inside the transaction, before the quota: a permission decided
-        there holds for the write, since no revoke can commit in between (P-KVAL-09).
+        there holds for the write, since no revoke can commit in between (P-KVAL-09). Inside
+        :meth:`batch` the write joins the batch's transaction.
         """
-        with write_tx(self.engine) as conn:
+        joined = self._batch_conn()
+        with contextlib.nullcontext(joined) if joined is not None else write_tx(self.engine) as conn:
             if check is not None:
                 check(conn)
             now_moment = self.clock.now()

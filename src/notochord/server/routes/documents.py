@@ -5,6 +5,8 @@ established (401 → 404 → 403 first), and reads it as a stream: a declared ``
 limit is refused before anything is read, and a body that grows past it while streaming is refused at
 that point (413). A JSON body is ``{title?, content}``, ``{title?, url}`` or ``{title, data}``; a
 ``multipart/form-data`` body carries one ``file`` and an optional ``title``. Any other body type is 415.
+``…/documents/batch`` takes one to 100 ``file`` fields in one multipart body and stores them in one
+transaction, all or none (Issue 16, item 3); the upload limit covers the whole body.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from notochord.server.deps import CurrentActor, Service, limited, permission, re
 from notochord.server.errors import documented
 from notochord.server.routes.kb import Limit, Offset
 from notochord.server.routes.models import (
+    DocumentBatchEnvelope,
     DocumentDetailEnvelope,
     DocumentEnvelope,
     DocumentList,
@@ -35,11 +38,12 @@ from notochord.server.routes.models import (
     document_out,
 )
 
-__all__ = ["ADD_DOCUMENT_BODY", "router"]
+__all__ = ["ADD_DOCUMENTS_BODY", "ADD_DOCUMENT_BODY", "router"]
 
 router = APIRouter(tags=["documents"])
 
 _MAX_FORM_FIELDS = 8
+_MAX_BATCH_FILES = 100
 
 ADD_DOCUMENT_BODY: dict[str, Any] = {
     "required": True,
@@ -74,6 +78,26 @@ ADD_DOCUMENT_BODY: dict[str, Any] = {
 }
 
 
+ADD_DOCUMENTS_BODY: dict[str, Any] = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "file": {
+                        "type": "array",
+                        "items": {"type": "string", "format": "binary"},
+                        "description": f"1 to {_MAX_BATCH_FILES} files, each one of " + ", ".join(UPLOAD_EXTENSIONS),
+                    },
+                },
+                "required": ["file"],
+            }
+        },
+    },
+}
+
+
 def _too_large(limit: int) -> KbPayloadTooLargeError:
     return KbPayloadTooLargeError(f"the request body is over the upload limit of {limit} bytes")
 
@@ -90,6 +114,46 @@ async def _read_upload(request: Request, limit: int) -> Upload:
         if len(data) > limit:
             raise _too_large(limit)
         return Upload(data=data, filename=file.filename, content_type=file.content_type, title=title)
+
+
+async def _read_uploads(request: Request, limit: int) -> list[Upload]:
+    async with request.form(max_files=_MAX_BATCH_FILES, max_fields=_MAX_FORM_FIELDS) as form:
+        files = form.getlist("file")
+        if not files or not all(isinstance(f, UploadFile) for f in files):
+            raise KbValidationError(f"a batch upload needs 1 to {_MAX_BATCH_FILES} files in fields named file")
+        uploads: list[Upload] = []
+        total = 0
+        for file in files:
+            assert isinstance(file, UploadFile)
+            data = await file.read(limit + 1 - total)
+            total += len(data)
+            if total > limit:
+                raise _too_large(limit)
+            uploads.append(Upload(data=data, filename=file.filename, content_type=file.content_type))
+        return uploads
+
+
+@router.post(
+    "/kb/{kb_id}/documents/batch",
+    status_code=201,
+    response_model=DocumentBatchEnvelope,
+    responses=documented(400, 401, 403, 404, 413, 415),
+    openapi_extra={"x-permission": "kb:edit", "requestBody": ADD_DOCUMENTS_BODY},
+    summary="Add Documents",
+)
+async def add_documents(service: Service, actor: CurrentActor, kb_id: str, request: Request) -> DocumentBatchEnvelope:
+    """Upload several files at once; they are added together or, if one is refused, not at all."""
+    documents = service.documents
+    await run_in_threadpool(lambda: documents.writable(actor=actor, kb_id=kb_id))
+    limit = documents.limits.max_upload_bytes
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "multipart/form-data":
+        raise KbUnsupportedMediaTypeError(
+            f"send multipart/form-data with the files in fields named file, not {media or 'no content type'}"
+        )
+    uploads = await _read_uploads(limited(request, limit), limit)
+    added = await run_in_threadpool(lambda: documents.add_uploads(actor=actor, kb_id=kb_id, uploads=uploads))
+    return DocumentBatchEnvelope(documents=[document_out(d) for d in added])
 
 
 @router.post(

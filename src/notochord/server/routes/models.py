@@ -19,6 +19,7 @@ __all__ = [
     "AgentList",
     "AgentOut",
     "AuditList",
+    "DocumentBatchEnvelope",
     "DocumentDetailEnvelope",
     "DocumentDetailOut",
     "DocumentEnvelope",
@@ -289,6 +290,10 @@ class DocumentDetailOut(DocumentOut):
 
 class DocumentEnvelope(_Model):
     document: DocumentOut
+
+
+class DocumentBatchEnvelope(_Model):
+    documents: list[DocumentOut]
 
 
 class DocumentDetailEnvelope(_Model):
