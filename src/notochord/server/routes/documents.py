@@ -137,7 +137,7 @@ async def _read_uploads(request: Request, limit: int) -> list[Upload]:
     "/kb/{kb_id}/documents/batch",
     status_code=201,
     response_model=DocumentBatchEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 415),
+    responses=documented(400, 401, 403, 404, 413, 415, 507),
     openapi_extra={"x-permission": "kb:edit", "requestBody": ADD_DOCUMENTS_BODY},
     summary="Add Documents",
 )
