@@ -10,6 +10,12 @@ through :meth:`Store.write`, which in a single transaction that holds the write 
 
 and commits all of it or none of it. Work that may lag behind (embeddings) is queued by the caller
 inside the same transaction and processed after commit.
+
+A write with a :class:`Permit` (every gem write) asks it once, inside that transaction, when the
+operation knows what it is about to touch (:meth:`WriteTx.allow` with a :class:`Writing`): the
+permit reads the writer's grants on the transaction's connection, refuses or answers with the daily
+quota, and the quota is charged right after. No revoke can commit between the question and the
+write (P-KVAL-09), and the grants are read once for both.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import sqlalchemy as sa
 
@@ -29,7 +35,7 @@ from notochord.db.schema import change_objects, changes
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.quotas import DailyLimits, charge
 
-__all__ = ["ASSISTANT", "USER", "Actor", "Store", "WriteTx"]
+__all__ = ["ASSISTANT", "USER", "Actor", "Permit", "Store", "WriteTx", "Writing"]
 
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
@@ -77,6 +83,36 @@ def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """What a write is about to touch, in the terms a permission decision needs; one shape for
+    every kind of write (facts, entities, documents, collections).
+
+    - ``fact``: ``subject_kind`` and ``predicate``; ``writer`` when an existing fact is retracted;
+      ``sets_origin`` when the write sets its own origin or source;
+    - ``entity``: ``kind``;
+    - ``document``: ``collection_id`` (where it is or goes); ``writer`` when it already exists;
+    - ``collection``: ``collection_id``, the parent it is created in (``None``: top level).
+    """
+
+    what: Literal["fact", "entity", "document", "collection"]
+    subject_kind: str | None = None
+    predicate: str | None = None
+    kind: str | None = None
+    collection_id: int | None = None
+    writer: str | None = None
+    sets_origin: bool = False
+
+
+class Permit(Protocol):
+    """A writer's permission, asked on the write transaction's connection.
+
+    Raises the refusal, or answers with the writer's daily quota (``None``: no quota).
+    """
+
+    def __call__(self, conn: sa.Connection, writing: Writing) -> DailyLimits | None: ...
+
+
 @dataclass
 class WriteTx:
     """An open write transaction: apply writes on ``conn``, then :meth:`record` each change."""
@@ -86,6 +122,23 @@ class WriteTx:
     run_id: str | None
     now: str
     recorded: list[int] = field(default_factory=list)
+    permit: Permit | None = None
+    chars: int = 0
+    day: str = ""
+    allowed: bool = False
+
+    def allow(self, writing: Writing) -> None:
+        """Ask the permit about ``writing`` and charge the quota it answers with.
+
+        Every operation opened with a permit calls this once, before it changes a row; without a
+        permit it does nothing (the quota was charged when the transaction opened).
+        """
+        if self.permit is None or self.allowed:
+            return
+        limits = self.permit(self.conn, writing)
+        if limits is not None and not self.actor.is_user:
+            charge(self.conn, writer=str(self.actor), day=self.day, chars=self.chars, limits=limits)
+        self.allowed = True
 
     def record(
         self,
@@ -155,18 +208,22 @@ class Store:
         run_id: str | None,
         chars: int = 0,
         limits: DailyLimits | None = None,
-        check: Callable[[sa.Connection], None] | None = None,
+        permit: Permit | None = None,
     ) -> Iterator[WriteTx]:
         """Open the write path. ``limits`` is the writer's daily quota (``None`` for the user).
 
-        ``check(conn)`` runs first inside the transaction, before the quota: a permission decided
-        there holds for the write, since no revoke can commit in between (P-KVAL-09).
+        With ``permit``, the quota is the permit's answer instead, and it is charged when the
+        operation calls :meth:`WriteTx.allow`; an operation that writes without asking is a bug,
+        and its transaction rolls back.
         """
         with write_tx(self.engine) as conn:
-            if check is not None:
-                check(conn)
             now_moment = self.clock.now()
-            if limits is not None and not actor.is_user:
-                day = now_moment.astimezone(self.clock.tz).date().isoformat()
+            day = now_moment.astimezone(self.clock.tz).date().isoformat()
+            if permit is None and limits is not None and not actor.is_user:
                 charge(conn, writer=str(actor), day=day, chars=chars, limits=limits)
-            yield WriteTx(conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment))
+            tx = WriteTx(
+                conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment), permit=permit, chars=chars, day=day
+            )
+            yield tx
+            if permit is not None and tx.recorded and not tx.allowed:
+                raise KnowledgeValidationError("a write recorded a change without asking its permission first")

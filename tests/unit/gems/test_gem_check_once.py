@@ -7,7 +7,9 @@ is spent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 import sqlalchemy as sa
@@ -22,6 +24,7 @@ pytestmark = pytest.mark.anyio
 
 FOOD = ["facts.read:self:pref.food.*", "facts.write:self:pref.food.*"]
 TODAY = "2026-09-29"
+T = TypeVar("T")
 
 
 def _knowledge(space: Space, root: Path, gem_id: str) -> KnowledgeApi:
@@ -31,15 +34,17 @@ def _knowledge(space: Space, root: Path, gem_id: str) -> KnowledgeApi:
 
 
 def _revoke_after_first_read(space: Space, knowledge: KnowledgeApi, gem_id: str) -> None:
-    """The user switches facts.write off right after the call first reads the gem's switches."""
-    original = knowledge.grants
+    """The user switches facts.write off after the call began, before its write transaction opens."""
+    original = knowledge.run
 
-    def grants_then_revoke() -> PermissionSet:
-        seen = original()
-        space.gems.set_permission(gem_id, "facts.write:self:pref.food.*", False)
-        return seen
+    async def run_then_revoke(work: Callable[[], T]) -> T:
+        def revoked_first() -> T:
+            space.gems.set_permission(gem_id, "facts.write:self:pref.food.*", False)
+            return work()
 
-    knowledge.grants = grants_then_revoke
+        return await original(revoked_first)
+
+    knowledge.run = run_then_revoke  # type: ignore[method-assign]
 
 
 async def test_a_revoke_committed_before_the_write_refuses_the_put(space: Space, gems_root: Path) -> None:
