@@ -32,7 +32,7 @@ from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.documents import DocumentRecord
-from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, hybrid_search
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, hybrid_search
 from notochord.knowledge.timeranges import parse_time_range
 from notochord.net.hosts import host_matches_url
 
