@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import sqlalchemy as sa
@@ -98,3 +98,44 @@ async def test_a_ref_to_the_user_reaches_no_fact_write(space: Space, gems_root: 
     with pytest.raises(KnowledgeNotFoundError):
         await knowledge.facts.put(predicate_hint="pref.food.like", object=user_ref)
     assert space.user.facts.lookup("self", "pref.food") == []
+
+
+def _revoke_on_first_tree_read(space: Space, gem_id: str, permission: str) -> None:
+    """The user switches ``permission`` off right after the call first reads the collection tree
+    (before its write transaction opens; once, so the write itself is not held up)."""
+    collections = space.core.collections
+    original = collections.tree
+    done: list[bool] = []
+
+    def tree_then_revoke(conn: sa.Connection) -> Any:
+        found = original(conn)
+        if not done:
+            done.append(True)
+            space.gems.set_permission(gem_id, permission, False)
+        return found
+
+    collections.tree = tree_then_revoke  # type: ignore[method-assign]
+
+
+async def test_a_revoke_committed_before_the_write_refuses_a_document_upsert(space: Space, gems_root: Path) -> None:
+    """Issue 13, item 3; P-KVAL-09: documents are decided inside the write transaction too, by the
+    same permit as facts; nothing is written."""
+    knowledge = gem_ctx(space, gems_root, "notes", ["collections.write:diary"]).knowledge
+    assert knowledge is not None
+    _revoke_on_first_tree_read(space, "notes", "collections.write:diary")
+    with pytest.raises(KnowledgePermissionError) as raised:
+        await knowledge.documents.upsert(collection="diary", key="monday", title="Monday", body="Rain")
+    assert raised.value.permission == "collections.write:diary"
+    assert space.user.documents.list("diary") == []
+
+
+async def test_a_revoke_committed_before_the_write_refuses_a_collection_create(space: Space, gems_root: Path) -> None:
+    """Issue 13, item 3; P-KVAL-09: creating a collection is decided inside its write transaction."""
+    knowledge = gem_ctx(space, gems_root, "folders", ["collections.create"]).knowledge
+    assert knowledge is not None
+    _revoke_on_first_tree_read(space, "folders", "collections.create")
+    with pytest.raises(KnowledgePermissionError) as raised:
+        await knowledge.collections.create("Recipes")
+    assert raised.value.permission == "collections.create"
+    with space.core.store.read() as conn:
+        assert [r.name for r in space.core.collections.tree(conn).by_id.values() if r.name == "Recipes"] == []
