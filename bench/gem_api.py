@@ -20,6 +20,7 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import notochord
@@ -53,6 +54,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--puts", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="run each ctx call's work in the caller's thread: the gem API's own cost, without the "
+        "hop to a worker thread (which a loaded machine can make dominate)",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
 
@@ -90,6 +97,12 @@ def main(argv: list[str] | None = None) -> None:
             ctx = space.gems.context(gem.id)
             assert ctx.knowledge is not None
             knowledge = ctx.knowledge
+            if args.inline:
+
+                async def inline(work: Callable[[], object]) -> object:
+                    return work()
+
+                knowledge.run = inline  # type: ignore[method-assign,assignment]
 
             async def refs() -> list[str]:
                 listed = await knowledge.entities.list("person")
@@ -134,7 +147,10 @@ def main(argv: list[str] | None = None) -> None:
         _row("host API  space.user.facts.put", host_puts),
         _row("gem API   ctx.knowledge.facts.put", gem_puts),
     ]
-    print(f"{args.people} people × {args.facts_per_person} facts, {args.calls} lookups and {args.puts} puts each")
+    where = ", ctx work in the caller's thread" if args.inline else ""
+    print(
+        f"{args.people} people × {args.facts_per_person} facts, {args.calls} lookups and {args.puts} puts each{where}"
+    )
     print(f"{'path':<40} {'calls/s':>10} {'p50 ms':>8} {'p95 ms':>8}")
     for name, rate, p50, p95 in rows:
         print(f"{name:<40} {rate:>10.0f} {p50:>8.2f} {p95:>8.2f}")
