@@ -1,4 +1,5 @@
-"""A gem's ``facts.put`` travels in one write transaction and a bounded number of statements.
+"""A gem's ``facts.put`` travels in one write transaction and a bounded number of statements; a
+``facts.lookup`` in one read.
 
 Issue 13, item 3 (P-KVAL-09, OD-K07): the subject and predicate are resolved once, permission is
 decided once inside the transaction that writes (the switches read there also give the quota), and
@@ -101,3 +102,15 @@ async def test_a_put_refused_by_validation_opens_no_transaction(space: Space, tm
     with counted(space.core.store.engine) as walk, pytest.raises(KnowledgeValidationError, match="must be a string"):
         await knowledge.facts.put(predicate_hint="pref.food.like", value="stew", description=7)
     assert walk.transactions == 0
+
+
+async def test_a_gem_lookup_takes_one_read_transaction(space: Space, tmp_path: Path) -> None:
+    """Issue 13, item 3: the subject is resolved once and the switches are read in the snapshot of
+    the facts, so a lookup is one read transaction that reads the switches once."""
+    knowledge = _knowledge(space, tmp_path)
+    space.user.facts.put(predicate="pref.food.like", value="stew")
+    with counted(space.core.store.engine) as walk:
+        found = await knowledge.facts.lookup("self", "pref.food")
+    assert [f.value for f in found] == ["stew"]
+    assert walk.transactions == 1, "\n".join(walk.statements)
+    assert sum("gem_grants" in s for s in walk.statements) == 1
