@@ -4,8 +4,9 @@ Builds one space with facts about the user and about people, installs a gem allo
 and to write food preferences, and times the same calls through the host API (``space.user.facts``)
 and through the gem's ``ctx.knowledge.facts`` (grants read per call, ranges compiled into the SQL,
 ids turned into refs, a worker thread per call): ``lookup``, then ``put`` of new values (a gem
-writes at most 500 times a day, so ``--puts`` stays below that). Prints calls per second, p50/p95,
-and the ratio of each. Never asserts.
+writes at most 500 times a day, so ``--puts`` stays below that). Host and gem calls alternate one
+by one, so both paths run under the same load of a shared machine. Prints calls per second,
+p50/p95, and the ratio of each. Never asserts.
 
     python bench/gem_api.py [--people 500] [--facts-per-person 10] [--calls 2000] [--puts 400]
 """
@@ -19,7 +20,7 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import notochord
@@ -46,15 +47,6 @@ def _row(name: str, samples: list[float]) -> tuple[str, float, float, float]:
     return name, len(samples) / total, _percentile(samples, 0.5) * 1000, _percentile(samples, 0.95) * 1000
 
 
-async def _time_async(calls: int, fn: Callable[[], Awaitable[object]]) -> list[float]:
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--people", type=int, default=500)
@@ -62,6 +54,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--puts", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="run each ctx call's work in the caller's thread: the gem API's own cost, without the "
+        "hop to a worker thread (which a loaded machine can make dominate)",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
 
@@ -99,6 +97,12 @@ def main(argv: list[str] | None = None) -> None:
             ctx = space.gems.context(gem.id)
             assert ctx.knowledge is not None
             knowledge = ctx.knowledge
+            if args.inline:
+
+                async def inline(work: Callable[[], object]) -> object:
+                    return work()
+
+                knowledge.run = inline  # type: ignore[method-assign,assignment]
 
             async def refs() -> list[str]:
                 listed = await knowledge.entities.list("person")
@@ -109,32 +113,33 @@ def main(argv: list[str] | None = None) -> None:
                 (rng.randrange(len(people)), rng.choice(["work", "relation", "pref.food"])) for _ in range(args.calls)
             ]
 
-            host_samples = []
-            for index, prefix in pairs:
-                start = time.perf_counter()
-                space.user.facts.lookup(people[index], prefix)
-                host_samples.append(time.perf_counter() - start)
+            host_samples: list[float] = []
+            gem_samples: list[float] = []
 
-            iterator = iter(pairs)
+            async def lookups() -> None:
+                for index, prefix in pairs:
+                    start = time.perf_counter()
+                    space.user.facts.lookup(people[index], prefix)
+                    host_samples.append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    await knowledge.facts.lookup(person_refs[index], prefix)
+                    gem_samples.append(time.perf_counter() - start)
 
-            async def gem_call() -> object:
-                index, prefix = next(iterator)
-                return await knowledge.facts.lookup(person_refs[index], prefix)
+            asyncio.run(lookups())
 
-            gem_samples = asyncio.run(_time_async(args.calls, gem_call))
+            host_puts: list[float] = []
+            gem_puts: list[float] = []
 
-            host_puts = []
-            for i in range(args.puts):
-                start = time.perf_counter()
-                space.user.facts.put(predicate="pref.food.like", value=f"host dish {i}")
-                host_puts.append(time.perf_counter() - start)
+            async def puts() -> None:
+                for i in range(args.puts):
+                    start = time.perf_counter()
+                    space.user.facts.put(predicate="pref.food.like", value=f"host dish {i}")
+                    host_puts.append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    await knowledge.facts.put(predicate_hint="pref.food.like", value=f"gem dish {i}")
+                    gem_puts.append(time.perf_counter() - start)
 
-            counter = iter(range(args.puts))
-
-            async def gem_put() -> object:
-                return await knowledge.facts.put(predicate_hint="pref.food.like", value=f"gem dish {next(counter)}")
-
-            gem_puts = asyncio.run(_time_async(args.puts, gem_put))
+            asyncio.run(puts())
 
     rows = [
         _row("host API  space.user.facts.lookup", host_samples),
@@ -142,7 +147,10 @@ def main(argv: list[str] | None = None) -> None:
         _row("host API  space.user.facts.put", host_puts),
         _row("gem API   ctx.knowledge.facts.put", gem_puts),
     ]
-    print(f"{args.people} people × {args.facts_per_person} facts, {args.calls} lookups and {args.puts} puts each")
+    where = ", ctx work in the caller's thread" if args.inline else ""
+    print(
+        f"{args.people} people × {args.facts_per_person} facts, {args.calls} lookups and {args.puts} puts each{where}"
+    )
     print(f"{'path':<40} {'calls/s':>10} {'p50 ms':>8} {'p95 ms':>8}")
     for name, rate, p50, p95 in rows:
         print(f"{name:<40} {rate:>10.0f} {p50:>8.2f} {p95:>8.2f}")

@@ -16,12 +16,12 @@ For every BEIR-style data set under ``../shared/bench/`` (``corpus.jsonl[.gz]``,
   ``space.index.wait()`` embeds the pending chunks with the default embedder: *vector indexing* in
   chunks/s, beside the embedder's raw ``embed_passages`` throughput on a sample of the same passages,
   measured in the same process, half just before and half just after;
-- **full text alone**: :func:`notochord.knowledge.search.full_text_leg` over every collection, as
-  :func:`~notochord.knowledge.search.hybrid_search` runs it, beside FTS5's own ``bm25()`` on the
+- **full text alone**: :func:`notochord.knowledge.hybrid_search.full_text_leg` over every collection, as
+  :func:`~notochord.knowledge.hybrid_search.hybrid_search` runs it, beside FTS5's own ``bm25()`` on the
   same table (and, with ``--skip-vectors``, ``hybrid_search(group_by="document")`` in a space
   without embedder);
 - **vectors alone**: ``space.index.search`` (query encoding included) with every chunk allowed;
-- **hybrid**: :func:`~notochord.knowledge.search.hybrid_search` over every collection, once deep
+- **hybrid**: :func:`~notochord.knowledge.hybrid_search.hybrid_search` over every collection, once deep
   enough (``CHUNK_DEPTH`` chunks) to score Recall@100 on documents, once at the product's default
   limit (what an assistant's search call returns);
 - **bm25s**: the ``bm25s`` package over the same chunks and over whole documents with English stop
@@ -97,13 +97,13 @@ from rich.table import Table  # noqa: E402
 import notochord.app  # noqa: E402
 from notochord.db.engine import read_tx, write_tx  # noqa: E402
 from notochord.db.schema import chunk_vectors, chunks, documents  # noqa: E402
-from notochord.knowledge.indexing import FTS_TABLE, with_title  # noqa: E402
-from notochord.knowledge.search import (  # noqa: E402
+from notochord.knowledge.hybrid_search import (  # noqa: E402
     DEFAULT_LIMIT,
     Hit,
     full_text_leg,
     hybrid_search,
 )
+from notochord.knowledge.indexing import FTS_TABLE, with_title  # noqa: E402
 from notochord.search.chunking import chunk_markdown  # noqa: E402
 from notochord.search.embeddings import Embedder, load_embedder  # noqa: E402
 from notochord.search.fusion import DEFAULT_RRF_K, fuse, leg_weights  # noqa: E402

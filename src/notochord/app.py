@@ -41,7 +41,6 @@ from notochord.gems.api.files import make_files
 from notochord.gems.api.http import make_http
 from notochord.gems.api.storage import make_storage
 from notochord.gems.files_service import FilesService
-from notochord.gems.folders import SERVICE as GEM_FOLDERS
 from notochord.gems.folders import GemFolders
 from notochord.gems.service import Gems
 from notochord.knowledge.core import KnowledgeCore
@@ -103,12 +102,12 @@ class Space:
         """Search every collection as the user: ``space.search("stew", collections=["diary"])``."""
         self.gems = Gems(self.core, master_key=master_key, data_dir=data_dir, space_name=name, clock=clock)
         self._folders = GemFolders(data_dir, name, headless=settings.headless)
-        self.gems.services[GEM_FOLDERS] = self._folders
+        self.gems.services.gem_folders = self._folders
         self.gems.factories.update(files=make_files, storage=make_storage, data=make_data)
         self.gems.registry.on_uninstalled.append(self._folders.on_uninstalled)
         self.network_rules = NetworkRulesStore(self.core)
         """The user's network rules for this space ("Settings › System › Network access")."""
-        self.gems.services["network_rules"] = self.network_rules
+        self.gems.services.network_rules = self.network_rules
         self.network = self.network_rules
         """``space.network.rules``: the user's rules, and the methods that change them."""
         self.files = FilesService(data_dir, headless=settings.headless, clock=clock)

@@ -17,7 +17,7 @@ from console_harness import EXAMPLES, RECIPES, WEATHER, ConsoleServer, start_con
 from playwright.sync_api import Page, sync_playwright
 from runs_gem import GEM, grant, run_once, write_gem
 
-from notochord.gems.folders import SERVICE, GemFolders
+from notochord.gems.folders import GemFolders
 
 SIZES = {"desktop": (1280, 860), "360px": (360, 780)}
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
@@ -83,7 +83,7 @@ def _demo_runs(console: ConsoleServer, scratch: Path) -> str:
     grant(space)
     reports = scratch / "reports"
     reports.mkdir()
-    folders = space.gems.services[SERVICE]
+    folders = space.gems.services.gem_folders
     assert isinstance(folders, GemFolders)
     folders.set_working_folder(GEM, reports, core=space.core)
     return run_once(space, scratch / "conversation")

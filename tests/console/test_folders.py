@@ -12,12 +12,12 @@ from console_harness import ConsoleServer, csrf_of
 from runs_gem import GEM, write_gem
 
 from notochord.errors import ManifestError
-from notochord.gems.folders import SERVICE, GemFolders
+from notochord.gems.folders import GemFolders
 from notochord.gems.manifest import parse_manifest
 
 
 def _chosen(console: ConsoleServer) -> Path | None:
-    folders = console.space.gems.services[SERVICE]
+    folders = console.space.gems.services.gem_folders
     assert isinstance(folders, GemFolders)
     return folders.working_folder(GEM, core=console.space.core)
 

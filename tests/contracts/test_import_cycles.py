@@ -15,12 +15,8 @@ import notochord
 
 SRC = Path(notochord.__file__).parent
 
-# Cycles still being untangled, each with what removes it. Nothing may be added here.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # ctx.knowledge.documents reaches its KnowledgeApi handle; it goes when that handle becomes a typed
-    # capability object
-    frozenset({"notochord.gems.api.documents", "notochord.gems.api.knowledge"}),
-}
+# Cycles still being untangled, each with what removes it: none left, and nothing may be added here.
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path) -> str:

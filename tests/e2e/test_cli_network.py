@@ -198,7 +198,7 @@ async def test_a_rule_changed_from_the_command_line_applies_to_the_next_request_
     with notochord.open(data_dir) as nc:
         space = nc.personal
         space.gems.factories["http"] = make_http
-        space.gems.services["network_rules"] = NetworkRulesStore(space.core)
+        space.gems.services.network_rules = NetworkRulesStore(space.core)
         space.gems.install(folder)
         ctx = space.gems.context("preview")
         url = f"http://127.0.0.1:{port}/"

@@ -20,7 +20,7 @@ from typer.testing import CliRunner, Result
 
 import notochord
 from notochord.cli import app
-from notochord.knowledge.search import MIN_SIMILARITY
+from notochord.knowledge.hybrid_search import MIN_SIMILARITY
 from notochord.settings import Settings
 
 NOTES = {

@@ -26,7 +26,6 @@ from typer.testing import CliRunner, Result
 
 import notochord
 from notochord.errors import SpaceNotFoundError
-from notochord.gems.folders import SERVICE as GEM_FOLDERS
 from notochord.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -259,7 +258,7 @@ def _vault_contents(vault: Path) -> dict[str, Any]:
     with notochord.open(vault, settings, embedder=None, create=False) as nc:
         space = nc.personal
         gem = space.gems.get("diary")
-        store = space.gems.services[GEM_FOLDERS].store(gem.id, key=space.gems.registry.key(gem.id, "storage"))
+        store = space.gems.services.gem_folders.store(gem.id, key=space.gems.registry.key(gem.id, "storage"))
         return {
             "facts": [(f.predicate, f.value) for f in space.user.facts.lookup("self")],
             "diary": [(d.key, d.title) for d in space.user.documents.list("diary")],
@@ -284,7 +283,7 @@ def test_a_backup_taken_while_another_process_writes_restores_an_identical_consi
     with notochord.open(vault, Settings(data_dir=vault, index_in_background=False), embedder=None) as nc:
         space = nc.personal
         space.user.documents.upsert(collection="diary", key="2026-09-29", title="Tuesday", body="# Stew\n\nGood.")
-        store = space.gems.services[GEM_FOLDERS].store("diary", key=space.gems.registry.key("diary", "storage"))
+        store = space.gems.services.gem_folders.store("diary", key=space.gems.registry.key("diary", "storage"))
         store.kv.set("last-entry", {"date": "2026-09-29"})
 
     running = writer(vault)

@@ -11,7 +11,7 @@ from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened
 from notochord.clock import iso_utc
 from notochord.files.history import Change
 from notochord.gems.api.files import file_changes, rollback_run
-from notochord.gems.folders import SERVICE, GemFolders
+from notochord.gems.folders import GemFolders
 
 app = typer.Typer(
     help="See and undo what gems changed in your folders; choose a gem's working folder.",
@@ -89,8 +89,8 @@ def working_folder(
         raise typer.BadParameter("give a folder or --clear, not both", param_hint="--clear")
     with opened(data_dir) as nc:
         space = nc.org(org) if org else nc.personal
-        found = space.gems.services.get(SERVICE)
-        folders = found if isinstance(found, GemFolders) else GemFolders(nc.data_dir, space.name)
+        found = space.gems.services.gem_folders
+        folders = found if found is not None else GemFolders(nc.data_dir, space.name)
         space.gems.get(gem_id)
         if clear:
             chosen, verb = folders.set_working_folder(gem_id, None, core=space.core), "is now"

@@ -11,7 +11,7 @@ Rules:
   ``--json`` gives every field, ``textMatch`` and ``similarity`` included.
 - **Relevance floor.** The vector leg always finds nearest neighbours, even for a word in no
   document. A passage that no query word matches is shown only when its similarity to the query
-  reaches :data:`~notochord.knowledge.search.MIN_SIMILARITY` (0.83, calibrated for the default
+  reaches :data:`~notochord.knowledge.hybrid_search.MIN_SIMILARITY` (0.83, calibrated for the default
   model); when nothing passes, the answer is ``(no matches)`` with how many weaker passages were
   left out. The same floor applies to ``--json``; ``--all`` shows them too. The order is always
   the search's own ranking, and the API (``space.user.search``, ``ctx.knowledge.search``, the REST
@@ -34,7 +34,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
 from notochord.cli.embedding import EtaColumn
-from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
 __all__ = ["progress_bar", "reindex", "search"]
 

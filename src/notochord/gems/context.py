@@ -10,6 +10,7 @@ Facades other than ``knowledge`` are built by *capability factories* registered 
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,14 +18,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from notochord.gems.api.knowledge import KnowledgeApi
+from notochord.gems.folders import GemFolders
 
 if TYPE_CHECKING:
+    import httpx
+
     from notochord.clock import Clock
     from notochord.gems.manifest import Manifest, ToolSpec
     from notochord.gems.registry import GemRegistry
     from notochord.knowledge.core import KnowledgeCore
+    from notochord.net.transport import RequestLimits, Resolver
+    from notochord.net.user_rules import NetworkRulesStore
 
-__all__ = ["CAPABILITIES", "CapabilityFactory", "CapabilityRequest", "GemContext", "new_run_id"]
+__all__ = ["CAPABILITIES", "CapabilityFactory", "CapabilityRequest", "GemContext", "SpaceServices", "new_run_id"]
+
+_FOLDERS_LOCK = threading.Lock()
 
 CAPABILITIES = ("http", "extract", "files", "storage", "data")
 
@@ -32,6 +40,34 @@ CAPABILITIES = ("http", "extract", "files", "storage", "data")
 def new_run_id() -> str:
     """``run-<uuid4>`` (OD-K45)."""
     return f"run-{uuid.uuid4()}"
+
+
+@dataclass(slots=True)
+class SpaceServices:
+    """The space-level services the capability factories share, one attribute each.
+
+    The space sets them when it is composed (``notochord.app``); a test may set or clear any of them
+    (``space.gems.services.http_transport = httpx.MockTransport(…)``). A misspelt name is an
+    ``AttributeError``, not a service nobody reads.
+    """
+
+    gem_folders: GemFolders | None = None
+    """Where each gem's files live (``ctx.files``, ``ctx.storage``, ``ctx.data``); made on first use."""
+    network_rules: NetworkRulesStore | None = None
+    """The user's network rules, required by ``ctx.http`` and by resource downloads."""
+    resolver: Resolver | None = None
+    """Name resolution for the guarded HTTP client (default: the system's)."""
+    http_transport: httpx.AsyncBaseTransport | None = None
+    """The transport under the guarded HTTP client (default: the network)."""
+    http_limits: RequestLimits | None = None
+    """Size and time limits of one request (default: ``RequestLimits()``)."""
+
+    def folders(self, data_dir: Path, space_name: str) -> GemFolders:
+        """The space's gem folders, made here on first use."""
+        with _FOLDERS_LOCK:
+            if self.gem_folders is None:
+                self.gem_folders = GemFolders(data_dir, space_name)
+            return self.gem_folders
 
 
 @dataclass(frozen=True)
@@ -54,8 +90,12 @@ class CapabilityRequest:
     core: KnowledgeCore
     registry: GemRegistry
     clock: Clock
-    services: dict[str, Any]
-    """Space-level services shared by factories (e.g. the user's network rules), by name."""
+    services: SpaceServices
+    """Space-level services shared by factories (e.g. the user's network rules)."""
+
+    def folders(self) -> GemFolders:
+        """The space's gem folders (:meth:`SpaceServices.folders`)."""
+        return self.services.folders(self.data_dir, self.space_name)
 
 
 CapabilityFactory = Callable[[CapabilityRequest], Any]

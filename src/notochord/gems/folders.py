@@ -62,11 +62,9 @@ from notochord.knowledge.writes import USER
 if TYPE_CHECKING:
     from notochord.files.private import GemStore
     from notochord.files.runs import RunFolder
-    from notochord.gems.context import CapabilityRequest
     from notochord.knowledge.core import KnowledgeCore
 
 __all__ = [
-    "SERVICE",
     "WORKING_FOLDER",
     "GemFolders",
     "RegisteredRun",
@@ -76,16 +74,12 @@ __all__ = [
     "trash_dir",
 ]
 
-SERVICE = "gem_folders"
-"""The name of the :class:`GemFolders` instance in ``space.gems.services``."""
-
 WORKING_FOLDER = "working_folder"
 """The ``gem_settings`` key of the working folder."""
 
 MARKER = ".installation"
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 _ORG_SPACE = re.compile(r"^org:([a-z0-9][a-z0-9_-]{0,62})$")
-_SERVICE_LOCK = threading.Lock()
 
 
 def space_folder_name(space_name: str) -> str:
@@ -122,7 +116,7 @@ class RegisteredRun:
 
 
 class GemFolders:
-    """The gem folders of one space. Register one in ``space.gems.services[SERVICE]``.
+    """The gem folders of one space. Register one as ``space.gems.services.gem_folders``.
 
     Args:
         data_dir: notochord's data directory.
@@ -153,18 +147,6 @@ class GemFolders:
         self._stores: dict[str, tuple[str, GemStore]] = {}
         self._runs: dict[tuple[str, str], RegisteredRun] = {}
         self._closed = False
-
-    @classmethod
-    def of(cls, request: CapabilityRequest) -> GemFolders:
-        """The space's instance from ``request.services``, created there on first use."""
-        with _SERVICE_LOCK:
-            found = request.services.get(SERVICE)
-            if found is None:
-                found = cls(request.data_dir, request.space_name)
-                request.services[SERVICE] = found
-        if not isinstance(found, GemFolders):
-            raise GemError(f"space service {SERVICE!r} is not a GemFolders")
-        return found
 
     # -- the gem's private folder -----------------------------------------------------------
 

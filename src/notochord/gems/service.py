@@ -8,14 +8,20 @@ import concurrent.futures
 import shlex
 import shutil
 from pathlib import Path
-from typing import Any
 
 from notochord.access.change_scope import Scope
 from notochord.clock import Clock
 from notochord.errors import GemError, GemNotFoundError, NotochordError
 from notochord.gems.api.documents import creator_watermark, register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi
-from notochord.gems.context import CAPABILITIES, CapabilityFactory, CapabilityRequest, GemContext, new_run_id
+from notochord.gems.context import (
+    CAPABILITIES,
+    CapabilityFactory,
+    CapabilityRequest,
+    GemContext,
+    SpaceServices,
+    new_run_id,
+)
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
 from notochord.gems.resources import download_resources
@@ -44,7 +50,7 @@ class Gems:
         """Runs tools in their own processes (``space.gems.runner.run(...)``)."""
         self.factories: dict[str, CapabilityFactory] = {}
         """Capability name (``http``, ``files``, …) → factory building that facade for one run."""
-        self.services: dict[str, Any] = {}
+        self.services = SpaceServices()
         """Space-level services the factories share."""
 
     def install(self, path: str | Path) -> InstalledGem:
@@ -76,7 +82,7 @@ class Gems:
         manifest = self.registry.manifest(gem_id)
         if not manifest.resources:
             return
-        rules = self.services.get("network_rules")
+        rules = self.services.network_rules
         if rules is None:
             raise GemError(f"gem {gem_id} lists resources, but this space has no network rules to download them under")
         dest = self.resources_dir(gem_id)
@@ -87,9 +93,9 @@ class Gems:
                     manifest,
                     dest=dest,
                     user_rules=rules.get(),
-                    resolver=self.services.get("resolver"),
-                    transport=self.services.get("http_transport"),
-                    limits=self.services.get("http_limits"),
+                    resolver=self.services.resolver,
+                    transport=self.services.http_transport,
+                    limits=self.services.http_limits,
                 )
             )
 

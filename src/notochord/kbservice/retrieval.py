@@ -3,7 +3,7 @@ knowledge graph of a knowledge base (OD-B07 as overridden, KB-GEN-02).
 
 Rules:
 
-- Search and retrieval run the hybrid search of :mod:`notochord.knowledge.search` (full text and
+- Search and retrieval run the hybrid search of :mod:`notochord.knowledge.hybrid_search` (full text and
   vectors, fused) over the knowledge bases' own collections only: the collections a caller may read
   are decided *before* the query and passed into it, so nothing else is ranked, counted or timed.
 - A search body is ``{query, limit?, filters?}``: ``query`` a string (empty lists the newest
@@ -45,7 +45,7 @@ from notochord.kbservice.links import Links
 from notochord.kbservice.policy import Action, Resource, ResourceType, decide
 from notochord.kbservice.spaces import Directory, OrgSpace
 from notochord.kbservice.validation import JsonBody, Paging
-from notochord.knowledge.search import Hit, hybrid_search
+from notochord.knowledge.hybrid_search import Hit, hybrid_search
 from notochord.knowledge.timeranges import TimeRange, parse_time_range
 
 __all__ = [

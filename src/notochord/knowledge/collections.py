@@ -19,7 +19,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,7 +29,7 @@ from notochord.db.schema import collection_ticks, collections, documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.quotas import DailyLimits, check_length
-from notochord.knowledge.writes import Actor, Store, WriteTx
+from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 
 __all__ = [
     "BUILTINS",
@@ -199,17 +199,16 @@ class Collections:
         parent_id: int | None = None,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Callable[[CollectionTree, int | None], None] | None = None,
+        permit: Permit | None = None,
     ) -> CollectionRow:
-        """Create a collection, optionally inside ``parent_id``; ``authorize(tree, parent)`` runs
-        after validation and before the quota."""
+        """Create a collection, optionally inside ``parent_id``; ``permit`` is asked after validation,
+        inside the write transaction, before the quota."""
         cleaned = clean_name(name)
         with self._store.read() as conn:
             tree = self.tree(conn)
         self._check_place(tree, parent_id, height=1)
-        if authorize is not None:
-            authorize(tree, parent_id)
-        with self._store.write(actor=actor, run_id=run_id, chars=len(cleaned), limits=limits) as tx:
+        with self._store.write(actor=actor, run_id=run_id, chars=len(cleaned), limits=limits, permit=permit) as tx:
+            tx.allow(Writing("collection", collection_id=parent_id))
             tree = self.tree(tx.conn)
             self._check_place(tree, parent_id, height=1)
             new_id = tx.conn.execute(

@@ -13,7 +13,8 @@ Rules:
 - Deleting is soft and revertible; the chunks stay so an undo needs no re-embedding, and every read
   path filters ``deleted_at``.
 - The writer of a document is whoever wrote it last; overwriting or deleting another writer's
-  document is decided by the caller's ``authorize`` hook (``changes.manage`` for gems).
+  document is decided by the caller's permit, inside the write transaction (``changes.manage`` for
+  gems).
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.changes import REVERTERS
-from notochord.knowledge.collections import Collections, CollectionTree
+from notochord.knowledge.collections import Collections
 from notochord.knowledge.indexing import index_document
 from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
 from notochord.knowledge.timeranges import TimeRange, document_date
-from notochord.knowledge.writes import Actor, Store, WriteTx
+from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
 
 __all__ = ["DocumentRecord", "Documents", "UpsertOutcome"]
@@ -67,9 +68,6 @@ class UpsertOutcome:
 
 UPSERT_ARGUMENTS = frozenset({"collection_id", "key", "doc_id", "title", "body", "meta", "text", "source_uri"})
 """What one item of :meth:`Documents.upsert_many` may hold."""
-
-Authorize = Callable[[CollectionTree, int, "DocumentRecord | None"], None]
-"""``authorize(tree, target collection id, existing document or None)``: raise to refuse."""
 
 
 def _hash(title: str, body: str | None, text: str | None, meta: Mapping[str, Any], source_uri: str | None) -> str:
@@ -184,7 +182,7 @@ class Documents:
         source_uri: str | None = None,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Authorize | None = None,
+        permit: Permit | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> UpsertOutcome:
         """Create or update a document; see the module rules. ``max_chars`` is the chunk size.
@@ -204,7 +202,7 @@ class Documents:
                 source_uri=source_uri,
                 run_id=run_id,
                 limits=limits,
-                authorize=authorize,
+                permit=permit,
                 max_chars=max_chars,
             )
         self._store.after_commit(self._on_indexed)
@@ -217,7 +215,7 @@ class Documents:
         actor: Actor,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Authorize | None = None,
+        permit: Permit | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> BatchOutcome[UpsertOutcome]:
         """Create or update many documents in one transaction (Issue 16, item 3; K-DOC, K-CHG, K-QUOTA).
@@ -239,7 +237,7 @@ class Documents:
                             actor=actor,
                             run_id=batch_run,
                             limits=limits,
-                            authorize=authorize,
+                            permit=permit,
                             max_chars=max_chars,
                             **item,
                         )
@@ -262,7 +260,7 @@ class Documents:
         source_uri: str | None = None,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Authorize | None = None,
+        permit: Permit | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> UpsertOutcome:
         # 1. validation and single-write limits
@@ -314,17 +312,14 @@ class Documents:
             if key is not None and tree.class_of(target) == "diary" and _is_iso_date(key) and "date" not in meta_dict:
                 meta_dict["date"] = key
 
-        # 3. permission
-        if authorize is not None:
-            authorize(tree, target, existing)
-
-        # 4. quota, 5. apply
+        # 3. permission and quota (the permit, inside the write transaction), 4. apply
         content_hash = _hash(title, body, text, meta_dict, source_uri)
         chars = len(title) + len(content)
-        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits) as tx:
+        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit) as tx:
             conn = tx.conn
             if existing is not None:
                 current = conn.execute(sa.select(documents).where(documents.c.id == existing.id)).one()
+                tx.allow(Writing("document", collection_id=target, writer=current.writer))
                 if current.deleted_at is not None:
                     raise KnowledgeNotFoundError("document")
                 if current.content_hash == content_hash:
@@ -356,6 +351,7 @@ class Documents:
                 )
                 outcome = UpsertOutcome("updated", existing.id, change_id)
             else:
+                tx.allow(Writing("document", collection_id=target))
                 doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
                 new_id = conn.execute(
                     sa.insert(documents)
@@ -394,16 +390,12 @@ class Documents:
         doc_id: int,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Authorize | None = None,
+        permit: Permit | None = None,
     ) -> int:
         """Soft-delete a document (revertible); returns the change id. ``no document`` if already gone."""
-        with self._store.read() as conn:
-            existing = self.load(conn, doc_id)
-            tree = self._collections.tree(conn)
-        if authorize is not None:
-            authorize(tree, existing.collection_id, existing)
-        with self._store.write(actor=actor, run_id=run_id, limits=limits) as tx:
-            self.load(tx.conn, doc_id)
+        with self._store.write(actor=actor, run_id=run_id, limits=limits, permit=permit) as tx:
+            existing = self.load(tx.conn, doc_id)
+            tx.allow(Writing("document", collection_id=existing.collection_id, writer=existing.writer))
             tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(deleted_at=tx.now))
             return tx.record(
                 op="documents.delete",

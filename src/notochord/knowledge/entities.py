@@ -24,7 +24,7 @@ from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
 from notochord.knowledge.quotas import DailyLimits, check_length
 from notochord.knowledge.records import Entity, Identifier, ResolveResult
-from notochord.knowledge.writes import Actor, Store
+from notochord.knowledge.writes import Actor, Permit, Store, Writing
 
 __all__ = ["Entities"]
 
@@ -203,8 +203,10 @@ class Entities:
         create: bool = False,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
+        permit: Permit | None = None,
     ) -> ResolveResult | None:
-        """Find an entity by identifiers; with ``create``, make one when none matches (OD-K26)."""
+        """Find an entity by identifiers; with ``create``, make one when none matches (OD-K26).
+        ``permit`` is asked inside the write transaction that creates it."""
         check_kind(kind)
         cleaned = _check_identifiers(given)
         with self._store.read() as conn:
@@ -216,7 +218,8 @@ class Entities:
         display = cleaned.get("name") or next(iter(cleaned.values()))
         check_length("displayName", display)
         chars = len(display) + sum(len(v) for v in cleaned.values())
-        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits) as tx:
+        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit) as tx:
+            tx.allow(Writing("entity", kind=kind))
             # Someone may have created it between our read and the write lock.
             again = self.find(tx.conn, cleaned, kind=kind)
             if again is not None:
@@ -246,13 +249,17 @@ class Entities:
         value: str,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
+        permit: Permit | None = None,
     ) -> tuple[str, int | None]:
-        """Attach an identifier; returns ``("added", change_id)`` or ``("exists", None)``."""
+        """Attach an identifier; returns ``("added", change_id)`` or ``("exists", None)``. ``permit``
+        is asked inside the write transaction, about the entity's kind."""
         norm = normalize_identifier(id_type, value)
-        with self._store.write(actor=actor, run_id=run_id, chars=len(value), limits=limits) as tx:
+        with self._store.write(actor=actor, run_id=run_id, chars=len(value), limits=limits, permit=permit) as tx:
             canonical = self.canonical(tx.conn, entity_id)
-            if self.kind_of(tx.conn, canonical) == "self":
+            kind = self.kind_of(tx.conn, canonical)
+            if kind == "self":
                 raise KnowledgeNotFoundError("entity")
+            tx.allow(Writing("entity", kind=kind))
             existing = tx.conn.execute(
                 sa.select(identifiers.c.id).where(
                     identifiers.c.entity_id.in_(self.members(tx.conn, canonical)),

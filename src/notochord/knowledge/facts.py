@@ -9,9 +9,12 @@ Rules:
   user (``origin == 'user'``) blocks any other writer with ``conflict`` (recorded, with the rejected
   value as ``proposed``); otherwise ``one`` replaces and ``many`` accumulates. ``duplicate`` is checked
   before ``conflict`` (OD-K17).
-- Order of work for callers that check permissions (OD-K07): validation and size limits, resolving
-  ids, predicate resolution, the caller's ``authorize`` hook, then the quota and the write; the
-  hook, the quota and the write share one transaction.
+- Order of work (OD-K07): validation and size limits (here, once: the gem API passes its arguments
+  through), then in one write transaction resolving ids and the predicate (once), the caller's
+  :class:`~notochord.knowledge.writes.Permit` (asked once, on that transaction's connection), the
+  quota and the write.
+- A gem may not claim the user's or the assistant's voice: ``origin`` ``user``/``assistant`` and
+  ``source`` ``user``/``inferred`` are reserved.
 - Inferred facts (``source == 'inferred'``) are never returned by lookups meant for gems.
 - A conflict is settled by the user (:meth:`Facts.resolve_conflict`): taking the proposal writes it
   as the user's own value (``origin == 'user'``, so no gem overwrites it either), keeping the
@@ -34,8 +37,8 @@ from notochord.knowledge.entities import Entities
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
-from notochord.knowledge.vocabulary import Resolution, Vocabulary
-from notochord.knowledge.writes import Actor, Store, WriteTx
+from notochord.knowledge.vocabulary import Resolution, Vocabulary, check_hint
+from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 
 __all__ = ["MISSING", "Facts", "Subject"]
 
@@ -51,12 +54,8 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-Authorize = Callable[[sa.Connection, str, str], None]
-"""``authorize(conn, subject_kind, predicate)`` raises when the caller may not write.
-
-It runs inside the write transaction, before the quota, on that transaction's connection: what it
-reads (the caller's grants) cannot change before the write commits (P-KVAL-09).
-"""
+_RESERVED_ORIGINS = frozenset({"user", "assistant"})
+_RESERVED_SOURCES = frozenset({"user", "inferred"})
 
 
 PUT_ARGUMENTS = frozenset(
@@ -117,17 +116,27 @@ class Facts:
         subject: Subject,
         prefix: str | None = None,
         *,
-        rules: Sequence[PredicateRange] | None = None,
+        rules: Sequence[PredicateRange] | Callable[[sa.Connection, str], Sequence[PredicateRange]] | None = None,
         pinned_only: bool = False,
         include_inferred: bool = False,
+        by_ref: bool = False,
     ) -> list[Fact]:
         """Current facts of ``subject`` under ``prefix``, limited to ``rules`` when given.
 
-        Permission ranges are part of the SQL, so nothing outside them is read at all.
+        Permission ranges are part of the SQL, so nothing outside them is read at all. ``rules`` may
+        be a function of the read's connection and the subject's kind (a gem's readable ranges): the
+        subject is then resolved once, and the grants read in the same snapshot as the facts.
+        ``by_ref``: the subject id came from a gem's ref, so the user reads as ``no entity``.
         """
         prefix = check_query_prefix(prefix)
         with self._store.read() as conn:
-            subject_id, _kind = self.subject_of(conn, subject)
+            subject_id, kind = self.subject_of(conn, subject)
+            if by_ref and subject != "self" and kind == "self":
+                raise KnowledgeNotFoundError("entity")
+            if callable(rules):
+                rules = rules(conn, kind)
+                if not rules:
+                    return []
             query = sa.select(facts).where(
                 facts.c.subject_id.in_(self._entities.members(conn, subject_id)), facts.c.valid_to.is_(None)
             )
@@ -159,7 +168,7 @@ class Facts:
         predicate: str | None = None,
         hint: str | None = None,
         value: Any = MISSING,
-        object_id: int | None = None,
+        object_id: int | str | None = None,
         description: str | None = None,
         origin: str | None = None,
         source: str | None = None,
@@ -167,34 +176,54 @@ class Facts:
         pin: bool | None = None,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Authorize | None = None,
-        by_ref: bool = False,
+        permit: Permit | None = None,
+        decode_ref: Callable[[object], int] | None = None,
     ) -> PutResult:
         """Write one fact. Exactly one of ``predicate`` (a full name) or ``hint`` is given.
 
         A full ``predicate`` unknown to the vocabulary is added with cardinality ``many``; a ``hint``
-        is resolved as described in :mod:`notochord.knowledge.vocabulary`. ``by_ref``: the subject
-        and object ids came from a gem's refs, which never reach the user (``"self"`` does), so an
-        id that turns out to be the user is ``not found: no entity``.
+        is resolved as described in :mod:`notochord.knowledge.vocabulary`. ``decode_ref``: the subject
+        (unless ``"self"``) and the object are a gem's refs, decoded to entity ids after validation;
+        refs never reach the user (``"self"`` does), so one that turns out to be the user is ``not
+        found: no entity``. ``permit`` is asked once,
+        inside the write transaction, about the resolved subject kind and predicate.
         """
         # 1. validation and single-write limits
+        if actor.kind == "gem":
+            for given, reserved, what in ((origin, _RESERVED_ORIGINS, "origin"), (source, _RESERVED_SOURCES, "source")):
+                if given is not None and (not isinstance(given, str) or not given or given in reserved):
+                    raise KnowledgeValidationError(
+                        f"{what} {given!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
+                    )
         if value is MISSING and object_id is None:
             raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
         value = None if value is MISSING else value
         value_json = check_json_size("value", value)
-        if description is not None:
-            check_length("description", description)
-        if source_ref is not None:
-            check_length("sourceRef", source_ref)
-        if (predicate is None) == (hint is None):
+        for what, text in (("description", description), ("sourceRef", source_ref)):
+            if text is not None:
+                if not isinstance(text, str):
+                    raise KnowledgeValidationError(f"{what} must be a string")
+                check_length(what, text)
+        if predicate is not None and hint is not None:
             raise KnowledgeValidationError("pass exactly one of predicate or predicateHint")
+        if predicate is None:
+            check_hint(hint)
+        sets_origin = origin is not None or source is not None
         origin = origin or ("user" if actor.is_user else str(actor))
         source = source or ("user" if actor.is_user else "extracted")
         check_length("origin", origin, 200)
         check_length("source", source, 200)
 
-        # 2. resolving ids, 3. resolving the predicate
-        with self._store.read() as conn:
+        by_ref = decode_ref is not None
+        if decode_ref is not None:
+            subject = "self" if subject == "self" else decode_ref(subject)
+            object_id = None if object_id is None else decode_ref(object_id)
+        if isinstance(object_id, str):
+            raise KnowledgeValidationError("object must be an entity")
+        pinned = pin if pin is not None else (actor.is_user and subject == "self")
+        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits, permit=permit) as tx:
+            conn = tx.conn
+            # 2. resolving ids, 3. resolving the predicate: once, on the connection that writes
             subject_id, subject_kind = self.subject_of(conn, subject)
             if by_ref and subject != "self" and subject_kind == "self":
                 raise KnowledgeNotFoundError("entity")
@@ -203,21 +232,9 @@ class Facts:
                 if by_ref and self._entities.kind_of(conn, object_id) == "self":
                     raise KnowledgeNotFoundError("entity")
             resolution = self._resolve(conn, predicate=predicate, hint=hint)
-
-        # 4. permission (inside the write transaction), 5. quota, 6. apply and record
-        check = None
-        if authorize is not None:
-            hook, slot_kind, slot_name = authorize, subject_kind, resolution.name
-
-            def check(conn: sa.Connection) -> None:
-                hook(conn, slot_kind, slot_name)
-
-        pinned = pin if pin is not None else (actor.is_user and subject == "self")
-        with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits, check=check) as tx:
-            conn = tx.conn
-            subject_id = self._entities.canonical(conn, subject_id)
-            if object_id is not None:
-                object_id = self._entities.canonical(conn, object_id)
+            # 4. permission, 5. quota
+            tx.allow(Writing("fact", subject_kind=subject_kind, predicate=resolution.name, sets_origin=sets_origin))
+            # 6. apply and record
             if resolution.is_new:
                 resolution = Resolution(
                     self._vocabulary.add(
@@ -298,23 +315,16 @@ class Facts:
         fact_id: int,
         run_id: str | None = None,
         limits: DailyLimits | None = None,
-        authorize: Callable[[sa.Connection, Fact, str], None] | None = None,
+        permit: Permit | None = None,
     ) -> RetractResult:
-        """Expire a current fact. ``authorize(conn, fact, subject_kind)`` runs inside the write
-        transaction, before the quota (as for :meth:`put`)."""
-        with self._store.read() as conn:
-            if conn.execute(sa.select(facts.c.id).where(facts.c.id == fact_id)).first() is None:
+        """Expire a current fact. ``permit`` is asked inside the write transaction, about the fact's
+        subject kind, predicate and writer (as for :meth:`put`)."""
+        with self._store.write(actor=actor, run_id=run_id, limits=limits, permit=permit) as tx:
+            row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
+            if row is None:
                 raise KnowledgeNotFoundError("fact")
-        check = None
-        if authorize is not None:
-            hook = authorize
-
-            def check(conn: sa.Connection) -> None:
-                row = conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
-                hook(conn, self.to_record(row), self._entities.kind_of(conn, row.subject_id))
-
-        with self._store.write(actor=actor, run_id=run_id, limits=limits, check=check) as tx:
-            row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).one()
+            subject_kind = self._entities.kind_of(tx.conn, row.subject_id)
+            tx.allow(Writing("fact", subject_kind=subject_kind, predicate=row.predicate, writer=row.writer))
             if row.valid_to is not None:
                 return RetractResult(status="already_retracted", change_id=None)
             change_id = tx.record(

@@ -20,6 +20,7 @@ from notochord.knowledge.collections import CollectionRow
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.documents import DocumentRecord, UpsertOutcome
 from notochord.knowledge.facts import MISSING, Subject
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, Hit, hybrid_search
 from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import (
     Change,
@@ -31,7 +32,6 @@ from notochord.knowledge.records import (
     RetractResult,
     RevertResult,
 )
-from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, Hit, hybrid_search
 from notochord.knowledge.timeranges import parse_time_range
 from notochord.knowledge.writes import USER, Actor
 

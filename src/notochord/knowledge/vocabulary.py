@@ -30,7 +30,7 @@ from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.predicates import CORE_PREDICATES, Cardinality, predicate_problem
 from notochord.knowledge.records import Predicate
 
-__all__ = ["Resolution", "Vocabulary", "normalize_hint", "slug_for_hint"]
+__all__ = ["Resolution", "Vocabulary", "check_hint", "normalize_hint", "slug_for_hint"]
 
 _VERSION_KEY = "vocabulary_version"
 _NOT_WORD = re.compile(r"[^\w]+")
@@ -69,6 +69,12 @@ class _Snapshot:
     version: str
     entries: tuple[Predicate, ...]
     by_name: dict[str, Predicate]
+
+
+def check_hint(hint: object) -> None:
+    """A predicate hint is a non-empty string."""
+    if not isinstance(hint, str) or not hint.strip():
+        raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
 
 
 class Vocabulary:
@@ -110,8 +116,7 @@ class Vocabulary:
 
     def resolve(self, conn: sa.Connection, hint: str) -> Resolution:
         """Resolve a hint to a vocabulary predicate, or to the ``x.`` predicate it would create."""
-        if not isinstance(hint, str) or not hint.strip():
-            raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
+        check_hint(hint)
         snap = self.snapshot(conn)
         norm = normalize_hint(hint)
         found = snap.by_name.get(norm)

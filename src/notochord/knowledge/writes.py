@@ -15,6 +15,12 @@ inside the same transaction and processed after commit.
 ``read`` and ``write`` of that store on the same thread joins the batch's transaction, and each write
 still checks its permission, charges its quota and appends its own change record, so each stays
 undoable alone. The batch commits all of them or none of them.
+
+A write with a :class:`Permit` (every gem write) asks it once, inside that transaction, when the
+operation knows what it is about to touch (:meth:`WriteTx.allow` with a :class:`Writing`): the
+permit reads the writer's grants on the transaction's connection, refuses or answers with the daily
+quota, and the quota is charged right after. No revoke can commit between the question and the
+write (P-KVAL-09), and the grants are read once for both.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import sqlalchemy as sa
 
@@ -36,7 +42,7 @@ from notochord.db.schema import change_objects, changes, space_meta
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.quotas import DailyLimits, charge
 
-__all__ = ["ASSISTANT", "ENTITY_VERSION_KEY", "USER", "Actor", "Store", "WriteTx"]
+__all__ = ["ASSISTANT", "ENTITY_VERSION_KEY", "USER", "Actor", "Permit", "Store", "WriteTx", "Writing"]
 
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
@@ -108,6 +114,36 @@ def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """What a write is about to touch, in the terms a permission decision needs; one shape for
+    every kind of write (facts, entities, documents, collections).
+
+    - ``fact``: ``subject_kind`` and ``predicate``; ``writer`` when an existing fact is retracted;
+      ``sets_origin`` when the write sets its own origin or source;
+    - ``entity``: ``kind``;
+    - ``document``: ``collection_id`` (where it is or goes); ``writer`` when it already exists;
+    - ``collection``: ``collection_id``, the parent it is created in (``None``: top level).
+    """
+
+    what: Literal["fact", "entity", "document", "collection"]
+    subject_kind: str | None = None
+    predicate: str | None = None
+    kind: str | None = None
+    collection_id: int | None = None
+    writer: str | None = None
+    sets_origin: bool = False
+
+
+class Permit(Protocol):
+    """A writer's permission, asked on the write transaction's connection.
+
+    Raises the refusal, or answers with the writer's daily quota (``None``: no quota).
+    """
+
+    def __call__(self, conn: sa.Connection, writing: Writing) -> DailyLimits | None: ...
+
+
 @dataclass
 class WriteTx:
     """An open write transaction: apply writes on ``conn``, then :meth:`record` each change."""
@@ -117,6 +153,23 @@ class WriteTx:
     run_id: str | None
     now: str
     recorded: list[int] = field(default_factory=list)
+    permit: Permit | None = None
+    chars: int = 0
+    day: str = ""
+    allowed: bool = False
+
+    def allow(self, writing: Writing) -> None:
+        """Ask the permit about ``writing`` and charge the quota it answers with.
+
+        Every operation opened with a permit calls this once, before it changes a row; without a
+        permit it does nothing (the quota was charged when the transaction opened).
+        """
+        if self.permit is None or self.allowed:
+            return
+        limits = self.permit(self.conn, writing)
+        if limits is not None and not self.actor.is_user:
+            charge(self.conn, writer=str(self.actor), day=self.day, chars=self.chars, limits=limits)
+        self.allowed = True
 
     def record(
         self,
@@ -258,20 +311,23 @@ class Store:
         run_id: str | None,
         chars: int = 0,
         limits: DailyLimits | None = None,
-        check: Callable[[sa.Connection], None] | None = None,
+        permit: Permit | None = None,
     ) -> Iterator[WriteTx]:
         """Open the write path. ``limits`` is the writer's daily quota (``None`` for the user).
 
-        ``check(conn)`` runs first inside the transaction, before the quota: a permission decided
-        there holds for the write, since no revoke can commit in between (P-KVAL-09). Inside
-        :meth:`batch` the write joins the batch's transaction.
+        With ``permit``, the quota is the permit's answer instead, and it is charged when the
+        operation calls :meth:`WriteTx.allow`; an operation that writes without asking is a bug,
+        and its transaction rolls back. Inside :meth:`batch` the write joins the batch's transaction.
         """
         joined = self._batch_conn()
         with contextlib.nullcontext(joined) if joined is not None else write_tx(self.engine) as conn:
-            if check is not None:
-                check(conn)
             now_moment = self.clock.now()
-            if limits is not None and not actor.is_user:
-                day = now_moment.astimezone(self.clock.tz).date().isoformat()
+            day = now_moment.astimezone(self.clock.tz).date().isoformat()
+            if permit is None and limits is not None and not actor.is_user:
                 charge(conn, writer=str(actor), day=day, chars=chars, limits=limits)
-            yield WriteTx(conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment))
+            tx = WriteTx(
+                conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment), permit=permit, chars=chars, day=day
+            )
+            yield tx
+            if permit is not None and tx.recorded and not tx.allowed:
+                raise KnowledgeValidationError("a write recorded a change without asking its permission first")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from notochord.gems.api.knowledge import KnowledgeApi
-from notochord.knowledge.search import MAX_LIMIT
+from notochord.knowledge.hybrid_search import MAX_LIMIT
 
 __all__ = ["MAX_ARGUMENT_BYTES", "TOOLS", "ArgumentError", "ToolSpec", "check_arguments", "to_json"]
 

@@ -24,9 +24,10 @@ Rules:
   :func:`index_text` would leave stale postings behind; why not external content: the derived text is
   not a column of the chunks table, and keeping it there costs the same space plus triggers. A stored
   copy deletes by rowid, always correctly.
-- **Filters run inside the query.** :func:`fts_search` takes the caller's permission/collection
-  filter as SQL on ``rowid`` and puts it in the same ``WHERE`` as ``MATCH``, before ``ORDER BY`` and
-  ``LIMIT``: a forbidden chunk is never ranked or counted, and a page is never short because of it.
+- **Ranking is elsewhere.** Search reads this table into an inverted index
+  (:mod:`notochord.search.inverted_index`) and ranks only the caller's candidates with BM25
+  (:mod:`notochord.search.bm25`): a forbidden chunk is never ranked or counted, and a page is never
+  short because of it.
 - Table names are interpolated into SQL, so they must be plain identifiers; every value is bound.
 """
 
@@ -34,8 +35,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
@@ -48,7 +48,6 @@ __all__ = [
     "cjk_bigrams",
     "fts_delete",
     "fts_insert",
-    "fts_search",
     "fts_table_ddl",
     "index_text",
     "is_cjk",
@@ -208,53 +207,3 @@ def fts_delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:
         conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), params)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not delete from the full-text index {name}: {exc}") from exc
-
-
-def fts_search(
-    conn: Connection,
-    table: str,
-    query: str,
-    *,
-    limit: int,
-    rowid_filter_sql: str | None = None,
-    params: Mapping[str, Any] | None = None,
-) -> list[tuple[int, float]]:
-    """Rank chunks for ``query`` by BM25; return ``(chunk id, score)`` pairs, higher score first.
-
-    Args:
-        query: raw user text; it is rewritten by :func:`match_query`. An empty or stop-word-free
-            query that leaves nothing searchable returns ``[]`` (listing is the caller's job).
-        limit: the most rows to return.
-        rowid_filter_sql: a SQL boolean expression over ``rowid`` restricting the candidates, e.g.
-            ``"rowid BETWEEN :lo AND :hi"``. It runs inside the ranking query. It must come from
-            code, never from user input; values go in ``params``. Avoid ``rowid IN (subquery)``:
-            next to ``MATCH`` SQLite may drive the query from the subquery and rerun the full-text
-            match once per candidate (seconds per query on a real space). The product's search
-            ranks with :mod:`notochord.search.bm25` over a candidate mask instead.
-        params: bound parameters for ``rowid_filter_sql``. Names starting with ``_fts_`` are
-            reserved.
-
-    Ties on score break by the smaller rowid, so results are stable.
-    """
-    expr = match_query(query)
-    if expr is None or limit <= 0:
-        return []
-    name = _table(table)
-    bound: dict[str, Any] = dict(params or {})
-    if any(key.startswith("_fts_") for key in bound):
-        raise KnowledgeValidationError("parameter names starting with _fts_ are reserved")
-    bound["_fts_match"] = expr
-    bound["_fts_limit"] = int(limit)
-    where = f"{name} MATCH :_fts_match"
-    if rowid_filter_sql:
-        where += f" AND ({rowid_filter_sql})"
-    # bm25() is lower-is-better; negate it so every leg of search reads higher-is-better.
-    sql = (
-        f"SELECT rowid, -bm25({name}) AS score FROM {name} WHERE {where} "
-        "ORDER BY bm25(" + name + "), rowid LIMIT :_fts_limit"
-    )
-    try:
-        rows = conn.execute(text(sql), bound).all()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"full-text search in {name} failed: {exc}") from exc
-    return [(int(r[0]), float(r[1])) for r in rows]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import notochord
 from notochord import KnowledgeValidationError, Space
 from notochord.clock import FixedClock
-from notochord.knowledge.search import forget_search_caches
+from notochord.knowledge.hybrid_search import forget_search_caches
 from notochord.settings import Settings
 
 WORDS = ["granite", "willow", "harbor", "ember", "lantern", "meadow"]

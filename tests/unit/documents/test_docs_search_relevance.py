@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from notochord import Space
-from notochord.knowledge.search import MIN_SIMILARITY, is_relevant
+from notochord.knowledge.hybrid_search import MIN_SIMILARITY, is_relevant
 
 NOTES = {
     "Stew": "Tomato beef stew, simmered for three hours.",

@@ -7,7 +7,9 @@ is spent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 import sqlalchemy as sa
@@ -22,6 +24,7 @@ pytestmark = pytest.mark.anyio
 
 FOOD = ["facts.read:self:pref.food.*", "facts.write:self:pref.food.*"]
 TODAY = "2026-09-29"
+T = TypeVar("T")
 
 
 def _knowledge(space: Space, root: Path, gem_id: str) -> KnowledgeApi:
@@ -31,15 +34,17 @@ def _knowledge(space: Space, root: Path, gem_id: str) -> KnowledgeApi:
 
 
 def _revoke_after_first_read(space: Space, knowledge: KnowledgeApi, gem_id: str) -> None:
-    """The user switches facts.write off right after the call first reads the gem's switches."""
-    original = knowledge.grants
+    """The user switches facts.write off after the call began, before its write transaction opens."""
+    original = knowledge.run
 
-    def grants_then_revoke() -> PermissionSet:
-        seen = original()
-        space.gems.set_permission(gem_id, "facts.write:self:pref.food.*", False)
-        return seen
+    async def run_then_revoke(work: Callable[[], T]) -> T:
+        def revoked_first() -> T:
+            space.gems.set_permission(gem_id, "facts.write:self:pref.food.*", False)
+            return work()
 
-    knowledge.grants = grants_then_revoke
+        return await original(revoked_first)
+
+    knowledge.run = run_then_revoke  # type: ignore[method-assign]
 
 
 async def test_a_revoke_committed_before_the_write_refuses_the_put(space: Space, gems_root: Path) -> None:
@@ -93,3 +98,44 @@ async def test_a_ref_to_the_user_reaches_no_fact_write(space: Space, gems_root: 
     with pytest.raises(KnowledgeNotFoundError):
         await knowledge.facts.put(predicate_hint="pref.food.like", object=user_ref)
     assert space.user.facts.lookup("self", "pref.food") == []
+
+
+def _revoke_on_first_tree_read(space: Space, gem_id: str, permission: str) -> None:
+    """The user switches ``permission`` off right after the call first reads the collection tree
+    (before its write transaction opens; once, so the write itself is not held up)."""
+    collections = space.core.collections
+    original = collections.tree
+    done: list[bool] = []
+
+    def tree_then_revoke(conn: sa.Connection) -> Any:
+        found = original(conn)
+        if not done:
+            done.append(True)
+            space.gems.set_permission(gem_id, permission, False)
+        return found
+
+    collections.tree = tree_then_revoke  # type: ignore[method-assign]
+
+
+async def test_a_revoke_committed_before_the_write_refuses_a_document_upsert(space: Space, gems_root: Path) -> None:
+    """Issue 13, item 3; P-KVAL-09: documents are decided inside the write transaction too, by the
+    same permit as facts; nothing is written."""
+    knowledge = gem_ctx(space, gems_root, "notes", ["collections.write:diary"]).knowledge
+    assert knowledge is not None
+    _revoke_on_first_tree_read(space, "notes", "collections.write:diary")
+    with pytest.raises(KnowledgePermissionError) as raised:
+        await knowledge.documents.upsert(collection="diary", key="monday", title="Monday", body="Rain")
+    assert raised.value.permission == "collections.write:diary"
+    assert space.user.documents.list("diary") == []
+
+
+async def test_a_revoke_committed_before_the_write_refuses_a_collection_create(space: Space, gems_root: Path) -> None:
+    """Issue 13, item 3; P-KVAL-09: creating a collection is decided inside its write transaction."""
+    knowledge = gem_ctx(space, gems_root, "folders", ["collections.create"]).knowledge
+    assert knowledge is not None
+    _revoke_on_first_tree_read(space, "folders", "collections.create")
+    with pytest.raises(KnowledgePermissionError) as raised:
+        await knowledge.collections.create("Recipes")
+    assert raised.value.permission == "collections.create"
+    with space.core.store.read() as conn:
+        assert [r.name for r in space.core.collections.tree(conn).by_id.values() if r.name == "Recipes"] == []

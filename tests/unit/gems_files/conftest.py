@@ -14,7 +14,7 @@ from gemfiles_fixtures import GemSpace
 import notochord
 from notochord.gems.api.files import make_files
 from notochord.gems.context import CapabilityRequest
-from notochord.gems.folders import SERVICE, GemFolders
+from notochord.gems.folders import GemFolders
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def gem_space(nc: notochord.Notochord, tmp_path: Path) -> GemSpace:
     """The space as the composition root wires it, with each run's capability request kept."""
     space = nc.personal
-    folders = space.gems.services[SERVICE]
+    folders = space.gems.services.gem_folders
     assert isinstance(folders, GemFolders)
     assert folders.on_uninstalled in space.gems.registry.on_uninstalled
     wired = GemSpace(space=space, data_dir=nc.data_dir, folders=folders, manifests=tmp_path / "manifests")

@@ -281,8 +281,8 @@ async def test_a_gem_with_network_access_can_send_conversation_files_to_its_host
     async def resolve(host: str, port: int) -> list[IPv4Address]:
         return [IPv4Address("93.184.215.14")]
 
-    gem_space.space.gems.services["resolver"] = resolve
-    gem_space.space.gems.services["http_transport"] = httpx.MockTransport(upload)
+    gem_space.space.gems.services.resolver = resolve
+    gem_space.space.gems.services.http_transport = httpx.MockTransport(upload)
     (chat / "contract.txt").write_bytes(b"confidential terms")
 
     ctx = gem_space.ctx("uploader", conversation=chat)

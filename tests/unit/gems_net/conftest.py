@@ -43,8 +43,8 @@ def net_space(space: notochord.Space, rules: NetworkRulesStore, resolver: FakeRe
     """The personal space wired as the application wires it, with the test's resolver."""
     space.gems.factories["http"] = make_http
     space.gems.factories["extract"] = make_extract
-    space.gems.services["network_rules"] = rules
-    space.gems.services["resolver"] = resolver
+    space.gems.services.network_rules = rules
+    space.gems.services.resolver = resolver
     return space
 
 
@@ -52,7 +52,7 @@ def net_space(space: notochord.Space, rules: NetworkRulesStore, resolver: FakeRe
 def external(net_space: notochord.Space) -> ExternalHosts:
     """Route every connection of this test's gems to the in-memory external hosts."""
     hosts = ExternalHosts()
-    net_space.gems.services["http_transport"] = hosts.transport
+    net_space.gems.services.http_transport = hosts.transport
     return hosts
 
 

@@ -310,7 +310,7 @@ async def test_redirect_within_a_listed_host_is_followed(
 async def test_response_larger_than_the_bound_is_refused(
     net_space: notochord.Space, install_gem: InstallGem, rules: NetworkRulesStore, server: RouteServer
 ) -> None:
-    net_space.gems.services["http_limits"] = RequestLimits(max_response_bytes=1000)
+    net_space.gems.services.http_limits = RequestLimits(max_response_bytes=1000)
     server.route("/big", b"x" * 5000)
     gem = install_gem("dev-tools", hosts=[], allow_local=True)
     rules.add_local("127.0.0.1")
@@ -379,6 +379,6 @@ def test_ctx_http_without_the_user_rules_is_a_configuration_error(
     net_space: notochord.Space, install_gem: InstallGem
 ) -> None:
     gem = install_gem("weather", hosts=[API])
-    del net_space.gems.services["network_rules"]
+    net_space.gems.services.network_rules = None
     with pytest.raises(ConfigurationError, match="network_rules"):
         net_space.gems.context(gem)

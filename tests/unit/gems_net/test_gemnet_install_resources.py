@@ -35,8 +35,8 @@ def wired(space: Space, resolver: FakeResolver) -> Space:
     hosts = ExternalHosts()
     resolver.point(FILES, str(PUBLIC_ADDRESS))
     hosts.serve(f"https://{FILES}/model.bin", httpx.Response(200, content=DATA))
-    space.gems.services["resolver"] = resolver
-    space.gems.services["http_transport"] = hosts.transport
+    space.gems.services.resolver = resolver
+    space.gems.services.http_transport = hosts.transport
     return space
 
 

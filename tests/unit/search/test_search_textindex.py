@@ -1,19 +1,27 @@
 """Full text: CJK bigrams, safe queries, BM25 over FTS5, filters inside the query (K-SRCH-02, K-SRCH-03,
-K-SRCH-05, K-SRCH-11, OD-K38)."""
+K-SRCH-05, K-SRCH-11, OD-K38).
+
+The ranking tests go through what search runs (Issue 13, item 6): the FTS5 table read into an
+inverted index, the caller's candidates as a mask, BM25 over them (:func:`search_text`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Connection, text
 
 from notochord.errors import KnowledgeValidationError, StorageError
+from notochord.search.bm25 import query_tokens, rank
+from notochord.search.inverted_index import CandidateMask, forget, text_index
 from notochord.search.textindex import (
     cjk_bigrams,
     fts_delete,
     fts_insert,
-    fts_search,
     fts_table_ddl,
     index_text,
     is_cjk,
@@ -28,6 +36,22 @@ from .conftest import FTS_TABLE
 
 def ids(hits: list[tuple[int, float]]) -> list[int]:
     return [rowid for rowid, _ in hits]
+
+
+def search_text(
+    conn: Connection, table: str, query: str, *, limit: int, allowed: Iterable[int] | None = None
+) -> list[tuple[int, float]]:
+    """The full-text leg of search: ``(chunk id, score)`` of the candidates (every chunk, or
+    ``allowed``), best first."""
+    forget(conn.engine)  # the fixture never commits, so the index's data version cannot tell
+    index = text_index(conn, table)
+    mask = index.mask_of(np.asarray(sorted(allowed), dtype=np.int64)) if allowed is not None else None
+    candidates = CandidateMask.of(index, mask if mask is not None else np.ones(len(index.ids), dtype=np.bool_))
+    return rank(index, candidates, query_tokens(query), limit=limit)
+
+
+def readable(conn: Connection, collection: str) -> list[int]:
+    return list(conn.execute(text("SELECT id FROM chunks WHERE collection = :c"), {"c": collection}).scalars())
 
 
 # -- derivation ---------------------------------------------------------------------------------
@@ -136,7 +160,7 @@ INJECTIONS = [
 @pytest.mark.parametrize("query", INJECTIONS, ids=repr)
 def test_fts_syntax_in_user_input_is_harmless(fts_conn: Connection, query: str) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "Tomato beef stew"), (2, "Chocolate cake")])
-    hits = fts_search(fts_conn, FTS_TABLE, query, limit=10)
+    hits = search_text(fts_conn, FTS_TABLE, query, limit=10)
     assert set(ids(hits)) <= {1}
     if "stew" in query:
         assert ids(hits) == [1]
@@ -148,7 +172,7 @@ def test_fts_syntax_in_user_input_is_harmless(fts_conn: Connection, query: str) 
 def test_any_user_text_is_a_valid_query_or_none(fts_conn: Connection, query: str) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "ab 番茄 near or and")])
     expr = match_query(query)
-    hits = fts_search(fts_conn, FTS_TABLE, query, limit=5)
+    hits = search_text(fts_conn, FTS_TABLE, query, limit=5)
     assert expr is not None or hits == []
     assert set(ids(hits)) <= {1}
 
@@ -162,25 +186,25 @@ def test_chinese_document_is_found_by_the_whole_dish_name_and_by_part_of_it(fts_
         FTS_TABLE,
         [(1, "今天晚上吃了番茄牛腩，味道很好。"), (2, "明天去公园散步。"), (3, "番茄炒蛋很简单。")],
     )
-    assert ids(fts_search(fts_conn, FTS_TABLE, "番茄牛腩", limit=10))[0] == 1
-    assert ids(fts_search(fts_conn, FTS_TABLE, "牛腩", limit=10)) == [1]
-    assert ids(fts_search(fts_conn, FTS_TABLE, "公园", limit=10)) == [2]
+    assert ids(search_text(fts_conn, FTS_TABLE, "番茄牛腩", limit=10))[0] == 1
+    assert ids(search_text(fts_conn, FTS_TABLE, "牛腩", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "公园", limit=10)) == [2]
 
 
 def test_one_chinese_character_finds_every_passage_that_holds_it(fts_conn: Connection) -> None:
     """Issue 11, item 9: a surname or a one-character word is found inside longer runs."""
     fts_insert(fts_conn, FTS_TABLE, [(1, "今天我和张伟在北京吃了烤鸭"), (2, "明天去公园散步。"), (3, "鸭子在游泳")])
-    assert set(ids(fts_search(fts_conn, FTS_TABLE, "鸭", limit=10))) == {1, 3}
-    assert ids(fts_search(fts_conn, FTS_TABLE, "京", limit=10)) == [1]
-    assert ids(fts_search(fts_conn, FTS_TABLE, "张", limit=10)) == [1]
-    assert ids(fts_search(fts_conn, FTS_TABLE, "园", limit=10)) == [2]
-    assert fts_search(fts_conn, FTS_TABLE, "猫", limit=10) == []
+    assert set(ids(search_text(fts_conn, FTS_TABLE, "鸭", limit=10))) == {1, 3}
+    assert ids(search_text(fts_conn, FTS_TABLE, "京", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "张", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "园", limit=10)) == [2]
+    assert search_text(fts_conn, FTS_TABLE, "猫", limit=10) == []
 
 
 def test_english_words_match_through_stemming_and_diacritics(fts_conn: Connection) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "We cooked two stews at the café."), (2, "Nothing here.")])
-    assert ids(fts_search(fts_conn, FTS_TABLE, "stew", limit=10)) == [1]
-    assert ids(fts_search(fts_conn, FTS_TABLE, "cafe cooking", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "stew", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "cafe cooking", limit=10)) == [1]
 
 
 def test_bm25_ranks_the_passage_matching_more_terms_first_with_higher_scores(fts_conn: Connection) -> None:
@@ -189,7 +213,7 @@ def test_bm25_ranks_the_passage_matching_more_terms_first_with_higher_scores(fts
         FTS_TABLE,
         [(1, "beef is red meat"), (2, "tomato beef stew with carrots"), (3, "a tomato salad")],
     )
-    hits = fts_search(fts_conn, FTS_TABLE, "tomato beef stew", limit=10)
+    hits = search_text(fts_conn, FTS_TABLE, "tomato beef stew", limit=10)
     assert ids(hits)[0] == 2
     assert set(ids(hits)) == {1, 2, 3}
     scores = [score for _, score in hits]
@@ -199,13 +223,13 @@ def test_bm25_ranks_the_passage_matching_more_terms_first_with_higher_scores(fts
 
 def test_limit_caps_the_results_k_srch_10(fts_conn: Connection) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(i, f"stew number {i}") for i in range(1, 21)])
-    assert len(fts_search(fts_conn, FTS_TABLE, "stew", limit=5)) == 5
-    assert fts_search(fts_conn, FTS_TABLE, "stew", limit=0) == []
+    assert len(search_text(fts_conn, FTS_TABLE, "stew", limit=5)) == 5
+    assert search_text(fts_conn, FTS_TABLE, "stew", limit=0) == []
 
 
 def test_an_empty_query_finds_nothing_so_the_caller_lists_by_date_k_srch_08(fts_conn: Connection) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "stew")])
-    assert fts_search(fts_conn, FTS_TABLE, "  ", limit=10) == []
+    assert search_text(fts_conn, FTS_TABLE, "  ", limit=10) == []
 
 
 def test_forbidden_best_match_is_never_returned_and_the_page_stays_full_k_srch_03(
@@ -219,17 +243,10 @@ def test_forbidden_best_match_is_never_returned_and_the_page_stays_full_k_srch_0
         text("INSERT INTO chunks (id, collection) VALUES (:id, :c)"),
         [{"id": 1, "c": "health"}] + [{"id": i, "c": "diary"} for i in range(2, 12)],
     )
-    unfiltered = fts_search(fts_conn, FTS_TABLE, "tomato beef stew", limit=5)
+    unfiltered = search_text(fts_conn, FTS_TABLE, "tomato beef stew", limit=5)
     assert ids(unfiltered)[0] == 1
 
-    hits = fts_search(
-        fts_conn,
-        FTS_TABLE,
-        "tomato beef stew",
-        limit=5,
-        rowid_filter_sql="rowid IN (SELECT id FROM chunks WHERE collection = :readable)",
-        params={"readable": "diary"},
-    )
+    hits = search_text(fts_conn, FTS_TABLE, "tomato beef stew", limit=5, allowed=readable(fts_conn, "diary"))
     assert len(hits) == 5
     assert 1 not in ids(hits)
 
@@ -239,24 +256,20 @@ def test_moving_a_chunk_out_of_a_readable_collection_removes_it_from_results_k_s
 ) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "stew")])
     fts_conn.execute(text("INSERT INTO chunks (id, collection) VALUES (1, 'diary')"))
-    search = {
-        "rowid_filter_sql": "rowid IN (SELECT id FROM chunks WHERE collection = :c)",
-        "params": {"c": "diary"},
-    }
-    assert ids(fts_search(fts_conn, FTS_TABLE, "stew", limit=10, **search)) == [1]  # type: ignore[arg-type]
+    assert ids(search_text(fts_conn, FTS_TABLE, "stew", limit=10, allowed=readable(fts_conn, "diary"))) == [1]
     fts_conn.execute(text("UPDATE chunks SET collection = 'health' WHERE id = 1"))
-    assert fts_search(fts_conn, FTS_TABLE, "stew", limit=10, **search) == []  # type: ignore[arg-type]
+    assert search_text(fts_conn, FTS_TABLE, "stew", limit=10, allowed=readable(fts_conn, "diary")) == []
 
 
 def test_reinserting_a_chunk_replaces_it_and_delete_removes_it(fts_conn: Connection) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "tomato stew"), (2, "tomato salad")])
     assert fts_insert(fts_conn, FTS_TABLE, [(1, "chocolate cake")]) == 1
-    assert ids(fts_search(fts_conn, FTS_TABLE, "tomato", limit=10)) == [2]
-    assert ids(fts_search(fts_conn, FTS_TABLE, "chocolate", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "tomato", limit=10)) == [2]
+    assert ids(search_text(fts_conn, FTS_TABLE, "chocolate", limit=10)) == [1]
     count = fts_conn.execute(text(f"SELECT count(*) FROM {FTS_TABLE}")).scalar_one()
     assert count == 2
     fts_delete(fts_conn, FTS_TABLE, [2, 99])
-    assert fts_search(fts_conn, FTS_TABLE, "tomato", limit=10) == []
+    assert search_text(fts_conn, FTS_TABLE, "tomato", limit=10) == []
     fts_delete(fts_conn, FTS_TABLE, [])
     assert fts_insert(fts_conn, FTS_TABLE, []) == 0
 
@@ -266,12 +279,7 @@ def test_table_names_must_be_plain_identifiers(fts_conn: Connection, name: str) 
     with pytest.raises(KnowledgeValidationError, match="table name"):
         fts_table_ddl(name)
     with pytest.raises(KnowledgeValidationError, match="table name"):
-        fts_search(fts_conn, name, "stew", limit=5)
-
-
-def test_reserved_parameter_names_are_refused(fts_conn: Connection) -> None:
-    with pytest.raises(KnowledgeValidationError, match="reserved"):
-        fts_search(fts_conn, FTS_TABLE, "stew", limit=5, rowid_filter_sql="rowid > :_fts_x", params={"_fts_x": 1})
+        fts_insert(fts_conn, name, [(1, "stew")])
 
 
 def test_table_ddl_uses_porter_unicode61_without_diacritics() -> None:
@@ -282,11 +290,11 @@ def test_table_ddl_uses_porter_unicode61_without_diacritics() -> None:
 
 def test_a_database_error_surfaces_as_storage_error(fts_conn: Connection) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "stew")])
-    with pytest.raises(StorageError, match="full-text search"):
-        fts_search(fts_conn, FTS_TABLE, "stew", limit=5, rowid_filter_sql="rowid IN (SELECT id FROM nowhere)")
+    with pytest.raises(StorageError, match="full-text index"):
+        search_text(fts_conn, "nowhere_fts", "stew", limit=5)
 
 
 def test_full_width_latin_in_cjk_text_matches_ascii_queries(fts_conn: Connection) -> None:
     fts_insert(fts_conn, FTS_TABLE, [(1, "买了ｉＰｈｏｎｅ１５手机")])
-    assert ids(fts_search(fts_conn, FTS_TABLE, "iphone15", limit=10)) == [1]
-    assert ids(fts_search(fts_conn, FTS_TABLE, "手机", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "iphone15", limit=10)) == [1]
+    assert ids(search_text(fts_conn, FTS_TABLE, "手机", limit=10)) == [1]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from notochord.app import Space
 from notochord.errors import GemError
-from notochord.gems.folders import SERVICE, GemFolders
+from notochord.gems.folders import GemFolders
 from notochord.gems.manifest import Manifest
 
 __all__ = ["WorkingFolder", "folders_of", "working_folder"]
@@ -27,8 +27,8 @@ class WorkingFolder:
 
 
 def folders_of(space: Space) -> GemFolders:
-    found = space.gems.services.get(SERVICE)
-    if not isinstance(found, GemFolders):
+    found = space.gems.services.gem_folders
+    if found is None:
         raise GemError(f"the gem folders of space {space.name} are not available")
     return found
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from notochord.app import Space
 from notochord.errors import KnowledgeError
-from notochord.knowledge.search import Hit, is_relevant
+from notochord.knowledge.hybrid_search import Hit, is_relevant
 from notochord.search.bm25 import stem
 
 __all__ = ["KINDS", "LIMIT", "Piece", "Problem", "SearchForm", "SearchHit", "SearchPage", "highlight", "search_page"]

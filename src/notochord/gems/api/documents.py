@@ -21,22 +21,22 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 
 from notochord.access.change_scope import collection_reach
-from notochord.access.decisions import InCollection, require, require_own_or_manage
+from notochord.access.decisions import InCollection, require
 from notochord.access.permissions import PermissionSet
 from notochord.access.scope import CollectionAccess
 from notochord.db.schema import collections, documents, gem_settings
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.gems.api.handle import KnowledgeHandle
 from notochord.gems.api.options import names as _names
 from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.documents import DocumentRecord
-from notochord.knowledge.search import DEFAULT_LIMIT, MAX_LIMIT, hybrid_search
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, hybrid_search
 from notochord.knowledge.timeranges import parse_time_range
 from notochord.net.hosts import host_matches_url
 
 if TYPE_CHECKING:
-    from notochord.gems.api.knowledge import KnowledgeApi
     from notochord.gems.registry import GemRegistry
 
 __all__ = [
@@ -121,12 +121,12 @@ class SearchHit(_Result):
 # ---------------------------------------------------------------------- helpers
 
 
-def _access(api: KnowledgeApi, grants: PermissionSet) -> tuple[CollectionTree, CollectionAccess]:
+def _access(api: KnowledgeHandle, grants: PermissionSet) -> tuple[CollectionTree, CollectionAccess]:
     with api.core.store.read() as conn:
         return collection_reach(conn, api.core, grants, gem_id=api.gem_id, created_after=api.created_after)
 
 
-def _collection_id(api: KnowledgeApi, tree: CollectionTree, given: object) -> int:
+def _collection_id(api: KnowledgeHandle, tree: CollectionTree, given: object) -> int:
     """``'diary'``/``'keep'`` or a collection ref → id; anything else reads as ``no collection``."""
     if given in ("diary", "keep"):
         return tree.builtin(str(given)).id
@@ -149,7 +149,7 @@ def _require(
     )
 
 
-def _check_source_uri(api: KnowledgeApi, uri: object) -> str:
+def _check_source_uri(api: KnowledgeHandle, uri: object) -> str:
     """``sourceUri``: an http(s) URL whose host the gem's network permission lists (K-DOC-07/08, OD-K54)."""
     if not isinstance(uri, str) or not uri:
         raise KnowledgeValidationError("sourceUri must be an http:// or https:// URL")
@@ -172,7 +172,7 @@ def _check_source_uri(api: KnowledgeApi, uri: object) -> str:
 
 
 class _Part:
-    def __init__(self, api: KnowledgeApi) -> None:
+    def __init__(self, api: KnowledgeHandle) -> None:
         self._api = api
 
 
@@ -209,24 +209,11 @@ class CollectionsApi(_Part):
             raise KnowledgeValidationError(f"unknown option(s) {', '.join(sorted(unknown))} (known: parent)")
 
         def work() -> CreatedCollection:
-            grants = api.grants()
             with api.core.store.read() as conn:
                 tree = api.core.collections.tree(conn)
             parent_id = _collection_id(api, tree, given["parent"]) if given.get("parent") is not None else None
-
-            def authorize(current: CollectionTree, parent: int | None) -> None:
-                require(grants, action="collections.create")
-                if parent is not None:
-                    _, access = _access(api, grants)
-                    _require(grants, current, access, parent, "write")
-
             row = api.core.collections.create(
-                actor=api.actor,
-                name=name,
-                parent_id=parent_id,
-                run_id=api.run_id,
-                limits=api.limits(grants),
-                authorize=authorize,
+                actor=api.actor, name=name, parent_id=parent_id, run_id=api.run_id, permit=api.permit()
             )
             parent_ref = api.refs.encode("col", row.parent_id) if row.parent_id is not None else None
             return CreatedCollection(ref=api.refs.encode("col", row.id), name=row.name, parent=parent_ref)
@@ -251,18 +238,10 @@ class DocumentsApi(_Part):
             if o.get("meta") is not None and not isinstance(o["meta"], Mapping):
                 raise KnowledgeValidationError("meta must be an object")
             run_id = api.run_id_of(o.get("run_id"))
-            grants = api.grants()
             with api.core.store.read() as conn:
                 tree = api.core.collections.tree(conn)
             collection_id = _collection_id(api, tree, o["collection"]) if o.get("collection") is not None else None
             doc_id = api.refs.decode("doc", o["ref"]) if o.get("ref") is not None else None
-
-            def authorize(current: CollectionTree, target: int, existing: DocumentRecord | None) -> None:
-                _, access = _access(api, grants)
-                _require(grants, current, access, target, "write")
-                if existing is not None:
-                    require_own_or_manage(grants, writer=existing.writer, actor=str(api.actor))
-
             outcome = api.core.documents.upsert(
                 actor=api.actor,
                 collection_id=collection_id,
@@ -274,8 +253,7 @@ class DocumentsApi(_Part):
                 text=o.get("text"),
                 source_uri=o.get("source_uri"),
                 run_id=run_id,
-                limits=api.limits(grants),
-                authorize=authorize,
+                permit=api.permit(),
             )
             return UpsertResult(status=outcome.status, ref=api.refs.encode("doc", outcome.id))
 
@@ -358,27 +336,15 @@ class DocumentsApi(_Part):
         api = self._api
 
         def work() -> DeleteResult:
-            grants = api.grants()
-
-            def authorize(current: CollectionTree, target: int, existing: DocumentRecord | None) -> None:
-                _, access = _access(api, grants)
-                _require(grants, current, access, target, "write")
-                if existing is not None:
-                    require_own_or_manage(grants, writer=existing.writer, actor=str(api.actor))
-
             api.core.documents.delete(
-                actor=api.actor,
-                doc_id=api.refs.decode("doc", ref),
-                run_id=api.run_id,
-                limits=api.limits(grants),
-                authorize=authorize,
+                actor=api.actor, doc_id=api.refs.decode("doc", ref), run_id=api.run_id, permit=api.permit()
             )
             return DeleteResult(status="deleted")
 
         return await api.run(work)
 
 
-def _document_view(api: KnowledgeApi, record: DocumentRecord) -> DocumentView:
+def _document_view(api: KnowledgeHandle, record: DocumentRecord) -> DocumentView:
     return DocumentView(
         ref=api.refs.encode("doc", record.id),
         collection=api.refs.encode("col", record.collection_id),
@@ -394,7 +360,7 @@ def _document_view(api: KnowledgeApi, record: DocumentRecord) -> DocumentView:
 
 
 async def search(
-    api: KnowledgeApi, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
+    api: KnowledgeHandle, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
 ) -> list[SearchHit]:
     """Hybrid search in the collections this gem can read (EX-09)."""
     o = _options(options, kwargs, _names("collections", "time_range", "limit", "entities", "group_by"))

@@ -172,7 +172,7 @@ def _plain(entry: Entry) -> dict[str, Any]:
 
 def make_files(request: CapabilityRequest) -> FilesApi:
     """The ``files`` capability factory: register as ``space.gems.factories["files"]``."""
-    folders = GemFolders.of(request)
+    folders = request.folders()
     working = folders.working_folder(request.gem_id, core=request.core) if request.conversation is None else None
     return FilesApi(
         gem_id=request.gem_id,
@@ -245,7 +245,7 @@ def start_run(
     conversation, in the gem's own folder (P-FILE-05). A run id that already has a folder shares it
     (P-FILE-06).
     """
-    folders = GemFolders.of(request)
+    folders = request.folders()
     existing = folders.run(request.gem_id, request.run_id)
     if existing is not None:
         return RunHandle(folders, request.gem_id, request.run_id, existing.folder, owner=False)

@@ -36,7 +36,6 @@ from notochord.errors import ConfigurationError, NetworkPermissionError, Network
 from notochord.net.hosts import NetworkPermission
 from notochord.net.policy import DenyRule, NetworkPolicy, UserNetworkRules
 from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits, Resolver
-from notochord.net.user_rules import NetworkRulesStore
 
 if TYPE_CHECKING:
     from notochord.gems.context import CapabilityRequest
@@ -305,27 +304,20 @@ def make_http(request: CapabilityRequest) -> HttpApi:
     """The capability factory of ``ctx.http`` (register as ``space.gems.factories["http"]``).
 
     Uses the space services ``network_rules`` (a
-    :class:`~notochord.net.user_rules.NetworkRulesStore`, required) and, when present,
-    ``resolver``, ``http_transport`` and ``http_limits``.
+    :class:`~notochord.net.user_rules.NetworkRulesStore`, required) and, when set, ``resolver``,
+    ``http_transport`` and ``http_limits``.
 
     Raises:
         ConfigurationError: the network rules store is not registered.
     """
-    store = request.services.get("network_rules")
-    if not isinstance(store, NetworkRulesStore):
+    services = request.services
+    store = services.network_rules
+    if store is None:
         raise ConfigurationError(
-            "ctx.http needs the user's network rules: register NetworkRulesStore(space.core) as "
-            'space.gems.services["network_rules"]'
+            "ctx.http needs the user's network rules: set space.gems.services.network_rules "
+            "to NetworkRulesStore(space.core)"
         )
-    limits = request.services.get("http_limits")
-    transport = request.services.get("http_transport")
-    resolver = request.services.get("resolver")
-    if limits is not None and not isinstance(limits, RequestLimits):
-        raise ConfigurationError('space.gems.services["http_limits"] must be a RequestLimits')
-    if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
-        raise ConfigurationError('space.gems.services["http_transport"] must be an httpx transport')
-    if resolver is not None and not callable(resolver):
-        raise ConfigurationError('space.gems.services["resolver"] must be an async (host, port) function')
+    limits, transport, resolver = services.http_limits, services.http_transport, services.resolver
     return HttpApi(
         gem_id=request.gem_id,
         permission=request.manifest.network,

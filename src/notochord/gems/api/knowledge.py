@@ -2,9 +2,12 @@
 
 Every method is a coroutine; the synchronous core runs in a worker thread. Each call:
 
-- reads the gem's switches afresh (K-PERM-04, P-KVAL-08),
+- reads the gem's switches afresh (K-PERM-04, P-KVAL-08); a write hands the knowledge store its
+  :class:`~notochord.access.permit.GemPermit`, which reads them once, inside the write transaction,
+  for the permission and the quota together (P-KVAL-09),
 - speaks only in this gem's refs, never internal ids (K-CON-05/06),
-- follows the order of OD-K07: validation, refs, predicate resolution, permission, quota, write.
+- follows the order of OD-K07: validation, refs, predicate resolution, permission, quota, write
+  (validation is the knowledge store's; the parts here parse options and decode refs).
 
 Query methods (``profile.get``, ``facts.lookup``, ``changes.list``) leave out what the gem may not
 see, with the permission ranges compiled into the SQL; they never raise for permissions. Methods on
@@ -18,26 +21,17 @@ arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio.to_thread
 import sqlalchemy as sa
-from pydantic.alias_generators import to_camel
 
 from notochord.access.change_scope import Scope
-from notochord.access.decisions import (
-    FactSlot,
-    Kind,
-    daily_limits,
-    decide,
-    readable_ranges,
-    require,
-    require_own_or_manage,
-)
+from notochord.access.decisions import Kind, decide, require
 from notochord.access.permissions import PermissionSet
-from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
 from notochord.gems.api.documents import search as search_documents
+from notochord.gems.api.handle import KnowledgeHandle
 from notochord.gems.api.options import names as _names
 from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import (
@@ -56,19 +50,11 @@ from notochord.gems.refs import RefCodec
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
-from notochord.knowledge.predicates import PredicateRange
-from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.reach import change_row
 from notochord.knowledge.records import Entity, Fact
-from notochord.knowledge.writes import Actor
 from notochord.net.hosts import NetworkPermission
 
 __all__ = ["KnowledgeApi"]
-
-T = TypeVar("T")
-
-_RESERVED_ORIGINS = {"user", "assistant"}
-_RESERVED_SOURCES = {"user", "inferred"}
 
 
 class _Part:
@@ -82,10 +68,7 @@ class ProfileApi(_Part):
         api = self._api
 
         def work() -> list[ProfileFact]:
-            rules = api.fact_rules(api.grants(), "self")
-            if not rules:
-                return []
-            found = api.core.facts.lookup("self", prefix, rules=rules, pinned_only=True)
+            found = api.core.facts.lookup("self", prefix, rules=api.readable_ranges, pinned_only=True)
             return [ProfileFact(predicate=f.predicate, value=f.value) for f in found]
 
         return await api.run(work)
@@ -97,11 +80,9 @@ class FactsApi(_Part):
         api = self._api
 
         def work() -> list[FactView]:
-            subject_id, kind = api.subject(subject)
-            rules = api.fact_rules(api.grants(), kind)
-            if not rules:
-                return []
-            found = api.core.facts.lookup("self" if kind == "self" else subject_id, prefix, rules=rules)
+            # one read: the subject resolved once, the switches read in the snapshot of the facts
+            given: int | str = "self" if subject == "self" else api.refs.decode("ent", subject)
+            found = api.core.facts.lookup(given, prefix, rules=api.readable_ranges, by_ref=True)
             return [api.fact_view(f) for f in found]
 
         return await api.run(work)
@@ -127,56 +108,21 @@ class FactsApi(_Part):
         )
 
         def work() -> PutResult:
-            # 1. validation
-            origin, source = o.get("origin"), o.get("source")
-            for value, reserved, what in (
-                (origin, _RESERVED_ORIGINS, "origin"),
-                (source, _RESERVED_SOURCES, "source"),
-            ):
-                if value is not None and (not isinstance(value, str) or not value or value in reserved):
-                    raise KnowledgeValidationError(
-                        f"{what} {value!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
-                    )
+            # Validation is the knowledge store's (once); here only what belongs to the gem's run and refs.
             run_id = api.run_id_of(o.get("run_id"))
-            if "value" not in o and o.get("object") is None:
-                raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
-            if "value" in o:
-                check_json_size("value", o["value"])
-            for name in ("description", "source_ref"):
-                if o.get(name) is not None:
-                    if not isinstance(o[name], str):
-                        raise KnowledgeValidationError(f"{to_camel(name)} must be a string")
-                    check_length(to_camel(name), o[name])
-            hint = o.get("predicate_hint")
-            if not isinstance(hint, str):
-                raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
-            # 2. refs: only decoded here; facts.put resolves subject and object once, in its own read
-            given = o.get("subject", "self")
-            subject: int | str = "self" if given == "self" else api.refs.decode("ent", given)
-            object_id = api.refs.decode("ent", o["object"]) if o.get("object") is not None else None
-            grants = api.grants()
-
-            def authorize(conn: sa.Connection, subject_kind: str, predicate: str) -> None:
-                # asked inside the write transaction: a revoke cannot slip in before the write
-                now = api.grants_in(conn)
-                require(now, action="facts.write", target=FactSlot(subject_kind, predicate))
-                if origin is not None or source is not None:
-                    require(now, action="origin.override")
-
             result = api.core.facts.put(
                 actor=api.actor,
-                subject=subject,
-                hint=hint,
+                subject=o.get("subject", "self"),
+                hint=o.get("predicate_hint"),
                 value=o.get("value", MISSING),
-                object_id=object_id,
+                object_id=o.get("object"),
                 description=o.get("description"),
-                origin=origin,
-                source=source,
+                origin=o.get("origin"),
+                source=o.get("source"),
                 source_ref=o.get("source_ref"),
                 run_id=run_id,
-                limits=api.limits(grants),
-                authorize=authorize,
-                by_ref=True,
+                permit=api.permit(),
+                decode_ref=lambda ref: api.refs.decode("ent", ref),
             )
             return PutResult(status=result.status, ref=api.refs.encode("fact", result.id), predicate=result.predicate)
 
@@ -188,20 +134,7 @@ class FactsApi(_Part):
 
         def work() -> RetractResult:
             fact_id = api.refs.decode("fact", ref)
-            grants = api.grants()
-
-            def authorize(conn: sa.Connection, fact: Fact, subject_kind: str) -> None:
-                now = api.grants_in(conn)
-                require(now, action="facts.write", target=FactSlot(subject_kind, fact.predicate))
-                require_own_or_manage(now, writer=fact.writer, actor=str(api.actor))
-
-            result = api.core.facts.retract(
-                actor=api.actor,
-                fact_id=fact_id,
-                run_id=api.run_id,
-                limits=api.limits(grants),
-                authorize=authorize,
-            )
+            result = api.core.facts.retract(actor=api.actor, fact_id=fact_id, run_id=api.run_id, permit=api.permit())
             return RetractResult(status=result.status)
 
         return await api.run(work)
@@ -225,13 +158,14 @@ class EntitiesApi(_Part):
             if create:
                 require(grants, action="entities.write", target=Kind(kind))
             require(grants, action="entities.resolve", target=Kind(kind))
+            # entities.write is asked up front too: create needs it even when a match exists (OD-K28)
             found = api.core.entities.resolve(
                 actor=api.actor,
                 given=dict(identifiers),
                 kind=kind,
                 create=create,
                 run_id=api.run_id,
-                limits=api.limits(grants),
+                permit=api.permit(),
             )
             if found is None:
                 return None
@@ -275,16 +209,13 @@ class EntitiesApi(_Part):
         api = self._api
 
         def work() -> AddIdentifierResult:
-            entity = api.core.entities.get(api.refs.decode("ent", ref))
-            grants = api.grants()
-            require(grants, action="entities.write", target=Kind(entity.kind))
             status, _ = api.core.entities.add_identifier(
                 actor=api.actor,
-                entity_id=entity.id,
+                entity_id=api.refs.decode("ent", ref),
                 id_type=type,
                 value=value,
                 run_id=api.run_id,
-                limits=api.limits(grants),
+                permit=api.permit(),
             )
             return AddIdentifierResult(status="added" if status == "added" else "exists")
 
@@ -351,7 +282,7 @@ class ChangesApi(_Part):
         return await api.run(work)
 
 
-class KnowledgeApi:
+class KnowledgeApi(KnowledgeHandle):
     """``ctx.knowledge`` for one gem and one run."""
 
     def __init__(
@@ -368,20 +299,18 @@ class KnowledgeApi:
         created_after: int = 2**62,
         permission_hint: Callable[[str], str | None] | None = None,
     ) -> None:
-        self.core = core
-        self.gem_id = gem_id
-        self.actor = Actor.gem(gem_id)
-        self.run_id = run_id
-        self.refs = refs
-        self.grants = grants
-        self.grants_in: Callable[[sa.Connection], PermissionSet] = grants_in or (lambda _conn: grants())
-        """The grants read on the caller's connection (inside a write transaction: stable until it commits)."""
-        self.scope = scope
-        self.manifest_network = manifest_network
-        self.created_after = created_after
-        """Collections with a larger id that the gem created belong to this installation (creator rights)."""
-        self.permission_hint = permission_hint
-        """Turns a missing permission into what the person can do about it (``None``: the default words)."""
+        super().__init__(
+            core=core,
+            gem_id=gem_id,
+            run_id=run_id,
+            refs=refs,
+            grants=grants,
+            scope=scope,
+            grants_in=grants_in,
+            manifest_network=manifest_network,
+            created_after=created_after,
+            permission_hint=permission_hint,
+        )
         self.profile = ProfileApi(self)
         self.facts = FactsApi(self)
         self.entities = EntitiesApi(self)
@@ -396,45 +325,7 @@ class KnowledgeApi:
         ``collections``, ``timeRange``, ``limit``, ``entities``."""
         return await search_documents(self, query, options, **kwargs)
 
-    async def run(self, work: Callable[[], T]) -> T:
-        try:
-            return await anyio.to_thread.run_sync(work)
-        except KnowledgePermissionError as error:
-            hint = self.permission_hint(error.permission) if self.permission_hint is not None else None
-            if hint is None:
-                raise
-            raise KnowledgePermissionError(error.permission, hint=hint) from None
-
-    # ---------------------------------------------------------------- helpers for the parts
-
-    def limits(self, grants: PermissionSet) -> DailyLimits:
-        return daily_limits(grants)
-
-    def run_id_of(self, given: object) -> str:
-        if given is None:
-            return self.run_id
-        if not isinstance(given, str) or not given.strip():
-            raise KnowledgeValidationError("runId must be a non-empty string")
-        check_length("runId", given, 200)
-        return given
-
-    def fact_rules(self, grants: PermissionSet, kind: str) -> list[PredicateRange]:
-        return readable_ranges(grants, subject_kind=kind)
-
-    def entity_id(self, ref: object) -> int:
-        """The canonical id of an entity ref (the user is never reachable by ref)."""
-        return self.subject(ref, allow_self=False)[0]
-
-    def subject(self, subject: object, *, allow_self: bool = True) -> tuple[int, str]:
-        """The canonical id and kind of ``'self'`` or an entity ref."""
-        with self.core.store.read() as conn:
-            if allow_self and subject == "self":
-                return self.core.entities.self_id(conn), "self"
-            entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", subject))
-            kind = self.core.entities.kind_of(conn, entity_id)
-            if kind == "self":
-                raise KnowledgeNotFoundError("entity")
-            return entity_id, kind
+    # ---------------------------------------------------------------- result views
 
     def fact_view(self, fact: Fact) -> FactView:
         obj = None

@@ -50,7 +50,7 @@ class StoreAccess:
 
     @classmethod
     def of(cls, request: CapabilityRequest) -> StoreAccess:
-        return cls(gem_id=request.gem_id, registry=request.registry, folders=GemFolders.of(request))
+        return cls(gem_id=request.gem_id, registry=request.registry, folders=request.folders())
 
     async def run(self, action: Callable[[GemStore], T]) -> T:
         return await anyio.to_thread.run_sync(lambda: action(self._store()))

@@ -2,10 +2,15 @@
 
 Field names are the documented snake_case storage names; the wrappers' camelCase names
 (``knowledgeBase``, ``knowledgeBases``, ``knowledgeBaseId``, ``agentId``) are aliases.
+
+Each model is the one declared mapping of its resource: it reads the service's record by attribute
+(``from_attributes``), so a converter is ``Model.model_validate(record)`` and never restates the
+fields. Only passages are reshaped (their locator and knowledge base are nested objects).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -56,7 +61,7 @@ __all__ = [
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
 
 
 def _camel(field_name: str, wire_name: str) -> Any:
@@ -191,76 +196,32 @@ class UsageList(_Model):
 
 
 def kb_out(kb: KnowledgeBase) -> KnowledgeBaseOut:
-    return KnowledgeBaseOut(
-        id=kb.id,
-        name=kb.name,
-        description=kb.description,
-        organization_id=kb.organization_id,
-        settings=kb.settings,
-        created_at=kb.created_at,
-        updated_at=kb.updated_at,
-    )
+    return KnowledgeBaseOut.model_validate(kb)
 
 
 def linked_kb_out(linked: LinkedKnowledgeBase) -> LinkedKnowledgeBaseOut:
-    return LinkedKnowledgeBaseOut(
-        **kb_out(linked.knowledge_base).model_dump(),
-        permissions=linked.permissions,
-        priority=linked.priority,
-        linked_at=linked.linked_at,
-    )
+    link = {"permissions": linked.permissions, "priority": linked.priority, "linked_at": linked.linked_at}
+    return LinkedKnowledgeBaseOut.model_validate({**kb_out(linked.knowledge_base).model_dump(), **link})
 
 
 def linked_agent_out(agent: LinkedAgent) -> LinkedAgentOut:
-    return LinkedAgentOut(id=agent.id, name=agent.name, status=agent.status, priority=agent.priority)
+    return LinkedAgentOut.model_validate(agent)
 
 
 def agent_out(agent: Agent) -> AgentOut:
-    return AgentOut(
-        id=agent.id,
-        name=agent.name,
-        status=agent.status,
-        organization_id=agent.organization_id,
-        created_at=agent.created_at,
-        updated_at=agent.updated_at,
-    )
+    return AgentOut.model_validate(agent)
 
 
 def grant_out(grant: Grant) -> GrantOut:
-    return GrantOut(
-        resource_type=grant.resource_type,
-        resource_id=grant.resource_id,
-        user_id=grant.user_id,
-        permission=grant.permission,
-        granted_by=grant.granted_by,
-        granted_at=grant.granted_at,
-    )
+    return GrantOut.model_validate(grant)
 
 
 def audit_out(entry: AuditEntry) -> AuditEntryOut:
-    return AuditEntryOut(
-        id=entry.id,
-        organization_id=entry.organization_id,
-        actor_user_id=entry.actor_user_id,
-        actor_email=entry.actor_email,
-        action=entry.action,
-        resource_type=entry.resource_type,
-        resource_id=entry.resource_id,
-        details=entry.details,
-        created_at=entry.created_at,
-    )
+    return AuditEntryOut.model_validate(entry)
 
 
 def usage_out(record: UsageRecord) -> UsageOut:
-    return UsageOut(
-        id=record.id,
-        organization_id=record.organization_id,
-        kind=record.kind,
-        kb_id=record.kb_id,
-        vectors_deleted=record.vectors_deleted,
-        bytes_deleted=record.bytes_deleted,
-        created_at=record.created_at,
-    )
+    return UsageOut.model_validate(record)
 
 
 # ---------------------------------------------------------------------- documents and retrieval
@@ -368,24 +329,11 @@ class GraphOut(_Model):
 
 
 def document_out(document: KbDocument) -> DocumentOut:
-    return DocumentOut(
-        id=document.id,
-        kb_id=document.kb_id,
-        title=document.title,
-        source_type=document.source_type,
-        source_url=document.source_url,
-        filename=document.filename,
-        content_type=document.content_type,
-        status=document.status,
-        chunk_count=document.chunk_count,
-        created_by=document.created_by,
-        created_at=document.created_at,
-        updated_at=document.updated_at,
-    )
+    return DocumentOut.model_validate(document)
 
 
 def document_detail_out(document: KbDocument) -> DocumentDetailOut:
-    return DocumentDetailOut(**document_out(document).model_dump(), content=document.content or "", data=document.data)
+    return DocumentDetailOut.model_validate(dataclasses.replace(document, content=document.content or ""))
 
 
 def passage_out(passage: Passage) -> PassageOut:
@@ -409,11 +357,4 @@ def retrieved_passage_out(passage: Passage) -> RetrievedPassageOut:
 
 
 def graph_out(graph: Graph) -> GraphOut:
-    return GraphOut(
-        entities=[
-            GraphEntityOut(id=e.id, name=e.name, kind=e.kind, documents=e.documents, mentions=e.mentions)
-            for e in graph.entities
-        ],
-        edges=[GraphEdgeOut(source=e.source, target=e.target, weight=e.weight) for e in graph.edges],
-        truncated=graph.truncated,
-    )
+    return GraphOut.model_validate(graph)

@@ -1,0 +1,109 @@
+"""The state and helpers every part of ``ctx.knowledge`` shares: one gem, one run, one space.
+
+:class:`KnowledgeHandle` is what a part (``ctx.knowledge.facts``, ``.documents``, …) holds; the
+parts import it from here, and :class:`~notochord.gems.api.knowledge.KnowledgeApi` (the facade
+that assembles them) is one. So the part modules import this one and never each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio.to_thread
+import sqlalchemy as sa
+
+from notochord.access.change_scope import Scope
+from notochord.access.decisions import daily_limits, readable_ranges
+from notochord.access.permissions import PermissionSet
+from notochord.access.permit import GemPermit
+from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.gems.refs import RefCodec
+from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.predicates import PredicateRange
+from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.writes import Actor
+from notochord.net.hosts import NetworkPermission
+
+__all__ = ["KnowledgeHandle"]
+
+T = TypeVar("T")
+
+
+class KnowledgeHandle:
+    """One gem's and one run's way into the knowledge store, shared by every part of ``ctx.knowledge``."""
+
+    def __init__(
+        self,
+        *,
+        core: KnowledgeCore,
+        gem_id: str,
+        run_id: str,
+        refs: RefCodec,
+        grants: Callable[[], PermissionSet],
+        scope: Scope,
+        grants_in: Callable[[sa.Connection], PermissionSet] | None = None,
+        manifest_network: NetworkPermission | None = None,
+        created_after: int = 2**62,
+        permission_hint: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.core = core
+        self.gem_id = gem_id
+        self.actor = Actor.gem(gem_id)
+        self.run_id = run_id
+        self.refs = refs
+        self.grants = grants
+        self.grants_in: Callable[[sa.Connection], PermissionSet] = grants_in or (lambda _conn: grants())
+        """The grants read on the caller's connection (inside a write transaction: stable until it commits)."""
+        self.scope = scope
+        self.manifest_network = manifest_network
+        self.created_after = created_after
+        """Collections with a larger id that the gem created belong to this installation (creator rights)."""
+        self.permission_hint = permission_hint
+        """Turns a missing permission into what the person can do about it (``None``: the default words)."""
+
+    async def run(self, work: Callable[[], T]) -> T:
+        try:
+            return await anyio.to_thread.run_sync(work)
+        except KnowledgePermissionError as error:
+            hint = self.permission_hint(error.permission) if self.permission_hint is not None else None
+            if hint is None:
+                raise
+            raise KnowledgePermissionError(error.permission, hint=hint) from None
+
+    # ---------------------------------------------------------------- helpers for the parts
+
+    def limits(self, grants: PermissionSet) -> DailyLimits:
+        return daily_limits(grants)
+
+    def permit(self) -> GemPermit:
+        """The one decision of this gem's writes, asked by the knowledge store inside each write
+        transaction (reads :attr:`grants_in` there, so a revoke before the write always holds)."""
+        return GemPermit(gem_id=self.gem_id, grants_in=self.grants_in, core=self.core, created_after=self.created_after)
+
+    def run_id_of(self, given: object) -> str:
+        if given is None:
+            return self.run_id
+        if not isinstance(given, str) or not given.strip():
+            raise KnowledgeValidationError("runId must be a non-empty string")
+        check_length("runId", given, 200)
+        return given
+
+    def readable_ranges(self, conn: sa.Connection, kind: str) -> list[PredicateRange]:
+        """The predicate ranges of ``kind`` this gem may read, its switches read on ``conn``."""
+        return readable_ranges(self.grants_in(conn), subject_kind=kind)
+
+    def entity_id(self, ref: object) -> int:
+        """The canonical id of an entity ref (the user is never reachable by ref)."""
+        return self.subject(ref, allow_self=False)[0]
+
+    def subject(self, subject: object, *, allow_self: bool = True) -> tuple[int, str]:
+        """The canonical id and kind of ``'self'`` or an entity ref."""
+        with self.core.store.read() as conn:
+            if allow_self and subject == "self":
+                return self.core.entities.self_id(conn), "self"
+            entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", subject))
+            kind = self.core.entities.kind_of(conn, entity_id)
+            if kind == "self":
+                raise KnowledgeNotFoundError("entity")
+            return entity_id, kind
