@@ -20,8 +20,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # tests
 sys.path.append(str(HERE))
 
 import anyio  # noqa: E402
+from mcp_harness import seeded, stdio_session, text  # noqa: E402
 
-from conftest import seeded, stdio_session, text  # noqa: E402
 from notochord.mcp_server.connections import DEFAULT_PERMISSIONS  # noqa: E402
 from notochord.mcp_server.tools import TOOLS  # noqa: E402
 

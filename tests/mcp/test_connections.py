@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
+from mcp_harness import Cli
 
 import notochord
-from conftest import Cli
 from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationError
 from notochord.mcp_server.connections import DEFAULT_PERMISSIONS, SECRET_SETTING, Connections, load_permissions_file
 

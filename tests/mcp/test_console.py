@@ -13,10 +13,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from mcp_harness import Served, answer, free_port, seeded
 from mcp_types import CallToolResult
 
 import notochord
-from conftest import Served, answer, free_port, seeded
 from notochord.cli.serve_cmd import build_server
 from notochord.console.auth import ConsoleKeys
 from notochord.mcp_server.connections import Connections

@@ -12,7 +12,8 @@ import re
 import shlex
 from pathlib import Path
 
-from conftest import Cli
+from mcp_harness import Cli
+
 from notochord.mcp_server.tools import TOOLS
 
 REPO = Path(__file__).resolve().parents[2]

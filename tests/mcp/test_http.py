@@ -16,8 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-
-from conftest import Served, answer, text
+from mcp_harness import Served, answer, text
 
 INIT = {
     "jsonrpc": "2.0",

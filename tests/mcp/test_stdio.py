@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
-from conftest import ENV, Cli, answer, stdio_session, text
+from mcp_harness import ENV, Cli, answer, stdio_session, text
 
 TOOLS = [
     "search",

@@ -1,0 +1,156 @@
+"""Fixtures of the MCP tests (Issue 15): a vault with some of the person's knowledge, the CLI on it,
+and the SDK's own client over stdio (``notochord mcp serve``) and streamable HTTP (``notochord serve``).
+
+Every process runs without an embedder (full-text search only) and without the background
+embedding hand-off, so the tests are deterministic and light on the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
+from typer.testing import CliRunner
+
+from notochord.cli import app
+
+ENV = {"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_INDEX_IN_BACKGROUND": "false"}
+JWT_SECRET = "mcp-tests-" + "s" * 32
+
+
+@dataclass
+class Cli:
+    """``notochord --data-dir <data_dir> …`` in-process; fails the test on an unexpected exit code."""
+
+    data_dir: Path
+
+    def run(self, *args: str, code: int = 0) -> str:
+        result = CliRunner().invoke(app, ["--data-dir", str(self.data_dir), *args], env=ENV)
+        if result.exit_code != code:
+            pytest.fail(f"notochord {' '.join(args)} exited {result.exit_code}, expected {code}\n{result.output}")
+        return result.stdout
+
+    def json(self, *args: str, code: int = 0) -> Any:
+        return json.loads(self.run(*args, "--json", code=code))
+
+    def connect(self, name: str, *grants: str) -> str:
+        """A new connection with ``grants`` switched on; returns its secret."""
+        secret: str = self.json("mcp", "connect", name)["secretToShowOnce"]
+        if grants:
+            self.run("gem", "grant", name, *grants)
+        return secret
+
+
+def seeded(data_dir: Path) -> Cli:
+    """A vault holding a food preference of the person and a keepsake document, written by the person."""
+    cli = Cli(data_dir)
+    cli.run("init")
+    cli.run("facts", "put", "pref.food.like", "mushroom stew", "--pin")
+    note = data_dir.parent / "grandma-stew.md"
+    note.write_text("# Grandma's stew\n\nOnions first, then the mushrooms, slowly.\n", encoding="utf-8")
+    cli.run("docs", "import", str(note), "--collection", "keep")
+    return cli
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return seeded(tmp_path / "data")
+
+
+def text(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert block.type == "text"
+    return block.text
+
+
+def answer(result: CallToolResult) -> Any:
+    """The JSON answer of a successful call."""
+    assert not result.is_error, text(result)
+    return json.loads(text(result))
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(data_dir: Path, connection: str) -> AsyncIterator[ClientSession]:
+    """The SDK's client on ``notochord mcp serve --connection <connection>`` (a subprocess)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "notochord", "--data-dir", str(data_dir), "mcp", "serve", "--connection", connection],
+        env={**os.environ, **ENV},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Served:
+    """A running ``notochord serve`` and the CLI on its vault."""
+
+    url: str
+    cli: Cli
+
+    @contextlib.asynccontextmanager
+    async def session(self, secret: str) -> AsyncIterator[ClientSession]:
+        """The SDK's client over streamable HTTP at ``/mcp`` with ``secret`` as its bearer."""
+        headers = {"Authorization": f"Bearer {secret}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            streamable_http_client(f"{self.url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``notochord serve`` in a subprocess on a free port, over a seeded vault."""
+    root = tmp_path_factory.mktemp("mcp-http")
+    cli = seeded(root / "data")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTOCHORD_")}
+    env.update(ENV, NOTOCHORD_JWT_SECRET=JWT_SECRET)
+    port = free_port()
+    log = root / "serve.log"
+    command = [sys.executable, "-m", "notochord", "serve", "--port", str(port), "--data-dir", str(cli.data_dir)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, log.read_text()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "notochord serve did not start"
+                time.sleep(0.1)
+        yield Served(f"http://127.0.0.1:{port}", cli)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
