@@ -36,7 +36,7 @@ EF_SEARCH = 128
 """The graph's search breadth when fewer neighbours are asked (it never explores fewer)."""
 RERANK = 100
 """Neighbours taken from the graph and re-scored exactly, at least, whatever ``k``."""
-OVERSAMPLE = 1.5
+OVERSAMPLE = 2.0
 """Neighbours asked beyond what the allowed share of the rows should yield."""
 MIN_SHARE = 0.05
 """Below this share of allowed rows the search is exact over those rows (measured: see bench/README.md)."""
