@@ -517,6 +517,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="chunks of each synthetic space, comma-separated (for example 100000,1000000)",
     )
     ap.add_argument("--skip-datasets", action="store_true", help="only the synthetic spaces")
+    ap.add_argument("--hnsw-threshold", type=int, default=None, help="vectors from which search uses HNSW")
     ap.add_argument("--cache", type=Path, default=REPO / "bench" / ".cache")
     ap.add_argument("--tune", action="store_true", help="sweep fusion weights on the train queries")
     ap.add_argument(
@@ -544,7 +545,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     summaries = (
         [] if args.skip_datasets else [s for p in paths if (s := bench_dataset(args, p, embedder, cache)) is not None]
     )
-    synthetic = {} if args.skip_synthetic else bench_synthetic(Path(args.cache), args.synthetic)
+    synthetic = {} if args.skip_synthetic else bench_synthetic(Path(args.cache), args.synthetic, args.hnsw_threshold)
     print_targets(summaries, synthetic)
 
 

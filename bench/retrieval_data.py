@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -219,9 +219,13 @@ def write_marker(directory: Path, stage: str, data: dict[str, Any]) -> None:
     (directory / f"{stage}.done.json").write_text(json.dumps(data, indent=2))
 
 
-def open_space(directory: Path, embedder: Embedder | None) -> notochord.app.Notochord:
+def open_space(
+    directory: Path, embedder: Embedder | None, hnsw_threshold: int | None = None
+) -> notochord.app.Notochord:
     # no background worker: embedding happens only inside space.index.wait(), where it is timed
     settings = Settings(data_dir=directory, index_in_background=False)
+    if hnsw_threshold is not None:
+        settings = replace(settings, vector_hnsw_threshold=hnsw_threshold)
     return notochord.app.open(directory, settings, embedder=embedder)
 
 

@@ -204,12 +204,12 @@ def _rss_mib() -> float:
     return 0.0
 
 
-def probe(directory: str, texts: list[str]) -> dict[str, Any]:
+def probe(directory: str, texts: list[str], hnsw_threshold: int | None = None) -> dict[str, Any]:
     """In a fresh process: load, then time the three legs alternating per query."""
     real = load_embedder(Settings().embedder)
     assert real is not None
     embedder = _Encoded(real, texts)
-    with open_space(Path(directory), embedder) as nc:  # type: ignore[arg-type]
+    with open_space(Path(directory), embedder, hnsw_threshold) as nc:  # type: ignore[arg-type]
         space = nc.personal
         store, index = space.core.store, space.index
         collection_ids = {c.id for c in space.user.collections.list()}
@@ -260,7 +260,7 @@ def probe(directory: str, texts: list[str]) -> dict[str, Any]:
     }
 
 
-def bench_synthetic(cache: Path, sizes: Sequence[int]) -> dict[int, float]:
+def bench_synthetic(cache: Path, sizes: Sequence[int], hnsw_threshold: int | None = None) -> dict[int, float]:
     """Build (or reuse) a synthetic space per size, probe each in a child process, print; hybrid p50 per size."""
     real = load_embedder(Settings().embedder)
     assert real is not None
@@ -274,7 +274,7 @@ def bench_synthetic(cache: Path, sizes: Sequence[int]) -> dict[int, float]:
         marker = read_marker(directory, "synthetic") or {}
         console.print(f"probing {len(texts)} queries × 3 legs in a fresh process …")
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            result = pool.submit(probe, str(directory), texts).result()
+            result = pool.submit(probe, str(directory), texts, hnsw_threshold).result()
         table = Table(
             title=f"synthetic: {marker.get('chunks', size):,} chunks in {marker.get('docs', '?'):,} documents "
             f"({'HNSW graph' if result['graph'] else 'exact vectors'})"

@@ -15,6 +15,9 @@ Rules:
   the caller's candidates become a boolean mask over it, cached per (filter, data version). The data
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
   delete, move to another collection, revert — is seen by the next search.
+- The candidates are read once per (filter, data version) and shared by both legs: the vector leg
+  gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
+  in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
 - ``group_by="document"`` collapses passages into their documents *before* the limit: each
   document appears once, at its best passage, and ``limit`` counts documents.
 - Every hit says why it was found: ``text_match`` (the full-text leg matched a query word in it)

@@ -39,7 +39,7 @@ RERANK = 100
 OVERSAMPLE = 2.0
 """Neighbours asked beyond what the allowed share of the rows should yield."""
 MIN_SHARE = 0.05
-"""Below this share of allowed rows the search is exact over those rows (measured: see bench/README.md)."""
+"""Below this share of allowed rows the search is exact over those rows (measured on two loaded cores: see below)."""
 MAX_COUNT = 8192
 """Most neighbours ever asked of the graph; beyond, exact search over the allowed rows is cheaper."""
 

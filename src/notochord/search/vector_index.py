@@ -1,4 +1,4 @@
-"""The vector leg of search for one space: background embedding and an exact in-memory matrix.
+"""The vector leg of search for one space: background embedding and the vectors held in memory.
 
 Rules:
 
@@ -6,9 +6,14 @@ Rules:
   *pending*; the worker embeds pending chunks in batches after their document's transaction has
   committed, so a write never waits for the model. Rows of another model are ignored and re-embedded
   (a model change re-indexes in the background).
-- The matrix holds every vector of the current model; it is loaded from the store on first use and
-  updated as the worker commits. Chunks that disappear (document edited or deleted) may linger in
-  the matrix, so callers always pass the ids they may see (``allowed``) and nothing else can rank.
+- The in-memory vectors (:class:`~notochord.search.vector_memory.VectorMemory`: an exact float32
+  matrix, and an HNSW graph from ``hnsw_threshold`` vectors on) hold the current model's vectors
+  that match their chunk's current text. They are loaded on the first search, then kept in step by
+  every search: new vector rows — from any process — show as a larger ``rowid`` and only they are
+  read; when the caller's data version moved (a document edited, deleted, moved or repaired) the held
+  ids are also compared with the store's, so a vector that left the store stops ranking at the next
+  search. The worker updates them as it commits. Callers always pass the ids they may see
+  (``allowed``, with a key naming that set so its mask is cached) and nothing else can rank.
 - A vector is stored only for the exact text it was computed from. Every chunk carries
   :func:`passage_hash` of what is embedded for it (title, then text); the worker reads the hash with
   the text, and the transaction that stores the vector checks that the chunk still has it, and

@@ -38,7 +38,7 @@ __all__ = ["DEFAULT_HNSW_THRESHOLD", "VectorMemory"]
 log = logging.getLogger(__name__)
 
 DEFAULT_HNSW_THRESHOLD = 300_000
-"""Vectors from which a space searches through an HNSW graph (measured: see bench/README.md)."""
+"""Vectors from which a space searches through an HNSW graph (measured on two loaded cores: see below)."""
 
 _MASKS = 16
 _BUILD_BLOCK = 8192
