@@ -252,6 +252,8 @@ def main(argv: list[str] | None = None) -> None:
                 return {"ok": True}
 
             app.add_api_route("/bench/ping", ping, methods=["GET"], include_in_schema=False)
+            # ahead of the console, which is mounted at the root and would answer it first (with a 401)
+            app.router.routes.insert(0, app.router.routes.pop())
             port = _free_port()
             server = uvicorn.Server(
                 uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", ws="none", log_level="warning")

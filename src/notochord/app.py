@@ -91,6 +91,7 @@ class Space:
             embedder=embedder,
             # A read-only store cannot take the vectors a background worker would write.
             background=settings.index_in_background and not self.read_only,
+            hnsw_threshold=settings.vector_hnsw_threshold,
         )
         self.core.initialise()
         self.user = HostKnowledge(self.core, USER)

@@ -17,6 +17,7 @@ from notochord.knowledge.vocabulary import Vocabulary
 from notochord.knowledge.writes import USER, Store
 from notochord.search.embeddings import Embedder
 from notochord.search.vector_index import VectorIndex
+from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD
 
 __all__ = ["KnowledgeCore"]
 
@@ -24,13 +25,21 @@ __all__ = ["KnowledgeCore"]
 class KnowledgeCore:
     """Store, vocabulary, entities, facts, collections, documents, the vector index and the change log."""
 
-    def __init__(self, engine: sa.Engine, clock: Clock, *, embedder: Embedder | None, background: bool) -> None:
+    def __init__(
+        self,
+        engine: sa.Engine,
+        clock: Clock,
+        *,
+        embedder: Embedder | None,
+        background: bool,
+        hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
+    ) -> None:
         self.store = Store(engine, clock)
         self.vocabulary = Vocabulary()
         self.entities = Entities(self.store)
         self.facts = Facts(self.store, self.vocabulary, self.entities)
         self.collections = Collections(self.store)
-        self.vectors = VectorIndex(engine, embedder, background=background)
+        self.vectors = VectorIndex(engine, embedder, background=background, hnsw_threshold=hnsw_threshold)
         self.documents = Documents(self.store, self.collections, on_indexed=self.vectors.notify)
         self.changes = ChangeLog(self.store)
 

@@ -15,6 +15,9 @@ Rules:
   the caller's candidates become a boolean mask over it, cached per (filter, data version). The data
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
   delete, move to another collection, revert — is seen by the next search.
+- The candidates are read once per (filter, data version) and shared by both legs: the vector leg
+  gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
+  in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
 - ``group_by="document"`` collapses passages into their documents *before* the limit: each
   document appears once, at its best passage, and ``limit`` counts documents.
 - Every hit says why it was found: ``text_match`` (the full-text leg matched a query word in it)
@@ -28,14 +31,16 @@ from __future__ import annotations
 import json
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import sqlalchemy as sa
 
-from notochord.db.schema import changes, chunk_vectors, chunks, documents, mentions
+from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.indexing import FTS_TABLE
 from notochord.knowledge.timeranges import TimeRange
@@ -155,21 +160,32 @@ def forget_search_caches(engine: sa.Engine) -> None:
     forget(engine)
     with _MASKS_LOCK:
         _MASKS.pop(engine, None)
+        _IDS.pop(engine, None)
 
 
-def full_text_leg(
+@dataclass(frozen=True)
+class _Candidates:
+    """The caller's candidates at one data version: computed once, used by both legs."""
+
+    key: tuple[Any, ...]
+    text: CandidateMask
+    ids: npt.NDArray[np.int64]
+
+
+_IDS: weakref.WeakKeyDictionary[sa.Engine, OrderedDict[tuple[Any, ...], npt.NDArray[np.int64]]] = (
+    weakref.WeakKeyDictionary()
+)
+_IDS_HELD = 16
+
+
+def _candidate_set(
     conn: sa.Connection,
-    query: str,
     *,
     collection_ids: Set[int],
-    time_range: TimeRange | None = None,
-    entity_ids: Sequence[int] | None = None,
-    limit: int,
-) -> list[tuple[int, float]]:
-    """BM25 over the chunks the filters allow (see :func:`search_filters`), best first."""
-    tokens = query_tokens(query)
-    if not tokens or limit <= 0 or not collection_ids:
-        return []
+    time_range: TimeRange | None,
+    entity_ids: Sequence[int] | None,
+) -> _Candidates:
+    """The candidates of a filter: one SQL read per (filter, data version), cached for every query after."""
     index = text_index(conn, FTS_TABLE)
     # documents change (moves, deletions, dates) without touching the full-text index; every such
     # write appends a change record
@@ -182,12 +198,42 @@ def full_text_leg(
         None if entity_ids is None else tuple(sorted(set(entity_ids))),
     )
     cache = _mask_cache(conn.engine)
-    candidates = cache.get(key)
+    text = cache.get(key)
+    with _MASKS_LOCK:
+        held = _IDS.setdefault(conn.engine, OrderedDict())
+        ids = held.get(key)
+        if ids is not None:
+            held.move_to_end(key)
+    if text is None or ids is None:
+        # every chunk the filter allows, not only those the full-text index holds: a chunk without
+        # a single word (an emoji, a picture's caption) can still be found by meaning
+        ids = np.asarray(conn.execute(_candidates(collection_ids, time_range, entity_ids)).scalars().all(), np.int64)
+        text = CandidateMask.of(index, index.mask_of(ids))
+        cache.put(key, text)
+        with _MASKS_LOCK:
+            held[key] = ids
+            while len(held) > _IDS_HELD:
+                held.popitem(last=False)
+    return _Candidates(key, text, ids)
+
+
+def full_text_leg(
+    conn: sa.Connection,
+    query: str,
+    *,
+    collection_ids: Set[int],
+    time_range: TimeRange | None = None,
+    entity_ids: Sequence[int] | None = None,
+    limit: int,
+    candidates: _Candidates | None = None,
+) -> list[tuple[int, float]]:
+    """BM25 over the chunks the filters allow (see :func:`search_filters`), best first."""
+    tokens = query_tokens(query)
+    if not tokens or limit <= 0 or not collection_ids:
+        return []
     if candidates is None:
-        ids = conn.execute(_candidates(collection_ids, time_range, entity_ids)).scalars().all()
-        candidates = CandidateMask.of(index, index.mask_of(np.asarray(ids, dtype=np.int64)))
-        cache.put(key, candidates)
-    return rank(index, candidates, tokens, limit=limit)
+        candidates = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+    return rank(text_index(conn, FTS_TABLE), candidates.text, tokens, limit=limit)
 
 
 def hybrid_search(
@@ -210,21 +256,26 @@ def hybrid_search(
     with store.read() as conn:
         if not query.strip():
             return _newest(conn, candidates, limit)
+        shared = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
         text_leg = full_text_leg(
             conn,
             query,
             collection_ids=collection_ids,
-            time_range=time_range,
-            entity_ids=entity_ids,
             limit=max(limit * _DEPTH, _MIN_DEPTH),
+            candidates=shared,
         )
         vector_leg: list[tuple[int, float]] = []
-        if vectors.enabled and vectors.embedder is not None:
-            # only chunks embedded by the current model: a chunk id reused since may not rank by an
-            # old passage's vector still held in memory
-            embedded = sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == vectors.embedder.model_id)
-            allowed = list(conn.execute(candidates.where(chunks.c.id.in_(embedded))).scalars())
-            vector_leg = vectors.search(query, k=max(limit * _DEPTH, _MIN_DEPTH), allowed=allowed)
+        if vectors.enabled:
+            # the same candidates, as a mask over the vectors cached per (filter, data version);
+            # the vectors held are those matching their chunk's current text, kept in step with
+            # the store at this data version
+            vector_leg = vectors.search(
+                query,
+                k=max(limit * _DEPTH, _MIN_DEPTH),
+                allowed=shared.ids,
+                version=shared.key[:2],
+                allowed_key=shared.key,
+            )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
         ids = {i for i, _ in text_leg} | {i for i, _ in vector_leg}

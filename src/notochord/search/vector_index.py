@@ -1,4 +1,4 @@
-"""The vector leg of search for one space: background embedding and an exact in-memory matrix.
+"""The vector leg of search for one space: background embedding and the vectors held in memory.
 
 Rules:
 
@@ -6,9 +6,14 @@ Rules:
   *pending*; the worker embeds pending chunks in batches after their document's transaction has
   committed, so a write never waits for the model. Rows of another model are ignored and re-embedded
   (a model change re-indexes in the background).
-- The matrix holds every vector of the current model; it is loaded from the store on first use and
-  updated as the worker commits. Chunks that disappear (document edited or deleted) may linger in
-  the matrix, so callers always pass the ids they may see (``allowed``) and nothing else can rank.
+- The in-memory vectors (:class:`~notochord.search.vector_memory.VectorMemory`: an exact float32
+  matrix, and an HNSW graph from ``hnsw_threshold`` vectors on) hold the current model's vectors
+  that match their chunk's current text. They are loaded on the first search, then kept in step by
+  every search: new vector rows — from any process — show as a larger ``rowid`` and only they are
+  read; when the caller's data version moved (a document edited, deleted, moved or repaired) the held
+  ids are also compared with the store's, so a vector that left the store stops ranking at the next
+  search. The worker updates them as it commits. Callers always pass the ids they may see
+  (``allowed``, with a key naming that set so its mask is cached) and nothing else can rank.
 - A vector is stored only for the exact text it was computed from. Every chunk carries
   :func:`passage_hash` of what is embedded for it (title, then text); the worker reads the hash with
   the text, and the transaction that stores the vector checks that the chunk still has it, and
@@ -42,7 +47,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,7 +59,8 @@ from notochord.db.engine import read_tx, write_tx
 from notochord.db.migrate import head_revision
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
 from notochord.search.embeddings import Embedder
-from notochord.search.vectors import VectorMatrix, from_blob, to_blob
+from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
+from notochord.search.vectors import from_blob, to_blob
 
 __all__ = ["VaultIndexer", "VectorIndex", "has_pending", "indexer_pid", "passage_hash", "passage_text"]
 
@@ -80,10 +86,20 @@ def passage_hash(title: str, text: str) -> str:
 
 
 class VectorIndex:
-    def __init__(self, engine: sa.Engine, embedder: Embedder | None, *, background: bool) -> None:
+    def __init__(
+        self,
+        engine: sa.Engine,
+        embedder: Embedder | None,
+        *,
+        background: bool,
+        hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
+    ) -> None:
         self._engine = engine
         self.embedder = embedder
-        self._matrix: VectorMatrix | None = None
+        self._hnsw_threshold = hnsw_threshold
+        self._memory: VectorMemory | None = None
+        self._top = 0  # the largest vector rowid the memory has read
+        self._version: Hashable | None = None  # the caller's data version at the last comparison
         self._work_lock = threading.Lock()
         self._matrix_lock = threading.Lock()
         self._wake = threading.Event()
@@ -110,10 +126,16 @@ class VectorIndex:
     def reset(self) -> None:
         """Forget the in-memory matrix (vectors were dropped in the store); it reloads on the next search."""
         with self._matrix_lock:
-            self._matrix = None
+            if self._memory is not None:
+                self._memory.close()
+            self._memory = None
+            self._top = 0
+            self._version = None
         self._seen = None
 
     def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
@@ -220,10 +242,8 @@ class VectorIndex:
                     )
                 _record_rate(conn, model_id, len(batch), elapsed)
             with self._matrix_lock:
-                if self._matrix is not None and kept:
-                    ids = [batch[i].id for i in kept]
-                    self._matrix.remove(ids)
-                    self._matrix.add(ids, vectors[kept])
+                if self._memory is not None and kept:
+                    self._memory.add([batch[i].id for i in kept], vectors[kept])
             return len(batch)
 
     def wait(self, *, progress: Callable[[int, int], None] | None = None) -> int:
@@ -290,23 +310,47 @@ class VectorIndex:
 
     # ---------------------------------------------------------------- searching
 
-    def _rows(self, conn: sa.Connection, ids: Sequence[int] | None) -> list[Any]:
+    def _current_rows(self, conn: sa.Connection, where: str, params: tuple[Any, ...]) -> list[Any]:
+        """``(rowid, chunk_id, vector)`` of the current model's vectors that still match their chunk's text."""
         assert self.embedder is not None
-        query = (
-            sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector)
-            .join(chunks, chunks.c.id == chunk_vectors.c.chunk_id)
-            .where(chunk_vectors.c.model_id == self.embedder.model_id, chunk_vectors.c.text_hash == chunks.c.text_hash)
+        return list(
+            conn.exec_driver_sql(
+                "SELECT v.rowid, v.chunk_id, v.vector FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+                f"WHERE v.model_id = ? AND v.text_hash = c.text_hash AND {where}",
+                (self.embedder.model_id, *params),
+            ).all()
         )
-        if ids is not None:
-            query = query.where(chunk_vectors.c.chunk_id.in_(ids))
-        return list(conn.execute(query).all())
 
-    def _add_rows(self, matrix: VectorMatrix, rows: Sequence[Any]) -> None:
+    def _add_rows(self, memory: VectorMemory, rows: Sequence[Any]) -> None:
         assert self.embedder is not None
         if rows:
-            matrix.add(
-                [r.chunk_id for r in rows],
-                np.stack([from_blob(r.vector, dim=self.embedder.dim) for r in rows]),
+            memory.add([int(r[1]) for r in rows], _decode([bytes(r[2]) for r in rows], self.embedder.dim))
+
+    @staticmethod
+    def _top_rowid(conn: sa.Connection) -> int:
+        return int(conn.exec_driver_sql("SELECT coalesce(max(rowid), 0) FROM chunk_vectors").scalar_one())
+
+    def _diff(self, conn: sa.Connection, memory: VectorMemory) -> None:
+        """Make ``memory`` hold exactly the current vectors of the store (as of ``conn``'s snapshot)."""
+        assert self.embedder is not None
+        stored = np.fromiter(
+            (
+                int(r[0])
+                for r in conn.exec_driver_sql(
+                    "SELECT v.chunk_id FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+                    "WHERE v.model_id = ? AND v.text_hash = c.text_hash",
+                    (self.embedder.model_id,),
+                )
+            ),
+            dtype=np.int64,
+        )
+        held = memory.matrix.ids()
+        memory.remove(np.setdiff1d(held, stored))
+        missing = np.setdiff1d(stored, held).tolist()
+        for start in range(0, len(missing), 500):
+            part = missing[start : start + 500]
+            self._add_rows(
+                memory, self._current_rows(conn, "v.chunk_id IN (SELECT value FROM json_each(?))", (json.dumps(part),))
             )
 
     def _sync_matrix(self) -> None:
@@ -314,40 +358,82 @@ class VectorIndex:
         if self.embedder is None:
             return
         with self._matrix_lock:
-            matrix = self._matrix
-            if matrix is None:
+            memory = self._memory
+            if memory is None:
                 return
             with read_tx(self._engine) as conn:
-                stored = set(
-                    conn.execute(
-                        sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == self.embedder.model_id)
-                    ).scalars()
-                )
-                held = set(matrix.ids().tolist())
-                matrix.remove(sorted(held - stored))
-                missing = sorted(stored - held)
-                for start in range(0, len(missing), 500):
-                    self._add_rows(matrix, self._rows(conn, missing[start : start + 500]))
+                top = self._top_rowid(conn)
+                self._diff(conn, memory)
+                self._top = top
 
-    def _load(self) -> VectorMatrix:
+    def _refresh(self, version: Hashable | None) -> VectorMemory:
+        """The in-memory vectors, current with the store: loaded on first use, then kept in step.
+
+        New vector rows (by any process) show as a larger rowid and are read alone; when the
+        caller's data ``version`` moved (chunks edited, deleted or repaired), the held ids are
+        compared with the store's as well, so that nothing that lost its vector keeps ranking.
+        """
         assert self.embedder is not None
         with self._matrix_lock:
-            if self._matrix is None:
-                matrix = VectorMatrix(self.embedder.dim)
-                with read_tx(self._engine) as conn:
-                    self._add_rows(matrix, self._rows(conn, None))
-                self._matrix = matrix
-            return self._matrix
+            with read_tx(self._engine) as conn:
+                top = self._top_rowid(conn)
+                memory = self._memory
+                if memory is None:
+                    memory = VectorMemory(self.embedder.dim, hnsw_threshold=self._hnsw_threshold)
+                    self._add_rows(memory, self._current_rows(conn, "1", ()))
+                    self._memory = memory
+                elif version is not None and version != self._version:
+                    self._diff(conn, memory)
+                elif top != self._top:
+                    self._add_rows(memory, self._current_rows(conn, "v.rowid > ?", (self._top,)))
+                self._top = top
+                if version is not None:
+                    self._version = version
+            return memory
 
-    def search(self, query: str, *, k: int, allowed: Sequence[int]) -> list[tuple[int, float]]:
-        """Chunks by cosine similarity to ``query``, among ``allowed`` ids only."""
-        if self.embedder is None or not allowed or k <= 0:
+    def _load(self) -> VectorMemory:
+        return self._refresh(None)
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int,
+        allowed: Sequence[int] | npt.NDArray[np.integer],
+        version: Hashable | None = None,
+        allowed_key: Hashable | None = None,
+    ) -> list[tuple[int, float]]:
+        """Chunks by cosine similarity to ``query``, among ``allowed`` ids only.
+
+        ``version`` names the data version the caller read ``allowed`` at (a move makes the
+        in-memory vectors compare themselves with the store); ``allowed_key`` names the allowed set
+        itself, so that its mask over the vectors is computed once and reused.
+        """
+        if self.embedder is None or len(allowed) == 0 or k <= 0:
             return []
-        matrix = self._load()
+        memory = self._refresh(version)
         vector = self.embedder.embed_query(query)
         allowed_ids: npt.NDArray[np.int64] = np.asarray(allowed, dtype=np.int64)
-        with self._matrix_lock:
-            return matrix.search(vector, k=k, allowed_ids=allowed_ids)
+        return memory.search(vector, k=k, allowed_ids=allowed_ids, key=allowed_key)
+
+    def wait_for_graph(self, timeout: float | None = None) -> bool:
+        """Wait for an HNSW graph being built (large spaces); ``True`` when searches use one."""
+        memory = self._memory
+        return memory is not None and memory.wait_for_graph(timeout)
+
+    @property
+    def memory(self) -> VectorMemory | None:
+        """The in-memory vectors, once a search loaded them."""
+        return self._memory
+
+
+def _decode(blobs: Sequence[bytes], dim: int) -> npt.NDArray[np.float32]:
+    """Vector rows written by :func:`to_blob`, as one matrix (one copy, not one array per row)."""
+    width = 4 * dim
+    for blob in blobs:
+        if len(blob) != width:
+            from_blob(blob, dim=dim)  # raises the storage error that names the problem
+    return np.frombuffer(b"".join(blobs), dtype="<f4").astype(np.float32).reshape(len(blobs), dim)
 
 
 def _record_rate(conn: sa.Connection, model_id: str, passages: int, seconds: float) -> None:

@@ -129,3 +129,28 @@ def test_a_blob_of_the_wrong_length_is_a_storage_error() -> None:
         from_blob(b"\x00" * 10, dim=3)
     with pytest.raises(KnowledgeValidationError):
         to_blob(np.zeros((2, 2)))
+
+
+def test_scoring_runs_on_one_blas_thread() -> None:
+    """Issue 16, item 1: a search scores in its own thread only — numpy's OpenBLAS is found and
+    pinned to one thread there (two threads on a loaded two-core machine made a 5,000-row search 10× slower)."""
+    import ctypes
+    import threading
+
+    from notochord.search import vectors
+
+    seen: list[int] = []
+
+    def run() -> None:
+        matrix = VectorMatrix(2)
+        matrix.add([1], unit(1, 0).reshape(1, 2))
+        matrix.search(unit(1, 0), k=1, allowed_ids=None)
+        runtime = vectors._openblas()
+        assert runtime is not None, "numpy's wheel bundles OpenBLAS on this platform"
+        previous = runtime.openblas_set_num_threads_local(ctypes.c_int(1))
+        seen.append(int(previous))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    assert seen == [1]

@@ -1,0 +1,219 @@
+"""A space's vectors in memory: the exact matrix, its HNSW graph above a size, and allowed masks.
+
+Rules:
+
+- One :class:`VectorMemory` per space and process, shared by every request and thread; its lock
+  (the matrix's) covers every read and change, so a mask and the rows it covers always agree.
+- **Exact below the threshold, HNSW above.** Below ``hnsw_threshold`` vectors every search is exact
+  (a float32 matrix-vector product over the allowed rows). From the threshold on, a
+  :class:`~notochord.search.hnsw.HnswGraph` is built in a background thread — searches stay exact
+  until it is ready — and then kept current by every add and remove; changes made while it is being
+  built are replayed when it is done. Below half the threshold the graph is dropped. The graph is
+  derived data: rebuilt from the matrix, which is rebuilt from the store.
+- **The allowed rows are a mask, cached.** Callers pass the chunk ids they may find with a key that
+  names them (the filter and the data version they were read at); the mask over the matrix's rows is
+  computed once per (key, matrix version) and reused by every query until either moves.
+
+Memory per 100,000 vectors of dimension 384 (the default embedder): the float32 matrix 154 MB
+(``4 × dim`` bytes a vector; capacity doubles, so up to twice that while it grows), ids and the
+id→row table ~1.2 MB, one cached mask 0.1 MB; above the threshold the int8 graph adds ~85 MB
+(``dim`` bytes plus the links of every level). Measured on the synthetic benchmark at 100,000
+vectors: 194 MiB held without a graph (capacity 131,072 rows), 275 MiB with it. At 1M vectors:
+~1.5 GB + ~0.85 GB.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from notochord.search.hnsw import MAX_COUNT, HnswGraph, graph_count
+from notochord.search.vectors import BoolArray, FloatArray, VectorMatrix
+
+__all__ = ["DEFAULT_HNSW_THRESHOLD", "VectorMemory"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HNSW_THRESHOLD = 100_000
+"""Vectors from which a space searches through an HNSW graph.
+
+Measured on this project's machine (two cores shared with other work, load 4-10), one query,
+dimension 384, one BLAS thread: exact search costs 31-99 ms over 100,000 vectors, 168 ms over
+200,000 and 249 ms over 300,000 (it reads the whole float32 matrix: memory-bound), so past 100,000
+exact search alone breaks the 50 ms budget of a hybrid query; through the graph the vector leg took
+9.6 ms p50 over 100,000 vectors at load 10 (``bench/retrieval.py --synthetic 100000
+--hnsw-threshold 50000``), filtered searches included. Building the graph costs ~1.4 ms per vector
+on one thread (140 s for 100,000, in the background), which is why small spaces stay exact.
+"""
+
+_MASKS = 16
+_BUILD_BLOCK = 8192
+
+
+class VectorMemory:
+    """The exact matrix of one space's vectors, with an HNSW graph once it is large (see module rules)."""
+
+    def __init__(self, dim: int, *, hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD, graph_threads: int = 1) -> None:
+        self.matrix = VectorMatrix(dim)
+        self._threshold = max(1, hnsw_threshold)
+        self._graph_threads = graph_threads
+        self._graph: HnswGraph | None = None
+        self._building: threading.Thread | None = None
+        self._journal: set[int] | None = None  # ids changed while a graph is being built
+        self._closed = False
+        self._masks: OrderedDict[tuple[Hashable, int], tuple[BoolArray, int]] = OrderedDict()
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self.matrix.lock
+
+    def __len__(self) -> int:
+        return len(self.matrix)
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether searches go through the HNSW graph (it is built and current)."""
+        return self._graph is not None
+
+    def graph_keys(self) -> npt.NDArray[np.int64]:
+        """The ids the graph holds (empty without a graph)."""
+        with self.lock:
+            return self._graph.keys() if self._graph is not None else np.zeros(0, dtype=np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        with self.lock:
+            return self.matrix.nbytes + (self._graph.nbytes if self._graph is not None else 0)
+
+    # ---------------------------------------------------------------- changes
+
+    def add(self, ids: Sequence[int] | npt.NDArray[np.integer], vectors: npt.ArrayLike) -> None:
+        """Insert or replace vectors, in the matrix and the graph alike."""
+        id_arr = np.asarray(ids, dtype=np.int64).reshape(-1)
+        with self.lock:
+            self.matrix.add(id_arr, vectors)
+            if self._graph is not None:
+                self._graph.add(id_arr, self.matrix.get(id_arr))
+            if self._journal is not None:
+                self._journal.update(id_arr.tolist())
+        self._resize_graph()
+
+    def remove(self, ids: Sequence[int] | npt.NDArray[np.integer]) -> int:
+        id_arr = np.asarray(ids, dtype=np.int64).reshape(-1)
+        with self.lock:
+            removed = self.matrix.remove(id_arr)
+            if self._graph is not None and removed:
+                self._graph.remove(id_arr)  # ids it lacks are ignored
+            if self._journal is not None:
+                self._journal.update(id_arr.tolist())
+        self._resize_graph()
+        return removed
+
+    def close(self) -> None:
+        """Stop a graph build in progress (the memory is being dropped)."""
+        self._closed = True
+        thread = self._building
+        if thread is not None:
+            thread.join(timeout=30)
+
+    def wait_for_graph(self, timeout: float | None = None) -> bool:
+        """Wait for a graph build in progress; ``True`` when a graph is in use afterwards."""
+        thread = self._building
+        if thread is not None:
+            thread.join(timeout=timeout)
+        return self._graph is not None
+
+    # ---------------------------------------------------------------- searching
+
+    def mask(self, allowed_ids: npt.NDArray[np.integer], key: Hashable | None) -> tuple[BoolArray, int]:
+        """The mask of ``allowed_ids`` over the current rows and how many it allows, cached per key."""
+        with self.lock:
+            slot = None if key is None else (key, self.matrix.version)
+            if slot is not None:
+                found = self._masks.get(slot)
+                if found is not None:
+                    self._masks.move_to_end(slot)
+                    return found
+            mask = self.matrix.mask_of(allowed_ids)
+            entry = (mask, int(mask.sum()))
+            if slot is not None:
+                self._masks[slot] = entry
+                while len(self._masks) > _MASKS:
+                    self._masks.popitem(last=False)
+            return entry
+
+    def search(
+        self,
+        query: FloatArray,
+        *,
+        k: int,
+        allowed_ids: npt.NDArray[np.integer],
+        key: Hashable | None = None,
+    ) -> list[tuple[int, float]]:
+        """Up to ``k`` ``(id, cosine)`` among ``allowed_ids``, best first; exact scores whichever path ran."""
+        if k <= 0 or len(allowed_ids) == 0:
+            return []
+        with self.lock:
+            mask, allowed = self.mask(allowed_ids, key)
+            if allowed == 0:
+                return []
+            graph = self._graph
+            count = None if graph is None else graph_count(k, allowed, len(self.matrix))
+            while graph is not None and count is not None:
+                found = graph.neighbours(query, count)
+                rows = self.matrix.rows_of(found)
+                keep = rows >= 0
+                keep[keep] = mask[rows[keep]]
+                if int(keep.sum()) >= min(k, allowed) or count >= len(self.matrix):
+                    return self.matrix.score(query, found[keep])[:k]
+                count = count * 2 if count * 2 <= MAX_COUNT else None
+            return self.matrix.search(query, k=k, allowed_mask=mask)
+
+    # ---------------------------------------------------------------- the graph
+
+    def _resize_graph(self) -> None:
+        with self.lock:
+            size = len(self.matrix)
+            if self._graph is not None and size < self._threshold // 2:
+                self._graph = None
+                return
+            if self._graph is not None or self._building is not None or size < self._threshold or self._closed:
+                return
+            self._journal = set()
+            self._building = threading.Thread(target=self._build, name="notochord-hnsw-build", daemon=True)
+            self._building.start()
+
+    def _build(self) -> None:
+        try:
+            graph = HnswGraph(self.matrix.dim, threads=self._graph_threads)
+            start = 0
+            while not self._closed:
+                # a block at a time, so searches and writes go on between blocks; rows moved by a
+                # removal meanwhile are caught by the reconciliation below
+                ids, vectors = self.matrix.block(start, start + _BUILD_BLOCK)
+                if ids.size == 0:
+                    break
+                graph.add(ids, vectors, fresh=True)
+                start += ids.size
+            if self._closed:
+                return
+            with self.lock:
+                touched = np.asarray(sorted(self._journal or ()), dtype=np.int64)
+                held = self.matrix.ids()
+                keys = graph.keys()
+                graph.remove(np.setdiff1d(keys, held))
+                stale = np.union1d(np.setdiff1d(held, keys), np.intersect1d(touched, held))
+                if stale.size:
+                    graph.add(stale, self.matrix.get(stale))
+                self._graph = graph
+        except Exception:  # the graph is an accelerator: searches stay exact without it
+            log.exception("building the vector search graph failed; searches stay exact")
+        finally:
+            with self.lock:
+                self._journal = None
+                self._building = None
