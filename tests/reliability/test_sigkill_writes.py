@@ -176,6 +176,14 @@ def _reported(log: Path) -> list[str]:
     return text.split("\n")[:-1]
 
 
+def _wait_for_a_commit(log: Path, child: multiprocessing.process.BaseProcess, where: str) -> None:
+    deadline = time.monotonic() + 120
+    while not _reported(log):
+        assert child.exitcode is None, f"{where}: the writer stopped by itself"
+        assert time.monotonic() < deadline, f"{where}: the writer committed nothing in two minutes"
+        time.sleep(0.01)
+
+
 def _one(conn: sa.Connection, sql: str) -> int:
     return int(conn.execute(sa.text(sql)).scalar_one())
 
@@ -283,6 +291,9 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
         child = context.Process(target=_child, args=(kind, trial, kb_id))
         child.start()
         assert trial.ready.wait(timeout=60), f"round {round_no}: the writer did not start"
+        # A kill only means something once the writer has committed: on a busy machine its first
+        # commit may take longer than the pause below, so wait for it, then kill at a random moment.
+        _wait_for_a_commit(trial.log, child, f"round {round_no}")
         # the embedding trial lets the worker get going first, so that kills land mid-batch too
         time.sleep(rng.uniform(0.3, 1.0) if kind == "embedding" else rng.uniform(0.05, 0.4))
         assert child.pid is not None and child.exitcode is None, f"round {round_no}: the writer stopped by itself"
