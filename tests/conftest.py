@@ -12,6 +12,9 @@ import notochord
 from notochord.clock import FixedClock
 from notochord.settings import Settings
 
+# a real PostgreSQL server for the suites that run on both backends (started only when one asks)
+pytest_plugins = ["postgres_server"]
+
 
 @pytest.fixture(autouse=True)
 def _per_user_data_dir_in_a_temporary_folder(
@@ -36,12 +39,16 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def nc(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Notochord]:
+def nc(
+    tmp_path: Path, clock: FixedClock, backend: str, request: pytest.FixtureRequest
+) -> Iterator[notochord.Notochord]:
     """A data directory without an embedder: search runs on full text only, deterministic and fast.
 
     Tests of the vector leg inject a fake embedder, and integration tests use the real default one.
+    Its spaces are SQLite files, or databases on the test PostgreSQL server where ``backend`` says so.
     """
-    settings = Settings(data_dir=tmp_path / "data", index_in_background=False)
+    url = request.getfixturevalue("database_url") if backend == "postgresql" else None
+    settings = Settings(data_dir=tmp_path / "data", index_in_background=False, database_url=url)
     with notochord.open(tmp_path / "data", settings, clock=clock, embedder=None) as opened:
         yield opened
 
