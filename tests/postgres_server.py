@@ -16,7 +16,7 @@ import os
 import tempfile
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -71,18 +71,46 @@ def unique_database_url(server_url: str) -> str:
     return f"{root}/{prefix}" + (f"?{query}" if query else "")
 
 
-@pytest.fixture
-def database_url(postgres_server_url: str) -> Iterator[str]:
-    """A fresh ``database_url`` on the test server; the databases of its spaces are dropped afterwards."""
-    url = unique_database_url(postgres_server_url)
-    yield url
+def _drop(server_url: str, url: str) -> None:
     prefix = url.partition("?")[0].rsplit("/", 1)[1] + "_"
-    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
-        names = [
-            r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,))
-        ]
-        for name in names:
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        found = conn.execute("SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,))
+        for name in [r[0] for r in found]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def database_urls(postgres_server_url: str) -> Iterator[Callable[[], str]]:
+    """Makes fresh ``database_url`` values on the test server; their spaces' databases are dropped afterwards."""
+    made: list[str] = []
+
+    def make() -> str:
+        made.append(unique_database_url(postgres_server_url))
+        return made[-1]
+
+    yield make
+    for url in made:
+        _drop(postgres_server_url, url)
+
+
+@pytest.fixture
+def database_url(database_urls: Callable[[], str]) -> str:
+    """A fresh ``database_url`` on the test server (spaces created under it are this test's own)."""
+    return database_urls()
+
+
+@pytest.fixture
+def new_database_url(backend: str, request: pytest.FixtureRequest) -> Callable[[], str | None]:
+    """Makes the ``database_url`` of one data directory: ``None`` (SQLite files) unless ``backend`` is
+    ``postgresql``, then a fresh one on the test server (the server starts on first use)."""
+
+    def make() -> str | None:
+        if backend != "postgresql":
+            return None
+        urls: Callable[[], str] = request.getfixturevalue("database_urls")
+        return urls()
+
+    return make
 
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)]
