@@ -71,7 +71,8 @@ def unique_database_url(server_url: str) -> str:
     return f"{root}/{prefix}" + (f"?{query}" if query else "")
 
 
-def _drop(server_url: str, url: str) -> None:
+def drop_databases(server_url: str, url: str) -> None:
+    """Drop every database of the spaces under ``url``'s prefix."""
     prefix = url.partition("?")[0].rsplit("/", 1)[1] + "_"
     with psycopg.connect(server_url, autocommit=True) as conn:
         found = conn.execute("SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,))
@@ -90,7 +91,7 @@ def database_urls(postgres_server_url: str) -> Iterator[Callable[[], str]]:
 
     yield make
     for url in made:
-        _drop(postgres_server_url, url)
+        drop_databases(postgres_server_url, url)
 
 
 @pytest.fixture
