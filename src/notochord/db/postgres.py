@@ -15,8 +15,27 @@ Rules:
 - The engine is psycopg 3 under SQLAlchemy's connection pool (checked before use, so a restarted
   server costs no failed request). Reads run in ``REPEATABLE READ``: one snapshot for everything
   read in the transaction, as on SQLite. Writes run in ``READ COMMITTED`` after taking the space's
-  write lock (:mod:`notochord.db.dialect`), so each of their statements sees every write committed
-  before the lock was granted.
+  write lock, so each of their statements sees every write committed before the lock was granted.
+
+Why one write lock per space (``pg_advisory_xact_lock`` on a fixed key, taken by the transaction's
+first statement and released by its commit or rollback), rather than a row lock on the quota
+counter or ``SERIALIZABLE`` with retry:
+
+- It is what ``BEGIN IMMEDIATE`` gives on SQLite, and the write path relies on more than the quota
+  counter being read-checked-written alone: a fact of cardinality "one" superseding the current
+  one, a document key unique among live documents, predicate positions, the entity a name
+  resolves to. A row lock on ``quota_usage`` makes the quota exact but leaves those to race (and
+  the user's own writes have no quota row at all).
+- ``SERIALIZABLE`` would protect them, but a serialization failure surfaces at any statement or at
+  commit, and :meth:`notochord.knowledge.writes.Store.write` is a context manager whose body is the
+  caller's code: it cannot be re-run from here, so every caller would need its own retry loop.
+- Advisory locks are server-wide across processes and replicas, live in the space's own database
+  (two spaces never wait for each other), and vanish with the session if a process is killed.
+
+Measured on this 2-core machine (shared), the assistant putting facts through the quota: one thread
+35–39 writes/s, four threads 34 writes/s (writes to one space are one at a time by design, as on
+SQLite, which did 123 writes/s single-threaded); sixteen processes racing one gem's quota accept
+exactly 500 (``tests/reliability/test_quota_race.py``).
 """
 
 from __future__ import annotations
@@ -163,8 +182,10 @@ def create_postgresql_engine(url: str, space: str) -> sa.Engine:
     target = server_url(url, database_name(url, space))
     engine = sa.create_engine(
         target,
-        pool_size=8,
-        max_overflow=8,
+        # few idle connections per space: a server hosts many organizations' spaces, and each
+        # connection is a server process
+        pool_size=2,
+        max_overflow=14,
         pool_pre_ping=True,
         isolation_level="READ COMMITTED",
     )
