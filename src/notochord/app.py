@@ -181,6 +181,15 @@ class Notochord:
                 f"the master key {key_path} is missing although the vault has spaces; "
                 "put it back from a backup (`notochord restore`)"
             )
+        if not key_path.exists() and settings.database_url:
+            from notochord.db import postgres
+
+            if postgres.list_spaces(settings.database_url):
+                raise StorageError(
+                    f"the master key {key_path} is missing although the database server holds this vault's spaces; "
+                    "copy master.key from the data directory of a process already using them (every process "
+                    "serving the same spaces needs the same key), or put it back from a backup"
+                )
         self._master_key = _load_or_create_key(key_path)
         self._embedder = _shared_embedder(settings.embedder) if isinstance(embedder, _Default) else embedder
         self._spaces: dict[str, Space] = {}

@@ -183,3 +183,19 @@ def test_an_unreachable_server_is_a_storage_error_naming_it(tmp_path: Path, cloc
     with pytest.raises(StorageError, match="cannot reach the PostgreSQL server") as caught:
         _open(tmp_path, clock, "data", url).personal  # noqa: B018 - opening the space is the act under test
     assert not isinstance(caught.value.__cause__, StorageError)
+
+
+def test_a_data_directory_without_the_master_key_is_refused_when_the_server_has_spaces(
+    pg: notochord.Notochord, database_url: str, tmp_path: Path, clock: FixedClock
+) -> None:
+    """Issue 17, item 1: the master key stays on local disk; a second data directory pointed at the same
+    spaces without it would mint a fresh key and orphan every gem's refs, so it is refused, naming the key."""
+    pg.personal.user.facts.put(subject="self", predicate="pref.food.like", value="soup")
+    with pytest.raises(StorageError, match=r"master key .* missing"):
+        _open(tmp_path, clock, "second", database_url)
+    assert not (tmp_path / "second" / "master.key").exists()
+
+    (tmp_path / "second").mkdir(exist_ok=True)
+    (tmp_path / "second" / "master.key").write_bytes((tmp_path / "pg" / "master.key").read_bytes())
+    with _open(tmp_path, clock, "second", database_url) as replica:
+        assert [f.value for f in replica.personal.user.facts.lookup("self", "pref.food")] == ["soup"]
