@@ -4,11 +4,14 @@ the source untouched, and the copy a store like any other (searchable, writable,
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import notochord
+from notochord.cli import app
 from notochord.clock import FixedClock
 from notochord.db import postgres
 from notochord.db.migrate import migrate
@@ -73,3 +76,23 @@ def test_a_space_moves_to_postgresql_whole_and_the_source_stays_as_it_was(
         outcome = space.user.documents.upsert(collection="diary", title="Rice", body="Rinse the rice.")
         assert [h.title for h in space.search("rice")] == ["Rice"]
         assert outcome.id > max(d.id for d in space.user.documents.list("diary") if d.title != "Rice")
+
+
+def test_migrate_store_copies_an_organization_from_the_command_line(
+    tmp_path: Path, clock: FixedClock, database_url: str
+) -> None:
+    """Issue 17, item 5: ``notochord migrate-store --to URL --org ID`` copies that space and says what it copied."""
+    data = tmp_path / "data"
+    with _open(data, clock, None) as lite:
+        lite.org("acme", create=True).user.facts.put(subject="self", predicate="pref.food.like", value="stew")
+    result = CliRunner().invoke(
+        app, ["migrate-store", "--to", database_url, "--org", "acme", "--data-dir", str(data), "--json"], env={}
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["space"] == "org:acme" and report["rows"]["facts"] == 1
+    with _open(data, clock, database_url) as moved:
+        assert [f.value for f in moved.org("acme").user.facts.lookup("self", "pref.food")] == ["stew"]
+
+    refused = CliRunner().invoke(app, ["migrate-store", "--to", "mysql://db/x", "--data-dir", str(data)], env={})
+    assert refused.exit_code == 2 and "postgresql://" in refused.output
