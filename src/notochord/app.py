@@ -175,16 +175,18 @@ class Notochord:
         except OSError as exc:
             raise StorageError(f"cannot create the data directory {data_dir}: {exc}") from exc
         key_path = data_dir / "master.key"
-        if not key_path.exists() and any((data_dir / "spaces").glob("*.db")):
+        # Spaces first, then the key: whoever made a space had its key in place before, so a key
+        # still missing after a space was seen is really missing (not another process's first open).
+        if any((data_dir / "spaces").glob("*.db")) and not key_path.exists():
             # A fresh key would silently orphan every gem's refs and private storage.
             raise StorageError(
                 f"the master key {key_path} is missing although the vault has spaces; "
                 "put it back from a backup (`notochord restore`)"
             )
-        if not key_path.exists() and settings.database_url:
+        if settings.database_url and not key_path.exists():
             from notochord.db import postgres
 
-            if postgres.list_spaces(settings.database_url):
+            if postgres.list_spaces(settings.database_url) and not key_path.exists():
                 raise StorageError(
                     f"the master key {key_path} is missing although the database server holds this vault's spaces; "
                     "copy master.key from the data directory of a process already using them (every process "
