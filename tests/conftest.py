@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,6 +16,9 @@ from notochord.settings import Settings
 # Property tests judge behaviour, never speed: a slower machine must not turn an example into a failure.
 settings.register_profile("notochord", deadline=None)
 settings.load_profile("notochord")
+
+# a real PostgreSQL server for the suites that run on both backends (started only when one asks)
+pytest_plugins = ["postgres_server"]
 
 
 @pytest.fixture(autouse=True)
@@ -41,12 +44,14 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def nc(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Notochord]:
+def nc(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[notochord.Notochord]:
     """A data directory without an embedder: search runs on full text only, deterministic and fast.
 
     Tests of the vector leg inject a fake embedder, and integration tests use the real default one.
+    Its spaces are SQLite files, or databases on the test PostgreSQL server where ``backend`` says so.
     """
-    settings = Settings(data_dir=tmp_path / "data", index_in_background=False)
+    url = new_database_url()
+    settings = Settings(data_dir=tmp_path / "data", index_in_background=False, database_url=url)
     with notochord.open(tmp_path / "data", settings, clock=clock, embedder=None) as opened:
         yield opened
 

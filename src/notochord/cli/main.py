@@ -83,6 +83,12 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         "Write a consistent snapshot of the whole vault, even while it is in use.",
     ),
     "restore": _Lazy(_CLI + "backup_cmd", "restore", "command", "Bring a backup back into an empty data directory."),
+    "migrate-store": _Lazy(
+        _CLI + "migrate_store_cmd",
+        "migrate_store",
+        "command",
+        "Copy a space from its SQLite file to a PostgreSQL server, counts checked, the file untouched.",
+    ),
     "console-url": _Lazy(
         _CLI + "console_cmd",
         "console_url",

@@ -31,12 +31,16 @@ from sqlalchemy import event, exc, pool
 
 from notochord.errors import ReadOnlyStoreError, StorageError, StorageFullError
 
-__all__ = ["create_sqlite_engine", "is_read_only", "read_tx", "storage_errors", "write_tx"]
+__all__ = ["WRITE_LOCK", "create_sqlite_engine", "is_read_only", "read_tx", "storage_errors", "write_tx"]
 
-_IMMEDIATE = "notochord_immediate"
+WRITE_LOCK = "notochord_immediate"
+"""The execution option of a write transaction: take the store's write lock with its first statement."""
 _SQLITE_READONLY = 8
 _SQLITE_FULL = 13
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# PostgreSQL's SQLSTATEs: disk_full, out_of_memory-class "insufficient resources", read-only transaction
+_PG_FULL = frozenset({"53100", "53000"})
+_PG_READ_ONLY = frozenset({"25006"})
 
 _READ_ONLY: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
 
@@ -97,7 +101,7 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        immediate = conn.get_execution_options().get(_IMMEDIATE, False)
+        immediate = conn.get_execution_options().get(WRITE_LOCK, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
@@ -115,8 +119,24 @@ def _sqlite_code(error: BaseException) -> int | None:
     return code & 0xFF if isinstance(code, int) else None
 
 
+def _sqlstate(error: BaseException) -> str | None:
+    orig = error.orig if isinstance(error, exc.DBAPIError) else error
+    state = getattr(orig, "sqlstate", None)
+    return state if isinstance(state, str) else None
+
+
 def _translate(action: str, error: BaseException) -> StorageError:
     code = _sqlite_code(error)
+    state = _sqlstate(error)
+    if state in _PG_FULL:
+        return StorageFullError(
+            f"{action} failed: the database server is out of disk space; nothing was written. Free some space and retry"
+        )
+    if state in _PG_READ_ONLY:
+        return ReadOnlyStoreError(
+            f"{action} failed: the database server accepts only reads (a standby, or read-only mode); "
+            "point database_url at the primary to change anything"
+        )
     if code == _SQLITE_FULL:
         return StorageFullError(f"{action} failed: the disk is full; nothing was written. Free some space and retry")
     if code == _SQLITE_READONLY:
@@ -146,7 +166,7 @@ def write_tx(engine: sa.Engine, *, action: str = "a write") -> Iterator[sa.Conne
     """A write transaction holding the database's write lock from its first statement."""
     with (
         storage_errors(action),
-        engine.connect().execution_options(**{_IMMEDIATE: True}) as conn,
+        engine.connect().execution_options(**{WRITE_LOCK: True}) as conn,
         conn.begin(),
     ):
         yield conn

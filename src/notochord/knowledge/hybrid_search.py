@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
+from notochord.db.dialect import json_ids
 from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.indexing import FTS_TABLE
@@ -305,10 +306,12 @@ def _keys(conn: sa.Connection, ids: Set[int]) -> dict[int, tuple[str, int]]:
     """
     if not ids:
         return {}
-    found = conn.exec_driver_sql(
-        "SELECT c.id, d.doc_date, d.id FROM chunks AS c JOIN documents AS d ON d.id = c.document_id "
-        "WHERE c.id IN (SELECT value FROM json_each(?))",
-        (json.dumps(sorted(ids)),),
+    found = conn.execute(
+        sa.text(
+            "SELECT c.id, d.doc_date, d.id FROM chunks AS c JOIN documents AS d ON d.id = c.document_id "
+            f"WHERE c.id IN ({json_ids(conn, 'ids')})"
+        ),
+        {"ids": json.dumps(sorted(ids))},
     ).all()
     return {int(r[0]): (str(r[1]), int(r[2])) for r in found}
 

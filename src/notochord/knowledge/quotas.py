@@ -7,7 +7,8 @@ Rules:
 - A writer may make 500 counted writes and write 50,000,000 characters (200,000,000 with
   ``collections.bulk``) per *local* date. Counters live in ``quota_usage`` and are charged inside the
   write's own transaction, so a refused or failed write leaves no trace and concurrent writers are
-  counted exactly (the transaction holds the write lock).
+  counted exactly (the transaction holds the write lock: ``BEGIN IMMEDIATE`` on SQLite, the space's
+  advisory lock on PostgreSQL, see :mod:`notochord.db.postgres`).
 - Size limits are checked before anything else (OD-K07) and raise ``exceeds limit``, never ``quota``.
 """
 

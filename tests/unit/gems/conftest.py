@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from postgres_server import BACKENDS
+
 MANIFESTS = Path(__file__).resolve().parents[2] / "fixtures" / "manifests"
 
 Json = dict[str, Any]
@@ -18,6 +20,12 @@ Json = dict[str, Any]
 def _read(relative: str) -> Json:
     data: Json = json.loads((MANIFESTS / relative).read_text(encoding="utf-8"))
     return data
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The gem tests that open a space run over both backends (Issue 17): SQLite files and PostgreSQL."""
+    return str(request.param)
 
 
 @pytest.fixture

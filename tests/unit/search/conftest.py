@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import Connection, create_engine, text
 
 from notochord.search.textindex import fts_table_ddl
+from postgres_server import BACKENDS
 
 from .fakes import HashedNgramEmbedder
 
@@ -24,6 +25,12 @@ def fts_conn() -> Iterator[Connection]:
         conn.execute(text("CREATE TABLE chunks (id INTEGER PRIMARY KEY, collection TEXT NOT NULL)"))
         yield conn
     engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Tests here that open a space run over both backends (Issue 17): SQLite files and PostgreSQL."""
+    return str(request.param)
 
 
 @pytest.fixture

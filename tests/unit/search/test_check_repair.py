@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +20,8 @@ BODY = "# Stew\n\nSimmer the beef two hours.\n\n## Serving\n\nWith rice and pick
 
 
 @pytest.fixture
-def space(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Space]:
-    settings = Settings(data_dir=tmp_path / "d", index_in_background=False)
+def space(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[notochord.Space]:
+    settings = Settings(data_dir=tmp_path / "d", index_in_background=False, database_url=new_database_url())
     with notochord.open(tmp_path / "d", settings, clock=clock, embedder=HashedNgramEmbedder()) as nc:
         space = nc.personal
         space.user.documents.upsert(collection="keep", key="stew", title="Stew", body=BODY)

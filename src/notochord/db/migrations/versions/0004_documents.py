@@ -90,3 +90,18 @@ def upgrade() -> None:
             "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5("
             "body, tokenize='porter unicode61 remove_diacritics 2')"
         )
+    else:
+        # PostgreSQL: the same derived text under the same names (notochord.search.text_store_pg),
+        # and the postings FTS5 would hold, made by FTS5's own tokenizer on the write path.
+        op.create_table(
+            "chunks_fts",
+            sa.Column("rowid", sa.BigInteger, primary_key=True, autoincrement=False),
+            sa.Column("body", sa.Text, nullable=False),
+        )
+        op.create_table(
+            "chunks_fts_terms",
+            sa.Column("term", sa.Text, primary_key=True),
+            sa.Column("chunk_id", sa.BigInteger, primary_key=True),
+            sa.Column("tf", sa.Integer, nullable=False),
+        )
+        op.create_index("ix_chunks_fts_terms_chunk_id", "chunks_fts_terms", ["chunk_id"])

@@ -35,6 +35,9 @@ def _passage_hash(title: str, text: str) -> str:
 
 def upgrade() -> None:
     bind = op.get_bind()
+    if bind.dialect.name != "sqlite":
+        _upgrade_in_place()
+        return
     op.execute("CREATE TEMPORARY TABLE keep_mentions AS SELECT chunk_id, entity_id FROM mentions")
     op.execute("DELETE FROM chunk_vectors")
     with op.batch_alter_table("chunks", recreate="always", table_kwargs={"sqlite_autoincrement": True}) as batch:
@@ -70,3 +73,16 @@ def upgrade() -> None:
         "WHERE chunk_id IN (SELECT id FROM chunks)"
     )
     op.execute("DROP TABLE keep_mentions")
+
+
+def _upgrade_in_place() -> None:
+    """PostgreSQL: columns are added in place, and its sequences never hand out an id twice.
+
+    A database is new when this runs there (the backend arrived after this revision), so there is
+    nothing to hash.
+    """
+    op.execute("DELETE FROM chunk_vectors")
+    op.execute("DELETE FROM mentions WHERE chunk_id IN (SELECT id FROM chunks)")
+    op.execute("DELETE FROM chunks")
+    op.add_column("chunks", sa.Column("text_hash", sa.String(64), nullable=False))
+    op.add_column("chunk_vectors", sa.Column("text_hash", sa.String(64), nullable=False))

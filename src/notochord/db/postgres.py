@@ -1,0 +1,200 @@
+"""Spaces on a PostgreSQL server: one database per space, created on first use, and its engine.
+
+Rules:
+
+- ``database_url`` (``postgresql://user:password@host:port/PREFIX?…``) names a server and a prefix:
+  the personal space is the database ``PREFIX_personal``, organization ``acme`` the database
+  ``PREFIX_org_acme``. Every space is a physically separate database, exactly as every space is a
+  separate file on SQLite; nothing is shared between them. Without a database in the URL the
+  prefix is ``notochord``. A name longer than PostgreSQL's 63 bytes keeps its start and ends in a
+  hash of the whole, so two organizations never share a database.
+- Each database carries the space's name as its comment, so the spaces on a server are listed
+  without guessing from database names.
+- A database is created only where a space is created on SQLite (``init``, ``init --org``, the
+  service's first write); two processes creating the same one at once both succeed.
+- The engine is psycopg 3 under SQLAlchemy's connection pool (checked before use, so a restarted
+  server costs no failed request). Reads run in ``REPEATABLE READ``: one snapshot for everything
+  read in the transaction, as on SQLite. Writes run in ``READ COMMITTED`` after taking the space's
+  write lock, so each of their statements sees every write committed before the lock was granted.
+
+Why one write lock per space (``pg_advisory_xact_lock`` on a fixed key, taken by the transaction's
+first statement and released by its commit or rollback), rather than a row lock on the quota
+counter or ``SERIALIZABLE`` with retry:
+
+- It is what ``BEGIN IMMEDIATE`` gives on SQLite, and the write path relies on more than the quota
+  counter being read-checked-written alone: a fact of cardinality "one" superseding the current
+  one, a document key unique among live documents, predicate positions, the entity a name
+  resolves to. A row lock on ``quota_usage`` makes the quota exact but leaves those to race (and
+  the user's own writes have no quota row at all).
+- ``SERIALIZABLE`` would protect them, but a serialization failure surfaces at any statement or at
+  commit, and :meth:`notochord.knowledge.writes.Store.write` is a context manager whose body is the
+  caller's code: it cannot be re-run from here, so every caller would need its own retry loop.
+- Advisory locks are server-wide across processes and replicas, live in the space's own database
+  (two spaces never wait for each other), and vanish with the session if a process is killed.
+
+Measured on this 2-core machine (shared), the assistant putting facts through the quota: one thread
+35–39 writes/s, four threads 34 writes/s (writes to one space are one at a time by design, as on
+SQLite, which did 123 writes/s single-threaded); sixteen processes racing one gem's quota accept
+exactly 500 (``tests/reliability/test_quota_race.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import psycopg
+import sqlalchemy as sa
+from psycopg import errors as pg_errors
+from psycopg import sql
+
+from notochord.db.engine import WRITE_LOCK
+from notochord.errors import ConfigurationError, StorageError
+
+__all__ = [
+    "create_database",
+    "create_postgresql_engine",
+    "database_exists",
+    "database_name",
+    "is_postgresql_url",
+    "list_spaces",
+    "server_url",
+    "shown_url",
+]
+
+WRITE_LOCK_KEY = 0x6E6F746F63686F72  # "notochor": advisory locks are per database, so one key per space
+_MAX_NAME = 63
+_PREFIX = re.compile(r"^[a-z_][a-z0-9_]{0,39}$")
+_COMMENT = "notochord space "
+_MAINTENANCE_DB = "postgres"
+
+
+def is_postgresql_url(url: str | None) -> bool:
+    """Whether ``url`` asks for the PostgreSQL backend (``postgresql://`` or ``postgres://``)."""
+    return bool(url) and str(url).split(":", 1)[0].split("+", 1)[0] in {"postgresql", "postgres"}
+
+
+def _parse(url: str) -> sa.URL:
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise ConfigurationError(
+            f"setting database_url: {shown_url(url)!r} is not a database URL; use postgresql://user@host/prefix"
+        ) from exc
+    if not is_postgresql_url(parsed.drivername):
+        raise ConfigurationError(
+            f"setting database_url: only postgresql:// URLs are supported, not {parsed.drivername}://; "
+            "leave it unset for SQLite files in the data directory"
+        )
+    prefix = parsed.database or "notochord"
+    if not _PREFIX.match(prefix):
+        raise ConfigurationError(
+            f"setting database_url: the database part {prefix!r} is a prefix for the spaces' database names; "
+            "use up to 40 lowercase letters, digits and _ (starting with a letter)"
+        )
+    return parsed.set(drivername="postgresql+psycopg", database=prefix)
+
+
+def shown_url(url: str | sa.URL) -> str:
+    """The URL with its password hidden, for messages and ``status``."""
+    try:
+        return sa.make_url(str(url)).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return "<unreadable database URL>"
+
+
+def database_name(url: str, space: str) -> str:
+    """The database that holds ``space`` (``personal`` or ``org:<id>``) on the server ``url`` names."""
+    prefix = _parse(url).database
+    suffix = "personal" if space == "personal" else "org_" + space.removeprefix("org:")
+    name = f"{prefix}_{suffix}"
+    if len(name.encode()) <= _MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: _MAX_NAME - len(digest) - 1]}_{digest}"
+
+
+def server_url(url: str, database: str = _MAINTENANCE_DB) -> sa.URL:
+    """The SQLAlchemy URL of ``database`` on the server ``url`` names."""
+    return _parse(url).set(database=database)
+
+
+def _libpq(url: sa.URL) -> str:
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def _maintenance(url: str) -> psycopg.Connection[Any]:
+    target = server_url(url)
+    try:
+        return psycopg.connect(_libpq(target), autocommit=True)
+    except psycopg.Error as exc:
+        raise StorageError(
+            f"cannot reach the PostgreSQL server at {shown_url(target)}: {exc}; "
+            "check database_url and that the server runs"
+        ) from exc
+
+
+def database_exists(url: str, space: str) -> bool:
+    """Whether the database of ``space`` exists on the server."""
+    with _maintenance(url) as conn:
+        row = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database_name(url, space),)).fetchone()
+    return row is not None
+
+
+def create_database(url: str, space: str) -> None:
+    """Create the database of ``space`` unless it exists (safe when several processes race to create it)."""
+    name = database_name(url, space)
+    with _maintenance(url) as conn:
+        try:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        except (pg_errors.DuplicateDatabase, pg_errors.UniqueViolation):
+            return  # another process made it first
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot create the database {name} for the space {space}: {exc}") from exc
+        try:
+            conn.execute(
+                sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(_COMMENT + space))
+            )
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot label the database {name} for the space {space}: {exc}") from exc
+
+
+def list_spaces(url: str) -> list[str]:
+    """The names of the spaces under this URL's prefix on the server, sorted."""
+    prefix = _parse(url).database
+    with _maintenance(url) as conn:
+        rows = conn.execute(
+            "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database WHERE starts_with(datname, %s)",
+            (f"{prefix}_",),
+        ).fetchall()
+    found = []
+    for datname, comment in rows:
+        if isinstance(comment, str) and comment.startswith(_COMMENT):
+            space = comment.removeprefix(_COMMENT)
+            if database_name(url, space) == datname:
+                found.append(space)
+    return sorted(found)
+
+
+def create_postgresql_engine(url: str, space: str) -> sa.Engine:
+    """A pooled engine on the database of ``space`` (which must exist: see :func:`create_database`)."""
+    target = server_url(url, database_name(url, space))
+    engine = sa.create_engine(
+        target,
+        # few idle connections per space: a server hosts many organizations' spaces, and each
+        # connection is a server process
+        pool_size=2,
+        max_overflow=14,
+        pool_pre_ping=True,
+        isolation_level="READ COMMITTED",
+    )
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        if conn.get_execution_options().get(WRITE_LOCK, False):
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+        else:
+            conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+
+    return engine

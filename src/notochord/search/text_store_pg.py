@@ -1,0 +1,111 @@
+"""The full-text index on PostgreSQL: the postings FTS5 would hold, kept in plain tables.
+
+This module is the one place that tells the backends' full text apart (:func:`is_postgresql`);
+:mod:`~notochord.search.textindex` and :mod:`~notochord.search.inverted_index` ask it and hand over.
+
+Rules:
+
+- **Same text, same tokens, same ranking.** ``chunks_fts(rowid, body)`` holds the derived text
+  (:func:`~notochord.search.textindex.index_text`) under the very names the SQLite FTS5 table has,
+  so the SQL that writes, deletes and checks it is the same on both backends. The postings
+  ``chunks_fts_terms(term, chunk_id, tf)`` are made by FTS5's own tokenizer (``porter unicode61
+  remove_diacritics 2``, run in a private in-memory SQLite database) on the write path, in the
+  write's transaction: every term and every term frequency is exactly what FTS5 stores on SQLite,
+  so the in-memory index, BM25 over the candidates and therefore every ranking are identical.
+- **A version per commit.** Each write of the index bumps a counter in ``space_meta``
+  (``fulltext_version:<table>``) in the same transaction; readers key the shared in-memory index by
+  it, read in their own snapshot, as SQLite's FTS5 structure record is used. Writes hold the space's
+  write lock, so the counter never races.
+- Table names come from code and are checked by the caller (:mod:`~notochord.search.textindex`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from notochord.errors import StorageError
+
+__all__ = ["delete_terms", "index_terms", "is_postgresql", "read_postings", "version"]
+
+_VERSION_KEY = "fulltext_version:"
+
+
+def is_postgresql(conn: sa.Connection) -> bool:
+    """Whether ``conn``'s full text lives in PostgreSQL tables (otherwise in SQLite's FTS5)."""
+    return conn.dialect.name == "postgresql"
+
+
+def tokenize(rows: Sequence[tuple[int, str]], tokenizer: str) -> list[dict[str, object]]:
+    """``(chunk id, derived text)`` → one ``{term, chunk_id, tf}`` per distinct term of each chunk, by FTS5."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{tokenizer}')")
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
+        db.executemany("INSERT INTO w(rowid, t) VALUES (?, ?)", rows)
+        found = db.execute("SELECT term, doc, count(*) FROM v GROUP BY term, doc").fetchall()
+    finally:
+        db.close()
+    return [{"term": str(term), "chunk_id": int(doc), "tf": int(tf)} for term, doc, tf in found]
+
+
+def _bump(conn: sa.Connection, table: str) -> None:
+    conn.execute(
+        sa.text(
+            "INSERT INTO space_meta (key, value) VALUES (:key, '1') ON CONFLICT (key) "
+            "DO UPDATE SET value = CAST(CAST(space_meta.value AS BIGINT) + 1 AS TEXT)"
+        ),
+        {"key": _VERSION_KEY + table},
+    )
+
+
+def index_terms(conn: sa.Connection, table: str, rows: Sequence[tuple[int, str]], tokenizer: str) -> None:
+    """Replace the postings of the chunks in ``rows`` (``(chunk id, derived text)``), in ``conn``'s transaction."""
+    terms = tokenize(rows, tokenizer)
+    try:
+        conn.execute(
+            sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": [int(i) for i, _ in rows]}
+        )
+        if terms:
+            insert = f"INSERT INTO {table}_terms (term, chunk_id, tf) VALUES (:term, :chunk_id, :tf)"
+            conn.execute(sa.text(insert), terms)
+        _bump(conn, table)
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not write the full-text index {table}: {exc}") from exc
+
+
+def delete_terms(conn: sa.Connection, table: str, chunk_ids: Sequence[int]) -> None:
+    """Remove the postings of ``chunk_ids``; unknown ids are ignored."""
+    try:
+        conn.execute(sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": list(chunk_ids)})
+        _bump(conn, table)
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not delete from the full-text index {table}: {exc}") from exc
+
+
+def version(conn: sa.Connection, table: str) -> bytes:
+    """The data version of ``table``'s full text as of ``conn``'s snapshot."""
+    try:
+        raw = conn.execute(
+            sa.text("SELECT value FROM space_meta WHERE key = :key"), {"key": _VERSION_KEY + table}
+        ).scalar()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the version of the full-text index {table}: {exc}") from exc
+    return str(raw or "0").encode()
+
+
+def read_postings(conn: sa.Connection, table: str) -> list[tuple[str, str, str]]:
+    """Every term with its chunk ids and term frequencies, ascending by chunk: ``(term, "ids,…", "tfs,…")``."""
+    try:
+        rows = conn.execute(
+            sa.text(
+                "SELECT term, string_agg(CAST(chunk_id AS TEXT), ',' ORDER BY chunk_id), "
+                f"string_agg(CAST(tf AS TEXT), ',' ORDER BY chunk_id) FROM {table}_terms GROUP BY term"
+            )
+        ).all()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
+    return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]

@@ -1,0 +1,37 @@
+"""PostgreSQL's errors become the project's storage errors (Issue 17, item 2), by SQLSTATE.
+
+A full disk cannot be made on demand on a shared test server, so the driver error is stood in for
+by an exception carrying the SQLSTATE psycopg gives it; everything else about the path is real.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import exc
+
+from notochord.db.engine import storage_errors
+from notochord.errors import ReadOnlyStoreError, StorageError, StorageFullError
+
+
+class _DriverError(Exception):
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(f"server said {sqlstate}")
+        self.sqlstate = sqlstate
+
+
+@pytest.mark.parametrize(
+    ("sqlstate", "error", "words"),
+    [
+        ("53100", StorageFullError, "out of disk space; nothing was written"),
+        ("25006", ReadOnlyStoreError, "accepts only reads"),
+        ("42P01", StorageError, "failed in the store"),
+    ],
+)
+def test_a_server_error_maps_into_the_exception_tree_by_its_sqlstate(
+    sqlstate: str, error: type[StorageError], words: str
+) -> None:
+    """Issue 17, item 2: disk full (53100), read-only transaction (25006), anything else a StorageError."""
+    with pytest.raises(error, match=words) as caught, storage_errors("saving a fact"):
+        raise exc.OperationalError("INSERT …", {}, _DriverError(sqlstate))
+    assert type(caught.value) is error
+    assert str(caught.value).startswith("saving a fact failed")
