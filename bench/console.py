@@ -5,7 +5,7 @@ Run from the repository root (``make bench`` runs the default)::
     python bench/console.py                        # 10,000 documents, 1,000 changes, 30 requests a page
     python bench/console.py --documents 2000 --changes 200 --requests 10    # a quick look
 
-The budget (Issue 14): every page renders in under 100 ms of server time with 10,000 documents and
+The budget: every page renders in under 100 ms of server time with 10,000 documents and
 1,000 changes. The data directory is made afresh in a temporary folder, without an embedder (full
 text only, as ``NOTOCHORD_EMBEDDER=none``):
 

@@ -339,7 +339,7 @@ _BATCH_CHARS = 4_000_000
 
 @dataclass
 class _Batch:
-    """Files read and waiting to be written together: one transaction per batch (Issue 16, item 3)."""
+    """Files read and waiting to be written together: one transaction per batch."""
 
     space: notochord.Space
     run_id: str

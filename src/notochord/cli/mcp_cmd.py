@@ -1,4 +1,4 @@
-"""``notochord mcp``: connect AI assistants over MCP, each with its own switches (Issue 15).
+"""``notochord mcp``: connect AI assistants over MCP, each with its own switches.
 
 ``connect`` registers a connection (an installed gem of kind ``assistant``, every permission off)
 and prints its bearer secret once; ``list``/``show`` show connections and their switches;

@@ -286,7 +286,7 @@ class KbDocuments:
         return self.add_uploads(actor=actor, kb_id=kb_id, uploads=[upload])[0]
 
     def add_uploads(self, *, actor: Actor, kb_id: object, uploads: Sequence[Upload]) -> list[KbDocument]:
-        """Add several uploaded files in one transaction, all or none (Issue 16, item 3).
+        """Add several uploaded files in one transaction, all or none.
 
         Every file is checked and extracted before anything is written; a refused file refuses the
         call, with the same errors as :meth:`add_upload` naming the file.

@@ -1,5 +1,5 @@
 """What the knowledge-base service writes: files as received, sources before they are stored, and
-storing many of them in one transaction (Issue 16, item 3; K-DOC, K-CHG, OD-B07).
+storing many of them in one transaction (K-DOC, K-CHG, OD-B07).
 
 Rules:
 

@@ -1,4 +1,4 @@
-"""Many writes in one transaction: the shared rules of ``put_many`` and ``upsert_many`` (Issue 16, item 3).
+"""Many writes in one transaction: the shared rules of ``put_many`` and ``upsert_many``.
 
 Rules (K-FACT, K-DOC, K-CHG, K-QUOTA):
 

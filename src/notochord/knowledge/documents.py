@@ -187,7 +187,7 @@ class Documents:
     ) -> UpsertOutcome:
         """Create or update a document; see the module rules. ``max_chars`` is the chunk size.
 
-        Reading the target and writing it share one transaction (Issue 16, item 3).
+        Reading the target and writing it share one transaction.
         """
         with self._store.batch():
             outcome = self._upsert(
@@ -218,7 +218,7 @@ class Documents:
         permit: Permit | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> BatchOutcome[UpsertOutcome]:
-        """Create or update many documents in one transaction (Issue 16, item 3; K-DOC, K-CHG, K-QUOTA).
+        """Create or update many documents in one transaction (K-DOC, K-CHG, K-QUOTA).
 
         Each item holds the arguments of :meth:`upsert` (``collection_id``, ``key``, ``doc_id``,
         ``title``, ``body``, ``meta``, ``text``, ``source_uri``) and is written exactly as

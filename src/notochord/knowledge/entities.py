@@ -31,7 +31,7 @@ __all__ = ["Entities"]
 _SELF_KEY = "self_entity_id"
 
 # Built once: the look-ups every fact write makes; building a statement costs more than SQLite
-# takes to run it (Issue 16, item 3).
+# takes to run it.
 _LINK = sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == sa.bindparam("id"))
 _KIND = sa.select(entities.c.kind).where(entities.c.id == sa.bindparam("id"))
 _MERGED_INTO = sa.select(entities.c.id).where(entities.c.merged_into.in_(sa.bindparam("ids", expanding=True)))
@@ -69,7 +69,7 @@ class Entities:
     def canonical(self, conn: sa.Connection, entity_id: int) -> int:
         """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones.
 
-        Inside a write batch the answer is remembered until an entity changes (Issue 16, item 3).
+        Inside a write batch the answer is remembered until an entity changes.
         """
         memo = self._store.memo(conn)
         if memo is not None and ("canonical", entity_id) in memo:

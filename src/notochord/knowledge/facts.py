@@ -448,7 +448,7 @@ class Facts:
         run_id: str | None = None,
         limits: DailyLimits | None = None,
     ) -> BatchOutcome[PutResult]:
-        """Write many facts in one transaction (Issue 16, item 3; K-FACT, K-CHG, K-QUOTA).
+        """Write many facts in one transaction (K-FACT, K-CHG, K-QUOTA).
 
         Each item holds the arguments of :meth:`put` (``subject``, ``predicate`` or ``hint``,
         ``value``, ``object_id``, ``description``, ``origin``, ``source``, ``source_ref``, ``pin``)

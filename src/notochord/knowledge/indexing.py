@@ -8,8 +8,8 @@ only ever be stored for the text it was computed from.
 
 Mentions (OD-K41): a chunk mentions an entity when it contains, case-insensitively and on word
 boundaries, the entity's display name, a ``name`` identifier, an email, or a handle's account
-(:mod:`notochord.knowledge.mentions`: one automaton per space and entity-data version, Issue 16,
-item 3). Mentions are recorded against the entity as it is when the document is written; merges are
+(:mod:`notochord.knowledge.mentions`: one automaton per space and entity-data version).
+Mentions are recorded against the entity as it is when the document is written; merges are
 followed when searching.
 """
 

@@ -1,4 +1,4 @@
-"""Which entities a chunk of text mentions, found by one Aho-Corasick automaton (Issue 16, item 3).
+"""Which entities a chunk of text mentions, found by one Aho-Corasick automaton.
 
 A chunk mentions an entity when it contains, case-insensitively and on word boundaries, the
 entity's display name, a ``name`` identifier, an email, or a handle's account (OD-K41, K-DOC).

@@ -63,7 +63,7 @@ class HostFacts:
     ) -> PutResult:
         """Write a fact under a full predicate name (added to the vocabulary if new)."""
         self._check_source(source)
-        # one transaction for the look-ups and the write: fewer round trips (Issue 16, item 3)
+        # one transaction for the look-ups and the write: fewer round trips
         with self._core.store.batch():
             return self._core.facts.put(
                 actor=self._actor,
@@ -84,7 +84,7 @@ class HostFacts:
         All or nothing: a refused item raises :class:`~notochord.knowledge.batches.BatchItemError`
         naming its index, and nothing is written. Each fact is its own change (undo one alone), and
         all carry the returned ``run_id`` (undo the batch with ``space.changes.revert(run_id=…)``).
-        Issue 16, item 3 (K-FACT, K-CHG, K-QUOTA).
+        K-FACT, K-CHG, K-QUOTA.
         """
         checked = check_items(items, _HOST_PUT_ARGUMENTS, what="put_many")
         core_items: builtins.list[dict[str, Any]] = []
@@ -252,7 +252,7 @@ class HostDocuments:
         source_uri: str | None = None,
         run_id: str | None = None,
     ) -> UpsertOutcome:
-        # naming the collection and writing share one transaction (Issue 16, item 3)
+        # naming the collection and writing share one transaction
         with self._core.store.batch():
             return self._core.documents.upsert(
                 actor=self._actor,
@@ -278,7 +278,7 @@ class HostDocuments:
         All or nothing: a refused item raises :class:`~notochord.knowledge.batches.BatchItemError`
         naming its index, and nothing is written. Each document is its own change (undo one alone),
         and all carry the returned ``run_id`` (undo the batch with ``space.changes.revert(run_id=…)``).
-        Issue 16, item 3 (K-DOC, K-CHG, K-QUOTA).
+        K-DOC, K-CHG, K-QUOTA.
         """
         checked = check_items(items, _HOST_UPSERT_ARGUMENTS, what="upsert_many")
         with self._core.store.batch():

@@ -11,7 +11,7 @@ through :meth:`Store.write`, which in a single transaction that holds the write 
 and commits all of it or none of it. Work that may lag behind (embeddings) is queued by the caller
 inside the same transaction and processed after commit.
 
-:meth:`Store.batch` runs many writes in one transaction (Issue 16, item 3): inside it, every
+:meth:`Store.batch` runs many writes in one transaction: inside it, every
 ``read`` and ``write`` of that store on the same thread joins the batch's transaction, and each write
 still checks its permission, charges its quota and appends its own change record, so each stays
 undoable alone. The batch commits all of them or none of them.
@@ -50,7 +50,7 @@ ENTITY_VERSION_KEY = "entity_data_version"
 """``space_meta`` key of a token that changes with every recorded write of an entity or identifier."""
 _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 
-# Built once: compiling a statement costs more than running it on SQLite (Issue 16, item 3).
+# Built once: compiling a statement costs more than running it on SQLite.
 _INSERT_CHANGE = sa.insert(changes).returning(changes.c.id)
 _INSERT_OBJECTS = sa.insert(change_objects)
 _BUMP_ENTITY_VERSION = (
@@ -258,7 +258,7 @@ class Store:
         """Look-ups remembered for the rest of the open batch on ``conn`` (``None`` outside one).
 
         The batch holds the write lock, so only its own writes can change what was looked up; a
-        recorded change of an entity or identifier forgets everything remembered (Issue 16, item 3).
+        recorded change of an entity or identifier forgets everything remembered.
         """
         current = self._batch()
         return current.memo if current is not None and current.conn is conn else None
@@ -276,7 +276,7 @@ class Store:
         """One write transaction for every read and write of this store inside the block.
 
         Each :meth:`write` inside still runs its check, charges its quota and records its own
-        change; an error anywhere rolls all of them back (Issue 16, item 3; K-CHG, K-QUOTA). A
+        change; an error anywhere rolls all of them back (K-CHG, K-QUOTA). A
         batch inside a batch joins the outer one. Other threads are not affected. What must wait
         for the commit (waking the embedding worker) is queued with :meth:`after_commit`.
         """

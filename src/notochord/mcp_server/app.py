@@ -1,4 +1,4 @@
-"""The MCP server of one space: tools, resources and sessions (Issue 15, items 2-5).
+"""The MCP server of one space: tools, resources and sessions.
 
 One :class:`McpService` serves every connection of the space; who is calling is decided per
 message by the transport (stdio: the connection named on the command line; HTTP: the bearer

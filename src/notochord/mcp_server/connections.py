@@ -1,4 +1,4 @@
-"""Assistant connections: each MCP client is an installed gem of kind ``assistant`` (Issue 15, item 1).
+"""Assistant connections: each MCP client is an installed gem of kind ``assistant``.
 
 A connection is registered with a manifest the product writes: the knowledge permissions it may
 ask for, every one off until the person switches it on (K-PERM-03), with a name, a description

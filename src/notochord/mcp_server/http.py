@@ -1,4 +1,4 @@
-"""MCP over streamable HTTP at ``/mcp``, mounted by ``notochord serve`` (Issue 15, item 2).
+"""MCP over streamable HTTP at ``/mcp``, mounted by ``notochord serve``.
 
 Every request passes, in order:
 

@@ -1,4 +1,4 @@
-"""Documents as MCP resources, collections as resource templates (Issue 15, item 4).
+"""Documents as MCP resources, collections as resource templates.
 
 Listed and read through the connection's ``ctx.knowledge``, with the same checks as the tools:
 

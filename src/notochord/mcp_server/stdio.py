@@ -1,4 +1,4 @@
-"""MCP over stdin/stdout for one connection: what a desktop client launches (Issue 15, item 2).
+"""MCP over stdin/stdout for one connection: what a desktop client launches.
 
 No secret is asked for: the person started the process on their own machine, with their own
 data directory. The connection must exist, and the whole process is one session, so one run.

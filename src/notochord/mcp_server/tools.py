@@ -1,4 +1,4 @@
-"""The MCP tools: each a thin call through the connection's ``ctx.knowledge`` (Issue 15, item 3).
+"""The MCP tools: each a thin call through the connection's ``ctx.knowledge``.
 
 No permission logic lives here. A tool checks its arguments against its JSON schema (so a model
 gets the schema's words back, K-CON-05: refs only), calls the gem API, and returns its answer as

@@ -6,7 +6,7 @@ limit is refused before anything is read, and a body that grows past it while st
 that point (413). A JSON body is ``{title?, content}``, ``{title?, url}`` or ``{title, data}``; a
 ``multipart/form-data`` body carries one ``file`` and an optional ``title``. Any other body type is 415.
 ``…/documents/batch`` takes one to 100 ``file`` fields in one multipart body and stores them in one
-transaction, all or none (Issue 16, item 3); the upload limit covers the whole body.
+transaction, all or none; the upload limit covers the whole body.
 """
 
 from __future__ import annotations
