@@ -33,27 +33,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import httpx
-import sqlalchemy as sa
 from rich.console import Console
 from rich.table import Table
 
 import notochord
 from notochord.console import create_console
 from notochord.console.auth import ConsoleKeys
-from notochord.db.engine import write_tx
-from notochord.knowledge.quotas import DailyLimits
-from notochord.knowledge.writes import Actor, Store, WriteTx
 from notochord.settings import Settings
 
 console = Console()
@@ -76,8 +71,15 @@ PAGES: list[tuple[str, str]] = [
     ("runs", "/runs"),
     ("a run", "/runs/{run}"),
     ("network access", "/settings/network"),
+    ("knowledge: collections tree", "/knowledge"),
+    ("knowledge: a collection", "/knowledge/collections/{collection}"),
+    ("knowledge: a document", "/knowledge/documents/{document}"),
+    ("knowledge: entities", "/knowledge/entities"),
+    ("knowledge: a person", "/knowledge/entities/{person}"),
+    ("knowledge: contacts", "/knowledge/contacts"),
 ]
-"""The pages timed, as ``(name, path)``; ``{collection}`` and ``{run}`` are filled from the data."""
+"""The pages timed, as ``(name, path)``; ``{collection}``, ``{run}``, ``{document}`` and ``{person}``
+are filled from the data."""
 
 _WORDS = [
     *("river", "garden", "morning", "coffee", "meeting", "project", "deadline", "travel", "train", "station"),
@@ -117,41 +119,6 @@ def batched(items: Sequence[_T], size: int) -> Iterator[Sequence[_T]]:
         yield items[start : start + size]
 
 
-@contextlib.contextmanager
-def one_transaction(store: Store) -> Iterator[None]:
-    """Run every read and write of ``store`` inside one shared write transaction (loading only).
-
-    Each upsert or put still runs all of its checks and records its change; they commit together.
-    """
-    with write_tx(store.engine) as conn:
-
-        @contextlib.contextmanager
-        def read() -> Iterator[sa.Connection]:
-            yield conn
-
-        @contextlib.contextmanager
-        def write(
-            *,
-            actor: Actor,
-            run_id: str | None,
-            chars: int = 0,  # noqa: ARG001  (the signature of Store.write)
-            limits: DailyLimits | None = None,
-            check: Callable[[sa.Connection], None] | None = None,
-        ) -> Iterator[WriteTx]:
-            if limits is not None:
-                raise RuntimeError("the loader only writes as the user, who has no quota")
-            if check is not None:
-                check(conn)
-            yield WriteTx(conn=conn, actor=actor, run_id=run_id, now=store.now())
-
-        store.read = read  # type: ignore[method-assign]
-        store.write = write  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            del store.read, store.write
-
-
 def _note(rng: random.Random, n: int) -> tuple[str, str]:
     words = [rng.choice(_WORDS) for _ in range(60)]
     if n % 5 == 0:
@@ -184,9 +151,10 @@ def _seed(space: notochord.Space, root: Path, *, documents: int, changes: int, s
     user = space.user
     collections = [user.collections.create(name).id for name in ("Work", "Home", "Travel", "Reading", "Kitchen")]
     numbers = list(range(documents))
+    document = 0
     with console.status(f"writing {documents:,} documents …"):
         for chunk in batched(numbers, 500):
-            with one_transaction(space.core.store):
+            with space.core.store.batch():
                 for n in chunk:
                     title, body = _note(rng, n)
                     if n % 4 == 0:
@@ -195,8 +163,11 @@ def _seed(space: notochord.Space, root: Path, *, documents: int, changes: int, s
                             collection="diary", key=f"{day}-{n}", title=title, body=body, meta={"date": day}
                         )
                     else:
-                        user.documents.upsert(collection=collections[n % len(collections)], title=title, body=body)
-    with console.status(f"writing {changes:,} changes …"), one_transaction(space.core.store):
+                        written = user.documents.upsert(
+                            collection=collections[n % len(collections)], title=title, body=body
+                        )
+                        document = document or written.id
+    with console.status(f"writing {changes:,} changes …"), space.core.store.batch():
         people = []
         for n in range(changes):
             run_id = f"run-bench-{n % 10}"
@@ -220,7 +191,12 @@ def _seed(space: notochord.Space, root: Path, *, documents: int, changes: int, s
     with console.status("three real runs of a gem …"):
         for food in ("soup", "bread", "stew"):
             run = space.gems.runner.run_sync("noter", "note", input={"food": food}, conversation=conversation).id
-    return {"collection": str(collections[0]), "run": run}
+    return {
+        "collection": str(collections[0]),
+        "run": run,
+        "document": str(document),
+        "person": str(people[0]),
+    }
 
 
 async def _time(client: httpx.AsyncClient, path: str, requests: int) -> list[float]:
