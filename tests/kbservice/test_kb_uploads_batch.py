@@ -24,11 +24,12 @@ def _member(world: World) -> Actor:
 
 @pytest.fixture
 def writes(world: World) -> Iterator[list[str]]:
-    """The ``BEGIN IMMEDIATE`` of organization A's space while the test runs."""
+    """The write transactions of organization A's space while the test runs (SQLite's ``BEGIN
+    IMMEDIATE``, PostgreSQL's write lock)."""
     seen: list[str] = []
 
     def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if statement == "BEGIN IMMEDIATE":
+        if statement == "BEGIN IMMEDIATE" or statement.startswith("SELECT pg_advisory_xact_lock"):
             seen.append(statement)
 
     world.create_kb()  # opens the organization's space

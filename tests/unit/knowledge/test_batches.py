@@ -21,17 +21,26 @@ from notochord.knowledge.quotas import DailyLimits, usage
 
 @contextmanager
 def statements(space: Space) -> Iterator[list[str]]:
-    """Every SQL statement the space's engine sends while the block runs."""
+    """Every SQL statement the space's engine sends while the block runs, each transaction's start as
+    one ``BEGIN`` entry whatever the backend spells it (SQLite ``BEGIN``; PostgreSQL begins implicitly
+    and a write then takes its lock)."""
     seen: list[str] = []
+    engine = space.core.store.engine
 
     def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        seen.append(statement)
+        if not statement.startswith(("BEGIN", "SELECT pg_advisory_xact_lock")):
+            seen.append(statement)
 
-    event.listen(space.core.store.engine, "before_cursor_execute", count)
+    def begin(_conn: Any) -> None:
+        seen.append("BEGIN")
+
+    event.listen(engine, "before_cursor_execute", count)
+    event.listen(engine, "begin", begin)
     try:
         yield seen
     finally:
-        event.remove(space.core.store.engine, "before_cursor_execute", count)
+        event.remove(engine, "before_cursor_execute", count)
+        event.remove(engine, "begin", begin)
 
 
 def _count(space: Space, table: str) -> int:
