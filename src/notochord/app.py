@@ -51,7 +51,7 @@ from notochord.knowledge.user import HostChanges, HostKnowledge
 from notochord.knowledge.writes import ASSISTANT, USER
 from notochord.net.user_rules import NetworkRulesStore
 from notochord.search.embeddings import Embedder, load_embedder
-from notochord.search.vector_index import VaultIndexer
+from notochord.search.vault_indexer import VaultIndexer
 from notochord.settings import Settings
 
 __all__ = ["Notochord", "Space", "is_vault", "open"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from notochord.cli import handoff
-from notochord.search.vector_index import LOCK_NAME, indexer_pid
+from notochord.search.vault_indexer import LOCK_NAME, indexer_pid
 
 NOTES = {
     "bread.md": "# Bread\n\nKnead the dough and let it rise overnight before baking.",

@@ -22,8 +22,8 @@ import notochord
 from notochord.cli.serve_cmd import build_server
 from notochord.db.schema import chunk_vectors, chunks
 from notochord.knowledge.check import check
-from notochord.search import vector_index
-from notochord.search.vector_index import indexer_pid
+from notochord.search import vault_indexer, vector_index
+from notochord.search.vault_indexer import indexer_pid
 from notochord.settings import Settings
 
 SECRET = "test-secret-for-the-background-embedding-test-0123456789"
@@ -94,6 +94,7 @@ def data_dir(tmp_path: Path) -> Path:
 def serving(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[notochord.Notochord]:
     # poll often, so that the test does not wait out the default interval
     monkeypatch.setattr(vector_index, "POLL_SECONDS", 0.3)
+    monkeypatch.setattr(vault_indexer, "POLL_SECONDS", 0.3)
     settings = Settings(data_dir=data_dir, jwt_secret=SECRET)
     with notochord.open(data_dir, settings) as nc:
         server = build_server(nc, settings, host="127.0.0.1", port=_free_port())

@@ -32,7 +32,7 @@ IDLE_ROUNDS = 3
 def embed_worker(data_dir: DataDir = None) -> None:
     """Embed every pending passage in the background, then exit (started by commands that write)."""
     import notochord
-    from notochord.search.vector_index import indexer_pid
+    from notochord.search.vault_indexer import indexer_pid
     from notochord.settings import Settings
 
     with reporting():

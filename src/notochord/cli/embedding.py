@@ -44,7 +44,7 @@ def embedding_note(rows: Sequence[Mapping[str, Any]], data_dir: str) -> list[str
     """Who embeds the pending passages of these spaces: a running process, or nobody until reindex."""
     if not any(int(r.get("pending") or 0) for r in rows):
         return []
-    from notochord.search.vector_index import indexer_pid
+    from notochord.search.vault_indexer import indexer_pid
 
     pid = indexer_pid(Path(data_dir))
     if pid is not None:

@@ -18,14 +18,14 @@ LOG_NAME = "embedding.log"
 
 def any_pending(spaces: list[tuple[str, Path]], model_id: str) -> bool:
     """Whether any of ``spaces`` holds a passage without a vector of ``model_id`` for its current text."""
-    from notochord.search.vector_index import has_pending
+    from notochord.search.vault_indexer import has_pending
 
     return any(has_pending(path, model_id) for _, path in spaces)
 
 
 def hand_off(data_dir: Path, spaces: list[tuple[str, Path]], model_id: str) -> bool:
     """Start a background worker when passages are pending and nobody embeds them; ``True`` if started."""
-    from notochord.search.vector_index import indexer_pid
+    from notochord.search.vault_indexer import indexer_pid
 
     if indexer_pid(data_dir) is not None or not any_pending(spaces, model_id):
         return False

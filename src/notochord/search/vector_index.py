@@ -26,30 +26,21 @@ Rules:
   also polls every :data:`POLL_SECONDS`: passages written by *other processes* (the CLI, a gem run)
   are embedded too. A poll costs two indexed lookups (newest chunk id, number of vectors); only
   when they moved does it look for pending chunks and load vectors other processes stored.
-- A long-running process (serve; later the console and MCP) also runs one :class:`VaultIndexer`:
-  it opens every space that has pending passages, at start-up and whenever another process writes
-  to a space this process has not opened yet, so that the space's own worker embeds them. It holds
-  ``<data_dir>/indexer.lock`` while it runs, so one-shot commands can tell whether someone will
-  embed what they wrote (:func:`indexer_pid`). One-shot commands never embed themselves: what they
-  write waits for that worker, or, when nobody holds the lock, for the background worker the
-  command line starts as it exits (``notochord.cli.embed_worker``).
+- A long-running process also runs one :class:`~notochord.search.vault_indexer.VaultIndexer`, which
+  opens every space with pending passages so that its worker runs.
 - The measured embedding rate (passages per second, per model) is kept in ``space_meta`` so that
   ``status`` and ``reindex`` can give an ETA before anything has been embedded in this process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -57,13 +48,12 @@ import sqlalchemy as sa
 
 from notochord.db.dialect import json_ids
 from notochord.db.engine import read_tx, write_tx
-from notochord.db.migrate import head_revision
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
 from notochord.search.embeddings import Embedder
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
 from notochord.search.vectors import from_blob, to_blob
 
-__all__ = ["VaultIndexer", "VectorIndex", "has_pending", "indexer_pid", "passage_hash", "passage_text"]
+__all__ = ["POLL_SECONDS", "VectorIndex", "passage_hash", "passage_text"]
 
 log = logging.getLogger(__name__)
 
@@ -473,154 +463,3 @@ def _record_rate(conn: sa.Connection, model_id: str, passages: int, seconds: flo
         conn.execute(sa.insert(space_meta).values(key=RATE_KEY, value=encoded))
     else:
         conn.execute(sa.update(space_meta).where(space_meta.c.key == RATE_KEY).values(value=encoded))
-
-
-# ---------------------------------------------------------------------- every space of a vault
-
-LOCK_NAME = "indexer.lock"
-
-_PENDING_SQL = (
-    "SELECT 1 FROM chunks AS c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS v "
-    "WHERE v.chunk_id = c.id AND v.model_id = ? AND v.text_hash = c.text_hash) LIMIT 1"
-)
-
-
-def has_pending(path: Path, model_id: str) -> bool:
-    """Whether the space file at ``path`` holds a passage without a current ``model_id`` vector.
-
-    Reads without opening the space (no migration, no engine). A space another process is still
-    creating (no committed schema yet) or holding locked reads as ``False``: the next round asks
-    again, and opening it now would only race its creator's migration. A space at an older schema
-    reads as ``True``: opening it migrates it, and its passages then need vectors tied to their text.
-    """
-    try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return False
-    try:
-        try:
-            version = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-        except sqlite3.Error:
-            return False
-        if version is None:
-            return False
-        if version[0] != head_revision():
-            return True
-        return conn.execute(_PENDING_SQL, (model_id,)).fetchone() is not None
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
-
-
-def _flock(handle: IO[str], *, exclusive: bool) -> bool:
-    """Take an advisory lock without waiting; ``True`` when taken (always, where there is no flock)."""
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks on this platform: nothing to coordinate with
-        return True
-    try:
-        fcntl.flock(handle.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def indexer_pid(data_dir: Path) -> int | None:
-    """The process id of a running process that embeds this vault's passages, or ``None``."""
-    path = data_dir / LOCK_NAME
-    try:
-        with path.open("r", encoding="ascii") as handle:
-            if _flock(handle, exclusive=False):
-                return None
-            text = handle.read().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else 0
-
-
-class VaultIndexer:
-    """Opens every space with pending passages, now and whenever one appears, while this process runs.
-
-    Args:
-        data_dir: the vault; the lock file lives there.
-        spaces: the spaces on disk, as ``(name, path)``.
-        is_open: whether this process has the named space open (its own worker then polls it).
-        open_space: opens the named space, which starts its worker.
-        model_id: the model whose vectors count.
-    """
-
-    def __init__(
-        self,
-        *,
-        data_dir: Path,
-        spaces: Callable[[], list[tuple[str, Path]]],
-        is_open: Callable[[str], bool],
-        open_space: Callable[[str], object],
-        model_id: str,
-        poll_seconds: float | None = None,
-    ) -> None:
-        self._data_dir = data_dir
-        self._spaces = spaces
-        self._is_open = is_open
-        self._open_space = open_space
-        self._model_id = model_id
-        self._poll = POLL_SECONDS if poll_seconds is None else poll_seconds
-        self._stop = threading.Event()
-        self._lock: IO[str] | None = None
-        self._failed: set[str] = set()
-        self._thread = threading.Thread(target=self._loop, name="notochord-vault-indexer", daemon=True)
-
-    def start(self) -> None:
-        self._take_lock()
-        self._thread.start()
-
-    def _take_lock(self) -> None:
-        try:
-            handle = (self._data_dir / LOCK_NAME).open("a+", encoding="ascii")
-        except OSError as exc:  # a read-only vault: nothing will be embedded here anyway
-            log.warning("cannot create %s: %s", self._data_dir / LOCK_NAME, exc)
-            return
-        if _flock(handle, exclusive=True):
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
-            self._lock = handle
-        else:  # another long-running process holds it; both embed, the store keeps that correct
-            handle.close()
-
-    def run_once(self) -> list[str]:
-        """Open the spaces not open yet that have pending passages; returns their names."""
-        opened = []
-        for name, path in self._spaces():
-            if self._stop.is_set():
-                break
-            if self._is_open(name) or not has_pending(path, self._model_id):
-                continue
-            try:
-                self._open_space(name)
-            except Exception as exc:  # one broken space must not stop the others being embedded
-                if name not in self._failed:
-                    self._failed.add(name)
-                    log.warning("cannot open space %s to embed its passages: %s", name, exc)
-                continue
-            opened.append(name)
-        return opened
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:  # keep watching; the next round retries
-                log.exception("looking for spaces with pending passages failed")
-            self._stop.wait(timeout=self._poll)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=30)
-        if self._lock is not None:
-            with contextlib.suppress(OSError):
-                self._lock.close()
-            self._lock = None

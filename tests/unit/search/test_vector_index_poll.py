@@ -11,7 +11,7 @@ import pytest
 
 import notochord
 from notochord.clock import FixedClock
-from notochord.search.vector_index import VaultIndexer, has_pending
+from notochord.search.vault_indexer import VaultIndexer, has_pending
 from notochord.settings import Settings
 
 from .fakes import HashedNgramEmbedder

