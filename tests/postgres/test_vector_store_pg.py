@@ -1,0 +1,143 @@
+"""Vectors in pgvector, searched by the server inside the query, filtered by the caller's candidates
+(Issue 17, item 3). Every test runs against a real PostgreSQL server with pgvector."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+import sqlalchemy as sa
+from pg_vector_fixtures import MODEL, seeded_space, unit_vectors
+
+from notochord.db.engine import read_tx
+from notochord.db.schema import chunks, documents
+from notochord.search import vector_store_pg
+
+pytestmark = pytest.mark.postgresql
+
+COUNT = 12_000
+DIM = 96
+# collection 1 holds 1% of the chunks, collection 2 9%, collection 3 the other 90%
+SHARES = {1.0: {1, 2, 3}, 0.1: {1, 2}, 0.01: {1}}
+
+
+def _collection(i: int) -> int:
+    return 1 if i % 100 == 0 else 2 if i % 10 == 0 else 3
+
+
+@pytest.fixture(scope="module")
+def seeded(postgres_server_url: str) -> Iterator[tuple[sa.Engine, npt.NDArray[np.float32]]]:
+    from postgres_server import drop_databases, unique_database_url
+
+    url = unique_database_url(postgres_server_url)
+    vectors = unit_vectors(COUNT, DIM, seed=17)
+    engine = seeded_space(url, vectors, [_collection(i) for i in range(COUNT)])
+    yield engine, vectors
+    engine.dispose()
+    drop_databases(postgres_server_url, url)
+
+
+def _where(collection_ids: set[int]) -> list[sa.ColumnElement[bool]]:
+    return [documents.c.deleted_at.is_(None), documents.c.collection_id.in_(sorted(collection_ids))]
+
+
+def _allowed(collection_ids: set[int]) -> npt.NDArray[np.int64]:
+    return np.asarray([i + 1 for i in range(COUNT) if _collection(i) in collection_ids], dtype=np.int64)
+
+
+def _exact(
+    vectors: npt.NDArray[np.float32], query: npt.NDArray[np.float32], allowed: npt.NDArray[np.int64], k: int
+) -> list[int]:
+    scores = vectors[allowed - 1] @ query
+    order = np.lexsort((allowed, -scores))[:k]
+    return [int(i) for i in allowed[order]]
+
+
+def _recall(engine: sa.Engine, vectors: npt.NDArray[np.float32], share: float, *, k: int, queries: int) -> float:
+    allowed = _allowed(SHARES[share])
+    found = 0
+    for query in unit_vectors(queries, DIM, seed=int(share * 1000) + 1):
+        with read_tx(engine) as conn:
+            hits = vector_store_pg.search(
+                conn, query, model_id=MODEL, k=k, allowed_ids=allowed, where=_where(SHARES[share]), exact_limit=0
+            )
+        assert {i for i, _ in hits} <= set(allowed.tolist())
+        found += len({i for i, _ in hits[:10]} & set(_exact(vectors, query, allowed, 10)))
+    return found / (10 * queries)
+
+
+@pytest.mark.parametrize("share", sorted(SHARES))
+def test_the_filtered_index_scan_finds_the_exact_top_ten(
+    seeded: tuple[sa.Engine, npt.NDArray[np.float32]], share: float
+) -> None:
+    """Issue 17, item 3 (K-SRCH): the HNSW scan with the caller's collections filtered inside it
+    (iterative scan) returns only candidates, and at least 95% of the exact top ten, whether the
+    candidates are every chunk, a tenth or a hundredth of them."""
+    engine, vectors = seeded
+    recall = _recall(engine, vectors, share, k=10, queries=40)
+    assert recall >= 0.95, f"recall@10 {recall:.3f} at candidate share {share}"
+
+
+def test_the_index_serves_the_approximate_search(seeded: tuple[sa.Engine, npt.NDArray[np.float32]]) -> None:
+    """Issue 17, item 3: the approximate path is an HNSW index scan in the server, not a full scan."""
+    engine, _ = seeded
+    with engine.connect() as conn:
+        plan = (
+            conn.execute(
+                sa.text(
+                    f"EXPLAIN SELECT chunk_id FROM chunk_vectors WHERE vector_dims(vector) = {DIM} "
+                    f"ORDER BY CAST(vector AS vector({DIM})) <#> CAST(:q AS vector({DIM})) LIMIT 10"
+                ),
+                {"q": "[" + ",".join(["0.1"] * DIM) + "]"},
+            )
+            .scalars()
+            .all()
+        )
+    assert any(f"chunk_vectors_hnsw_{DIM}" in line for line in plan), plan
+
+
+def test_small_candidate_sets_are_ranked_exactly_like_the_in_memory_matrix(
+    seeded: tuple[sa.Engine, npt.NDArray[np.float32]],
+) -> None:
+    """Issue 17, item 3: up to the exact limit the ranking is exact — the same ids in the same order,
+    with the same cosines, as a float32 matrix product over the candidates (what SQLite ranks by)."""
+    engine, vectors = seeded
+    allowed = _allowed({1, 2})
+    for query in unit_vectors(5, DIM, seed=99):
+        with read_tx(engine) as conn:
+            hits = vector_store_pg.search(conn, query, model_id=MODEL, k=50, allowed_ids=allowed, where=_where({1, 2}))
+        assert [i for i, _ in hits] == _exact(vectors, query, allowed, 50)
+        expected = vectors[np.asarray([i for i, _ in hits]) - 1] @ query
+        assert np.allclose([s for _, s in hits], expected, atol=1e-5)
+
+
+def test_a_stale_vector_never_ranks(seeded: tuple[sa.Engine, npt.NDArray[np.float32]]) -> None:
+    """Issue 17, item 3: a vector computed from text its chunk no longer holds is not found, on
+    either path."""
+    engine, vectors = seeded
+    with engine.begin() as conn:
+        conn.execute(sa.update(chunks).where(chunks.c.id == 1).values(text_hash="edited"))
+    try:
+        for exact_limit in (0, COUNT):
+            with read_tx(engine) as conn:
+                hits = vector_store_pg.search(
+                    conn,
+                    vectors[0],
+                    model_id=MODEL,
+                    k=10,
+                    allowed_ids=_allowed({1}),
+                    where=_where({1}),
+                    exact_limit=exact_limit,
+                )
+            assert hits and 1 not in {i for i, _ in hits}
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.update(chunks).where(chunks.c.id == 1).values(text_hash=_hash(0)))
+
+
+def _hash(i: int) -> str:
+    from notochord.search.vector_index import passage_hash
+
+    return passage_hash("", f"p{i}")

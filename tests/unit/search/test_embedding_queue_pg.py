@@ -1,0 +1,107 @@
+"""The embedding queue shared by every process on one PostgreSQL database (Issue 17, item 4): two
+workers never embed the same passage, and every chunk ends with exactly one vector."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+import sqlalchemy as sa
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.settings import Settings
+
+from .fakes import HashedNgramEmbedder
+
+pytestmark = pytest.mark.postgresql
+
+PASSAGES = 240
+
+
+class CountingEmbedder:
+    """The unit-test embedder, counting every passage it embeds (shared by both workers).
+
+    Each worker's first batch waits for the other's, so the two are certainly embedding at once.
+    """
+
+    def __init__(self, counts: Counter[str], lock: threading.Lock, barrier: threading.Barrier) -> None:
+        self._inner = HashedNgramEmbedder()
+        self._counts = counts
+        self._lock = lock
+        self._barrier = barrier
+        self._first = True
+
+    model_id = property(lambda self: self._inner.model_id)
+    dim = property(lambda self: self._inner.dim)
+    multilingual = property(lambda self: self._inner.multilingual)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            self._counts.update(texts)
+        if self._first:
+            self._first = False
+            self._barrier.wait(timeout=60)
+        return self._inner.embed_passages(texts)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return self._inner.embed_query(text)
+
+
+def _open(data: Path, url: str, clock: FixedClock, embedder: CountingEmbedder) -> notochord.Notochord:
+    settings = Settings(data_dir=data, index_in_background=False, database_url=url)
+    return notochord.open(data, settings, clock=clock, embedder=embedder)  # type: ignore[arg-type]
+
+
+def test_two_workers_on_one_database_never_embed_a_passage_twice(
+    tmp_path: Path, clock: FixedClock, database_url: str
+) -> None:
+    """Issue 17, item 4 (replicas share the background embedding): two processes' workers drain one
+    queue of a few hundred pending passages at the same time; each passage is embedded once, by one
+    of them, and every chunk has exactly one vector of the model."""
+    counts: Counter[str] = Counter()
+    lock = threading.Lock()
+    barrier = threading.Barrier(2)
+    first, second = CountingEmbedder(counts, lock, barrier), CountingEmbedder(counts, lock, barrier)
+    with (
+        _open(tmp_path / "a", database_url, clock, first) as a,
+        _open(tmp_path / "b", database_url, clock, second) as b,
+    ):
+        for n in range(PASSAGES):
+            a.personal.user.documents.upsert(collection="diary", title=f"Note {n}", body=f"passage number {n}")
+        assert a.personal.core.vectors.pending() == PASSAGES
+        done: dict[str, int] = {}
+        errors: list[BaseException] = []
+
+        def drain(name: str, nc: notochord.Notochord) -> None:
+            try:
+                done[name] = nc.personal.core.vectors.wait()
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        workers = [threading.Thread(target=drain, args=(n, nc)) for n, nc in (("a", a), ("b", b))]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=120)
+        assert not errors
+        with a.personal.core.store.engine.connect() as conn:
+            per_chunk = conn.execute(
+                sa.text(
+                    "SELECT c.id, count(v.chunk_id) FROM chunks AS c LEFT JOIN chunk_vectors AS v "
+                    "ON v.chunk_id = c.id AND v.model_id = :model GROUP BY c.id"
+                ),
+                {"model": first.model_id},
+            ).all()
+            leases = conn.execute(sa.text("SELECT count(*) FROM chunk_vector_claims")).scalar_one()
+        assert len(per_chunk) == PASSAGES
+        assert {int(n) for _, n in per_chunk} == {1}
+        assert len(counts) == PASSAGES and set(counts.values()) == {1}
+        assert done["a"] > 0 and done["b"] > 0 and done["a"] + done["b"] == PASSAGES
+        assert leases == 0
+        assert b.personal.core.vectors.pending() == 0
