@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
@@ -82,3 +85,34 @@ def seeded_space(database_url: str, vectors: npt.NDArray[np.float32], collection
         )
         ensure_index(conn, vectors.shape[1])
     return engine
+
+
+class WordHashEmbedder:
+    """A deterministic embedder for tests: lowercase words hashed into ``dim`` buckets, unit length."""
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+
+    @property
+    def model_id(self) -> str:
+        return f"test/word-hash-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def multilingual(self) -> bool:
+        return True
+
+    def _one(self, text: str) -> npt.NDArray[np.float32]:
+        vector = np.full(self._dim, 1e-3, dtype=np.float32)
+        for word in text.lower().split():
+            vector[zlib.crc32(word.encode()) % self._dim] += 1.0
+        return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self._dim), np.float32)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return self._one(text)

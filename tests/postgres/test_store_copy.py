@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from pg_vector_fixtures import WordHashEmbedder
 from typer.testing import CliRunner
 
 import notochord
@@ -15,7 +17,9 @@ from notochord.cli import app
 from notochord.clock import FixedClock
 from notochord.db import postgres
 from notochord.db.migrate import migrate
+from notochord.db.schema import chunk_vectors
 from notochord.errors import StorageError
+from notochord.knowledge.check import check
 from notochord.knowledge.store_copy import copy_space
 from notochord.settings import Settings
 
@@ -96,3 +100,52 @@ def test_migrate_store_copies_an_organization_from_the_command_line(
 
     refused = CliRunner().invoke(app, ["migrate-store", "--to", "mysql://db/x", "--data-dir", str(data)], env={})
     assert refused.exit_code == 2 and "postgresql://" in refused.output
+
+
+def test_vectors_move_into_pgvector_bit_for_bit_and_rank_as_before(
+    tmp_path: Path, clock: FixedClock, database_url: str
+) -> None:
+    """Issue 17, item 5 (with item 3): the copied vectors are pgvector values equal to the SQLite bytes,
+    indexed by HNSW, found by the same searches in the same order, and ``check`` finds nothing wrong."""
+    embedder = WordHashEmbedder()
+    data = tmp_path / "data"
+
+    def opened(url: str | None) -> notochord.Notochord:
+        settings = Settings(data_dir=data, index_in_background=False, database_url=url)
+        return notochord.open(data, settings, clock=clock, embedder=embedder)  # type: ignore[arg-type]
+
+    queries = ["simmer beef", "tomato soup garlic", "river boat", "rice"]
+    with opened(None) as lite:
+        for title, body in [
+            ("Beef stew", "Simmer the beef two hours with tomato."),
+            ("Tomato soup", "Roast tomatoes with garlic and blend."),
+            ("River trip", "A boat trip on the river with stewed fish."),
+            ("Rice", "Rinse the rice and steam it."),
+        ]:
+            lite.personal.user.documents.upsert(collection="diary", title=title, body=body)
+        assert lite.personal.core.vectors.wait() == 4
+        with lite.personal.core.store.engine.connect() as conn:
+            before = dict(conn.execute(sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector)).all())
+        hits = {q: [(h.title, h.chunk) for h in lite.personal.search(q)] for q in queries}
+        postgres.create_database(database_url, "personal")
+        target = postgres.create_postgresql_engine(database_url, "personal")
+        try:
+            migrate(target)
+            copy_space(lite.personal.core.store.engine, target)
+            with target.connect() as conn:
+                after = dict(conn.execute(sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector)).all())
+                dims = conn.execute(sa.text("SELECT DISTINCT vector_dims(vector) FROM chunk_vectors")).scalars().all()
+                indexes = (
+                    conn.execute(sa.text("SELECT indexname FROM pg_indexes WHERE tablename = 'chunk_vectors'"))
+                    .scalars()
+                    .all()
+                )
+        finally:
+            target.dispose()
+    assert after == before
+    assert dims == [embedder.dim]
+    assert f"chunk_vectors_hnsw_{embedder.dim}" in indexes
+    with opened(database_url) as moved:
+        assert moved.personal.core.vectors.pending() == 0
+        assert {q: [(h.title, h.chunk) for h in moved.personal.search(q)] for q in queries} == hits
+        assert check(moved.personal.core) == []

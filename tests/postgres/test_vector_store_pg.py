@@ -141,3 +141,70 @@ def _hash(i: int) -> str:
     from notochord.search.vector_index import passage_hash
 
     return passage_hash("", f"p{i}")
+
+
+def test_vectors_stored_before_pgvector_migrate_exactly(database_url: str) -> None:
+    """Issue 17, item 3: a database whose vectors are still bytes (revision 0009) is migrated to a
+    pgvector column holding the same float32 values, indexed by HNSW."""
+    from alembic import command
+    from alembic.config import Config
+
+    from notochord.db import postgres
+    from notochord.db.engine import write_tx
+    from notochord.db.migrate import _SCRIPTS, migrate
+    from notochord.db.schema import chunk_vectors
+
+    postgres.create_database(database_url, "personal")
+    engine = postgres.create_postgresql_engine(database_url, "personal")
+    vectors = unit_vectors(3, 48, seed=3)
+    try:
+        with write_tx(engine) as conn:
+            config = Config()
+            config.set_main_option("script_location", str(_SCRIPTS))
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0009")
+            conn.execute(
+                sa.text("INSERT INTO collections (id, name, created_by, created_at) VALUES (1, 'c', 'u', 'now')")
+            )
+            for i in range(3):
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO documents (id, collection_id, title, meta_json, content_hash, created_by, writer, "
+                        "created_at, updated_at, doc_date) VALUES (:i, 1, '', '{}', '-', 'u', 'u', 'now', 'now', 'now')"
+                    ),
+                    {"i": i + 1},
+                )
+                conn.execute(
+                    sa.text(
+                        'INSERT INTO chunks (id, document_id, idx, text, start, "end", text_hash) '
+                        "VALUES (:i, :i, 0, 'p', 0, 1, 'h')"
+                    ),
+                    {"i": i + 1},
+                )
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO chunk_vectors (chunk_id, model_id, vector, text_hash) VALUES (:i, :m, :v, 'h')"
+                    ),
+                    {"i": i + 1, "m": MODEL, "v": vectors[i].astype("<f4").tobytes()},
+                )
+        migrate(engine)
+        with engine.connect() as conn:
+            stored = dict(conn.execute(sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector)).all())
+            kind = conn.execute(
+                sa.text(
+                    "SELECT udt_name FROM information_schema.columns "
+                    "WHERE table_name = 'chunk_vectors' AND column_name = 'vector'"
+                )
+            ).scalar_one()
+            indexes = (
+                conn.execute(sa.text("SELECT indexname FROM pg_indexes WHERE tablename = 'chunk_vectors'"))
+                .scalars()
+                .all()
+            )
+            sizes = conn.execute(sa.text("SELECT DISTINCT length(vector) FROM chunk_vectors")).scalars().all()
+    finally:
+        engine.dispose()
+    assert kind == "vector"
+    assert stored == {i + 1: vectors[i].astype("<f4").tobytes() for i in range(3)}
+    assert "chunk_vectors_hnsw_48" in indexes
+    assert sizes == [4 * 48]  # what the length of the bytes is on SQLite
