@@ -54,6 +54,7 @@ import argparse
 import os
 import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,9 @@ from notochord.search.embeddings import Embedder, load_embedder  # noqa: E402
 from notochord.search.fusion import DEFAULT_RRF_K, fuse, leg_weights  # noqa: E402
 from notochord.search.textindex import match_query  # noqa: E402
 from notochord.settings import Settings  # noqa: E402
+from postgres_server import BACKENDS  # noqa: E402
+from postgres_server import database_url as postgres_database  # noqa: E402
+from postgres_server import server_url as postgres_server  # noqa: E402
 from retrieval_data import (  # noqa: E402
     CHUNK_DEPTH,
     DOC_DEPTH,
@@ -212,10 +216,9 @@ Leg = tuple[LegRun, Callable[[str], Any], Callable[[Any], list[str]]]
 
 def product_legs(search: ProductSearch, *, vectors: bool) -> list[Leg]:
     """The product's calls; every chunk-level list is ranked to ``CHUNK_DEPTH`` and collapsed to documents."""
-    legs: list[Leg] = [
-        (LegRun("full text (product, chunks → documents)"), search.full_text, search.collapse),
-        (LegRun("FTS5 bm25() (chunks → documents)"), search.fts5_bm25, search.collapse),
-    ]
+    legs: list[Leg] = [(LegRun("full text (product, chunks → documents)"), search.full_text, search.collapse)]
+    if search.store.engine.dialect.name == "sqlite":  # FTS5 itself exists on SQLite only
+        legs.append((LegRun("FTS5 bm25() (chunks → documents)"), search.fts5_bm25, search.collapse))
     if not vectors:
         legs.append(
             (
@@ -313,10 +316,16 @@ class Summary:
     words_rate: float
     vectors_rate: float | None
     raw_rate: float | None
+    backend: str = "sqlite"
+    rows: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # method: nDCG@10, R@100, p50
 
 
 def bench_dataset(
-    args: argparse.Namespace, path: Path, embedder: Embedder | None, cache: EmbeddingCache | None
+    args: argparse.Namespace,
+    path: Path,
+    embedder: Embedder | None,
+    cache: EmbeddingCache | None,
+    database_url: str | None = None,
 ) -> Summary | None:
     ds = load_dataset(path, args.limit_docs)
     qids = [q for q in ds.qrels if q in ds.queries][: args.queries]
@@ -327,11 +336,15 @@ def bench_dataset(
     limited = "" if args.limit_docs is None else f"-n{args.limit_docs}"
     model = "words" if embedder is None else slug(embedder.model_id)
     directory = Path(args.cache) / "spaces" / f"{ds.name}{limited}-{model}-{chunker_hash()}"
-    console.rule(f"{ds.name}: {len(ds.doc_ids)} documents, {len(qids)} judged test queries")
+    backend = "sqlite" if database_url is None else "postgresql"
+    if database_url is not None:
+        # the server is a throwaway one: the space is built anew in it (vectors from the cache)
+        directory = Path(tempfile.mkdtemp(prefix=f"notochord-bench-{ds.name}-")) / "space"
+    console.rule(f"{ds.name} on {backend}: {len(ds.doc_ids)} documents, {len(qids)} judged test queries")
     console.print(f"space: {directory.relative_to(REPO) if directory.is_relative_to(REPO) else directory}")
-    figures = build_space(ds, directory, embedder, cache)
+    figures = build_space(ds, directory, embedder, cache, database_url)
 
-    with open_space(directory, embedder) as nc:
+    with open_space(directory, embedder, database_url=database_url) as nc:
         search = ProductSearch(nc.personal)
         legs = product_legs(search, vectors=embedder is not None)
         chunk_ids, passages = search.chunk_passages()
@@ -363,7 +376,7 @@ def bench_dataset(
         return f"{a / b:.2f}" if a is not None and b else "-"
 
     table = Table(
-        title=f"{ds.name}: {len(qids)} queries, {figures.docs} documents, {figures.chunks} chunks; "
+        title=f"{ds.name} on {backend}: {len(qids)} queries, {figures.docs} documents, {figures.chunks} chunks; "
         f"ratios against bm25s on documents, load average {os.getloadavg()[0]:.1f}"
     )
     for col in ("method", "nDCG@10", "×bm25s", "R@100", "×bm25s", "p50 ms", "p95 ms", "p99 ms", "p50 ×bm25s"):
@@ -420,7 +433,53 @@ def bench_dataset(
         figures.words_rate,
         figures.vectors_rate,
         figures.raw_chunks_per_s,
+        backend,
+        {r.name: (nd, rc, pct(r.ms, 50)) for r, (nd, rc) in zip(runs, scores, strict=True)},
     )
+
+
+def print_side_by_side(summaries: Sequence[Summary]) -> None:
+    """Each data set's methods on SQLite and PostgreSQL next to each other (``--backend both``)."""
+    for name in dict.fromkeys(s.dataset for s in summaries):
+        lite = next((s for s in summaries if s.dataset == name and s.backend == "sqlite"), None)
+        pg = next((s for s in summaries if s.dataset == name and s.backend == "postgresql"), None)
+        if lite is None or pg is None:
+            continue
+        table = Table(title=f"{name}: SQLite and PostgreSQL side by side")
+        columns = ("nDCG@10 sqlite", "nDCG@10 pg", "Δ", "R@100 sqlite", "R@100 pg", "p50 ms sqlite", "p50 ms pg")
+        for col in ("method", *columns):
+            table.add_column(col, justify="left" if col == "method" else "right")
+        for method in dict.fromkeys([*lite.rows, *pg.rows]):
+            a, b = lite.rows.get(method), pg.rows.get(method)
+            table.add_row(
+                method,
+                "-" if a is None else f"{a[0]:.4f}",
+                "-" if b is None else f"{b[0]:.4f}",
+                "-" if a is None or b is None else f"{b[0] - a[0]:+.4f}",
+                "-" if a is None else f"{a[1]:.4f}",
+                "-" if b is None else f"{b[1]:.4f}",
+                "-" if a is None else f"{a[2]:.2f}",
+                "-" if b is None else f"{b[2]:.2f}",
+            )
+        console.print(table)
+
+
+def bench_datasets(
+    args: argparse.Namespace, paths: Sequence[Path], embedder: Embedder | None, cache: EmbeddingCache | None
+) -> list[Summary]:
+    """Every data set on the chosen backends (``--backend``); PostgreSQL on a throwaway server."""
+    summaries: list[Summary] = []
+    if args.backend in ("sqlite", "both"):
+        summaries += [s for p in paths if (s := bench_dataset(args, p, embedder, cache)) is not None]
+    if args.backend in ("postgresql", "both"):
+        with postgres_server() as server:
+            for p in paths:
+                with postgres_database(server) as url:
+                    if (s := bench_dataset(args, p, embedder, cache, url)) is not None:
+                        summaries.append(s)
+    if args.backend == "both":
+        print_side_by_side(summaries)
+    return summaries
 
 
 def tune(ds: Dataset, search: ProductSearch) -> None:
@@ -519,6 +578,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--skip-datasets", action="store_true", help="only the synthetic spaces")
     ap.add_argument("--hnsw-threshold", type=int, default=None, help="vectors from which search uses HNSW")
     ap.add_argument("--cache", type=Path, default=REPO / "bench" / ".cache")
+    ap.add_argument(
+        "--backend",
+        choices=[*BACKENDS, "both"],
+        default="sqlite",
+        help="the store of the data sets' spaces: SQLite files, a throwaway PostgreSQL server, or both side by side",
+    )
     ap.add_argument("--tune", action="store_true", help="sweep fusion weights on the train queries")
     ap.add_argument(
         "--skip-vectors",
@@ -533,7 +598,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     if args.skip_vectors:
         console.print(f"full text only, chunker {chunker_hash()}")
-        summaries = [s for p in paths if (s := bench_dataset(args, p, None, None)) is not None]
+        summaries = bench_datasets(args, paths, None, None)
         print_targets(summaries, {})
         return
     embedder = load_embedder(Settings().embedder)
@@ -542,9 +607,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     cache = EmbeddingCache(args.cache, embedder.model_id)
     console.print(f"embedder {embedder.model_id}, chunker {chunker_hash()}, {len(cache.vectors)} cached vectors")
-    summaries = (
-        [] if args.skip_datasets else [s for p in paths if (s := bench_dataset(args, p, embedder, cache)) is not None]
-    )
+    summaries = [] if args.skip_datasets else bench_datasets(args, paths, embedder, cache)
     synthetic = {} if args.skip_synthetic else bench_synthetic(Path(args.cache), args.synthetic, args.hnsw_threshold)
     print_targets(summaries, synthetic)
 

@@ -45,6 +45,7 @@ from rich.progress import (  # noqa: E402
 import notochord.app  # noqa: E402
 from notochord.db.engine import read_tx, write_tx  # noqa: E402
 from notochord.db.schema import chunk_vectors, chunks, documents  # noqa: E402
+from notochord.search import vector_store_pg  # noqa: E402
 from notochord.search.embeddings import Embedder  # noqa: E402
 from notochord.search.vectors import to_blob  # noqa: E402
 from notochord.settings import Settings  # noqa: E402
@@ -220,10 +221,10 @@ def write_marker(directory: Path, stage: str, data: dict[str, Any]) -> None:
 
 
 def open_space(
-    directory: Path, embedder: Embedder | None, hnsw_threshold: int | None = None
+    directory: Path, embedder: Embedder | None, hnsw_threshold: int | None = None, database_url: str | None = None
 ) -> notochord.app.Notochord:
     # no background worker: embedding happens only inside space.index.wait(), where it is timed
-    settings = Settings(data_dir=directory, index_in_background=False)
+    settings = Settings(data_dir=directory, index_in_background=False, database_url=database_url)
     if hnsw_threshold is not None:
         settings = replace(settings, vector_hnsw_threshold=hnsw_threshold)
     return notochord.app.open(directory, settings, embedder=embedder)
@@ -250,27 +251,35 @@ def chunk_count(space: notochord.app.Space) -> int:
 
 
 def pending_passages(space: notochord.app.Space, model_id: str) -> list[tuple[int, str]]:
+    return [(chunk_id, text) for chunk_id, text, _ in _pending(space, model_id)]
+
+
+def _pending(space: notochord.app.Space, model_id: str) -> list[tuple[int, str, str]]:
     done = sa.select(chunk_vectors.c.chunk_id).where(chunk_vectors.c.model_id == model_id)
     with read_tx(space.core.store.engine) as conn:
         rows = conn.execute(
-            sa.select(chunks.c.id, chunks.c.text, documents.c.title)
+            sa.select(chunks.c.id, chunks.c.text, chunks.c.text_hash, documents.c.title)
             .join(documents, documents.c.id == chunks.c.document_id)
             .where(chunks.c.id.not_in(done))
             .order_by(chunks.c.id)
         ).all()
-    return [(int(r.id), passage(r.title, r.text)) for r in rows]
+    return [(int(r.id), passage(r.title, r.text), str(r.text_hash)) for r in rows]
 
 
 def prefill(space: notochord.app.Space, model_id: str, cache: EmbeddingCache) -> int:
-    """Write cached vectors of pending chunks into ``chunk_vectors``; returns how many."""
+    """Write cached vectors of pending chunks into ``chunk_vectors`` (pgvector on PostgreSQL); returns how many."""
     rows = []
-    for chunk_id, text in pending_passages(space, model_id):
+    for chunk_id, text, text_hash in _pending(space, model_id):
         vec = cache.vectors.get(cache.key("p:", text))
         if vec is not None:
-            rows.append({"chunk_id": chunk_id, "model_id": model_id, "vector": to_blob(vec)})
+            rows.append({"chunk_id": chunk_id, "model_id": model_id, "vector": to_blob(vec), "text_hash": text_hash})
     for off in range(0, len(rows), 2000):
         with write_tx(space.core.store.engine) as conn:
             conn.execute(sa.insert(chunk_vectors), rows[off : off + 2000])
+    if rows and vector_store_pg.is_postgresql(space.core.store.engine):
+        # what the embedding worker does with its first vector of a dimension, once for the whole load
+        with write_tx(space.core.store.engine) as conn:
+            vector_store_pg.ensure_indexes(conn)
     return len(rows)
 
 
@@ -307,13 +316,20 @@ class IndexFigures:
         return self.embedded / self.vectors_s if self.embedded and self.vectors_s else None
 
 
-def build_space(ds: Dataset, directory: Path, embedder: Embedder | None, cache: EmbeddingCache | None) -> IndexFigures:
-    """Index ``ds`` into the space at ``directory``, reusing whatever stage a previous run completed."""
+def build_space(
+    ds: Dataset,
+    directory: Path,
+    embedder: Embedder | None,
+    cache: EmbeddingCache | None,
+    database_url: str | None = None,
+) -> IndexFigures:
+    """Index ``ds`` into the space at ``directory`` (its store on ``database_url`` when given),
+    reusing whatever stage a previous run completed."""
     words = read_marker(directory, "words")
     if words is None:
         shutil.rmtree(directory, ignore_errors=True)  # an interrupted word stage starts over
         directory.mkdir(parents=True)
-        with open_space(directory, embedder) as nc:
+        with open_space(directory, embedder, database_url=database_url) as nc:
             seconds = index_words(nc.personal, ds.titles, ds.texts, ds.doc_ids)
             words = {"docs": len(ds.doc_ids), "chunks": chunk_count(nc.personal), "seconds": seconds}
         write_marker(directory, "words", words)
@@ -322,7 +338,7 @@ def build_space(ds: Dataset, directory: Path, embedder: Embedder | None, cache: 
         return figures
     vectors = read_marker(directory, "vectors")
     if vectors is None:
-        with open_space(directory, embedder) as nc:
+        with open_space(directory, embedder, database_url=database_url) as nc:
             space = nc.personal
             model_id = embedder.model_id
             prefilled = prefill(space, model_id, cache)
