@@ -26,6 +26,14 @@ def unit_vectors(count: int, dim: int, seed: int) -> npt.NDArray[np.float32]:
     return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
+def clustered_unit_vectors(count: int, dim: int, seed: int, clusters: int = 60) -> npt.NDArray[np.float32]:
+    """Unit vectors around random centres, as embeddings have neighbourhoods (isotropic noise has none)."""
+    rng = np.random.default_rng(seed)
+    centres = np.random.default_rng(1).standard_normal((clusters, dim))
+    rows = (centres[rng.integers(0, clusters, count)] + 0.6 * rng.standard_normal((count, dim))).astype(np.float32)
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
 def seeded_space(database_url: str, vectors: npt.NDArray[np.float32], collection_of: list[int]) -> sa.Engine:
     """A migrated space whose chunk ``i + 1`` (one per document) holds ``vectors[i]`` in collection
     ``collection_of[i]`` (collections 1, 2, … exist); the HNSW index is built after the load."""

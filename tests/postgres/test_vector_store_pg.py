@@ -9,10 +9,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 import sqlalchemy as sa
-from pg_vector_fixtures import MODEL, seeded_space, unit_vectors
+from pg_vector_fixtures import MODEL, clustered_unit_vectors, seeded_space, unit_vectors
 
 from notochord.db.engine import read_tx
-from notochord.db.schema import chunks, documents
+from notochord.db.schema import chunks, documents, vector_text
 from notochord.search import vector_store_pg
 
 pytestmark = pytest.mark.postgresql
@@ -32,7 +32,7 @@ def seeded(postgres_server_url: str) -> Iterator[tuple[sa.Engine, npt.NDArray[np
     from postgres_server import drop_databases, unique_database_url
 
     url = unique_database_url(postgres_server_url)
-    vectors = unit_vectors(COUNT, DIM, seed=17)
+    vectors = clustered_unit_vectors(COUNT, DIM, seed=17)
     engine = seeded_space(url, vectors, [_collection(i) for i in range(COUNT)])
     yield engine, vectors
     engine.dispose()
@@ -58,7 +58,7 @@ def _exact(
 def _recall(engine: sa.Engine, vectors: npt.NDArray[np.float32], share: float, *, k: int, queries: int) -> float:
     allowed = _allowed(SHARES[share])
     found = 0
-    for query in unit_vectors(queries, DIM, seed=int(share * 1000) + 1):
+    for query in clustered_unit_vectors(queries, DIM, seed=int(share * 1000) + 1):
         with read_tx(engine) as conn:
             hits = vector_store_pg.search(
                 conn, query, model_id=MODEL, k=k, allowed_ids=allowed, where=_where(SHARES[share]), exact_limit=0
@@ -81,21 +81,17 @@ def test_the_filtered_index_scan_finds_the_exact_top_ten(
 
 
 def test_the_index_serves_the_approximate_search(seeded: tuple[sa.Engine, npt.NDArray[np.float32]]) -> None:
-    """Issue 17, item 3: the approximate path is an HNSW index scan in the server, not a full scan."""
-    engine, _ = seeded
-    with engine.connect() as conn:
-        plan = (
-            conn.execute(
-                sa.text(
-                    f"EXPLAIN SELECT chunk_id FROM chunk_vectors WHERE vector_dims(vector) = {DIM} "
-                    f"ORDER BY CAST(vector AS vector({DIM})) <#> CAST(:q AS vector({DIM})) LIMIT 10"
-                ),
-                {"q": "[" + ",".join(["0.1"] * DIM) + "]"},
-            )
-            .scalars()
-            .all()
+    """Issue 17, item 3: above the exact limit the search is the HNSW index scan in the server, with
+    the collections filtered inside it, not a scan and sort of every candidate."""
+    engine, vectors = seeded
+    with read_tx(engine) as conn:
+        vector_store_pg.approximate_settings(conn, 10)
+        query = vector_store_pg.approximate_query(
+            vector_text(vectors[0]), DIM, model_id=MODEL, k=10, allowed_ids=_allowed({1, 2}), where=_where({1, 2})
         )
-    assert any(f"chunk_vectors_hnsw_{DIM}" in line for line in plan), plan
+        compiled = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        plan = conn.exec_driver_sql("EXPLAIN " + compiled).scalars().all()
+    assert any(f"Index Scan using chunk_vectors_hnsw_{DIM}" in line for line in plan), plan
 
 
 def test_small_candidate_sets_are_ranked_exactly_like_the_in_memory_matrix(
