@@ -1,0 +1,222 @@
+"""The cost of search at scale on PostgreSQL: ``python bench/retrieval_synthetic_pg.py --synthetic 1000000``.
+
+The same synthetic space as ``bench/retrieval_synthetic.py`` (documents of ten chunks, sixty
+Zipf-drawn made-up words a chunk, clustered random unit vectors), written into a space on a
+throwaway PostgreSQL server (``bench/postgres_server.py``) with ``COPY``: documents, chunks, the
+full-text rows and their postings (made by FTS5's tokenizer, as the write path makes them), and the
+vectors into pgvector; the HNSW index is built once after the load. Then, in this process, the
+space is opened as the product opens it and the full-text leg, the vector leg (every chunk allowed:
+the filtered HNSW scan) and ``hybrid_search`` are timed alternating per query, query encoding
+measured alone. Quality is not measured, only cost. It prints; it never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+try:
+    import notochord  # noqa: F401
+except ImportError:  # running from a checkout without an editable install
+    sys.path.insert(0, str(REPO / "src"))
+
+import numpy as np  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from notochord.db.engine import write_tx  # noqa: E402
+from notochord.db.schema import chunks, documents, vector_text  # noqa: E402
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, full_text_leg, hybrid_search  # noqa: E402
+from notochord.knowledge.indexing import FTS_TABLE  # noqa: E402
+from notochord.search import text_store_pg, vector_store_pg  # noqa: E402
+from notochord.search.embeddings import load_embedder  # noqa: E402
+from notochord.search.textindex import FTS_TOKENIZER, index_text  # noqa: E402
+from notochord.search.vector_index import passage_hash, passage_text  # noqa: E402
+from notochord.settings import Settings  # noqa: E402
+from postgres_server import database_url, server_url  # noqa: E402
+from retrieval_data import bar, console, open_space, pct  # noqa: E402
+from retrieval_synthetic import (  # noqa: E402
+    BLOCK,
+    CHUNKS_PER_DOC,
+    QUERIES,
+    WORDS_PER_CHUNK,
+    _Encoded,
+    clustered_vectors,
+    queries,
+    vocabulary,
+    zipf_words,
+)
+
+
+def _copy(conn: sa.Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def build(directory: Path, url: str, size: int, model_id: str, dim: int) -> float:
+    """Write a synthetic space of ``size`` chunks into the database of ``url``; returns the seconds."""
+    words = np.array(vocabulary())
+    rng = np.random.default_rng(11)
+    centres = rng.standard_normal((max(size // 200, 8), dim)).astype(np.float32)
+    started = time.perf_counter()
+    with open_space(directory, None, database_url=url) as nc:
+        space = nc.personal
+        space.user.documents.upsert(collection="keep", key="template", title="template", body="template")
+        engine = space.core.store.engine
+        with engine.connect() as conn:
+            template = dict(conn.execute(sa.select(documents).where(documents.c.key == "template")).mappings().one())
+            next_doc = int(template["id"]) + 1
+            next_chunk = int(conn.execute(sa.select(sa.func.max(chunks.c.id))).scalar_one()) + 1
+        doc_columns = [c.name for c in documents.columns]
+        with bar(f"copying a synthetic space into PostgreSQL (chunks, {size:,})", size) as advance:
+            for start in range(0, size, BLOCK):
+                n = min(BLOCK, size - start)
+                picked = zipf_words(rng, n * WORDS_PER_CHUNK + 1000)
+                texts = [
+                    " ".join(words[picked[i * WORDS_PER_CHUNK : (i + 1) * WORDS_PER_CHUNK]]) + "." for i in range(n)
+                ]
+                doc_rows: list[tuple[Any, ...]] = []
+                chunk_rows: list[tuple[Any, ...]] = []
+                for i, text in enumerate(texts):
+                    number = start + i
+                    doc_id = next_doc + number // CHUNKS_PER_DOC
+                    title = f"synthetic {doc_id}"
+                    if number % CHUNKS_PER_DOC == 0:
+                        body = "\n\n".join(texts[i : i + CHUNKS_PER_DOC])
+                        row = {
+                            **template,
+                            "id": doc_id,
+                            "key": f"s{doc_id}",
+                            "title": title,
+                            "body": body,
+                            "content_hash": hashlib.sha256(body.encode()).hexdigest(),
+                        }
+                        doc_rows.append(tuple(row[c] for c in doc_columns))
+                    chunk_rows.append(
+                        (
+                            next_chunk + number,
+                            doc_id,
+                            number % CHUNKS_PER_DOC,
+                            text,
+                            0,
+                            len(text),
+                            passage_hash(title, text),
+                        )
+                    )
+                derived = [(r[0], index_text(passage_text(f"synthetic {r[1]}", r[3]))) for r in chunk_rows]
+                postings = text_store_pg.tokenize(derived, FTS_TOKENIZER)
+                vectors = clustered_vectors(rng, centres, n)
+                with write_tx(engine) as conn:
+                    if doc_rows:
+                        _copy(conn, f"COPY documents ({', '.join(doc_columns)}) FROM STDIN", doc_rows)
+                    _copy(
+                        conn, 'COPY chunks (id, document_id, idx, text, start, "end", text_hash) FROM STDIN', chunk_rows
+                    )
+                    _copy(conn, f"COPY {FTS_TABLE} (rowid, body) FROM STDIN", derived)
+                    _copy(
+                        conn,
+                        f"COPY {FTS_TABLE}_terms (term, chunk_id, tf) FROM STDIN",
+                        [(p["term"], p["chunk_id"], p["tf"]) for p in postings],
+                    )
+                    _copy(
+                        conn,
+                        "COPY chunk_vectors (chunk_id, model_id, vector, text_hash) FROM STDIN",
+                        [(r[0], model_id, vector_text(v), r[6]) for r, v in zip(chunk_rows, vectors, strict=True)],
+                    )
+                advance(n)
+        with write_tx(engine) as conn:
+            conn.exec_driver_sql(f"SELECT setval(pg_get_serial_sequence('documents', 'id'), {next_doc + size})")
+            conn.exec_driver_sql(f"SELECT setval(pg_get_serial_sequence('chunks', 'id'), {next_chunk + size})")
+            # a new full-text version, so no reader keeps an index of before the load
+            text_store_pg.index_terms(conn, FTS_TABLE, [], FTS_TOKENIZER)
+        console.print("building the HNSW index …")
+        with write_tx(engine) as conn:
+            conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '2GB'")
+            vector_store_pg.ensure_indexes(conn)
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("ANALYZE")
+    return time.perf_counter() - started
+
+
+def probe(directory: Path, url: str, texts: list[str]) -> dict[str, Any]:
+    real = load_embedder(Settings().embedder)
+    assert real is not None
+    embedder = _Encoded(real, texts)
+    with open_space(directory, embedder, database_url=url) as nc:  # type: ignore[arg-type]
+        space = nc.personal
+        store, index = space.core.store, space.index
+        collection_ids = {c.id for c in space.user.collections.list()}
+        t0 = time.perf_counter()
+        hybrid_search(store, index, query=texts[0], collection_ids=collection_ids)
+        first_s = time.perf_counter() - t0
+        with store.read() as conn:
+            all_ids = np.asarray(conn.execute(sa.select(chunks.c.id)).scalars().all(), dtype=np.int64)
+
+        def text_leg(q: str) -> object:
+            with store.read() as conn:
+                return full_text_leg(conn, q, collection_ids=collection_ids, limit=100)
+
+        legs = {
+            "full text (100 chunks)": text_leg,
+            "vectors (100 chunks)": lambda q: index.search(q, k=100, allowed=all_ids, allowed_key="all"),
+            f"hybrid_search ({DEFAULT_LIMIT} documents)": lambda q: hybrid_search(
+                store, index, query=q, collection_ids=collection_ids, limit=DEFAULT_LIMIT, group_by="document"
+            ),
+        }
+        names = list(legs)
+        ms: dict[str, list[float]] = {name: [] for name in names}
+        for n, q in enumerate(texts):
+            for j in range(len(names)):
+                name = names[(n + j) % len(names)]
+                t0 = time.perf_counter()
+                legs[name](q)
+                ms[name].append((time.perf_counter() - t0) * 1000)
+    return {
+        "ms": ms,
+        "encode_ms": embedder.encode_ms,
+        "first_s": first_s,
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--synthetic", type=int, default=100_000, help="chunks of the synthetic space")
+    ap.add_argument("--queries", type=int, default=QUERIES, help="queries timed per leg")
+    args = ap.parse_args(argv)
+    real = load_embedder(Settings().embedder)
+    if real is None:
+        console.print("the configured embedder is 'none': the synthetic space needs one")
+        return
+    texts = queries(args.queries)
+    with server_url() as server, database_url(server) as url:
+        directory = Path(tempfile.mkdtemp(prefix="notochord-bench-synthetic-pg-")) / "space"
+        directory.mkdir(parents=True)
+        console.rule(f"synthetic space on PostgreSQL: {args.synthetic:,} chunks (clustered vectors: cost, not quality)")
+        seconds = build(directory, url, args.synthetic, real.model_id, real.dim)
+        result = probe(directory, url, texts)
+    table = Table(title=f"synthetic on PostgreSQL: {args.synthetic:,} chunks, {len(texts)} queries")
+    for col in ("figure", "p50 ms", "p95 ms", "p99 ms"):
+        table.add_column(col, justify="left" if col == "figure" else "right")
+    for name, values in result["ms"].items():
+        table.add_row(name, f"{pct(values, 50):.2f}", f"{pct(values, 95):.2f}", f"{pct(values, 99):.2f}")
+    enc = result["encode_ms"]
+    table.add_row("query encoding (alone, not in the rows above)", f"{pct(enc, 50):.2f}", f"{pct(enc, 95):.2f}", "-")
+    console.print(table)
+    console.print(
+        f"building the space (COPY + HNSW index) {seconds:.0f} s; first search {result['first_s']:.1f} s; "
+        f"peak RSS of this process {result['peak_mib']:,.0f} MiB (no vectors held: the server searches them)"
+    )
+
+
+if __name__ == "__main__":
+    main()
