@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 import notochord
 from notochord.clock import FixedClock
+from notochord.search import vector_store_pg
 from notochord.settings import Settings
 
 from .fakes import HashedNgramEmbedder
@@ -105,3 +106,25 @@ def test_two_workers_on_one_database_never_embed_a_passage_twice(
         assert done["a"] > 0 and done["b"] > 0 and done["a"] + done["b"] == PASSAGES
         assert leases == 0
         assert b.personal.core.vectors.pending() == 0
+
+
+def test_a_claim_held_by_a_crashed_worker_lapses_and_its_passages_are_embedded_once(
+    tmp_path: Path, clock: FixedClock, database_url: str
+) -> None:
+    """Issue 17, item 4: passages claimed by a worker that died before storing their vectors are not
+    taken while its lease holds, and are embedded (once) by another worker when it lapses."""
+    counts: Counter[str] = Counter()
+    embedder = CountingEmbedder(counts, threading.Lock(), threading.Barrier(1))
+    with _open(tmp_path / "a", database_url, clock, embedder) as nc:
+        for n in range(5):
+            nc.personal.user.documents.upsert(collection="diary", title=f"Note {n}", body=f"passage number {n}")
+        engine = nc.personal.core.store.engine
+        crashed = vector_store_pg.claim(engine, embedder.model_id, 3, lease=1.0)
+        assert len(crashed) == 3
+        # a live lease is honoured: only the two others can be taken (this lease lapses at once)
+        assert len(vector_store_pg.claim(engine, embedder.model_id, 5, lease=0.0)) == 2
+        assert nc.personal.core.vectors.wait() == 5
+        with engine.connect() as conn:
+            stored = conn.execute(sa.text("SELECT count(*) FROM chunk_vectors")).scalar_one()
+    assert stored == 5
+    assert len(counts) == 5 and set(counts.values()) == {1}
