@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 import sqlalchemy as sa
-from pg_vector_fixtures import MODEL, clustered_unit_vectors, seeded_space, unit_vectors
+from pg_vector_fixtures import MODEL, WordHashEmbedder, clustered_unit_vectors, seeded_space, unit_vectors
 
+import notochord
+from notochord.clock import FixedClock
 from notochord.db.engine import read_tx
 from notochord.db.schema import chunks, documents, vector_text
 from notochord.search import vector_store_pg
+from notochord.settings import Settings
 
 pytestmark = pytest.mark.postgresql
 
@@ -204,3 +208,19 @@ def test_vectors_stored_before_pgvector_migrate_exactly(database_url: str) -> No
     assert stored == {i + 1: vectors[i].astype("<f4").tobytes() for i in range(3)}
     assert "chunk_vectors_hnsw_48" in indexes
     assert sizes == [4 * 48]  # what the length of the bytes is on SQLite
+
+
+def test_a_replica_searches_vectors_without_loading_them(tmp_path: Path, clock: FixedClock, database_url: str) -> None:
+    """Issue 17, item 3: on PostgreSQL the vector leg ranks through the server — a passage sharing no
+    word with the query is found by meaning — and the process holds no vectors in memory."""
+    embedder = WordHashEmbedder()
+    settings = Settings(data_dir=tmp_path, index_in_background=False, database_url=database_url)
+    with notochord.open(tmp_path, settings, clock=clock, embedder=embedder) as nc:  # type: ignore[arg-type]
+        space = nc.personal
+        space.user.documents.upsert(collection="diary", title="Stew", body="simmer beef tomato")
+        space.user.documents.upsert(collection="diary", title="Garden", body="water beans fence")
+        assert space.core.vectors.wait() == 2
+        hits = space.search("Stew")
+        assert [h.title for h in hits][:1] == ["Stew"]
+        assert all(h.similarity is not None for h in hits)
+        assert space.core.vectors.memory is None
