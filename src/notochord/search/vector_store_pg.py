@@ -38,6 +38,10 @@ Rules:
     the space holds over a million vectors. On *isotropic* random vectors (no neighbourhoods at all,
     unlike embeddings) HNSW recall is far lower; the test asserts ≥ 0.95 on clustered vectors
     (``tests/postgres/test_vector_store_pg.py``).
+
+    The hybrid search always passes its conditions. A caller passing ids alone gets them as an
+    array filter inside the scan, which costs far more at scale (0.7 s p50 at 100,000 candidates on
+    ``bench/retrieval_synthetic_pg.py``, where the hybrid search took 79 ms).
 - **A shared queue.** Any number of processes (replicas of the service, the CLI) embed the same
   database's pending chunks without embedding one twice. :func:`claim` takes pending chunks with
   ``FOR UPDATE OF chunks SKIP LOCKED`` (a chunk another claimer is taking right now is skipped,
