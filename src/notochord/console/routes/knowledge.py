@@ -14,8 +14,6 @@ from starlette.responses import Response
 
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.views.knowledge import (
-    CollectionPage,
-    Tree,
     collection_page,
     collection_tree,
     document_page,
@@ -27,10 +25,6 @@ from notochord.errors import KnowledgeError, KnowledgeNotFoundError, KnowledgeVa
 __all__ = ["router"]
 
 router = APIRouter()
-
-
-def _not_found(page: Page) -> Response:
-    return page.render("not_found.html", status_code=404)
 
 
 def _chosen_collection(text: str) -> int | None:
@@ -52,16 +46,15 @@ def _tree_page(
 ) -> Response:
     tree = collection_tree(page.space)
     hits = search_documents(page.space, tree, query, within=None) if query else None
-    template = "_knowledge_tree.html" if page.htmx else "knowledge.html"
-    return page.render(
-        template,
+    return page.form_answer(
+        "knowledge.html",
+        part="_knowledge_tree.html",
+        notice=notice,
+        errors=errors,
         tree=tree,
         query=query,
         hits=hits,
-        notice=notice,
-        field_errors=errors or {},
         values=values or {},
-        status_code=422 if errors else 200,
     )
 
 
@@ -85,7 +78,7 @@ def create_collection(page: PageDep, form: Form) -> Response:
             raise KnowledgeNotFoundError("collection")
         row = page.space.user.collections.create(name, parent=parent)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _tree_page(page, errors={"parent" if parent_text else "name": str(error)}, values=values)
     if page.htmx:
@@ -107,33 +100,18 @@ def _collection(
     try:
         view = collection_page(page.space, tree, collection_id, page=number)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     hits = search_documents(page.space, tree, query, within=collection_id) if query else None
-    return _render_collection(page, tree, view, hits=hits, query=query, notice=notice, errors=errors, values=values)
-
-
-def _render_collection(
-    page: Page,
-    tree: Tree,
-    view: CollectionPage,
-    *,
-    hits: object,
-    query: str,
-    notice: str | None,
-    errors: dict[str, str] | None,
-    values: dict[str, str] | None,
-) -> Response:
-    template = "_knowledge_collection.html" if page.htmx else "knowledge_collection.html"
-    return page.render(
-        template,
+    return page.form_answer(
+        "knowledge_collection.html",
+        part="_knowledge_collection.html",
+        notice=notice,
+        errors=errors,
         tree=tree,
         view=view,
         hits=hits,
         query=query,
-        notice=notice,
-        field_errors=errors or {},
         values=values or {},
-        status_code=422 if errors else 200,
     )
 
 
@@ -161,7 +139,7 @@ def rename_collection(page: PageDep, form: Form, collection_id: int) -> Response
             raise KnowledgeNotFoundError("collection")
         page.space.user.collections.rename(collection_id, name)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"name": str(error)}, values={"name": name})
     if page.htmx:
@@ -180,7 +158,7 @@ def move_collection(page: PageDep, form: Form, collection_id: int) -> Response:
             raise KnowledgeNotFoundError("collection")
         page.space.user.collections.move(collection_id, parent=parent)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"parent": str(error)}, values={"parent": parent_text})
     if page.htmx:
@@ -193,15 +171,9 @@ def _document(page: Page, doc_id: int, *, notice: str | None = None, errors: dic
     try:
         view = document_page(page.space, tree, doc_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
-    template = "_knowledge_document.html" if page.htmx else "knowledge_document.html"
-    return page.render(
-        template,
-        tree=tree,
-        doc=view,
-        notice=notice,
-        field_errors=errors or {},
-        status_code=422 if errors else 200,
+        return page.not_found()
+    return page.form_answer(
+        "knowledge_document.html", part="_knowledge_document.html", notice=notice, errors=errors, tree=tree, doc=view
     )
 
 
@@ -224,7 +196,7 @@ def move_document(page: PageDep, form: Form, doc_id: int) -> Response:
             raise KnowledgeNotFoundError("collection")
         page.space.user.documents.move(doc_id, collection=target)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _document(page, doc_id, errors={"collection": str(error)})
     if page.htmx:
@@ -241,7 +213,7 @@ def delete_document(page: PageDep, form: Form, doc_id: int) -> Response:
             raise KnowledgeNotFoundError("document")
         page.space.user.documents.delete(doc_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _document(page, doc_id, errors={"delete": str(error)})
     if page.htmx and field(form, "from") == "list":
@@ -254,12 +226,12 @@ def restore_document(page: PageDep, doc_id: int) -> Response:
     """Bring a deleted document back by undoing its deletion."""
     gone = page.space.user.documents.deleted_one(doc_id)
     if gone is None or gone.document.collection_id not in collection_tree(page.space).by_id:
-        return _not_found(page)
+        return page.not_found()
     collection_id = gone.document.collection_id
     try:
         page.space.user.documents.restore(doc_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"restore": str(error)})
     if page.htmx:
