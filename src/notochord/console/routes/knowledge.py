@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.views.knowledge import (
+    Tree,
     collection_page,
     collection_tree,
     document_page,
@@ -36,6 +37,35 @@ def _chosen_collection(text: str) -> int | None:
     return int(text)
 
 
+def _searchable(
+    page: Page,
+    template: str,
+    part: str,
+    *,
+    tree: Tree,
+    within: int | None,
+    query: str,
+    notice: str | None,
+    errors: dict[str, str] | None,
+    values: dict[str, str] | None,
+    **context: object,
+) -> Response:
+    """A Knowledge page with a search box: the documents matching ``query`` inside collection
+    ``within`` (everywhere when ``None``) are listed on it."""
+    hits = search_documents(page.space, tree, query, within=within) if query else None
+    return page.form_answer(
+        template,
+        part=part,
+        notice=notice,
+        errors=errors,
+        tree=tree,
+        query=query,
+        hits=hits,
+        values=values or {},
+        **context,
+    )
+
+
 def _tree_page(
     page: Page,
     *,
@@ -44,17 +74,16 @@ def _tree_page(
     errors: dict[str, str] | None = None,
     values: dict[str, str] | None = None,
 ) -> Response:
-    tree = collection_tree(page.space)
-    hits = search_documents(page.space, tree, query, within=None) if query else None
-    return page.form_answer(
+    return _searchable(
+        page,
         "knowledge.html",
-        part="_knowledge_tree.html",
+        "_knowledge_tree.html",
+        tree=collection_tree(page.space),
+        within=None,
+        query=query,
         notice=notice,
         errors=errors,
-        tree=tree,
-        query=query,
-        hits=hits,
-        values=values or {},
+        values=values,
     )
 
 
@@ -101,17 +130,17 @@ def _collection(
         view = collection_page(page.space, tree, collection_id, page=number)
     except KnowledgeNotFoundError:
         return page.not_found()
-    hits = search_documents(page.space, tree, query, within=collection_id) if query else None
-    return page.form_answer(
+    return _searchable(
+        page,
         "knowledge_collection.html",
-        part="_knowledge_collection.html",
+        "_knowledge_collection.html",
+        tree=tree,
+        within=collection_id,
+        query=query,
         notice=notice,
         errors=errors,
-        tree=tree,
+        values=values,
         view=view,
-        hits=hits,
-        query=query,
-        values=values or {},
     )
 
 
