@@ -106,9 +106,20 @@ def signed_in_page(browser: Browser, console: ConsoleServer, *, locale: str = "e
     return page
 
 
-def errors_of(page: Page) -> list[str]:
+def _errors_of(page: Page) -> list[str]:
     """The list the page's script errors and console errors are added to from now on."""
     problems: list[str] = []
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(str(error)))
     return problems
+
+
+def assert_fits_a_phone(page: Page, url: str) -> None:
+    """``url`` opened on a 360 px wide ``page``: no sideways scrolling, htmx loaded, and nothing
+    breaking the Content-Security-Policy or raising in the page's scripts."""
+    problems = _errors_of(page)
+    page.goto(url)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    # htmx and the style sheet load from the console itself, within its Content-Security-Policy
+    assert page.evaluate("typeof window.htmx") == "object"
+    assert problems == []

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from console_harness import RECIPES, WEATHER, ConsoleServer, errors_of, signed_in_page
+from console_harness import RECIPES, WEATHER, ConsoleServer, assert_fits_a_phone, signed_in_page
 from playwright.sync_api import Browser, Page, expect
 
 HOME = "facts.read:self:location.home.*"
@@ -124,12 +124,7 @@ def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: C
     console.space.gems.install(WEATHER)
     console.space.user.facts.put(predicate="location.home.city", value="Amsterdam")
     page = signed_in_page(browser, console, width=360)
-    problems = errors_of(page)
-    page.goto(f"{console.url}{path}")
-    assert page.evaluate("document.documentElement.scrollWidth") <= 360
-    # htmx and the style sheet load from the console itself, within its Content-Security-Policy
-    assert page.evaluate("typeof window.htmx") == "object"
-    assert problems == []
+    assert_fits_a_phone(page, f"{console.url}{path}")
 
 
 def test_gem_studio_lists_a_manifest_mistake_while_typing(browser: Browser, console: ConsoleServer) -> None:
