@@ -4,6 +4,7 @@ thread) on 127.0.0.1 over a fresh data directory, and browsers or HTTP clients t
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 import threading
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from playwright.sync_api import Browser, Page, expect
 
 import notochord
 from notochord.cli.serve_cmd import build_server
@@ -22,6 +24,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WEATHER = EXAMPLES / "weather"
 RECIPES = EXAMPLES / "recipes"
 SECRET = "console-tests-jwt-secret-0123456789-abcdefghijklmnop"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def free_port() -> int:
@@ -55,6 +58,11 @@ class ConsoleServer:
             assert answer.status_code == 303, answer.text
         return client
 
+    def signed_in(self, path: str) -> tuple[httpx.Client, str]:
+        """A signed-in HTTP client and the CSRF token of the page at ``path``."""
+        client = self.client()
+        return client, csrf_of(client.get(path).text)
+
     def stop(self) -> None:
         for client in self.clients:
             client.close()
@@ -87,3 +95,31 @@ def csrf_of(html: str) -> str:
     found = _CSRF.search(html)
     assert found is not None, "the page carries no CSRF token"
     return found.group(1)
+
+
+def signed_in_page(browser: Browser, console: ConsoleServer, *, locale: str = "en-US", width: int = 1280) -> Page:
+    """A fresh browser context signed in to ``console`` through its one-time link, on the gems page."""
+    context = browser.new_context(locale=locale, viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(console.login_url())
+    expect(page).to_have_url(f"{console.url}/gems")
+    return page
+
+
+def _errors_of(page: Page) -> list[str]:
+    """The list the page's script errors and console errors are added to from now on."""
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    return problems
+
+
+def assert_fits_a_phone(page: Page, url: str) -> None:
+    """``url`` opened on a 360 px wide ``page``: no sideways scrolling, htmx loaded, and nothing
+    breaking the Content-Security-Policy or raising in the page's scripts."""
+    problems = _errors_of(page)
+    page.goto(url)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    # htmx and the style sheet load from the console itself, within its Content-Security-Policy
+    assert page.evaluate("typeof window.htmx") == "object"
+    assert problems == []

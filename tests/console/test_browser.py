@@ -6,34 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from console_harness import RECIPES, WEATHER, ConsoleServer
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from console_harness import RECIPES, WEATHER, ConsoleServer, assert_fits_a_phone, signed_in_page
+from playwright.sync_api import Browser, Page, expect
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOME = "facts.read:self:location.home.*"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None, "the browser tests drive the system's Chromium: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield launched
-        launched.close()
-
-
-def _signed_in(browser: Browser, console: ConsoleServer, *, locale: str = "en-US", width: int = 1280) -> Page:
-    context = browser.new_context(locale=locale, viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.goto(console.login_url())
-    expect(page).to_have_url(f"{console.url}/gems")
-    return page
 
 
 def _install_weather(page: Page) -> None:
@@ -61,7 +41,7 @@ def test_install_shows_every_sentence_and_reason_then_every_switch_is_off(
 ) -> None:
     """Issue 14, item 2; K-UI-01, K-UI-02, K-UI-03: the install screen reads as sentences with the
     gem's reason, and after install every switch is off."""
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.get_by_label("From a folder on this computer").fill(str(WEATHER))
     page.get_by_role("button", name="Review").click()
     expect(page.locator(".sentences li")).to_have_text(["Read where you live"])
@@ -81,7 +61,7 @@ def test_a_switch_turned_on_lets_the_gem_s_next_call_read_and_off_stops_it(
 ) -> None:
     """Issue 14, item 2; K-UI-01, K-UI-07, P-KVAL-09: the user fills in their city, turns the one
     switch on (a partial update, no reload) and the gem's next call reads it; off again, it cannot."""
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     _install_weather(page)
     row = page.locator(".fact-row", has_text="City of residence")
     row.get_by_role("textbox").fill("Amsterdam")
@@ -108,7 +88,7 @@ def test_a_self_fact_is_edited_and_deleted_on_the_gem_s_page(browser: Browser, c
     """Issue 14, item 2; K-UI-04, K-UI-05, K-UI-07: values appear under the app's own names and can
     be changed and deleted as the user."""
     console.space.user.facts.put(predicate="location.home.city", value="Utrecht")
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     _install_weather(page)
     row = page.locator(".fact-row", has_text="City of residence")
     expect(row.get_by_role("textbox")).to_have_value("Utrecht")
@@ -125,7 +105,7 @@ def test_the_chinese_labels_from_accept_language_and_the_switch_back(browser: Br
     """Issue 14, item 2; K-UI-02, K-UI-05, SPEC §24 D-16: a Chinese browser gets the seed's Chinese
     labels and sentences; the header's switch changes the language and keeps it."""
     console.space.gems.install(WEATHER)
-    page = _signed_in(browser, console, locale="zh-CN")
+    page = signed_in_page(browser, console, locale="zh-CN")
     page.goto(f"{console.url}/gems/weather")
     expect(page.get_by_role("heading", name="设置 › 知识库")).to_be_visible()
     expect(page.get_by_role("switch", name="读取你的居住地")).to_be_visible()
@@ -143,21 +123,14 @@ def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: C
     nothing on the page breaks the Content-Security-Policy."""
     console.space.gems.install(WEATHER)
     console.space.user.facts.put(predicate="location.home.city", value="Amsterdam")
-    page = _signed_in(browser, console, width=360)
-    problems: list[str] = []
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(f"{console.url}{path}")
-    assert page.evaluate("document.documentElement.scrollWidth") <= 360
-    # htmx and the style sheet load from the console itself, within its Content-Security-Policy
-    assert page.evaluate("typeof window.htmx") == "object"
-    assert problems == []
+    page = signed_in_page(browser, console, width=360)
+    assert_fits_a_phone(page, f"{console.url}{path}")
 
 
 def test_gem_studio_lists_a_manifest_mistake_while_typing(browser: Browser, console: ConsoleServer) -> None:
     """Issue 14, item 2; K-UI-14, P-KVAL-07, P-KVAL-03: install's own message appears as the
     user types, with no button pressed, and goes away when the mistake is fixed."""
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.get_by_role("link", name="Gem Studio").click()
     result = page.locator("#studio-result")
     expect(result).to_contain_text("No mistakes: the install checks pass.")
@@ -191,7 +164,7 @@ def test_uninstall_with_delete_them_too_and_undo_in_the_browser(browser: Browser
     """Issue 14, item 2; K-UI-13, K-UNINST-01, K-UNINST-02, K-UNINST-09: the dialog counts what the
     gem wrote with Keep focused first; "Delete them too" removes it, and the undo brings it back."""
     _recipes_rated(console, "braised pork", "mapo tofu")
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.goto(f"{console.url}/gems/recipes")
     page.get_by_role("link", name="Uninstall…").click()
     expect(page.locator('[data-count="facts"]')).to_have_text("2")
@@ -221,7 +194,7 @@ def test_a_value_the_user_edited_turns_a_gem_s_write_into_a_conflict_shown_with_
     console.space.gems.install(_mover_gem(tmp_path / "mover"))
     for permission in ("facts.read:self:location.home.*", "facts.write:self:location.home.*"):
         console.space.gems.set_permission("mover", permission, True)
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.goto(f"{console.url}/gems/mover")
     row = page.locator(".fact-row", has_text="City of residence")
     row.get_by_role("textbox").fill("Leiden")

@@ -4,31 +4,9 @@ its own data directory and browser context."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
-from console_harness import ConsoleServer
-from playwright.sync_api import Browser, Page, expect, sync_playwright
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None, "the browser tests drive the system's Chromium: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield launched
-        launched.close()
-
-
-def _signed_in(browser: Browser, console: ConsoleServer, *, locale: str = "en-US", width: int = 1280) -> Page:
-    context = browser.new_context(locale=locale, viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.goto(console.login_url())
-    expect(page).to_have_url(f"{console.url}/gems")
-    return page
+from console_harness import ConsoleServer, assert_fits_a_phone, signed_in_page
+from playwright.sync_api import Browser, expect
 
 
 def test_move_a_collection_under_another_and_see_a_refused_move_explained(
@@ -41,7 +19,7 @@ def test_move_a_collection_under_another_and_see_a_refused_move_explained(
     recipes = space.user.collections.create("Recipes")
     soups = space.user.collections.create("Soups")
     space.user.documents.upsert(collection=soups.id, title="Borscht", body="beetroot")
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.get_by_role("link", name="Knowledge", exact=True).click()
     tree = page.locator("#kn-tree")
     expect(tree.locator(f'[data-collection="{soups.id}"]')).to_contain_text("1 document(s)")
@@ -82,7 +60,7 @@ def test_merge_two_entities_by_name_with_the_keyboard_and_undo_it_on_view_change
     ann = space.user.entities.resolve(kind="person", create=True, name="Ann Lee", email="ann@example.com")
     annie = space.user.entities.resolve(kind="person", create=True, name="Annie", phone="+31 6 12345678")
     assert ann is not None and annie is not None
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.goto(f"{console.url}/knowledge/entities")
     page.get_by_label("Name or identifier").fill("ann@")
     page.keyboard.press("Enter")
@@ -113,7 +91,7 @@ def test_the_knowledge_pages_in_chinese(browser: Browser, console: ConsoleServer
     person = space.user.entities.resolve(kind="person", create=True, name="张三")
     assert person is not None
     space.user.facts.put(subject=person.id, predicate="work.company", value="Acme")
-    page = _signed_in(browser, console, locale="zh-CN")
+    page = signed_in_page(browser, console, locale="zh-CN")
     page.get_by_role("link", name="知识库", exact=True).first.click()
     expect(page.get_by_role("heading", name="新建知识库")).to_be_visible()
     expect(page.locator("#kn-tree")).to_contain_text("菜谱")
@@ -143,11 +121,5 @@ def test_at_360_px_no_knowledge_page_is_wider_than_the_screen(
         "entity": f"/knowledge/entities/{person.id}",
         "contacts": "/knowledge/contacts",
     }[which]
-    page = _signed_in(browser, console, width=360)
-    problems: list[str] = []
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(f"{console.url}{path}")
-    assert page.evaluate("document.documentElement.scrollWidth") <= 360
-    assert page.evaluate("typeof window.htmx") == "object"
-    assert problems == []
+    page = signed_in_page(browser, console, width=360)
+    assert_fits_a_phone(page, f"{console.url}{path}")

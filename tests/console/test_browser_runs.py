@@ -3,26 +3,13 @@ real server, with a real gem run in its own process (Issue 14, items "Runs" and 
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from console_harness import ConsoleServer
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from console_harness import ConsoleServer, signed_in_page
+from playwright.sync_api import Browser, expect
 from runs_gem import GEM, installed, run_once
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None, "the browser tests drive the system's Chromium: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
@@ -35,17 +22,10 @@ def ran(console: ConsoleServer, tmp_path: Path) -> tuple[str, Path]:
         return pool.submit(run_once, console.space, conversation).result(), conversation
 
 
-def _signed_in(browser: Browser, console: ConsoleServer, *, width: int = 1280) -> Page:
-    page = browser.new_context(locale="en-US", viewport={"width": width, "height": 900}).new_page()
-    page.goto(console.login_url())
-    expect(page).to_have_url(f"{console.url}/gems")
-    return page
-
-
 def test_undo_a_run_from_its_page(browser: Browser, console: ConsoleServer, ran: tuple[str, Path]) -> None:
     """Issue 14; K-UI-11: from the gem's page to its run, "Undo this run" reverts what it wrote."""
     run_id, conversation = ran
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.goto(f"{console.url}/gems/{GEM}")
     page.locator("#runs").get_by_role("link", name=f"{GEM} / note").click()
     expect(page).to_have_url(f"{console.url}/runs/{run_id}")
@@ -60,7 +40,7 @@ def test_undo_a_run_from_its_page(browser: Browser, console: ConsoleServer, ran:
 def test_roll_back_a_run_s_files_from_its_page(browser: Browser, console: ConsoleServer, ran: tuple[str, Path]) -> None:
     """Issue 14; P-FILE-21, P-FILE-25: the Runs page leads to the run; its files are rolled back."""
     run_id, conversation = ran
-    page = _signed_in(browser, console, width=360)
+    page = signed_in_page(browser, console, width=360)
     page.get_by_role("link", name="Runs").click()
     page.locator(f'a[href="/runs/{run_id}"]').click()
     expect(page.locator("#run-files code")).to_contain_text(["workspace:notes/food.md"])
@@ -80,7 +60,7 @@ def test_search_marks_the_matched_words_and_never_runs_a_document_s_script(
     console.space.user.documents.upsert(
         collection="keep", title="Trap", body="<img src=x onerror=\"document.title='owned'\"> tomato soup"
     )
-    page = _signed_in(browser, console)
+    page = signed_in_page(browser, console)
     page.get_by_role("link", name="Search").click()
     page.get_by_role("searchbox").fill("tomato")
     page.get_by_role("button", name="Search", exact=True).click()

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 import sqlalchemy as sa
-from console_harness import ConsoleServer, csrf_of
+from console_harness import ConsoleServer
 from fastapi.routing import APIRoute
 
 from notochord.console.routes import entities, knowledge
@@ -24,11 +24,6 @@ def _person(console: ConsoleServer, name: str, **identifiers: str) -> Entity:
     found = console.space.user.entities.resolve(kind="person", create=True, name=name, **identifiers)
     assert found is not None
     return found
-
-
-def _signed_in(console: ConsoleServer) -> tuple[httpx.Client, str]:
-    client = console.client()
-    return client, csrf_of(client.get("/knowledge/entities").text)
 
 
 def test_entities_are_listed_by_name_and_filtered_by_kind_and_name(console: ConsoleServer) -> None:
@@ -78,7 +73,7 @@ def test_merging_by_name_keeps_this_entity_and_the_old_id_leads_to_it(console: C
     ann = _person(console, "Ann Lee", email="ann@example.com")
     annie = _person(console, "Annie", phone="+31 6 12345678")
     console.space.user.facts.put(subject=annie.id, predicate="work.title", value="Chef")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     answer = client.post(f"/knowledge/entities/{ann.id}/merge", data={"csrf": token, "other": "annie"})
     assert answer.status_code == 303
     page = client.get(answer.headers["location"]).text
@@ -101,7 +96,7 @@ def test_a_merge_that_names_nobody_is_refused_next_to_the_field(console: Console
     _person(console, "Bob")
     acme = console.space.user.entities.resolve(kind="org", create=True, name="Acme")
     assert acme is not None
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     for name in ("Carol", "Acme", "Ann Lee"):
         answer = client.post(f"/knowledge/entities/{ann.id}/merge", data={"csrf": token, "other": name})
         assert answer.status_code == 422, name
@@ -117,7 +112,7 @@ def test_a_name_several_entities_share_lists_them_to_choose_from(console: Consol
     ann = _person(console, "Ann Lee")
     first = _person(console, "Ann Smith", email="a@one.nl")
     _person(console, "Ann Jones", email="a@two.nl")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     answer = client.post(
         f"/knowledge/entities/{ann.id}/merge", data={"csrf": token, "other": "ann"}, headers={"HX-Request": "true"}
     )
@@ -139,7 +134,7 @@ def test_the_one_entity_with_exactly_that_name_is_merged_however_many_others_con
     exact = _person(console, "Zz", email="zz@example.com")
     for n in range(15):
         _person(console, f"Azz {n:02}")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     answer = client.post(f"/knowledge/entities/{kept.id}/merge", data={"csrf": token, "other": "zz"})
     assert answer.status_code == 303
     assert console.space.user.entities.get(exact.id).id == kept.id
@@ -150,7 +145,7 @@ def test_deleting_an_entity_ends_the_relations_to_it_and_can_be_undone(console: 
     ann = _person(console, "Ann Lee")
     bob = _person(console, "Bob")
     console.space.user.facts.put(subject=bob.id, predicate="relation.colleague", object=ann.id)
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     answer = client.post(f"/knowledge/entities/{ann.id}/delete", data={"csrf": token})
     assert answer.status_code == 303
     listed = client.get(answer.headers["location"]).text
@@ -184,7 +179,7 @@ def test_the_contacts_page_has_one_set_per_person_and_never_the_user(console: Co
 def test_a_contact_fact_is_filled_in_changed_and_deleted_as_the_user(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-UI-09, K-FACT-27: what the user enters counts as said by the user."""
     ann = _person(console, "Ann Lee")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     headers = {"HX-Request": "true"}
     saved = client.post(
         f"/knowledge/contacts/{ann.id}/facts",
@@ -212,7 +207,7 @@ def test_a_contact_fact_the_page_does_not_offer_or_an_empty_one_is_refused(conso
     bob = _person(console, "Bob")
     bobs = console.space.user.facts.put(subject=bob.id, predicate="work.title", value="Chef")
     mine = console.space.user.facts.put(predicate="location.home.city", value="Leiden")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge/entities")
     empty = client.post(
         f"/knowledge/contacts/{ann.id}/facts", data={"csrf": token, "predicate": "work.company", "value": " "}
     )

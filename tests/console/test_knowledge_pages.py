@@ -8,15 +8,10 @@ import html
 import re
 
 import httpx
-from console_harness import ConsoleServer, csrf_of
+from console_harness import ConsoleServer
 
 from notochord.console.views.knowledge import DOCS_PER_PAGE
 from notochord.knowledge.writes import USER
-
-
-def _signed_in(console: ConsoleServer) -> tuple[httpx.Client, str]:
-    client = console.client()
-    return client, csrf_of(client.get("/knowledge").text)
 
 
 def _text(answer: httpx.Response) -> str:
@@ -43,7 +38,7 @@ def test_the_tree_nests_collections_with_their_document_counts(console: ConsoleS
 
 def test_a_collection_is_created_at_the_top_or_inside_another(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-COL-06, K-COL-07: the new collection's page follows."""
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     top = client.post("/knowledge/collections", data={"csrf": token, "name": " Recipes ", "parent": ""})
     assert top.status_code == 303
     [recipes] = [r for r in console.space.user.collections.list() if r.name == "Recipes"]
@@ -57,7 +52,7 @@ def test_a_collection_is_created_at_the_top_or_inside_another(console: ConsoleSe
 
 def test_a_collection_without_a_name_is_refused_next_to_the_field(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-COL-11: the form says what to do and nothing is created."""
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     before = console.space.user.collections.list()
     answer = client.post("/knowledge/collections", data={"csrf": token, "name": "   ", "parent": ""})
     assert answer.status_code == 422
@@ -68,7 +63,7 @@ def test_a_collection_without_a_name_is_refused_next_to_the_field(console: Conso
 
 def test_nothing_is_created_inside_diary(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-COL-08, OD-K33: the API's refusal is the sentence beside the picker."""
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     diary = console.space.user.collections.get("diary")
     before = console.space.user.collections.list()
     answer = client.post("/knowledge/collections", data={"csrf": token, "name": "Notes", "parent": str(diary.id)})
@@ -82,7 +77,7 @@ def test_nothing_is_created_inside_diary(console: ConsoleServer) -> None:
 def test_a_collection_is_renamed_and_the_rename_is_on_view_changes(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-UI-12, K-UI-11, K-COL-11: an undoable change of the user's."""
     recipes = console.space.user.collections.create("Recipes")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     answer = client.post(f"/knowledge/collections/{recipes.id}/rename", data={"csrf": token, "name": "Cooking"})
     assert answer.status_code == 303
     assert console.space.user.collections.get(recipes.id).name == "Cooking"
@@ -98,7 +93,7 @@ def test_a_bad_rename_is_refused_next_to_the_field(console: ConsoleServer) -> No
     """Issue 14, Knowledge; OD-K56: a built-in keeps its name; an empty name is asked for again."""
     recipes = console.space.user.collections.create("Recipes")
     keep = console.space.user.collections.get("keep")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     empty = client.post(f"/knowledge/collections/{recipes.id}/rename", data={"csrf": token, "name": ""})
     assert empty.status_code == 422
     assert 'id="rename-error" role="alert">Type a name first.<' in empty.text
@@ -113,7 +108,7 @@ def test_a_collection_moves_under_another_and_back_to_the_top(console: ConsoleSe
     """Issue 14, Knowledge; K-UI-12, K-COL-13, K-COL-15: the same id, a new place."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     under = client.post(f"/knowledge/collections/{soups.id}/move", data={"csrf": token, "parent": str(recipes.id)})
     assert under.status_code == 303
     assert console.space.user.collections.get(soups.id).parent_id == recipes.id
@@ -133,7 +128,7 @@ def test_moving_a_collection_into_its_own_subfolder_is_refused_with_the_api_s_se
     """Issue 14, Knowledge; OD-K56, K-COL-13: the refusal sits next to the picker; nothing moves."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups", parent=recipes.id)
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     changes_before = len(console.space.changes.list())
     answer = client.post(f"/knowledge/collections/{recipes.id}/move", data={"csrf": token, "parent": str(soups.id)})
     assert answer.status_code == 422
@@ -151,7 +146,7 @@ def test_built_in_collections_offer_no_rename_or_move_and_refuse_a_posted_one(co
     """Issue 14, Knowledge; OD-K56: diary and keep stay where they are."""
     diary = console.space.user.collections.get("diary")
     recipes = console.space.user.collections.create("Recipes")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     assert 'id="settings"' not in client.get(f"/knowledge/collections/{diary.id}").text
     answer = client.post(f"/knowledge/collections/{diary.id}/move", data={"csrf": token, "parent": str(recipes.id)})
     assert answer.status_code == 422
@@ -163,7 +158,7 @@ def test_an_htmx_move_answers_with_the_changed_part_of_the_page(console: Console
     """Issue 14, Knowledge: with htmx, the form swaps ``#knowledge-main``, refusals included."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups", parent=recipes.id)
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     headers = {"HX-Request": "true"}
     moved = client.post(f"/knowledge/collections/{soups.id}/move", data={"csrf": token, "parent": ""}, headers=headers)
     assert moved.status_code == 200
@@ -179,7 +174,7 @@ def test_an_htmx_move_answers_with_the_changed_part_of_the_page(console: Console
 
 def test_unknown_collections_and_documents_are_not_found_pages(console: ConsoleServer) -> None:
     """Issue 14, Knowledge: a stale or made-up id is a page that says so, and changes nothing."""
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     for path in ("/knowledge/collections/999", "/knowledge/documents/999", "/knowledge/collections/abc"):
         answer = client.get(path)
         assert answer.status_code == 404, path
@@ -254,7 +249,7 @@ def test_a_document_moves_between_collections(console: ConsoleServer) -> None:
     """Issue 14, Knowledge; K-UI-12, K-COL-13, K-DOC-20: the same document, a new collection."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.user.documents.upsert(collection="keep", title="Stew", body="x")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     answer = client.post(f"/knowledge/documents/{doc.id}/move", data={"csrf": token, "collection": str(recipes.id)})
     assert answer.status_code == 303
     assert console.space.user.documents.get(doc.id).collection_id == recipes.id
@@ -267,7 +262,7 @@ def test_a_keyed_document_or_one_moved_into_diary_is_refused_next_to_the_field(c
     keyed = console.space.user.documents.upsert(collection="keep", key="k-1", title="Keyed", body="x")
     loose = console.space.user.documents.upsert(collection="keep", title="Loose", body="x")
     diary = console.space.user.collections.get("diary")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     page = client.get(f"/knowledge/documents/{keyed.id}").text
     assert 'id="doc-move"' not in page and "it stays in this collection" in page
     refused = client.post(f"/knowledge/documents/{keyed.id}/move", data={"csrf": token, "collection": str(recipes.id)})
@@ -286,7 +281,7 @@ def test_a_deleted_document_is_restored_and_both_are_changes_on_the_changes_page
     """Issue 14, Knowledge; K-UI-12, K-DOC-16, K-UI-11: delete, then restore = undo of the deletion."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.user.documents.upsert(collection=recipes.id, title="Stew", body="x")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     deleted = client.post(f"/knowledge/documents/{doc.id}/delete", data={"csrf": token})
     assert deleted.status_code == 303
     assert console.space.user.documents.page(recipes.id).total == 0
@@ -307,7 +302,7 @@ def test_deleting_from_the_list_with_htmx_swaps_the_list_with_a_restore_button(c
     """Issue 14, Knowledge: the partial answer of a list's Delete offers Restore at once."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.user.documents.upsert(collection=recipes.id, title="Stew", body="x")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     answer = client.post(
         f"/knowledge/documents/{doc.id}/delete", data={"csrf": token, "from": "list"}, headers={"HX-Request": "true"}
     )
@@ -326,7 +321,7 @@ def test_a_knowledge_base_of_the_rest_service_is_not_one_of_the_user_s_folders(c
     with space.core.store.write(actor=USER, run_id=None) as tx:
         kb = space.core.collections.create_kb_root(tx.conn, name="Team handbook", now=tx.now)
     recipes = space.user.collections.create("Recipes")
-    client, token = _signed_in(console)
+    client, token = console.signed_in("/knowledge")
     assert "Team handbook" not in client.get("/knowledge").text
     assert client.get(f"/knowledge/collections/{kb}").status_code == 404
     renamed = client.post(f"/knowledge/collections/{kb}/rename", data={"csrf": token, "name": "Mine now"})

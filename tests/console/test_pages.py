@@ -48,8 +48,7 @@ def test_facts_about_contacts_are_never_listed_on_a_gem_s_page(console: ConsoleS
 def test_a_fact_the_gem_s_permissions_do_not_cover_cannot_be_written_from_its_page(console: ConsoleServer) -> None:
     """Issue 14, item 2; K-UI-04: the page edits only what it lists."""
     console.space.gems.install(WEATHER)
-    client = console.client()
-    token = csrf_of(client.get("/gems/weather").text)
+    client, token = console.signed_in("/gems/weather")
     answer = client.post("/gems/weather/facts", data={"csrf": token, "predicate": "health.allergy", "value": "nuts"})
     assert answer.status_code == 404
     assert console.space.user.facts.lookup("self", "health") == []
@@ -58,8 +57,7 @@ def test_a_fact_the_gem_s_permissions_do_not_cover_cannot_be_written_from_its_pa
 def test_an_empty_value_is_refused_next_to_its_field(console: ConsoleServer) -> None:
     """Issue 14, item 2: a form error says what to do, beside the field, and writes nothing."""
     console.space.gems.install(WEATHER)
-    client = console.client()
-    token = csrf_of(client.get("/gems/weather").text)
+    client, token = console.signed_in("/gems/weather")
     answer = client.post(
         "/gems/weather/facts",
         data={"csrf": token, "predicate": "location.home.city", "value": "  "},
@@ -73,8 +71,7 @@ def test_an_empty_value_is_refused_next_to_its_field(console: ConsoleServer) -> 
 
 def test_a_packaged_file_is_installed_from_an_upload(console: ConsoleServer) -> None:
     """Issue 14, item 2; K-UI-02, K-UI-03: an uploaded .zip shows the install screen, then installs."""
-    client = console.client()
-    token = csrf_of(client.get("/gems").text)
+    client, token = console.signed_in("/gems")
     review = client.post(
         "/gems/review",
         data={"csrf": token, "path": ""},
@@ -99,8 +96,7 @@ def test_an_invalid_manifest_lists_its_mistakes_and_installs_nothing(console: Co
     gem.mkdir()
     manifest = {"id": "bad", "name": "bad", "permissions": {"knowledge": {"permissions": ["facts.read:self:*"]}}}
     (gem / "notochord.json").write_text(json.dumps(manifest))
-    client = console.client()
-    token = csrf_of(client.get("/gems").text)
+    client, token = console.signed_in("/gems")
     answer = client.post("/gems/review", data={"csrf": token, "path": str(gem)})
     assert answer.status_code == 422
     assert "permissions.knowledge.permissions[0]" in answer.text
@@ -173,8 +169,7 @@ def test_a_conflict_resolution_without_a_choice_changes_nothing(console: Console
     """Issue 14, item 2: a bad choice is refused with a sentence and the conflict stays open."""
     console.space.user.facts.put(predicate="location.home.city", value="Leiden")
     proposed = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
-    client = console.client()
-    token = csrf_of(client.get("/changes").text)
+    client, token = console.signed_in("/changes")
     answer = client.post(f"/changes/{proposed.change_id}/resolve", data={"csrf": token, "take": "both"})
     assert answer.status_code == 422
     assert "This conflict cannot be settled" in answer.text
@@ -185,8 +180,7 @@ def test_a_conflict_resolution_without_a_choice_changes_nothing(console: Console
 def test_undo_one_change_from_the_page(console: ConsoleServer) -> None:
     """Issue 14, item 2; K-UI-11: undo a single change as the user."""
     put = console.space.user.facts.put(predicate="identity.nickname", value="Bo")
-    client = console.client()
-    token = csrf_of(client.get("/changes").text)
+    client, token = console.signed_in("/changes")
     answer = client.post(f"/changes/{put.change_id}/undo", data={"csrf": token})
     assert answer.status_code == 200
     assert "Undone: 1 change(s)." in answer.text
@@ -209,8 +203,7 @@ def test_a_superseded_undo_is_refused_with_a_sentence(console: ConsoleServer) ->
     """Issue 14, item 2; K-UI-11: undo never overwrites a later edit by someone else, and says so."""
     first = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
     console.space.user.facts.put(predicate="location.home.city", value="Leiden")
-    client = console.client()
-    token = csrf_of(client.get("/changes").text)
+    client, token = console.signed_in("/changes")
     answer = client.post(f"/changes/{first.change_id}/undo", data={"csrf": token})
     assert answer.status_code == 422
     assert "This cannot be undone: superseded by the later change" in answer.text
@@ -256,8 +249,7 @@ def test_the_uninstall_dialog_counts_what_the_gem_wrote(console: ConsoleServer) 
 def test_uninstall_with_keep_leaves_the_gem_s_facts(console: ConsoleServer) -> None:
     """Issue 14, item 2; K-UI-13, K-UNINST-05."""
     _recipes_wrote_two_facts(console)
-    client = console.client()
-    token = csrf_of(client.get("/gems/recipes/uninstall").text)
+    client, token = console.signed_in("/gems/recipes/uninstall")
     done = client.post("/gems/recipes/uninstall", data={"csrf": token, "choice": "keep"})
     assert "Kept 2 facts, 0 documents and 0 collections." in done.text
     assert console.space.gems.list() == []
@@ -267,8 +259,7 @@ def test_uninstall_with_keep_leaves_the_gem_s_facts(console: ConsoleServer) -> N
 def test_uninstall_with_delete_them_too_can_be_undone(console: ConsoleServer) -> None:
     """Issue 14, item 2; K-UI-13, K-UNINST-07, K-UNINST-09: the deletion is one run the page undoes."""
     _recipes_wrote_two_facts(console)
-    client = console.client()
-    token = csrf_of(client.get("/gems/recipes/uninstall").text)
+    client, token = console.signed_in("/gems/recipes/uninstall")
     done = client.post("/gems/recipes/uninstall", data={"csrf": token, "choice": "delete"})
     assert "Deleted 2 facts, 0 documents and 0 collections." in done.text
     assert console.space.user.facts.lookup("self", "pref.food.rated") == []
@@ -319,8 +310,7 @@ def test_a_builtin_collection_cannot_be_ticked_from_the_page(console: ConsoleSer
     """Issue 14, item 2; K-UI-10: diary and keep are granted by their own permissions."""
     console.space.gems.install(_chooser_gem(tmp_path))
     diary = console.space.user.collections.get("diary")
-    client = console.client()
-    token = csrf_of(client.get("/gems/reader").text)
+    client, token = console.signed_in("/gems/reader")
     answer = client.post("/gems/reader/ticks", data={"csrf": token, "collection": str(diary.id), "on": "1"})
     assert answer.status_code == 404
     assert console.space.core.collections.ticked_now("reader") == set()

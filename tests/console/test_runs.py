@@ -63,8 +63,7 @@ def test_the_runs_list_is_paginated(
 def test_undo_this_run_reverts_its_changes_once(console: ConsoleServer, ran: tuple[str, Path]) -> None:
     """Issue 14; K-UI-11, K-CHG: every change of the run is reverted as the user; a second undo says so."""
     run_id, conversation = ran
-    client = console.client()
-    token = csrf_of(client.get(f"/runs/{run_id}").text)
+    client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/undo", data={"csrf": token})
     assert answer.status_code == 200
     assert "Undone: 1 change(s)." in answer.text
@@ -79,8 +78,7 @@ def test_a_superseded_run_undo_is_refused_with_a_sentence(console: ConsoleServer
     run_id, _ = ran
     [fact] = console.space.user.facts.lookup("self", "pref.food.like")
     console.space.user.facts.retract(fact.id)
-    client = console.client()
-    token = csrf_of(client.get(f"/runs/{run_id}").text)
+    client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/undo", data={"csrf": token})
     assert answer.status_code == 422
     assert "This cannot be undone: superseded by the later change" in answer.text
@@ -90,8 +88,7 @@ def test_a_superseded_run_undo_is_refused_with_a_sentence(console: ConsoleServer
 def test_roll_back_its_files_restores_the_folder_once(console: ConsoleServer, ran: tuple[str, Path]) -> None:
     """Issue 14; P-FILE-25: the files the run created are taken back; the knowledge stays."""
     run_id, conversation = ran
-    client = console.client()
-    token = csrf_of(client.get(f"/runs/{run_id}").text)
+    client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/rollback", data={"csrf": token})
     assert answer.status_code == 200
     assert "Rolled back" in answer.text
@@ -107,8 +104,7 @@ def test_a_file_changed_since_is_left_alone_and_named(console: ConsoleServer, ra
     run_id, conversation = ran
     note = conversation / "notes" / "food.md"
     note.write_text("my own words\n", encoding="utf-8")
-    client = console.client()
-    token = csrf_of(client.get(f"/runs/{run_id}").text)
+    client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/rollback", data={"csrf": token})
     assert "Left alone, because they changed since: workspace:notes/food.md" in answer.text
     assert note.read_text(encoding="utf-8") == "my own words\n"

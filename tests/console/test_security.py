@@ -238,8 +238,7 @@ def test_pages_are_never_cached_and_never_framed(console: ConsoleServer) -> None
 
 def test_a_form_with_too_many_fields_is_refused_before_anything_runs(console: ConsoleServer) -> None:
     """Issue 14, item 1: the form parser's limits answer 400 with a sentence, not a crash."""
-    client = console.client()
-    token = csrf_of(client.get("/gems").text)
+    client, token = console.signed_in("/gems")
     fields = [("csrf", token)] + [(f"f{n}", "x") for n in range(500)]
     answer = client.post(
         "/gems/review",

@@ -47,8 +47,7 @@ def test_the_language_switch_is_kept_in_a_cookie(console: ConsoleServer) -> None
 
 def test_a_switch_never_redirects_off_the_console(console: ConsoleServer) -> None:
     """Issue 14, item 1: the "next" page of the language switch is a path of this console only."""
-    client = console.client()
-    token = csrf_of(client.get("/gems").text)
+    client, token = console.signed_in("/gems")
     for target in ("https://evil.example/", "//evil.example/", "/\\evil.example"):
         answer = client.post("/prefs/lang", data={"csrf": token, "lang": "en", "next": target})
         assert answer.headers["location"] == "/"

@@ -57,3 +57,21 @@ def test_the_page_names_every_allowed_writer_of_knowledge_tables() -> None:
         assert f"`{module}`" in text
         for table in tables:
             assert f"`{table}`" in text
+
+
+def _gems_bullet() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index("- **`gems/`**")
+    end = text.index("\n- **", start + 1)
+    return text[start:end]
+
+
+def test_the_gems_paragraph_names_every_module_of_gems_and_gems_api() -> None:
+    """The page's list of the gems modules is the code's: a module split off (as the manifest
+    readers were) or added is named there, and a name there is a module that exists."""
+    gems = DOC.parents[1] / "src" / "notochord" / "gems"
+    bullet = _gems_bullet()
+    named = set(re.findall(r"`([a-z_]+\.py)`", bullet))
+    modules = {p.name for folder in (gems, gems / "api") for p in folder.glob("*.py") if p.name != "__init__.py"}
+    assert modules - named == set(), "modules the page does not name"
+    assert named - modules == set(), "names on the page that are no module"

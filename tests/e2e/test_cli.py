@@ -15,61 +15,18 @@ import re
 import stat
 import subprocess
 import sys
-import traceback
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner, Result
+from cli_harness import Cli
 
 import notochord
 from notochord.cli import app
 from notochord.knowledge.quotas import DAILY_WRITES
-
-
-@dataclass
-class Cli:
-    """Runs ``notochord`` in-process against one data directory and checks the exit code."""
-
-    data_dir: Path
-    runner: CliRunner = field(default_factory=CliRunner)
-
-    def run(
-        self,
-        *args: str,
-        code: int = 0,
-        env: Mapping[str, str] | None = None,
-        with_data_dir: bool = True,
-    ) -> Result:
-        """Run ``notochord --data-dir <data_dir> *args`` and require exit code ``code``.
-
-        The vault is made with ``notochord init`` before the first other command, as ``make run`` does.
-        """
-        argv = ["--data-dir", str(self.data_dir), *args] if with_data_dir else list(args)
-        if with_data_dir and not {"init", "--help", "--data-dir"} & set(args) and not self.data_dir.exists():
-            self.runner.invoke(app, ["--data-dir", str(self.data_dir), "init"], env=env)
-        result = self.runner.invoke(app, argv, env=env)
-        if result.exit_code != code:
-            raised = ""
-            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
-                raised = "".join(traceback.format_exception(result.exc_info[1]))
-            pytest.fail(
-                f"notochord {' '.join(argv)} exited {result.exit_code}, expected {code}\n"
-                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}\n{raised}"
-            )
-        return result
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        """Run the command with ``--json`` and parse what it printed."""
-        return json.loads(self.run(*args, "--json", code=code).stdout)
-
-    def values(self, subject: str = "self", prefix: str | None = None) -> list[Any]:
-        """The values of the subject's current facts under ``prefix``."""
-        return [f["value"] for f in self.json("facts", "lookup", subject, *([prefix] if prefix else []))]
 
 
 @pytest.fixture
@@ -77,9 +34,14 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "vault"
 
 
+def _cli(data_dir: Path) -> Cli:
+    """The command line on ``data_dir``, in the test's own environment (the default embedder)."""
+    return Cli(data_dir, env={}, init_first=True)
+
+
 @pytest.fixture
 def cli(data_dir: Path) -> Cli:
-    return Cli(data_dir)
+    return _cli(data_dir)
 
 
 def _command_paths() -> Iterator[tuple[str, ...]]:
@@ -139,28 +101,28 @@ def test_status_counts_current_facts_live_entities_and_every_change(cli: Cli) ->
 
 def test_data_dir_is_accepted_before_the_sub_command_and_on_the_sub_command(tmp_path: Path) -> None:
     before, after = tmp_path / "before", tmp_path / "after"
-    runner = Cli(before)
-    Cli(after).run("init")
+    runner = _cli(before)
+    _cli(after).run("init")
     runner.run("facts", "put", "work.company", "Before Co")
     runner.run("facts", "put", "work.company", "After Co", "--data-dir", str(after), with_data_dir=False)
 
-    assert Cli(before).values("self", "work") == ["Before Co"]
-    assert Cli(after).values("self", "work") == ["After Co"]
+    assert _cli(before).values("self", "work") == ["Before Co"]
+    assert _cli(after).values("self", "work") == ["After Co"]
 
 
 def test_the_sub_command_data_dir_wins_over_the_one_before_it(tmp_path: Path) -> None:
     outer, inner = tmp_path / "outer", tmp_path / "inner"
-    Cli(inner).run("init")
-    Cli(outer).run("facts", "put", "work.company", "Inner Co", "--data-dir", str(inner))
-    assert Cli(inner).values("self", "work") == ["Inner Co"]
+    _cli(inner).run("init")
+    _cli(outer).run("facts", "put", "work.company", "Inner Co", "--data-dir", str(inner))
+    assert _cli(inner).values("self", "work") == ["Inner Co"]
     assert not (outer / "spaces" / "personal.db").exists()
 
 
 def test_notochord_data_dir_environment_variable_names_the_data_directory(tmp_path: Path) -> None:
     from_env, from_option = tmp_path / "env", tmp_path / "option"
-    runner = Cli(from_env)
+    runner = _cli(from_env)
     runner.run("init")
-    Cli(from_option).run("init")
+    _cli(from_option).run("init")
     env = {"NOTOCHORD_DATA_DIR": str(from_env)}
     runner.run("facts", "put", "work.company", "Env Co", env=env, with_data_dir=False)
     listed = runner.run("facts", "lookup", "self", "work", "--json", env=env, with_data_dir=False)
@@ -176,15 +138,15 @@ def test_notochord_data_dir_environment_variable_names_the_data_directory(tmp_pa
         env=env,
         with_data_dir=False,
     )
-    assert Cli(from_option).values("self", "work") == ["Option Co"]
-    assert Cli(from_env).values("self", "work") == ["Env Co"]
+    assert _cli(from_option).values("self", "work") == ["Option Co"]
+    assert _cli(from_env).values("self", "work") == ["Env Co"]
 
 
 def test_without_any_data_dir_the_default_is_the_per_user_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 11, item 5: one vault per user, whatever the working directory."""
     home_data = Path.cwd().parent / "xdg"
     monkeypatch.setenv("XDG_DATA_HOME", str(home_data))
-    Cli(Path("unused")).run("init", with_data_dir=False)
+    _cli(Path("unused")).run("init", with_data_dir=False)
     assert (home_data / "notochord" / "master.key").is_file()
     assert (home_data / "notochord" / "spaces" / "personal.db").is_file()
     assert not (Path.cwd() / ".notochord").exists()
@@ -482,7 +444,7 @@ def test_documented_exit_codes_with_a_message_and_no_traceback(
 def test_an_unusable_data_directory_exits_1_with_a_message(tmp_path: Path) -> None:
     not_a_directory = tmp_path / "file"
     not_a_directory.write_text("")
-    result = Cli(not_a_directory).run("init", code=1)
+    result = _cli(not_a_directory).run("init", code=1)
     assert "error:" in result.stderr
     assert "Traceback" not in result.output
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +19,12 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner, Result
+from cli_harness import Cli as Harness
 
 import notochord
 from notochord.cli import app as root_app
 from notochord.cli import collections_cmd, docs_cmd, search_cmd
 from notochord.knowledge.quotas import MAX_BODY
-
-FULL_TEXT_ONLY = {"NOTOCHORD_EMBEDDER": "none"}
 
 
 def _mounted(base: typer.Typer) -> typer.Typer:
@@ -50,31 +47,11 @@ APP = _mounted(root_app)
 
 
 @dataclass
-class Cli:
-    """Runs ``notochord --data-dir <data_dir> …`` in-process and checks the exit code."""
+class Cli(Harness):
+    """The command line with the document commands mounted; the vault is made first, as ``make run`` does."""
 
-    data_dir: Path
-    env: Mapping[str, str] = field(default_factory=lambda: dict(FULL_TEXT_ONLY))
-    runner: CliRunner = field(default_factory=CliRunner)
-
-    def run(self, *args: str, code: int = 0) -> Result:
-        """Run the command; the vault is made with ``notochord init`` first, as ``make run`` does."""
-        argv = ["--data-dir", str(self.data_dir), *args]
-        if not self.data_dir.exists():
-            self.runner.invoke(APP, ["--data-dir", str(self.data_dir), "init"], env=self.env)
-        result = self.runner.invoke(APP, argv, env=self.env)
-        if result.exit_code != code:
-            raised = ""
-            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
-                raised = "".join(traceback.format_exception(result.exc_info[1]))
-            pytest.fail(
-                f"notochord {' '.join(argv)} exited {result.exit_code}, expected {code}\n"
-                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}\n{raised}"
-            )
-        return result
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
+    init_first: bool = True
+    app: typer.Typer = field(default_factory=lambda: APP)
 
     def titles(self, *collection: str) -> list[str]:
         return [d["title"] for d in self.json("docs", "list", *collection)]

@@ -17,49 +17,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from cli_harness import Cli as Harness
 
 import notochord
-from notochord.cli import app
 from notochord.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-ENV = {"NOTOCHORD_EMBEDDER": "none"}
 RECIPE = {"id": "1", "dish": "Tomato beef stew", "recipe": "Brown the beef…"}
 RECIPE_PERMISSIONS = ("facts.read:self:pref.food.*", "facts.write:self:pref.food.*", "collections.create")
 
 
 @dataclass
-class Cli:
-    """Runs ``notochord --data-dir <data_dir> …`` in-process and checks the exit code."""
+class Cli(Harness):
+    """The command line, full text only; the vault is made first, as ``make run`` does."""
 
-    data_dir: Path
-    runner: CliRunner = field(default_factory=CliRunner)
-
-    def run(self, *args: str, code: int = 0) -> Result:
-        """Run the command; the vault is made with ``notochord init`` first, as ``make run`` does."""
-        argv = ["--data-dir", str(self.data_dir), *args]
-        if not self.data_dir.exists():
-            self.runner.invoke(app, ["--data-dir", str(self.data_dir), "init"], env=ENV)
-        result = self.runner.invoke(app, argv, env=ENV)
-        if result.exit_code != code:
-            raised = ""
-            if result.exc_info is not None and not isinstance(result.exception, SystemExit):
-                raised = "".join(traceback.format_exception(result.exc_info[1]))
-            pytest.fail(
-                f"notochord {' '.join(argv)} exited {result.exit_code}, expected {code}\n"
-                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}\n{raised}"
-            )
-        return result
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        return json.loads(self.run(*args, "--json", code=code).stdout)
+    init_first: bool = True
 
     def gem_run(self, gem: str, *args: str, input: Any = None, code: int = 0) -> Any:
         """``gem run GEM … --input JSON``; the printed output parsed, or the result when it failed."""

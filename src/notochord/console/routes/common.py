@@ -60,6 +60,32 @@ class Page:
         }
         return render_page(self.request, template, {**shared, **context}, status_code=status_code)
 
+    def form_answer(
+        self,
+        template: str,
+        *,
+        part: str | None = None,
+        notice: str | None = None,
+        errors: dict[str, str] | None = None,
+        **context: Any,
+    ) -> HTMLResponse:
+        """The page again after a form, or for htmx only ``part`` of it, the part that changed.
+
+        ``notice`` says what was done; each refusal in ``errors`` stands beside the field it names,
+        and any refusal makes the answer a 422, as the action changed nothing.
+        """
+        return self.render(
+            part if part is not None and self.htmx else template,
+            notice=notice,
+            field_errors=errors or {},
+            status_code=422 if errors else 200,
+            **context,
+        )
+
+    def not_found(self) -> HTMLResponse:
+        """The console's 404 page: what was asked for is not in this space (or never was)."""
+        return self.render("not_found.html", status_code=404)
+
 
 def page_of(request: Request) -> Page:
     return Page(request)

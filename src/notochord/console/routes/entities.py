@@ -16,6 +16,7 @@ from starlette.responses import Response
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.views.knowledge import page_number
 from notochord.console.views.knowledge_entities import (
+    ContactCard,
     contact_card,
     contacts_page,
     entities_page,
@@ -29,10 +30,6 @@ __all__ = ["router"]
 
 router = APIRouter()
 _CANDIDATES = 10
-
-
-def _not_found(page: Page) -> Response:
-    return page.render("not_found.html", status_code=404)
 
 
 @router.get("/knowledge/entities")
@@ -71,17 +68,16 @@ def _entity(
     try:
         view = entity_page(page.space, entity_id, page.lang)
     except KnowledgeNotFoundError:
-        return _not_found(page)
-    template = "_entity.html" if page.htmx else "entity.html"
-    return page.render(
-        template,
-        view=view,
+        return page.not_found()
+    return page.form_answer(
+        "entity.html",
+        part="_entity.html",
         notice=notice,
+        errors=errors,
+        view=view,
         undo_change=undo_change,
-        field_errors=errors or {},
         candidates=candidates or [],
         other=other,
-        status_code=422 if errors else 200,
     )
 
 
@@ -91,7 +87,7 @@ def entity(page: PageDep, entity_id: int, merged: str = "") -> Response:
     try:
         kept = page.space.user.entities.get(entity_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     if kept.id != entity_id:
         return redirect(f"/knowledge/entities/{kept.id}")
     if merged.isascii() and merged.isdigit():
@@ -115,10 +111,10 @@ def merge(page: PageDep, form: Form, entity_id: int) -> Response:
     try:
         kept = page.space.user.entities.get(entity_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     if chosen:
         if not chosen.isascii() or not chosen.isdigit():
-            return _not_found(page)
+            return page.not_found()
         other_id = int(chosen)
     else:
         if not name:
@@ -155,7 +151,7 @@ def delete(page: PageDep, entity_id: int) -> Response:
         page.space.user.entities.get(entity_id)
         change_id = page.space.user.entities.delete(entity_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _entity(page, entity_id, errors={"delete": str(error)})
     return redirect(f"/knowledge/entities?deleted={change_id}")
@@ -180,18 +176,22 @@ def contacts(page: PageDep, q: str = "") -> Response:
     )
 
 
+def _card(page: Page, person_id: int) -> ContactCard | None:
+    """The person's card, or ``None`` when ``person_id`` is no person in this space."""
+    try:
+        return contact_card(page.space, person_id, page.lang)
+    except KnowledgeNotFoundError:
+        return None
+
+
 def _card_answer(page: Page, person_id: int, *, notice: str | None, errors: dict[str, str] | None = None) -> Response:
     if not page.htmx and not errors:
         return redirect(f"/knowledge/contacts#person-{person_id}")
-    try:
-        card = contact_card(page.space, person_id, page.lang)
-    except KnowledgeNotFoundError:
-        card = None
+    card = _card(page, person_id)
     if card is None:
-        return _not_found(page)
-    template = "_contacts_person.html" if page.htmx else "contacts_person.html"
-    return page.render(
-        template, card=card, notice=notice, field_errors=errors or {}, status_code=422 if errors else 200
+        return page.not_found()
+    return page.form_answer(
+        "contacts_person.html", part="_contacts_person.html", notice=notice, errors=errors, card=card
     )
 
 
@@ -200,12 +200,9 @@ def put_contact_fact(page: PageDep, form: Form, person_id: int) -> Response:
     """Fill in or change a fact about a person, as the user (K-FACT-27)."""
     predicate = field(form, "predicate")
     value = field(form, "value")
-    try:
-        card = contact_card(page.space, person_id, page.lang)
-    except KnowledgeNotFoundError:
-        card = None
+    card = _card(page, person_id)
     if card is None or predicate not in {r.predicate for r in card.rows}:
-        return _not_found(page)
+        return page.not_found()
     if not value:
         return _card_answer(page, person_id, notice=None, errors={predicate: page.t("fact_value_needed")})
     try:
@@ -218,12 +215,9 @@ def put_contact_fact(page: PageDep, form: Form, person_id: int) -> Response:
 @router.post("/knowledge/contacts/{person_id}/facts/{fact_id}/delete")
 def delete_contact_fact(page: PageDep, person_id: int, fact_id: int) -> Response:
     """Delete one value from a person's set; only a fact the person's card shows."""
-    try:
-        card = contact_card(page.space, person_id, page.lang)
-    except KnowledgeNotFoundError:
-        card = None
+    card = _card(page, person_id)
     if card is None or fact_id not in {v.fact_id for r in card.rows for v in r.values}:
-        return _not_found(page)
+        return page.not_found()
     try:
         page.space.user.facts.retract(fact_id)
     except KnowledgeError as error:

@@ -32,7 +32,7 @@ def _offered(page: Page, gem_id: str) -> bool:
 @router.post("/gems/{gem_id}/working-folder")
 def choose(page: PageDep, form: Form, gem_id: str) -> Response:
     if not _offered(page, gem_id):
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     typed = field(form, "path")
     if not typed:
         return gem_page_answer(page, gem_id, errors={FIELD: page.t("folder_err_empty")}, values={FIELD: typed})
@@ -50,6 +50,6 @@ def choose(page: PageDep, form: Form, gem_id: str) -> Response:
 @router.post("/gems/{gem_id}/working-folder/clear")
 def clear(page: PageDep, gem_id: str) -> Response:
     if not _offered(page, gem_id):
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     folders_of(page.space).set_working_folder(gem_id, None, core=page.space.core)
     return redirect(f"/gems/{gem_id}#working-folder")

@@ -108,16 +108,17 @@ def _gem_page(
         view = gem_page(page.space, gem_id, page.lang)
         manifest = page.space.gems.get(gem_id).manifest
     except GemError:
-        return page.render("not_found.html", status_code=404)
-    # the sections of runs, network access and the working folder
-    sections = {
-        "gem_runs": gem_runs(page.space, gem_id),
-        "net": gem_network(page.space, manifest),
-        "folder": working_folder(page.space, gem_id, manifest),
-        "field_values": values or {},
-    }
-    status = 422 if errors else 200
-    return page.render("gem.html", gem=view, notice=notice, field_errors=errors or {}, status_code=status, **sections)
+        return page.not_found()
+    return page.form_answer(
+        "gem.html",
+        notice=notice,
+        errors=errors,
+        gem=view,
+        gem_runs=gem_runs(page.space, gem_id),
+        net=gem_network(page.space, manifest),
+        folder=working_folder(page.space, gem_id, manifest),
+        field_values=values or {},
+    )
 
 
 gem_page_answer = _gem_page
@@ -137,7 +138,7 @@ def switch(page: PageDep, form: Form, gem_id: str) -> Response:
         page.space.gems.set_permission(gem_id, permission, on)
         view = gem_page(page.space, gem_id, page.lang)
     except NotochordError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     if page.htmx:
         canonical = str(Permission.parse(permission))
         item = next(s for s in view.switches if s.permission == canonical)
@@ -150,9 +151,8 @@ def _facts_answer(page: Page, gem_id: str, *, notice: str | None, errors: dict[s
         try:
             view = gem_page(page.space, gem_id, page.lang)
         except GemError:
-            return page.render("not_found.html", status_code=404)
-        status = 422 if errors else 200
-        return page.render("_facts.html", gem=view, notice=notice, field_errors=errors or {}, status_code=status)
+            return page.not_found()
+        return page.form_answer("_facts.html", notice=notice, errors=errors, gem=view)
     if errors:
         return _gem_page(page, gem_id, errors=errors)
     return redirect(f"/gems/{gem_id}#facts")
@@ -166,11 +166,11 @@ def put_fact(page: PageDep, form: Form, gem_id: str) -> Response:
     try:
         manifest = page.space.gems.get(gem_id).manifest
     except GemError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     rows = {r.predicate: r for r in self_fact_rows(page.space, manifest, page.lang)}
     row = rows.get(predicate)
     if row is None:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     if not value:
         return _facts_answer(page, gem_id, notice=None, errors={predicate: page.t("fact_value_needed")})
     try:
@@ -186,10 +186,10 @@ def delete_fact(page: PageDep, gem_id: str, fact_id: int) -> Response:
     try:
         manifest = page.space.gems.get(gem_id).manifest
     except GemError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     shown = {v.fact_id for r in self_fact_rows(page.space, manifest, page.lang) for v in r.values}
     if fact_id not in shown:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     try:
         page.space.user.facts.retract(fact_id)
     except KnowledgeError as error:
@@ -206,11 +206,11 @@ def tick(page: PageDep, form: Form, gem_id: str) -> Response:
         ticks = collection_ticks(page.space, gem_id, manifest) or []
         chosen = next((t for t in ticks if str(t.id) == field(form, "collection")), None)
         if chosen is None:
-            return page.render("not_found.html", status_code=404)
+            return page.not_found()
         page.space.user.collections.tick(gem_id, chosen.id, on)
         view = gem_page(page.space, gem_id, page.lang)
     except NotochordError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     if page.htmx:
         item = next(t for t in view.ticks or [] if t.id == chosen.id)
         return page.render("_tick.html", gem=view, c=item)

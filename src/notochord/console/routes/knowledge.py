@@ -14,7 +14,6 @@ from starlette.responses import Response
 
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.views.knowledge import (
-    CollectionPage,
     Tree,
     collection_page,
     collection_tree,
@@ -29,10 +28,6 @@ __all__ = ["router"]
 router = APIRouter()
 
 
-def _not_found(page: Page) -> Response:
-    return page.render("not_found.html", status_code=404)
-
-
 def _chosen_collection(text: str) -> int | None:
     """A collection id from a picker; blank is "the top level"."""
     if not text:
@@ -40,6 +35,35 @@ def _chosen_collection(text: str) -> int | None:
     if not text.isascii() or not text.isdigit():
         raise KnowledgeNotFoundError("collection")
     return int(text)
+
+
+def _searchable(
+    page: Page,
+    template: str,
+    part: str,
+    *,
+    tree: Tree,
+    within: int | None,
+    query: str,
+    notice: str | None,
+    errors: dict[str, str] | None,
+    values: dict[str, str] | None,
+    **context: object,
+) -> Response:
+    """A Knowledge page with a search box: the documents matching ``query`` inside collection
+    ``within`` (everywhere when ``None``) are listed on it."""
+    hits = search_documents(page.space, tree, query, within=within) if query else None
+    return page.form_answer(
+        template,
+        part=part,
+        notice=notice,
+        errors=errors,
+        tree=tree,
+        query=query,
+        hits=hits,
+        values=values or {},
+        **context,
+    )
 
 
 def _tree_page(
@@ -50,18 +74,16 @@ def _tree_page(
     errors: dict[str, str] | None = None,
     values: dict[str, str] | None = None,
 ) -> Response:
-    tree = collection_tree(page.space)
-    hits = search_documents(page.space, tree, query, within=None) if query else None
-    template = "_knowledge_tree.html" if page.htmx else "knowledge.html"
-    return page.render(
-        template,
-        tree=tree,
+    return _searchable(
+        page,
+        "knowledge.html",
+        "_knowledge_tree.html",
+        tree=collection_tree(page.space),
+        within=None,
         query=query,
-        hits=hits,
         notice=notice,
-        field_errors=errors or {},
-        values=values or {},
-        status_code=422 if errors else 200,
+        errors=errors,
+        values=values,
     )
 
 
@@ -85,7 +107,7 @@ def create_collection(page: PageDep, form: Form) -> Response:
             raise KnowledgeNotFoundError("collection")
         row = page.space.user.collections.create(name, parent=parent)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _tree_page(page, errors={"parent" if parent_text else "name": str(error)}, values=values)
     if page.htmx:
@@ -107,33 +129,18 @@ def _collection(
     try:
         view = collection_page(page.space, tree, collection_id, page=number)
     except KnowledgeNotFoundError:
-        return _not_found(page)
-    hits = search_documents(page.space, tree, query, within=collection_id) if query else None
-    return _render_collection(page, tree, view, hits=hits, query=query, notice=notice, errors=errors, values=values)
-
-
-def _render_collection(
-    page: Page,
-    tree: Tree,
-    view: CollectionPage,
-    *,
-    hits: object,
-    query: str,
-    notice: str | None,
-    errors: dict[str, str] | None,
-    values: dict[str, str] | None,
-) -> Response:
-    template = "_knowledge_collection.html" if page.htmx else "knowledge_collection.html"
-    return page.render(
-        template,
+        return page.not_found()
+    return _searchable(
+        page,
+        "knowledge_collection.html",
+        "_knowledge_collection.html",
         tree=tree,
-        view=view,
-        hits=hits,
+        within=collection_id,
         query=query,
         notice=notice,
-        field_errors=errors or {},
-        values=values or {},
-        status_code=422 if errors else 200,
+        errors=errors,
+        values=values,
+        view=view,
     )
 
 
@@ -161,7 +168,7 @@ def rename_collection(page: PageDep, form: Form, collection_id: int) -> Response
             raise KnowledgeNotFoundError("collection")
         page.space.user.collections.rename(collection_id, name)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"name": str(error)}, values={"name": name})
     if page.htmx:
@@ -180,7 +187,7 @@ def move_collection(page: PageDep, form: Form, collection_id: int) -> Response:
             raise KnowledgeNotFoundError("collection")
         page.space.user.collections.move(collection_id, parent=parent)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"parent": str(error)}, values={"parent": parent_text})
     if page.htmx:
@@ -193,15 +200,9 @@ def _document(page: Page, doc_id: int, *, notice: str | None = None, errors: dic
     try:
         view = document_page(page.space, tree, doc_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
-    template = "_knowledge_document.html" if page.htmx else "knowledge_document.html"
-    return page.render(
-        template,
-        tree=tree,
-        doc=view,
-        notice=notice,
-        field_errors=errors or {},
-        status_code=422 if errors else 200,
+        return page.not_found()
+    return page.form_answer(
+        "knowledge_document.html", part="_knowledge_document.html", notice=notice, errors=errors, tree=tree, doc=view
     )
 
 
@@ -224,7 +225,7 @@ def move_document(page: PageDep, form: Form, doc_id: int) -> Response:
             raise KnowledgeNotFoundError("collection")
         page.space.user.documents.move(doc_id, collection=target)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _document(page, doc_id, errors={"collection": str(error)})
     if page.htmx:
@@ -241,7 +242,7 @@ def delete_document(page: PageDep, form: Form, doc_id: int) -> Response:
             raise KnowledgeNotFoundError("document")
         page.space.user.documents.delete(doc_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _document(page, doc_id, errors={"delete": str(error)})
     if page.htmx and field(form, "from") == "list":
@@ -254,12 +255,12 @@ def restore_document(page: PageDep, doc_id: int) -> Response:
     """Bring a deleted document back by undoing its deletion."""
     gone = page.space.user.documents.deleted_one(doc_id)
     if gone is None or gone.document.collection_id not in collection_tree(page.space).by_id:
-        return _not_found(page)
+        return page.not_found()
     collection_id = gone.document.collection_id
     try:
         page.space.user.documents.restore(doc_id)
     except KnowledgeNotFoundError:
-        return _not_found(page)
+        return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"restore": str(error)})
     if page.htmx:

@@ -37,17 +37,15 @@ def _page(
             values={},
             status_code=409,
         )
-    status = 422 if errors else 200
-    return page.render(
+    return page.form_answer(
         "network.html",
+        notice=notice,
+        errors=errors,
         space_label=page.space_label(page.space_name),
         view=view,
         damaged=None,
         modes=MODES,
-        notice=notice,
-        field_errors=errors or {},
         values=values or {},
-        status_code=status,
     )
 
 

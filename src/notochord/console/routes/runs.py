@@ -38,7 +38,7 @@ def _run(page: Page, run_id: str, *, notice: str | None = None, refusal: str | N
     try:
         view = run_page(page.space, run_id)
     except GemError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     status = 200 if refusal is None else 422
     return page.render("run.html", view=view, notice=notice, refusal=refusal, status_code=status)
 
@@ -54,7 +54,7 @@ def undo_run(page: PageDep, run_id: str) -> Response:
     try:
         page.space.gems.runner.get(run_id)
     except GemError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     try:
         result = page.space.changes.revert(run_id=run_id)
     except KnowledgeError as error:
@@ -72,7 +72,7 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
     try:
         record = page.space.gems.runner.get(run_id)
     except GemError:
-        return page.render("not_found.html", status_code=404)
+        return page.not_found()
     if not record.conversation:
         return _run(page, run_id, refusal=page.t("rollback_refused", reason=page.t("rollback_no_folder")))
     try:

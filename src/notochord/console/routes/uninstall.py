@@ -6,16 +6,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from notochord.console.routes.common import Form, Page, PageDep, field
+from notochord.console.routes.common import Form, PageDep, field
 from notochord.errors import GemError, NotochordError
 
 __all__ = ["router"]
 
 router = APIRouter()
-
-
-def _not_found(page: Page) -> Response:
-    return page.render("not_found.html", status_code=404)
 
 
 @router.get("/gems/{gem_id}/uninstall")
@@ -24,7 +20,7 @@ def dialog(page: PageDep, gem_id: str) -> Response:
         gem = page.space.gems.get(gem_id)
         counts = page.space.gems.contributions(gem_id)
     except GemError:
-        return _not_found(page)
+        return page.not_found()
     return page.render("uninstall.html", gem=gem, counts=counts)
 
 
@@ -32,12 +28,12 @@ def dialog(page: PageDep, gem_id: str) -> Response:
 def uninstall(page: PageDep, form: Form, gem_id: str) -> Response:
     choice = field(form, "choice")
     if choice not in ("keep", "delete"):
-        return _not_found(page)
+        return page.not_found()
     try:
         name = page.space.gems.get(gem_id).name
         report = page.space.gems.uninstall(gem_id, delete_data=choice == "delete")
     except GemError:
-        return _not_found(page)
+        return page.not_found()
     except NotochordError as error:
         return page.render("uninstall_done.html", name=gem_id, report=None, error=str(error), status_code=422)
     return page.render("uninstall_done.html", name=name, report=report, error=None)

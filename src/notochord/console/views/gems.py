@@ -9,13 +9,12 @@ app's own names ("City of residence"); a predicate the gem declared shows its de
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from notochord.access.permissions import SELF, CollectionsPermission, FactsPermission
 from notochord.access.sentences import Lang, sentence
 from notochord.app import Space
+from notochord.console.views.facts import FactRow, FactValue, value_text
 from notochord.gems.manifest import Manifest
 from notochord.gems.resources import describe_resources
 from notochord.knowledge.predicates import CORE_PREDICATES, Cardinality
@@ -87,21 +86,6 @@ class InstallScreen:
     allow_local_network: bool
     tools: list[ToolItem]
     resources: list[ResourceItem]
-
-
-@dataclass(frozen=True)
-class FactValue:
-    fact_id: int
-    text: str
-
-
-@dataclass(frozen=True)
-class FactRow:
-    predicate: str
-    label: str
-    added_by_gem: bool
-    cardinality: Cardinality
-    values: list[FactValue]
 
 
 @dataclass(frozen=True)
@@ -180,10 +164,6 @@ def install_screen(manifest: Manifest, lang: Lang) -> InstallScreen:
     )
 
 
-def _shown(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def self_fact_rows(space: Space, manifest: Manifest, lang: Lang) -> list[FactRow]:
     """The facts about the user the gem's ``self`` permissions cover, with their current values."""
     scopes = [p for p in manifest.knowledge.permissions if isinstance(p, FactsPermission) and p.subject == SELF]
@@ -203,7 +183,7 @@ def self_fact_rows(space: Space, manifest: Manifest, lang: Lang) -> list[FactRow
                 shown = values.setdefault(fact.predicate, [])
                 if fact.id not in seen:
                     seen.add(fact.id)
-                    shown.append(FactValue(fact_id=fact.id, text=_shown(fact.value)))
+                    shown.append(FactValue(fact_id=fact.id, text=value_text(fact.value)))
                 if fact.predicate not in names:
                     names.append(fact.predicate)
     rows = []

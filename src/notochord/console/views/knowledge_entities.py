@@ -8,12 +8,12 @@ every other predicate the person already has a value for. A page of people costs
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from notochord.access.sentences import Lang
 from notochord.app import Space
+from notochord.console.views.facts import FactRow, FactValue, value_text
 from notochord.knowledge.browse import EntitySummary, RelatedFact
 from notochord.knowledge.predicates import CORE_PREDICATES, Cardinality
 from notochord.knowledge.records import Entity
@@ -64,10 +64,6 @@ def label_of(predicate: str, lang: Lang) -> str:
 def _cardinality(predicate: str) -> Cardinality:
     core = _CORE.get(predicate)
     return core.cardinality if core is not None else "many"
-
-
-def _shown(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -137,27 +133,13 @@ def entity_page(space: Space, entity_id: int, lang: Lang) -> EntityPage:
                 id=f.id,
                 predicate=f.predicate,
                 label=label_of(f.predicate, lang),
-                value=_shown(f.value),
+                value=value_text(f.value),
                 object_name=names.get(f.object_id) if f.object_id is not None else None,
                 writer=f.writer,
             )
             for f in about
         ],
     )
-
-
-@dataclass(frozen=True)
-class FactValue:
-    fact_id: int
-    text: str
-
-
-@dataclass(frozen=True)
-class FactRow:
-    predicate: str
-    label: str
-    cardinality: Cardinality
-    values: list[FactValue]
 
 
 @dataclass(frozen=True)
@@ -179,7 +161,7 @@ def contact_rows(facts: list[RelatedFact], lang: Lang) -> list[FactRow]:
     """A person's set: the contact predicates, then every other predicate they have a value for."""
     values: dict[str, list[FactValue]] = {}
     for fact in facts:
-        values.setdefault(fact.predicate, []).append(FactValue(fact_id=fact.id, text=_shown(fact.value)))
+        values.setdefault(fact.predicate, []).append(FactValue(fact_id=fact.id, text=value_text(fact.value)))
     names = list(CONTACT_PREDICATES) + sorted(p for p in values if p not in CONTACT_PREDICATES)
     return [
         FactRow(predicate=p, label=label_of(p, lang), cardinality=_cardinality(p), values=values.get(p, []))

@@ -1,0 +1,48 @@
+"""What every part of a manifest reader shares: the two forms, and problems collected by JSON path.
+
+A manifest reader never stops at the first mistake: each part adds ``<json path>: <problem>`` to
+one :class:`Problems` and goes on, so the user sees every problem at once (OD-P10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+__all__ = ["Form", "Problems", "optional_str", "required_text"]
+
+Form = Literal["draft", "packaged"]
+
+
+class Problems:
+    """Collects ``<json path>: <problem>`` lines in the order they are found."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, path: str, problem: str) -> None:
+        self.items.append(f"{path}: {problem}")
+
+
+def optional_str(data: Mapping[str, object], key: str, path: str, problems: Problems) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        problems.add(path, "must be a string")
+        return None
+    return value
+
+
+def required_text(data: Mapping[str, object], key: str, path: str, problems: Problems) -> str | None:
+    value = data.get(key)
+    if value is None:
+        problems.add(path, "is required")
+        return None
+    if not isinstance(value, str):
+        problems.add(path, "must be a string")
+        return None
+    if not value.strip():
+        problems.add(path, "must not be blank")
+        return None
+    return value
