@@ -34,7 +34,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +45,16 @@ from sqlalchemy.exc import SQLAlchemyError
 from notochord.errors import StorageError
 from notochord.search import text_store_pg
 
-__all__ = ["CandidateMask", "InvertedIndex", "MaskCache", "build_index", "forget", "index_version", "text_index"]
+__all__ = [
+    "CandidateMask",
+    "InvertedIndex",
+    "MaskCache",
+    "build_index",
+    "forget",
+    "index_version",
+    "text_index",
+    "top_bm25",
+]
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
@@ -288,3 +297,105 @@ class CandidateMask:
         arrays = (self.starts, self.ends, self.positions, self.frequencies)
         own = 0 if self.shared else sum(a.nbytes for a in arrays)
         return int(self.mask.nbytes + own)
+
+
+def top_bm25(
+    index: InvertedIndex,
+    candidates: CandidateMask,
+    tokens: Mapping[str, int],
+    *,
+    limit: int,
+    k1: float,
+    b: float,
+    digits: int,
+    budget: float = 0.25,
+) -> list[tuple[int, float]] | None:
+    """The top ``limit`` of BM25 over the candidates, identical to scoring every posting, or ``None``.
+
+    MaxScore pruning. A term can add at most ``weight × idf × (k1 + 1)`` to a chunk's score (its
+    saturation), so the query's terms are taken highest bound first (the rarest), and their
+    postings alone form the *pool*: once the bounds of the terms left out add up to less than the
+    ``limit``-th best score in the pool (counting the taken terms only, so a lower bound), no chunk
+    outside the pool can reach the top, not even in a tie. The pool's chunks then get their full
+    scores — the long postings of frequent words are only looked up for them (a binary search per
+    pool chunk), never walked — computed with the same float operations term by term in the query's
+    order as the exhaustive scorer, so every score is bit-identical and so are the order and its
+    tie-break (rounded to ``digits``, then the smaller chunk id).
+
+    ``None`` when the pool would take in more postings than ``budget`` × the indexed chunks — a
+    query of frequent words only, where walking every posting is the cheaper way: the caller then
+    scores exhaustively.
+    """
+    total = float(candidates.count)
+    mean = max(candidates.mean_length, 1.0)
+    terms: list[tuple[int, np.float64, Int32Array, Int32Array]] = []
+    for token, weight in tokens.items():
+        positions, frequencies = candidates.postings(index, token)
+        if len(positions):
+            df = float(len(positions))
+            terms.append((weight, np.log(1.0 + (total - df + 0.5) / (df + 0.5)), positions, frequencies))
+    if not terms:
+        return []
+    bounds = [float(weight * idf * (k1 + 1.0)) * (1.0 + 1e-9) for weight, idf, _, _ in terms]
+    order = sorted(range(len(terms)), key=lambda i: (-bounds[i], len(terms[i][2])))
+    left = sum(bounds)
+    most = budget * len(index.ids)
+    margin = 2.0 * 10.0**-digits
+    pool = np.zeros(0, dtype=np.int32)
+    partial = np.zeros(0, dtype=np.float64)
+    taken: set[int] = set()
+    for i in order:
+        weight, idf, positions, frequencies = terms[i]
+        if len(pool) + len(positions) > most:
+            return None
+        merged = np.union1d(pool, positions)
+        grown = np.zeros(len(merged), dtype=np.float64)
+        grown[np.searchsorted(merged, pool)] = partial
+        added = _contribution(index, weight, idf, positions, frequencies, k1, b, mean)
+        grown[np.searchsorted(merged, positions)] += added
+        pool, partial = merged, grown
+        taken.add(i)
+        left -= bounds[i]
+        if len(taken) == len(terms):
+            break
+        if len(pool) >= limit:
+            floor = float(np.partition(partial, len(pool) - limit)[len(pool) - limit])
+            if left * (1.0 + 1e-9) + margin < floor * (1.0 - 1e-9):
+                break
+    scores = np.zeros(len(pool), dtype=np.float64)
+    for i, (weight, idf, positions, frequencies) in enumerate(terms):
+        if i in taken:
+            where = np.searchsorted(pool, positions)
+            scores[where] += _contribution(index, weight, idf, positions, frequencies, k1, b, mean)
+            continue
+        found = np.searchsorted(positions, pool)
+        hit = found < len(positions)
+        hit[hit] = positions[found[hit]] == pool[hit]
+        at = found[hit]
+        scores[hit] += _contribution(index, weight, idf, positions[at], frequencies[at], k1, b, mean)
+    nonzero = scores != 0
+    matched, scores = pool[nonzero], scores[nonzero]
+    rounded = np.round(scores, digits)
+    if len(matched) > limit:
+        threshold = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
+        keep_top = rounded >= threshold
+        matched, scores, rounded = matched[keep_top], scores[keep_top], rounded[keep_top]
+    best = np.lexsort((index.ids[matched], -rounded))[:limit]
+    return [(int(index.ids[matched[i]]), float(scores[i])) for i in best]
+
+
+def _contribution(
+    index: InvertedIndex,
+    weight: int,
+    idf: np.float64,
+    positions: Int32Array,
+    frequencies: Int32Array,
+    k1: float,
+    b: float,
+    mean: float,
+) -> npt.NDArray[np.float64]:
+    # the exhaustive scorer's expression, operation for operation: elementwise float64 arithmetic
+    # gives the same bits for a posting whichever subset it is computed in
+    tf = frequencies.astype(np.float64)
+    norm = k1 * (1.0 - b + b * index.lengths[positions] / mean)
+    return weight * idf * tf * (k1 + 1.0) / (tf + norm)
