@@ -132,30 +132,57 @@ def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
     """
     if text_store_pg.is_postgresql(conn):
         return _build_from_postings(conn, table)
+    names: list[str] = []
+    parts: list[tuple[IntArray, IntArray, Int32Array]] = []
     try:
         conn.exec_driver_sql(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)"
         )
-        rows = conn.exec_driver_sql(f"SELECT term, group_concat(doc) FROM temp.{table}_instances GROUP BY term").all()
+        result = conn.exec_driver_sql(f"SELECT term, group_concat(doc) FROM temp.{table}_instances GROUP BY term")
+        # a batch of terms at a time: the occurrence strings of a million chunks would otherwise
+        # be held whole, as one Python string per occurrence (several GB)
+        batch: list[tuple[str, str]] = []
+        held = 0
+        for row in result:
+            batch.append((str(row[0]), str(row[1])))
+            held += len(batch[-1][1])
+            if held >= _BATCH_CHARS:
+                parts.append(_postings_of(batch))
+                names += [name for name, _ in batch]
+                batch, held = [], 0
+        if batch:
+            parts.append(_postings_of(batch))
+            names += [name for name, _ in batch]
         # read after the instances: reading flushes rows written earlier in this transaction, which
         # rewrites the structure record
         version = index_version(conn, table)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
-    names = [str(r[0]) for r in rows]
-    lists = [str(r[1]) for r in rows]
+    if not parts:
+        return _assemble(version, names, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32))
+    per_term = np.concatenate([p[0] for p in parts])
+    docs = np.concatenate([p[1] for p in parts])
+    tfs = np.concatenate([p[2] for p in parts])
+    return _assemble(version, names, per_term, docs, tfs)
+
+
+_BATCH_CHARS = 16 * 1024 * 1024
+
+
+def _postings_of(rows: list[tuple[str, str]]) -> tuple[IntArray, IntArray, Int32Array]:
+    """Postings per term, chunk ids and term frequencies of whole terms' occurrence lists."""
+    lists = [r[1] for r in rows]
     counts = np.fromiter((x.count(",") + 1 for x in lists), dtype=np.int64, count=len(lists))
-    occurrences = np.array(",".join(lists).split(","), dtype=np.int64) if lists else np.zeros(0, dtype=np.int64)
-    term_of = np.repeat(np.arange(len(names), dtype=np.int64), counts)
+    occurrences = np.array(",".join(lists).split(","), dtype=np.int64)
+    term_of = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
     # a posting starts wherever the term or the chunk changes (both ascend within the scan)
     starts = np.ones(len(occurrences), dtype=np.bool_)
     if len(occurrences) > 1:
         starts[1:] = (occurrences[1:] != occurrences[:-1]) | (term_of[1:] != term_of[:-1])
     first = np.flatnonzero(starts)
     tfs = np.diff(np.append(first, len(occurrences))).astype(np.int32)
-    docs = occurrences[first]
-    per_term = np.bincount(term_of[first], minlength=len(names)).astype(np.int64)
-    return _assemble(version, names, per_term, docs, tfs)
+    per_term = np.bincount(term_of[first], minlength=len(rows)).astype(np.int64)
+    return per_term, occurrences[first], tfs
 
 
 def _build_from_postings(conn: sa.Connection, table: str) -> InvertedIndex:

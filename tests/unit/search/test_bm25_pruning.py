@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, create_engine, text
 
+from notochord.search import inverted_index
 from notochord.search.bm25 import K1, B, query_tokens, rank, rank_exhaustive
 from notochord.search.inverted_index import CandidateMask, InvertedIndex, build_index, text_index, top_bm25
 from notochord.search.textindex import fts_delete, fts_insert, fts_table_ddl
@@ -192,3 +193,17 @@ def test_the_index_a_search_uses_equals_a_rebuild_after_writes(seed: int, steps:
     finally:
         engine.dispose()
         folder.cleanup()
+
+
+def test_the_index_read_a_few_terms_at_a_time_equals_one_read_at_once(
+    conn: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16, item 6: the FTS5 index is read in batches of terms (bounded memory at a million
+    chunks); batches of any size give the same postings, term ids and lengths."""
+    rnd = random.Random(7)
+    fts_insert(conn, TABLE, ((i, zipf_text(rnd, rnd.randint(1, 30))) for i in range(1, 301)))
+    whole = build_index(conn, TABLE)
+    for chars in (1, 50, 700):
+        monkeypatch.setattr(inverted_index, "_BATCH_CHARS", chars)
+        same_index(build_index(conn, TABLE), whole)
+    assert len(whole.terms) == len(VOCABULARY)
