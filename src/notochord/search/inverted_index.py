@@ -349,9 +349,10 @@ def top_bm25(
     order as the exhaustive scorer, so every score is bit-identical and so are the order and its
     tie-break (rounded to ``digits``, then the smaller chunk id).
 
-    ``None`` when the pool would take in more postings than ``budget`` × the indexed chunks — a
+    ``None`` when the pool would take in more than ``budget`` of the query terms' postings — a
     query of frequent words only, where walking every posting is the cheaper way: the caller then
-    scores exhaustively.
+    scores exhaustively. That is known before any posting is read when the rarest terms' bounds
+    cannot outweigh the others' within the budget.
     """
     total = float(candidates.count)
     mean = max(candidates.mean_length, 1.0)
@@ -365,13 +366,34 @@ def top_bm25(
         return []
     bounds = [float(weight * idf * (k1 + 1.0)) * (1.0 + 1e-9) for weight, idf, _, _ in terms]
     order = sorted(range(len(terms)), key=lambda i: (-bounds[i], len(terms[i][2])))
-    left = sum(bounds)
-    most = budget * len(index.ids)
+    most = budget * sum(len(t[2]) for t in terms)
     margin = 2.0 * 10.0**-digits
-    pool = np.zeros(0, dtype=np.int32)
-    partial = np.zeros(0, dtype=np.float64)
-    taken: set[int] = set()
-    for i in order:
+    # the pool can stop growing only once the taken terms' bounds outweigh the rest's (the
+    # limit-th pooled score is at most their sum): take every term up to there at once
+    left = sum(bounds)
+    first, held = 0, 0
+    while first < len(order):
+        i = order[first]
+        left -= bounds[i]
+        held += len(terms[i][2])
+        first += 1
+        if held > most and (first < len(order) or held > budget * len(index.ids)):
+            return None
+        if held >= limit and sum(bounds) - left > left * (1.0 + 1e-9) + margin:
+            break
+    taken = set(order[:first])
+    pool = np.unique(np.concatenate([terms[i][2] for i in order[:first]]))
+    partial = np.zeros(len(pool), dtype=np.float64)
+    for i in order[:first]:
+        weight, idf, positions, frequencies = terms[i]
+        partial[np.searchsorted(pool, positions)] += _contribution(
+            index, weight, idf, positions, frequencies, k1, b, mean
+        )
+    for i in order[first:]:
+        if len(pool) >= limit:
+            floor = float(np.partition(partial, len(pool) - limit)[len(pool) - limit])
+            if left * (1.0 + 1e-9) + margin < floor * (1.0 - 1e-9):
+                break
         weight, idf, positions, frequencies = terms[i]
         if len(pool) + len(positions) > most:
             return None
@@ -383,12 +405,6 @@ def top_bm25(
         pool, partial = merged, grown
         taken.add(i)
         left -= bounds[i]
-        if len(taken) == len(terms):
-            break
-        if len(pool) >= limit:
-            floor = float(np.partition(partial, len(pool) - limit)[len(pool) - limit])
-            if left * (1.0 + 1e-9) + margin < floor * (1.0 - 1e-9):
-                break
     scores = np.zeros(len(pool), dtype=np.float64)
     for i, (weight, idf, positions, frequencies) in enumerate(terms):
         if i in taken:
