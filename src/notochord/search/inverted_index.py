@@ -167,6 +167,7 @@ def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
 
 
 _BATCH_CHARS = 16 * 1024 * 1024
+_LOOKUP_COST = 10
 
 
 def _postings_of(rows: list[tuple[str, str]]) -> tuple[IntArray, IntArray, Int32Array]:
@@ -335,7 +336,7 @@ def top_bm25(
     k1: float,
     b: float,
     digits: int,
-    budget: float = 0.25,
+    budget: float = 0.5,
 ) -> list[tuple[int, float]] | None:
     """The top ``limit`` of BM25 over the candidates, identical to scoring every posting, or ``None``.
 
@@ -349,10 +350,10 @@ def top_bm25(
     order as the exhaustive scorer, so every score is bit-identical and so are the order and its
     tie-break (rounded to ``digits``, then the smaller chunk id).
 
-    ``None`` when the pool would take in more than ``budget`` of the query terms' postings — a
-    query of frequent words only, where walking every posting is the cheaper way: the caller then
-    scores exhaustively. That is known before any posting is read when the rarest terms' bounds
-    cannot outweigh the others' within the budget.
+    ``None`` when the pool's work (a sort of the postings it takes in, a binary search per pooled
+    chunk and term left out) would pass ``budget`` × the work of walking every posting of the
+    query — a query of frequent words only: the caller then scores exhaustively. That is mostly
+    known before any posting is read, from the terms' bounds and lengths.
     """
     total = float(candidates.count)
     mean = max(candidates.mean_length, 1.0)
@@ -366,7 +367,13 @@ def top_bm25(
         return []
     bounds = [float(weight * idf * (k1 + 1.0)) * (1.0 + 1e-9) for weight, idf, _, _ in terms]
     order = sorted(range(len(terms)), key=lambda i: (-bounds[i], len(terms[i][2])))
+    # work in posting-sized steps: walking every posting costs about one each; the pool costs a
+    # sort of what it takes in and a binary search per pooled chunk and term left out (~10 each)
     most = budget * sum(len(t[2]) for t in terms)
+
+    def too_costly(taken_postings: int, pooled: int, left_out: int) -> bool:
+        return 3 * taken_postings + _LOOKUP_COST * pooled * left_out > most
+
     margin = 2.0 * 10.0**-digits
     # the pool can stop growing only once the taken terms' bounds outweigh the rest's (the
     # limit-th pooled score is at most their sum): take every term up to there at once
@@ -377,7 +384,7 @@ def top_bm25(
         left -= bounds[i]
         held += len(terms[i][2])
         first += 1
-        if held > most and (first < len(order) or held > budget * len(index.ids)):
+        if too_costly(held, held, len(order) - first):
             return None
         if held >= limit and sum(bounds) - left > left * (1.0 + 1e-9) + margin:
             break
@@ -395,7 +402,8 @@ def top_bm25(
             if left * (1.0 + 1e-9) + margin < floor * (1.0 - 1e-9):
                 break
         weight, idf, positions, frequencies = terms[i]
-        if len(pool) + len(positions) > most:
+        held += len(positions)
+        if too_costly(held, len(pool) + len(positions), len(terms) - len(taken) - 1):
             return None
         merged = np.union1d(pool, positions)
         grown = np.zeros(len(merged), dtype=np.float64)
