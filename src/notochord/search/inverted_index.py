@@ -25,8 +25,16 @@ Memory: postings take 8 bytes each (int32 position + int32 term frequency), chun
 12 bytes per chunk, plus a Python dict entry per distinct term (~200 bytes). Measured on SciFact
 (10,091 chunks, 748k postings, 26k terms): 6.1 MB of arrays, ~12 MB held in all, built in ~0.6 s
 with a transient peak of ~100 MB. Per 100k chunks of similar text: ~60 MB of arrays, ~80–100 MB
-held, a build of ~6 s and a transient peak near 1 GB (the occurrence list); memory grows with the
-postings, not with the number of queries.
+held, a build of ~6 s; memory grows with the postings, not with the number of queries. Per 1M
+chunks, measured on the synthetic benchmark (62 tokens a chunk, 45.0M postings, 130k terms):
+356 MiB of arrays, ~700 MiB resident after the build, a transient peak of 2.1 GiB (FTS5's index is
+read a batch of terms at a time, so its occurrence lists are never held whole), 5.4 min to build
+on a machine at load 9.
+
+Ranking (:func:`top_bm25`, MaxScore pruning) walks only the rarest query terms' postings and looks
+the frequent ones up for the chunks that can still reach the top, with scores bit-identical to
+walking every posting; at 1M chunks, 200 Zipf queries, load 11: p50 124 ms where walking every
+posting took 383 ms (p95 660 against 833 ms: queries of frequent words only are walked in full).
 """
 
 from __future__ import annotations
