@@ -18,8 +18,11 @@ Memory per 100,000 vectors of dimension 384 (the default embedder): the float32 
 (``4 × dim`` bytes a vector; capacity doubles, so up to twice that while it grows), ids and the
 id→row table ~1.2 MB, one cached mask 0.1 MB; above the threshold the int8 graph adds ~85 MB
 (``dim`` bytes plus the links of every level). Measured on the synthetic benchmark at 100,000
-vectors: 194 MiB held without a graph (capacity 131,072 rows), 275 MiB with it. At 1M vectors:
-~1.5 GB + ~0.85 GB.
+vectors: 194 MiB held without a graph (capacity 131,072 rows), 275 MiB with it (the graph alone
+81 MiB). Per 1M vectors: the matrix 1,548 MiB measured (capacity 1,048,576 rows), the graph ~0.8 GB
+(linear in the vectors from 49 MiB at 50,000 and 81 MiB at 100,000), a ~4 MB id→row table —
+with the inverted index of 1M chunks (~0.7 GB, :mod:`notochord.search.inverted_index`) about
+3.1 GB resident for a space of a million chunks.
 """
 
 from __future__ import annotations
