@@ -14,13 +14,15 @@ then opens it as the product does and measures, with the legs alternating per qu
   so the legs' figures exclude it);
 - the full-text leg, the vector leg and ``hybrid_search`` (ten documents, every collection);
 - resident memory before and after the first search loads the inverted index and the vectors,
-  and the seconds that load and (above the HNSW threshold) the graph build take.
+  the seconds that load and (above the HNSW threshold) the graph build take, and the machine's
+  load average while the queries ran (the figures move with it on a shared machine).
 """
 
 from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import os
 import resource
 import shutil
 import time
@@ -238,6 +240,7 @@ def probe(directory: str, texts: list[str], hnsw_threshold: int | None = None) -
         names = list(legs)
         for name in names:
             legs[name](texts[0])
+        load_before = os.getloadavg()[0]
         ms: dict[str, list[float]] = {name: [] for name in names}
         for n, q in enumerate(texts):
             for j in range(len(names)):
@@ -246,7 +249,9 @@ def probe(directory: str, texts: list[str], hnsw_threshold: int | None = None) -
                 legs[name](q)
                 ms[name].append((time.perf_counter() - t0) * 1000)
         memory = index.memory
+        load_after = os.getloadavg()[0]
     return {
+        "load": (load_before, load_after),
         "ms": ms,
         "encode_ms": embedder.encode_ms,
         "first_s": first_s,
@@ -303,6 +308,7 @@ def bench_synthetic(cache: Path, sizes: Sequence[int], hnsw_threshold: int | Non
         memory.add_row("RSS after the queries / peak, MiB", f"{result['rss_after']:,.0f} / {result['peak_mib']:,.0f}")
         memory.add_row("vectors in memory (matrix + graph), MiB", f"{result['vectors_mib']:,.0f}")
         memory.add_row("building the space (direct writes), s", f"{marker.get('seconds', 0):.0f}")
+        memory.add_row("load average (1 min) when the queries began / ended", "{:.1f} / {:.1f}".format(*result["load"]))
         console.print(memory)
         found[size] = pct(result["ms"][f"hybrid_search ({DEFAULT_LIMIT} documents)"], 50)
     return found

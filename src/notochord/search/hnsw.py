@@ -9,6 +9,8 @@ Rules:
   ties break as in exact search.
 - **Quantised graph.** The graph stores its own int8 copy of the vectors (cosine metric): a quarter
   of the matrix's memory; the exact re-scoring undoes the quantisation error of the order.
+  Measured at dimension 384: 81 MiB per 100,000 vectors, ~760 MiB per 1M; through it the vector
+  leg took 7.8 ms p50 (23 ms p95) over 1M vectors at load 10, against ~1 s for exact search.
 - **Filtered search keeps recall.** The caller's allowed rows are a mask over the matrix. The graph
   is asked for ``max(k, RERANK) / allowed share × OVERSAMPLE`` neighbours (``ef`` at least that), the
   disallowed ones dropped; when fewer than ``k`` allowed remain the request doubles, and past
