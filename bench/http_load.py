@@ -31,8 +31,9 @@ Rounds alternate the scenarios so that drift of the machine hits each alike; fig
 rounds. Printed: requests per second, latency p50 and p99, non-2xx answers, and the ratios against
 ping (requests per second: below 1 means slower; p99: above 1 means slower); then, per backend,
 search requests per second by replica count with the ratio to one replica, and the CPU the load
-generator and the servers used during the search rounds (on a 2-core machine the load generator
-competes with the servers for the same cores, which caps what a second replica can add). Every
+generator, the servers and the whole machine used during the search rounds, in cores (on a 2-core
+machine the load generator and PostgreSQL compete with the servers for the same cores, which caps
+what a second replica can add; the whole-machine column shows how much else was running). Every
 scenario is bounded by ``--requests`` and by ``--seconds``; the benchmark stops by itself. It never
 asserts.
 """
@@ -187,6 +188,13 @@ class Cpu:
     wall: float = 0.0
     client: float = 0.0
     servers: float = 0.0
+    machine: float = 0.0
+    """Every process on the machine (other work, and PostgreSQL's own processes, included)."""
+
+
+def _machine_busy() -> float:
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
 
 
 def _cpu_seconds(process: psutil.Process) -> float:
@@ -223,7 +231,12 @@ async def _measure(
         for round_number in range(args.rounds):
             order = scenarios if round_number % 2 == 0 else list(reversed(scenarios))
             for scenario in order:
-                before = (time.perf_counter(), _cpu_seconds(me), sum(_cpu_seconds(p) for p in servers))
+                before = (
+                    time.perf_counter(),
+                    _cpu_seconds(me),
+                    sum(_cpu_seconds(p) for p in servers),
+                    _machine_busy(),
+                )
                 figures = await _run(
                     clients,
                     scenario,
@@ -237,6 +250,7 @@ async def _measure(
                     cpu.wall += time.perf_counter() - before[0]
                     cpu.client += _cpu_seconds(me) - before[1]
                     cpu.servers += sum(_cpu_seconds(p) for p in servers) - before[2]
+                    cpu.machine += _machine_busy() - before[3]
                 results[scenario.name].append(figures)
                 console.print(
                     f"  round {round_number + 1} {scenario.name:<6} {figures.per_second:8.1f} req/s "
@@ -298,6 +312,7 @@ def _replicas_table(runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]]) 
         "ping req/s",
         "load generator CPU",
         "servers CPU",
+        "whole machine CPU",
     ):
         table.add_column(column, justify="left" if column == "backend" else "right")
     single = {b: _median(r, "search", lambda f: f.per_second) for b, n, r, _ in runs if n == 1}
@@ -313,6 +328,7 @@ def _replicas_table(runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]]) 
             # in cores: 1.00 is one core busy for the whole of the search rounds
             f"{cpu.client / cpu.wall:.2f} cores" if cpu.wall else "-",
             f"{cpu.servers / cpu.wall:.2f} cores" if cpu.wall else "-",
+            f"{cpu.machine / cpu.wall:.2f} cores" if cpu.wall else "-",
         )
     return table
 
@@ -399,7 +415,11 @@ def _one_run(
                 secret=secret, user="bench", org="bench-org", role="owner", superadmin=False, ttl=3600, email=None
             )
             headers = {"Authorization": f"Bearer {token}"}
-            console.print(f"{backend}, {replicas} replica(s): seeding {args.documents} documents through {urls[0]} …")
+            load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
+            console.print(
+                f"{backend}, {replicas} replica(s), machine load average {load}: "
+                f"seeding {args.documents} documents through {urls[0]} …"
+            )
             started = time.perf_counter()
             with httpx.Client(base_url=urls[0], timeout=60, trust_env=False) as client:
                 kb_id = _seed(client, headers, documents=args.documents, seed=args.seed)
