@@ -33,7 +33,10 @@ ping (requests per second: below 1 means slower; p99: above 1 means slower); the
 search requests per second by replica count with the ratio to one replica, and the CPU the load
 generator, the servers and the whole machine used during the search rounds, in cores (on a 2-core
 machine the load generator and PostgreSQL compete with the servers for the same cores, which caps
-what a second replica can add; the whole-machine column shows how much else was running). Every
+what a second replica can add; the whole-machine column shows how much else was running). Last, the
+servers' CPU milliseconds per ping and per search request and their ratio: the search-to-ping
+req/s ratio the servers would reach if CPU were all that bounded them, a figure other work on the
+machine does not move (PostgreSQL's own processes are not counted in it). Every
 scenario is bounded by ``--requests`` and by ``--seconds``; the benchmark stops by itself. It never
 asserts.
 """
@@ -56,7 +59,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +96,7 @@ def _postgres_helpers() -> Any:
     return module
 
 
-console = Console(width=120)  # tables unwrapped when the output is a file
+console = Console(width=170)  # tables unwrapped when the output is a file
 
 _WORDS = (
     "pump", "heat", "filter", "warranty", "install", "outdoor", "defrost", "firmware", "cycle", "noise",
@@ -190,6 +193,14 @@ class Cpu:
     servers: float = 0.0
     machine: float = 0.0
     """Every process on the machine (other work, and PostgreSQL's own processes, included)."""
+    per_request: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """Scenario → (the servers' CPU seconds, requests answered), over every round."""
+
+    def server_ms(self, scenario: str) -> float | None:
+        """The servers' CPU milliseconds per request of ``scenario``: unlike req/s, not moved by other
+        work on the machine taking cores away (PostgreSQL's own processes are not in it)."""
+        seconds, requests = self.per_request.get(scenario, (0.0, 0))
+        return 1000 * seconds / requests if requests else None
 
 
 def _machine_busy() -> float:
@@ -246,6 +257,9 @@ async def _measure(
                     seconds=args.seconds,
                     seed=args.seed + round_number,
                 )
+                used = sum(_cpu_seconds(p) for p in servers) - before[2]
+                seconds, answered = cpu.per_request.get(scenario.name, (0.0, 0))
+                cpu.per_request[scenario.name] = (seconds + used, answered + figures.requests)
                 if scenario.name == "search":
                     cpu.wall += time.perf_counter() - before[0]
                     cpu.client += _cpu_seconds(me) - before[1]
@@ -302,6 +316,14 @@ def _table(results: dict[str, list[Figures]], args: argparse.Namespace, backend:
     return table
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _ratio(top: float | None, bottom: float | None) -> str:
+    return "-" if top is None or not bottom else f"{top / bottom:.2f}×"
+
+
 def _replicas_table(runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]]) -> Table:
     table = Table(title=f"Search by replica count ({os.cpu_count()} CPU cores on this machine)")
     for column in (
@@ -313,6 +335,9 @@ def _replicas_table(runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]]) 
         "load generator CPU",
         "servers CPU",
         "whole machine CPU",
+        "server CPU ms / ping",
+        "/ search",
+        "ping ÷ search CPU",
     ):
         table.add_column(column, justify="left" if column == "backend" else "right")
     single = {b: _median(r, "search", lambda f: f.per_second) for b, n, r, _ in runs if n == 1}
@@ -329,6 +354,9 @@ def _replicas_table(runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]]) 
             f"{cpu.client / cpu.wall:.2f} cores" if cpu.wall else "-",
             f"{cpu.servers / cpu.wall:.2f} cores" if cpu.wall else "-",
             f"{cpu.machine / cpu.wall:.2f} cores" if cpu.wall else "-",
+            _ms(cpu.server_ms("ping")),
+            _ms(cpu.server_ms("search")),
+            _ratio(cpu.server_ms("ping"), cpu.server_ms("search")),
         )
     return table
 
