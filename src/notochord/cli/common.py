@@ -171,7 +171,7 @@ def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord
         with notochord.open(resolve_data_dir(data_dir), settings, create=create) as nc:
             yield nc
             model_id = nc.embedding_model_id
-            spaces = nc.space_files()
+            spaces = nc.space_stores()
         if chosen.index_in_background and model_id is not None:
             from notochord.cli.handoff import hand_off
 

@@ -44,4 +44,4 @@ def embed_worker(data_dir: DataDir = None) -> None:
             idle = 0
             while idle < IDLE_ROUNDS:
                 time.sleep(POLL_SECONDS)
-                idle = 0 if any_pending(nc.space_files(), model_id) else idle + 1
+                idle = 0 if any_pending(nc.space_stores(), model_id) else idle + 1

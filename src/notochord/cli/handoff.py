@@ -9,6 +9,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from notochord.search.vault_indexer import SpaceStore
 
 __all__ = ["LOG_NAME", "any_pending", "hand_off"]
 
@@ -16,14 +20,15 @@ LOG_NAME = "embedding.log"
 """The worker's output, in ``<data_dir>/logs/``."""
 
 
-def any_pending(spaces: list[tuple[str, Path]], model_id: str) -> bool:
-    """Whether any of ``spaces`` holds a passage without a vector of ``model_id`` for its current text."""
+def any_pending(spaces: list[tuple[str, SpaceStore]], model_id: str) -> bool:
+    """Whether any of ``spaces`` (``(name, store)``: SQLite files or PostgreSQL databases' URLs) holds
+    a passage without a vector of ``model_id`` for its current text."""
     from notochord.search.vault_indexer import has_pending
 
-    return any(has_pending(path, model_id) for _, path in spaces)
+    return any(has_pending(store, model_id) for _, store in spaces)
 
 
-def hand_off(data_dir: Path, spaces: list[tuple[str, Path]], model_id: str) -> bool:
+def hand_off(data_dir: Path, spaces: list[tuple[str, SpaceStore]], model_id: str) -> bool:
     """Start a background worker when passages are pending and nobody embeds them; ``True`` if started."""
     from notochord.search.vault_indexer import indexer_pid
 

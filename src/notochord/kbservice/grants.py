@@ -62,14 +62,18 @@ def grant_level(conn: sa.Connection, *, type: ResourceType, resource_id: str, us
     return Level.parse(value) or Level.NONE
 
 
-def find(directory: Directory, *, actor: Actor, type: ResourceType, resource_id: object) -> tuple[Found, Resource]:
+def find(
+    directory: Directory, *, actor: Actor, type: ResourceType, resource_id: object, with_grant: bool = False
+) -> tuple[Found, Resource]:
     """Find a live resource ``actor`` may address, without asking about permissions yet.
+
+    With ``with_grant`` the actor's grant on it is read in the same transaction, for :func:`check`.
 
     Raises:
         KbNotFoundError: malformed id, missing, soft-deleted, or in an organization out of reach.
     """
     canonical = parse_uuid(resource_id, what=type.noun)
-    found = directory.find(actor=actor, type=type, resource_id=canonical)
+    found = directory.find(actor=actor, type=type, resource_id=canonical, with_grant=with_grant)
     if found is None:
         raise KbNotFoundError(type.noun)
     return found, Resource(type, canonical, found.row.organization_id)
@@ -78,20 +82,25 @@ def find(directory: Directory, *, actor: Actor, type: ResourceType, resource_id:
 def check(found: Found, resource: Resource, *, actor: Actor, action: Action) -> None:
     """Ask the one permission question about a found resource, with the actor's grant on it.
 
+    The grant read with the resource is used when it is this actor's; otherwise it is read now.
+
     Raises:
         KbNotFoundError: the resource is hidden from ``actor``.
         KbForbiddenError: visible, but ``actor`` may not perform ``action``.
     """
-    with found.store.read() as conn:
-        level = grant_level(conn, type=resource.type, resource_id=resource.id, user_id=actor.user_id)
+    if found.grant is not None and found.grant[0] == actor.user_id:
+        level = Level.parse(found.grant[1]) or Level.NONE
+    else:
+        with found.store.read() as conn:
+            level = grant_level(conn, type=resource.type, resource_id=resource.id, user_id=actor.user_id)
     authorize(actor=actor, action=action, target=resource, grant=level)
 
 
 def locate(
     directory: Directory, *, actor: Actor, type: ResourceType, resource_id: object, action: Action
 ) -> tuple[Found, Resource]:
-    """:func:`find`, then :func:`check`: 404 before 403 (OD-B16)."""
-    found, resource = find(directory, actor=actor, type=type, resource_id=resource_id)
+    """:func:`find`, then :func:`check`: 404 before 403 (OD-B16), the row and the grant read in one snapshot."""
+    found, resource = find(directory, actor=actor, type=type, resource_id=resource_id, with_grant=True)
     check(found, resource, actor=actor, action=action)
     return found, resource
 

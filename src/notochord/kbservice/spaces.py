@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 
 from notochord.db.migrate import migrate
-from notochord.db.schema import kb_agents, kb_knowledge_bases
+from notochord.db.schema import kb_agents, kb_grants, kb_knowledge_bases
 from notochord.errors import SpaceNotFoundError
 from notochord.kbservice.actors import ORG_ID, Actor
 from notochord.kbservice.errors import KbNotFoundError
@@ -112,6 +112,9 @@ class Found:
 
     store: OrgSpace
     row: Any
+    grant: tuple[str, str | None] | None = None
+    """``(user id, permission granted to that user or None)``, read in the same snapshot as the row
+    when :meth:`Directory.find` was asked for it, so the permission question needs no second read."""
 
 
 _TABLES = {ResourceType.KB: kb_knowledge_bases, ResourceType.AGENT: kb_agents}
@@ -202,19 +205,26 @@ class Directory:
             if org not in {actor.organization_id, remembered}:
                 yield org
 
-    def find(self, *, actor: Actor, type: ResourceType, resource_id: str) -> Found | None:
+    def find(self, *, actor: Actor, type: ResourceType, resource_id: str, with_grant: bool = False) -> Found | None:
         """The live resource ``resource_id`` of ``type`` that ``actor`` may address, if any.
 
-        Soft-deleted agents count as missing (OD-B18).
+        Soft-deleted agents count as missing (OD-B18). With ``with_grant``, the actor's grant on it is
+        read in the same transaction (:attr:`Found.grant`): one read per request instead of two.
         """
         query = _live(type, resource_id)
+        grant = sa.select(kb_grants.c.permission).where(
+            kb_grants.c.resource_type == str(type),
+            kb_grants.c.resource_id == resource_id,
+            kb_grants.c.user_id == actor.user_id,
+        )
         for org in self._candidates(actor, resource_id):
             store = self.store(org)
             with store.read() as conn:
                 row = conn.execute(query).first()
+                granted = conn.execute(grant).scalar_one_or_none() if row is not None and with_grant else None
             if row is not None:
                 self.remember(resource_id, org)
-                return Found(store, row)
+                return Found(store, row, (actor.user_id, granted) if with_grant else None)
         return None
 
     def remember(self, resource_id: str, organization_id: str) -> None:

@@ -7,7 +7,9 @@ What is checked, exactly and in one read snapshot:
   base, or the default). Imported documents keep only their index, so there is nothing to compare.
   Every chunk belongs to an existing document and carries the hash of its title and text.
 - **full-text rows ↔ chunks.** One row per chunk, holding the derived text of its title and text;
-  no row without a chunk.
+  no row without a chunk. On PostgreSQL, where the postings are a plain table rather than FTS5's
+  own structure, every chunk's postings are also exactly the terms and term frequencies the
+  tokenizer gives for that derived text, and no posting names a chunk that does not exist.
 - **vectors ↔ chunks.** Every vector belongs to an existing chunk and carries that chunk's current
   hash (else it was computed from other text); vectors of the current model have its dimension.
   Vectors of other models are ignored by search and re-embedded, so they are not problems.
@@ -38,8 +40,9 @@ from notochord.db.schema import changes, chunk_vectors, chunks, documents, facts
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.indexing import FTS_TABLE, index_document
 from notochord.knowledge.quotas import DAILY_WRITES
+from notochord.search import text_store_pg
 from notochord.search.chunking import DEFAULT_MAX_CHARS, chunk_markdown
-from notochord.search.textindex import fts_delete, fts_insert, index_text
+from notochord.search.textindex import FTS_TOKENIZER, fts_delete, fts_insert, index_text
 from notochord.search.vector_index import passage_hash, passage_text
 
 __all__ = ["Problem", "ProblemKind", "check", "repair"]
@@ -51,6 +54,8 @@ ProblemKind = Literal[
     "fulltext_missing",
     "fulltext_stale",
     "fulltext_orphan",
+    "postings_differ",
+    "postings_orphan",
     "vector_stale",
     "vector_orphan",
     "vector_malformed",
@@ -68,6 +73,8 @@ _REPAIRABLE: frozenset[str] = frozenset(
         "fulltext_missing",
         "fulltext_stale",
         "fulltext_orphan",
+        "postings_differ",
+        "postings_orphan",
         "vector_stale",
         "vector_orphan",
         "vector_malformed",
@@ -168,6 +175,11 @@ def _index_problems(conn: sa.Connection, model_id: str | None, dim: int | None) 
     all_chunks = set(conn.execute(sa.select(chunks.c.id)).scalars())
     for rowid in sorted(set(fts) - all_chunks):
         problems.append(Problem("fulltext_orphan", f"chunk:{rowid}", "a full-text row of a chunk that does not exist"))
+    if text_store_pg.is_postgresql(conn):
+        # a chunk whose full-text row is already wrong is rebuilt whole: one problem is enough
+        fts_wrong = {int(p.target.split(":", 1)[1]) for p in problems if p.kind.startswith("fulltext_")}
+        derived = [(r.id, index_text(passage_text(r.title, r.text))) for r in rows if r.id not in fts_wrong]
+        problems += _postings_problems(conn, derived, all_chunks)
     for v in conn.execute(
         sa.select(
             chunk_vectors.c.chunk_id,
@@ -185,6 +197,36 @@ def _index_problems(conn: sa.Connection, model_id: str | None, dim: int | None) 
             problems.append(
                 Problem("vector_malformed", target, f"its {v.model_id} vector holds {v.size} bytes, not {4 * dim}")
             )
+    return problems
+
+
+def _postings_problems(conn: sa.Connection, derived: Sequence[tuple[int, str]], all_chunks: set[int]) -> list[Problem]:
+    """The stored postings of the chunks in ``derived`` against what the tokenizer gives for their
+    derived text; and postings of chunks that do not exist."""
+    expected: dict[int, dict[str, int]] = defaultdict(dict)
+    for posting in text_store_pg.tokenize(derived, FTS_TOKENIZER):
+        expected[int(str(posting["chunk_id"]))][str(posting["term"])] = int(str(posting["tf"]))
+    stored: dict[int, dict[str, int]] = defaultdict(dict)
+    for term, chunk_id, tf in conn.execute(sa.text(f"SELECT term, chunk_id, tf FROM {FTS_TABLE}_terms")):
+        stored[int(chunk_id)][str(term)] = int(tf)
+    problems: list[Problem] = []
+    for chunk_id, _ in sorted(derived):
+        want, have = expected.get(chunk_id, {}), stored.get(chunk_id, {})
+        if want == have:
+            continue
+        missing = sorted(set(want) - set(have))
+        extra = sorted(set(have) - set(want))
+        wrong = sorted(t for t in set(want) & set(have) if want[t] != have[t])
+        parts = [
+            f"{len(found)} {what} ({', '.join(found[:3])}{', …' if len(found) > 3 else ''})"
+            for what, found in (("missing", missing), ("extra", extra), ("with a wrong frequency", wrong))
+            if found
+        ]
+        problems.append(Problem("postings_differ", f"chunk:{chunk_id}", "full-text postings " + "; ".join(parts)))
+    for chunk_id in sorted(set(stored) - all_chunks):
+        problems.append(
+            Problem("postings_orphan", f"chunk:{chunk_id}", "full-text postings of a chunk that does not exist")
+        )
     return problems
 
 
@@ -287,7 +329,7 @@ def repair(core: KnowledgeCore, problems: Sequence[Problem] | None = None) -> li
             fts_delete(conn, FTS_TABLE, gone)
             conn.execute(sa.delete(chunks).where(chunks.c.id.in_(gone)))
         # documents whose chunks, hashes or full-text rows disagree are rebuilt whole from their body
-        chunk_ids = _ids(fixable, "chunk_hash_wrong", "fulltext_missing", "fulltext_stale")
+        chunk_ids = _ids(fixable, "chunk_hash_wrong", "fulltext_missing", "fulltext_stale", "postings_differ")
         docs = set(_ids(fixable, "chunks_differ_from_body"))
         if chunk_ids:
             docs |= set(conn.execute(sa.select(chunks.c.document_id).where(chunks.c.id.in_(chunk_ids))).scalars())
@@ -310,6 +352,9 @@ def repair(core: KnowledgeCore, problems: Sequence[Problem] | None = None) -> li
             conn.execute(sa.delete(chunk_vectors).where(chunk_vectors.c.chunk_id.in_([r.id for r in rows])))
             fts_insert(conn, FTS_TABLE, ((r.id, passage_text(doc.title, r.text)) for r in rows))
         fts_delete(conn, FTS_TABLE, _ids(fixable, "fulltext_orphan"))
+        orphan_postings = _ids(fixable, "postings_orphan")
+        if orphan_postings:
+            text_store_pg.delete_terms(conn, FTS_TABLE, orphan_postings)
         bad_vectors = _ids(fixable, "vector_stale", "vector_orphan", "vector_malformed")
         if bad_vectors:
             conn.execute(sa.delete(chunk_vectors).where(chunk_vectors.c.chunk_id.in_(bad_vectors)))

@@ -9,6 +9,11 @@ Rules:
   embed what they wrote (:func:`indexer_pid`). One-shot commands never embed themselves: what they
   write waits for that worker, or, when nobody holds the lock, for the background worker the
   command line starts as it exits (``notochord.cli.embed_worker``).
+- A space is named by its *store*: its SQLite file (a :class:`~pathlib.Path`) or, on PostgreSQL, the
+  URL of its database (a ``str``). :func:`has_pending` reads either the same way, so the hand-off and
+  this indexer behave alike on both backends; on PostgreSQL the spaces are the databases under the
+  ``database_url`` prefix, listed afresh every round, so a space another process (or another replica)
+  creates is found like a new file.
 """
 
 from __future__ import annotations
@@ -25,11 +30,14 @@ from typing import IO
 from notochord.db.migrate import head_revision
 from notochord.search.vector_index import POLL_SECONDS
 
-__all__ = ["LOCK_NAME", "VaultIndexer", "has_pending", "indexer_pid"]
+__all__ = ["LOCK_NAME", "SpaceStore", "VaultIndexer", "has_pending", "indexer_pid"]
 
 log = logging.getLogger(__name__)
 
 LOCK_NAME = "indexer.lock"
+
+SpaceStore = Path | str
+"""Where a space is stored: its SQLite file, or the (libpq) URL of its database on PostgreSQL."""
 
 _PENDING_SQL = (
     "SELECT 1 FROM chunks AS c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors AS v "
@@ -37,16 +45,19 @@ _PENDING_SQL = (
 )
 
 
-def has_pending(path: Path, model_id: str) -> bool:
-    """Whether the space file at ``path`` holds a passage without a current ``model_id`` vector.
+def has_pending(store: SpaceStore, model_id: str) -> bool:
+    """Whether the space stored at ``store`` holds a passage without a current ``model_id`` vector.
 
-    Reads without opening the space (no migration, no engine). A space another process is still
-    creating (no committed schema yet) or holding locked reads as ``False``: the next round asks
-    again, and opening it now would only race its creator's migration. A space at an older schema
-    reads as ``True``: opening it migrates it, and its passages then need vectors tied to their text.
+    ``store`` is a SQLite file, or a PostgreSQL database's URL. Reads without opening the space (no
+    migration, no engine). A space another process is still creating (no committed schema yet) or
+    holding locked reads as ``False``: the next round asks again, and opening it now would only race
+    its creator's migration. A space at an older schema reads as ``True``: opening it migrates it,
+    and its passages then need vectors tied to their text.
     """
+    if isinstance(store, str):
+        return _postgresql_has_pending(store, model_id)
     try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
+        conn = sqlite3.connect(store.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
         return False
     try:
@@ -60,6 +71,30 @@ def has_pending(path: Path, model_id: str) -> bool:
             return True
         return conn.execute(_PENDING_SQL, (model_id,)).fetchone() is not None
     except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _postgresql_has_pending(url: str, model_id: str) -> bool:
+    import psycopg
+
+    try:
+        # a migration holds its locks until it commits: give up quickly and ask again next round
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=5, options="-c lock_timeout=1000")
+    except psycopg.Error:
+        return False
+    try:
+        try:
+            version = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        except psycopg.Error:
+            return False
+        if version is None:
+            return False
+        if version[0] != head_revision():
+            return True
+        return conn.execute(_PENDING_SQL.replace("?", "%s"), (model_id,)).fetchone() is not None
+    except psycopg.Error:
         return False
     finally:
         conn.close()
@@ -96,7 +131,7 @@ class VaultIndexer:
 
     Args:
         data_dir: the vault; the lock file lives there.
-        spaces: the spaces on disk, as ``(name, path)``.
+        spaces: the spaces that exist, as ``(name, store)``: their files, or their databases' URLs.
         is_open: whether this process has the named space open (its own worker then polls it).
         open_space: opens the named space, which starts its worker.
         model_id: the model whose vectors count.
@@ -106,7 +141,7 @@ class VaultIndexer:
         self,
         *,
         data_dir: Path,
-        spaces: Callable[[], list[tuple[str, Path]]],
+        spaces: Callable[[], list[tuple[str, SpaceStore]]],
         is_open: Callable[[str], bool],
         open_space: Callable[[str], object],
         model_id: str,
@@ -145,10 +180,10 @@ class VaultIndexer:
     def run_once(self) -> list[str]:
         """Open the spaces not open yet that have pending passages; returns their names."""
         opened = []
-        for name, path in self._spaces():
+        for name, store in self._spaces():
             if self._stop.is_set():
                 break
-            if self._is_open(name) or not has_pending(path, self._model_id):
+            if self._is_open(name) or not has_pending(store, self._model_id):
                 continue
             try:
                 self._open_space(name)

@@ -18,6 +18,11 @@ Rules (KB-GEN-03/04, OD-B11 as overridden by DESIGN §7):
   ``invalid_token`` so that the challenge says so (RFC 6750).
 - With no secret configured, ``notochord serve`` creates ``<data_dir>/jwt.secret`` (mode 0600) on
   first start and ``notochord token`` signs with it.
+- A client sends the same token with every request until it expires, so the claims of a token
+  that passed every check are remembered (the last :data:`_REMEMBERED` tokens, keyed by the token
+  itself): the same bytes under the same keys verify the same way. Its expiry is checked again on
+  every use, and an expired token goes through the full verification (which refuses it). Refused
+  tokens are never remembered.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,6 +63,7 @@ GATEWAY_HEADERS = {
     "x-org-role": "org_role",
 }
 _MIN_SECRET = 32
+_REMEMBERED = 1024
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -169,6 +176,8 @@ class Authenticator:
         self._audience = settings.jwt_audience
         self._gateway = settings.trust_gateway_headers
         self._proxies = _networks(settings.trusted_proxies)
+        self._verified: dict[str, dict[str, Any]] = {}
+        self._verified_lock = threading.Lock()
         if not self._keys and not self._gateway:
             raise ConfigurationError(
                 "no way to authenticate: set NOTOCHORD_JWT_SECRET or NOTOCHORD_JWT_PUBLIC_KEY "
@@ -215,6 +224,21 @@ class Authenticator:
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise KbAuthenticationError("Malformed Authorization header: expected Bearer <token>")
+        with self._verified_lock:
+            known = self._verified.get(token)
+        # PyJWT refuses a token once now >= exp; the same rule, so a remembered token expires alike
+        if known is not None and time.time() < float(known["exp"]):
+            return dict(known)
+        claims = self._decode(token)
+        with self._verified_lock:
+            self._verified.pop(token, None)
+            while len(self._verified) >= _REMEMBERED:
+                del self._verified[next(iter(self._verified))]  # the oldest first
+            self._verified[token] = dict(claims)
+        return claims
+
+    def _decode(self, token: str) -> dict[str, Any]:
+        """Every check of a token: algorithm, signature, required claims, issuer, audience, lifetime."""
         try:
             header = jwt.get_unverified_header(token)
         except (jwt.PyJWTError, UnicodeError) as exc:  # a str token holding a lone surrogate cannot be encoded

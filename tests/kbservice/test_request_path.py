@@ -1,0 +1,60 @@
+"""The request path of a knowledge-base search reads the store in as few transactions as it needs.
+
+Issue 16 (KB search over HTTP): finding the knowledge base and the caller's grant on it is one read
+transaction, not two; the permission question is still asked on every request, with the grant read
+in the same snapshot as the resource. Counted on the organization space's real engine, over real
+HTTP, on both backends (transactions are counted, never timed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import sqlalchemy as sa
+from kb_harness import World
+
+
+@contextlib.contextmanager
+def transactions(world: World) -> Iterator[list[int]]:
+    """Counts the transactions begun on organization A's engine inside the ``with`` block."""
+    engine = world.live.nc.org(world.a).core.store.engine
+    begun = [0]
+
+    def count(_conn: Any) -> None:
+        begun[0] += 1
+
+    sa.event.listen(engine, "begin", count)
+    try:
+        yield begun
+    finally:
+        sa.event.remove(engine, "begin", count)
+
+
+def test_a_search_finds_its_knowledge_base_and_grant_in_one_read(world: World) -> None:
+    """Issue 16: one read for the knowledge base and the grant, one for the search, one for the
+    documents' keys."""
+    kb = world.create_kb()
+    body = {"content": "Parcels leave on Mondays."}
+    added = world.request("POST", f"/kb/{kb['id']}/documents", world["owner"], json=body)
+    assert added.status_code == 201, added.text
+    with transactions(world) as begun:
+        response = world.request("POST", f"/kb/{kb['id']}/search", world["viewer"], json={"query": "parcels"})
+    assert response.status_code == 200, response.text
+    assert response.json()["count"] == 1
+    assert begun[0] == 3
+
+
+def test_the_grant_read_with_the_resource_still_decides(world: World) -> None:
+    """Issue 16: a grant given after the first search counts on the very next request, and one
+    taken away stops counting: nothing about permissions is remembered between requests."""
+    kb = world.create_kb()
+    path = f"/kb/{kb['id']}/search"
+    who = world["roleless"]
+    assert world.request("POST", path, who, json={"query": "x"}).status_code in {403, 404}
+    world.grant("kb", kb["id"], who.user, "view")
+    assert world.request("POST", path, who, json={"query": "x"}).status_code == 200
+    deleted = world.request("DELETE", f"/kb/{kb['id']}/grants/{who.user}", world["owner"])
+    assert deleted.status_code in {200, 204}, deleted.text
+    assert world.request("POST", path, who, json={"query": "x"}).status_code in {403, 404}
