@@ -102,7 +102,10 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         immediate = conn.get_execution_options().get(WRITE_LOCK, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # On the driver's connection directly: through SQLAlchemy, BEGIN costs as much as a write.
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        driver.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 

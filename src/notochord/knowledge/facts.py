@@ -35,6 +35,7 @@ from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.entities import Entities
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary, check_hint
@@ -57,6 +58,26 @@ MISSING: Any = _Missing()
 _RESERVED_ORIGINS = frozenset({"user", "assistant"})
 _RESERVED_SOURCES = frozenset({"user", "inferred"})
 
+
+# Built once: building a statement costs more than SQLite takes to run it.
+_INSERT_FACT = Prepared(sa.insert(facts).returning(facts.c.id))
+_CURRENT = facts.c.valid_to.is_(None)
+_SLOT_ONE_SQL = sa.select(facts).where(
+    facts.c.subject_id == sa.bindparam("subject"), facts.c.predicate == sa.bindparam("predicate"), _CURRENT
+)
+_SLOT_ONE = Prepared(_SLOT_ONE_SQL)
+_SLOT_ONE_VALUE = Prepared(_SLOT_ONE_SQL.where(facts.c.value_json == sa.bindparam("value_json")))
+_SLOT_MANY = sa.select(facts).where(
+    facts.c.subject_id.in_(sa.bindparam("subjects", expanding=True)),
+    facts.c.predicate == sa.bindparam("predicate"),
+    _CURRENT,
+)
+_SLOT_MANY_VALUE = _SLOT_MANY.where(facts.c.value_json == sa.bindparam("value_json"))
+_EXPIRE_ONE = Prepared(
+    sa.update(facts)
+    .where(facts.c.id == sa.bindparam("fact_id"))
+    .values(valid_to=sa.bindparam("at"), expired_by=sa.bindparam("by"))
+)
 
 PUT_ARGUMENTS = frozenset(
     {"subject", "predicate", "hint", "value", "object_id", "description", "origin", "source", "source_ref", "pin"}
@@ -249,18 +270,14 @@ class Facts:
                     is_new=False,
                 )
             name = resolution.name
-            slot = sa.and_(
-                facts.c.subject_id.in_(self._entities.members(conn, subject_id)),
-                facts.c.predicate == name,
-                facts.c.valid_to.is_(None),
-            )
-            # Only rows with the same value can be duplicates, so the comparison runs in SQL: a
-            # `many` predicate holding thousands of values costs one indexed lookup, not a scan.
-            same_value = conn.execute(sa.select(facts).where(slot, facts.c.value_json == value_json)).all()
-            for row in same_value:
-                if self._same_object(conn, row.object_id, object_id):
+            members = self._entities.members(conn, subject_id)
+            whole = resolution.cardinality == "one"
+            current = _slot_rows(conn, members, name, value_json=None if whole else value_json)
+            # Only rows with the same value can be duplicates: on a `many` predicate holding thousands of
+            # values the read is one indexed lookup of them, not a scan; a `one` slot is read whole.
+            for row in current:
+                if row.value_json == value_json and self._same_object(conn, row.object_id, object_id):
                     return PutResult(status="duplicate", id=row.id, predicate=name, change_id=None)
-            current = conn.execute(sa.select(facts).where(slot)).all() if resolution.cardinality == "one" else []
             if resolution.cardinality == "one" and current:
                 said_by_user = [r for r in current if r.origin == "user"]
                 if said_by_user and not actor.is_user:
@@ -277,24 +294,23 @@ class Facts:
                         status="conflict",
                     )
                     return PutResult(status="conflict", id=blocker.id, predicate=name, change_id=change_id)
-            fact_id = conn.execute(
-                sa.insert(facts)
-                .values(
-                    subject_id=subject_id,
-                    predicate=name,
-                    value_json=value_json,
-                    object_id=object_id,
-                    origin=origin,
-                    source=source,
-                    source_ref=source_ref,
-                    writer=str(actor),
-                    pinned=pinned,
-                    valid_from=tx.now,
-                    valid_to=None,
-                    recorded_at=tx.now,
-                )
-                .returning(facts.c.id)
-            ).scalar_one()
+            fact_id = _INSERT_FACT.scalar(
+                conn,
+                {
+                    "subject_id": subject_id,
+                    "predicate": name,
+                    "value_json": value_json,
+                    "object_id": object_id,
+                    "origin": origin,
+                    "source": source,
+                    "source_ref": source_ref,
+                    "writer": str(actor),
+                    "pinned": pinned,
+                    "valid_from": tx.now,
+                    "valid_to": None,
+                    "recorded_at": tx.now,
+                },
+            )
             replaced = current if resolution.cardinality == "one" else []
             change_id = tx.record(
                 op="facts.put",
@@ -512,7 +528,21 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
+def _slot_rows(conn: sa.Connection, members: Sequence[int], predicate: str, *, value_json: str | None) -> list[Any]:
+    """The current facts of ``members`` under ``predicate`` (only those holding ``value_json`` when given)."""
+    params: dict[str, Any] = {"predicate": predicate}
+    if value_json is not None:
+        params["value_json"] = value_json
+    if len(members) == 1:
+        params["subject"] = members[0]
+        return (_SLOT_ONE if value_json is None else _SLOT_ONE_VALUE).rows(conn, params)
+    params["subjects"] = list(members)
+    return list(conn.execute(_SLOT_MANY if value_json is None else _SLOT_MANY_VALUE, params).all())
+
+
 def _expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> None:
     """End the current facts ``rows`` at ``at``, replaced by change ``by`` (its undo brings them back)."""
-    if rows:
+    if len(rows) == 1:
+        _EXPIRE_ONE.run(conn, {"fact_id": rows[0].id, "at": at, "by": by})
+    elif rows:
         conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))
