@@ -32,52 +32,27 @@ import sqlalchemy as sa
 
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
-from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
+from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items
 from notochord.knowledge.entities import Entities
+from notochord.knowledge.fact_batch import put_batch
+from notochord.knowledge.fact_rows import (
+    INSERT_FACT,
+    MISSING,
+    PutArguments,
+    Subject,
+    expire,
+    prepare_put,
+    short,
+    slot_rows,
+)
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
-from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
+from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
-from notochord.knowledge.vocabulary import Resolution, Vocabulary, check_hint
+from notochord.knowledge.vocabulary import Resolution, Vocabulary
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 
 __all__ = ["MISSING", "Facts", "Subject"]
 
-Subject = str | int
-"""``"self"`` or an entity id."""
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-
-_RESERVED_ORIGINS = frozenset({"user", "assistant"})
-_RESERVED_SOURCES = frozenset({"user", "inferred"})
-
-
-# Built once: building a statement costs more than SQLite takes to run it.
-_INSERT_FACT = Prepared(sa.insert(facts).returning(facts.c.id))
-_CURRENT = facts.c.valid_to.is_(None)
-_SLOT_ONE_SQL = sa.select(facts).where(
-    facts.c.subject_id == sa.bindparam("subject"), facts.c.predicate == sa.bindparam("predicate"), _CURRENT
-)
-_SLOT_ONE = Prepared(_SLOT_ONE_SQL)
-_SLOT_ONE_VALUE = Prepared(_SLOT_ONE_SQL.where(facts.c.value_json == sa.bindparam("value_json")))
-_SLOT_MANY = sa.select(facts).where(
-    facts.c.subject_id.in_(sa.bindparam("subjects", expanding=True)),
-    facts.c.predicate == sa.bindparam("predicate"),
-    _CURRENT,
-)
-_SLOT_MANY_VALUE = _SLOT_MANY.where(facts.c.value_json == sa.bindparam("value_json"))
-_EXPIRE_ONE = Prepared(
-    sa.update(facts)
-    .where(facts.c.id == sa.bindparam("fact_id"))
-    .values(valid_to=sa.bindparam("at"), expired_by=sa.bindparam("by"))
-)
 
 PUT_ARGUMENTS = frozenset(
     {"subject", "predicate", "hint", "value", "object_id", "description", "origin", "source", "source_ref", "pin"}
@@ -112,6 +87,40 @@ class Facts:
             raise KnowledgeValidationError("subject must be 'self' or an entity")
         canonical = self._entities.canonical(conn, subject)
         return canonical, self._entities.kind_of(conn, canonical)
+
+    def resolve_put(self, conn: sa.Connection, given: PutArguments) -> tuple[int, str, int | None, Resolution]:
+        """The canonical subject id and kind, the canonical object and the predicate of a put."""
+        subject_id, subject_kind = self.subject_of(conn, given.subject)
+        if given.by_ref and given.subject != "self" and subject_kind == "self":
+            raise KnowledgeNotFoundError("entity")
+        object_id = given.object_id
+        if object_id is not None:
+            object_id = self._entities.canonical(conn, object_id)
+            if given.by_ref and self._entities.kind_of(conn, object_id) == "self":
+                raise KnowledgeNotFoundError("entity")
+        return subject_id, subject_kind, object_id, self._resolve(conn, predicate=given.predicate, hint=given.hint)
+
+    def declare(
+        self, conn: sa.Connection, given: PutArguments, resolution: Resolution, *, actor: Actor, now: str
+    ) -> Resolution:
+        """``resolution``, with its predicate added to the vocabulary first when it is new."""
+        if not resolution.is_new:
+            return resolution
+        added = self._vocabulary.add(
+            conn,
+            name=resolution.name,
+            cardinality="many",
+            description=given.description,
+            declared_by="user" if actor.is_user and given.predicate else f"hint:{actor}",
+            now=now,
+        )
+        return Resolution(added.name, "many", is_new=False)
+
+    def same_object(self, conn: sa.Connection, stored: int | None, given: int | None) -> bool:
+        return self._same_object(conn, stored, given)
+
+    def members(self, conn: sa.Connection, entity_id: int) -> list[int]:
+        return self._entities.members(conn, entity_id)
 
     def to_record(self, row: sa.Row[Any]) -> Fact:
         return Fact(
@@ -210,69 +219,35 @@ class Facts:
         inside the write transaction, about the resolved subject kind and predicate.
         """
         # 1. validation and single-write limits
-        if actor.kind == "gem":
-            for given, reserved, what in ((origin, _RESERVED_ORIGINS, "origin"), (source, _RESERVED_SOURCES, "source")):
-                if given is not None and (not isinstance(given, str) or not given or given in reserved):
-                    raise KnowledgeValidationError(
-                        f"{what} {given!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
-                    )
-        if value is MISSING and object_id is None:
-            raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
-        value = None if value is MISSING else value
-        value_json = check_json_size("value", value)
-        for what, text in (("description", description), ("sourceRef", source_ref)):
-            if text is not None:
-                if not isinstance(text, str):
-                    raise KnowledgeValidationError(f"{what} must be a string")
-                check_length(what, text)
-        if predicate is not None and hint is not None:
-            raise KnowledgeValidationError("pass exactly one of predicate or predicateHint")
-        if predicate is None:
-            check_hint(hint)
-        sets_origin = origin is not None or source is not None
-        origin = origin or ("user" if actor.is_user else str(actor))
-        source = source or ("user" if actor.is_user else "extracted")
-        check_length("origin", origin, 200)
-        check_length("source", source, 200)
-
-        by_ref = decode_ref is not None
-        if decode_ref is not None:
-            subject = "self" if subject == "self" else decode_ref(subject)
-            object_id = None if object_id is None else decode_ref(object_id)
-        if isinstance(object_id, str):
-            raise KnowledgeValidationError("object must be an entity")
-        pinned = pin if pin is not None else (actor.is_user and subject == "self")
+        given = prepare_put(
+            actor,
+            subject=subject,
+            predicate=predicate,
+            hint=hint,
+            value=value,
+            object_id=object_id,
+            description=description,
+            origin=origin,
+            source=source,
+            source_ref=source_ref,
+            pin=pin,
+            decode_ref=decode_ref,
+        )
+        value, value_json, object_id = given.value, given.value_json, given.object_id
         with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits, permit=permit) as tx:
             conn = tx.conn
             # 2. resolving ids, 3. resolving the predicate: once, on the connection that writes
-            subject_id, subject_kind = self.subject_of(conn, subject)
-            if by_ref and subject != "self" and subject_kind == "self":
-                raise KnowledgeNotFoundError("entity")
-            if object_id is not None:
-                object_id = self._entities.canonical(conn, object_id)
-                if by_ref and self._entities.kind_of(conn, object_id) == "self":
-                    raise KnowledgeNotFoundError("entity")
-            resolution = self._resolve(conn, predicate=predicate, hint=hint)
+            subject_id, subject_kind, object_id, resolution = self.resolve_put(conn, given)
+            origin, source, source_ref, pinned = given.origin, given.source, given.source_ref, given.pinned
+            sets_origin = given.sets_origin
             # 4. permission, 5. quota
             tx.allow(Writing("fact", subject_kind=subject_kind, predicate=resolution.name, sets_origin=sets_origin))
             # 6. apply and record
-            if resolution.is_new:
-                resolution = Resolution(
-                    self._vocabulary.add(
-                        conn,
-                        name=resolution.name,
-                        cardinality="many",
-                        description=description,
-                        declared_by="user" if actor.is_user and predicate else f"hint:{actor}",
-                        now=tx.now,
-                    ).name,
-                    "many",
-                    is_new=False,
-                )
+            resolution = self.declare(conn, given, resolution, actor=actor, now=tx.now)
             name = resolution.name
             members = self._entities.members(conn, subject_id)
             whole = resolution.cardinality == "one"
-            current = _slot_rows(conn, members, name, value_json=None if whole else value_json)
+            current = slot_rows(conn, members, name, value_json=None if whole else value_json)
             # Only rows with the same value can be duplicates: on a `many` predicate holding thousands of
             # values the read is one indexed lookup of them, not a scan; a `one` slot is read whole.
             for row in current:
@@ -294,7 +269,7 @@ class Facts:
                         status="conflict",
                     )
                     return PutResult(status="conflict", id=blocker.id, predicate=name, change_id=change_id)
-            fact_id = _INSERT_FACT.scalar(
+            fact_id = INSERT_FACT.scalar(
                 conn,
                 {
                     "subject_id": subject_id,
@@ -317,11 +292,11 @@ class Facts:
                 target_type="fact",
                 target_id=fact_id,
                 touched=[("fact", r.id) for r in replaced],
-                summary=f"{name} = {_short(value)}" + (f" (replaced {len(replaced)})" if replaced else ""),
+                summary=f"{name} = {short(value)}" + (f" (replaced {len(replaced)})" if replaced else ""),
                 before=[json.loads(r.value_json) for r in replaced] or None,
                 after=value,
             )
-            _expire(conn, replaced, at=tx.now, by=change_id)
+            expire(conn, replaced, at=tx.now, by=change_id)
             return PutResult(status="applied", id=fact_id, predicate=name, change_id=change_id)
 
     def retract(
@@ -347,7 +322,7 @@ class Facts:
                 op="facts.retract",
                 target_type="fact",
                 target_id=fact_id,
-                summary=f"retracted {row.predicate} = {_short(json.loads(row.value_json))}",
+                summary=f"retracted {row.predicate} = {short(json.loads(row.value_json))}",
                 before=json.loads(row.value_json),
             )
             tx.conn.execute(sa.update(facts).where(facts.c.id == fact_id).values(valid_to=tx.now, expired_by=change_id))
@@ -401,8 +376,8 @@ class Facts:
                     op="changes.resolve",
                     target_type="change",
                     target_id=change_id,
-                    summary=f"kept {kept.predicate} = {_short(json.loads(kept.value_json))}; "
-                    f"declined {_short(proposed)} from {conflict.actor}",
+                    summary=f"kept {kept.predicate} = {short(json.loads(kept.value_json))}; "
+                    f"declined {short(proposed)} from {conflict.actor}",
                     after=settled,
                 )
                 fact_id = None
@@ -442,11 +417,11 @@ class Facts:
                     target_type="fact",
                     target_id=fact_id,
                     touched=[("fact", r.id) for r in replaced],
-                    summary=f"took {kept.predicate} = {_short(proposed)} proposed by {conflict.actor}",
+                    summary=f"took {kept.predicate} = {short(proposed)} proposed by {conflict.actor}",
                     before=[json.loads(r.value_json) for r in replaced] or None,
                     after=settled,
                 )
-                _expire(conn, replaced, at=tx.now, by=resolution)
+                expire(conn, replaced, at=tx.now, by=resolution)
             conn.execute(
                 sa.update(changes).where(changes.c.id == change_id).values(status="reverted", reverted_by=resolution)
             )
@@ -473,12 +448,9 @@ class Facts:
         """
         checked = check_items(items, PUT_ARGUMENTS, what="put_many")
         batch_run = batch_run_id(run_id)
-        results: list[PutResult] = []
-        with self._store.batch():
-            for index, item in enumerate(checked):
-                with item_errors(index):
-                    results.append(self.put(actor=actor, run_id=batch_run, limits=limits, **item))
-        return BatchOutcome(batch_run, results)
+        return BatchOutcome(
+            batch_run, put_batch(self, self._store, checked, actor=actor, run_id=batch_run, limits=limits)
+        )
 
     # ------------------------------------------------------------ helpers
 
@@ -521,28 +493,3 @@ class Facts:
             return self._entities.canonical(conn, stored) == given
         except KnowledgeNotFoundError:
             return False
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:77] + "…"
-
-
-def _slot_rows(conn: sa.Connection, members: Sequence[int], predicate: str, *, value_json: str | None) -> list[Any]:
-    """The current facts of ``members`` under ``predicate`` (only those holding ``value_json`` when given)."""
-    params: dict[str, Any] = {"predicate": predicate}
-    if value_json is not None:
-        params["value_json"] = value_json
-    if len(members) == 1:
-        params["subject"] = members[0]
-        return (_SLOT_ONE if value_json is None else _SLOT_ONE_VALUE).rows(conn, params)
-    params["subjects"] = list(members)
-    return list(conn.execute(_SLOT_MANY if value_json is None else _SLOT_MANY_VALUE, params).all())
-
-
-def _expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> None:
-    """End the current facts ``rows`` at ``at``, replaced by change ``by`` (its undo brings them back)."""
-    if len(rows) == 1:
-        _EXPIRE_ONE.run(conn, {"fact_id": rows[0].id, "at": at, "by": by})
-    elif rows:
-        conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))

@@ -255,6 +255,10 @@ class WriteTx:
     chars: int = 0
     day: str = ""
     allowed: bool = False
+    defer_objects: bool = False
+    """Collect the touched-object rows of :meth:`record` and write them in one statement when the
+    transaction's operation ends (a batch of many changes)."""
+    _deferred: list[dict[str, Any]] = field(default_factory=list)
 
     def allow(self, writing: Writing) -> None:
         """Ask the permit about ``writing`` and charge the quota it answers with.
@@ -307,7 +311,9 @@ class WriteTx:
         objects.update(touched)
         if objects:
             rows = [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)]
-            if len(rows) == 1:
+            if self.defer_objects:
+                self._deferred.extend(rows)
+            elif len(rows) == 1:
                 _INSERT_OBJECTS.run(self.conn, rows[0])
             else:
                 _INSERT_OBJECTS.run_many(self.conn, rows)
@@ -316,6 +322,11 @@ class WriteTx:
                 forget_lookups(self.conn)
         self.recorded.append(change_id)
         return int(change_id)
+
+    def flush(self) -> None:
+        """Write the object rows collected while :attr:`defer_objects` was set."""
+        rows, self._deferred = self._deferred, []
+        _INSERT_OBJECTS.run_many(self.conn, rows)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
@@ -421,5 +432,6 @@ class Store:
                 conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment), permit=permit, chars=chars, day=day
             )
             yield tx
+            tx.flush()
             if permit is not None and tx.recorded and not tx.allowed:
                 raise KnowledgeValidationError("a write recorded a change without asking its permission first")
