@@ -46,6 +46,7 @@ from notochord.knowledge.fact_rows import (
     slot_rows,
 )
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary
@@ -71,11 +72,41 @@ def check_query_prefix(prefix: str | None) -> str | None:
     return prefix
 
 
+_LOOKUP_SHAPES = 512
+
+
+def _lookup_query(
+    prefix: str | None,
+    rules: tuple[PredicateRange, ...] | None,
+    pinned_only: bool,
+    include_inferred: bool,
+    single: bool,
+) -> sa.Select[Any]:
+    """The current facts of one subject (``:subject``) or a merge closure (``:subjects``)."""
+    subject = (
+        facts.c.subject_id == sa.bindparam("subject")
+        if single
+        else facts.c.subject_id.in_(sa.bindparam("subjects", expanding=True))
+    )
+    query = sa.select(facts).where(subject, facts.c.valid_to.is_(None))
+    if prefix:
+        query = query.where(PredicateRange(prefix, wildcard=True).clause(facts.c.predicate))
+    if rules is not None:
+        query = query.where(ranges_clause(rules, facts.c.predicate))
+    if pinned_only:
+        query = query.where(facts.c.pinned.is_(True))
+    if not include_inferred:
+        query = query.where(facts.c.source != "inferred")
+    return query.order_by(facts.c.predicate, facts.c.id)
+
+
 class Facts:
     def __init__(self, store: Store, vocabulary: Vocabulary, entities: Entities) -> None:
         self._store = store
         self._vocabulary = vocabulary
         self._entities = entities
+        # lookup statements by shape (prefix, ranges, flags): built and compiled once each
+        self._lookups: dict[tuple[Any, ...], Prepared] = {}
 
     # ------------------------------------------------------------ ids
 
@@ -167,18 +198,17 @@ class Facts:
                 rules = rules(conn, kind)
                 if not rules:
                     return []
-            query = sa.select(facts).where(
-                facts.c.subject_id.in_(self._entities.members(conn, subject_id)), facts.c.valid_to.is_(None)
-            )
-            if prefix:
-                query = query.where(PredicateRange(prefix, wildcard=True).clause(facts.c.predicate))
-            if rules is not None:
-                query = query.where(ranges_clause(rules, facts.c.predicate))
-            if pinned_only:
-                query = query.where(facts.c.pinned.is_(True))
-            if not include_inferred:
-                query = query.where(facts.c.source != "inferred")
-            rows = conn.execute(query.order_by(facts.c.predicate, facts.c.id)).all()
+            members = self._entities.members(conn, subject_id)
+            key = (prefix, None if rules is None else tuple(rules), pinned_only, include_inferred, len(members) == 1)
+            statement = self._lookups.get(key)
+            if statement is None:
+                if len(self._lookups) >= _LOOKUP_SHAPES:
+                    self._lookups.clear()
+                statement = self._lookups[key] = Prepared(_lookup_query(*key))
+            if len(members) == 1:
+                rows: Sequence[Any] = statement.rows(conn, {"subject": members[0]})
+            else:
+                rows = conn.execute(statement.statement, {"subjects": members}).all()
             return [self.to_record(r) for r in rows]
 
     def get(self, fact_id: int) -> Fact:

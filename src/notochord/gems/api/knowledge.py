@@ -20,14 +20,11 @@ arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Mapping
 from typing import Any
 
-import sqlalchemy as sa
-
-from notochord.access.change_scope import Scope
 from notochord.access.decisions import Kind, decide, require
-from notochord.access.permissions import PermissionSet
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
 from notochord.gems.api.documents import search as search_documents
@@ -46,13 +43,10 @@ from notochord.gems.api.results import (
     RetractResult,
     RevertResult,
 )
-from notochord.gems.refs import RefCodec
-from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
 from notochord.knowledge.reach import change_row
 from notochord.knowledge.records import Entity, Fact
-from notochord.net.hosts import NetworkPermission
 
 __all__ = ["KnowledgeApi"]
 
@@ -71,7 +65,7 @@ class ProfileApi(_Part):
             found = api.core.facts.lookup("self", prefix, rules=api.readable_ranges, pinned_only=True)
             return [ProfileFact(predicate=f.predicate, value=f.value) for f in found]
 
-        return await api.run(work)
+        return await api.read(work)
 
 
 class FactsApi(_Part):
@@ -85,7 +79,7 @@ class FactsApi(_Part):
             found = api.core.facts.lookup(given, prefix, rules=api.readable_ranges, by_ref=True)
             return [api.fact_view(f) for f in found]
 
-        return await api.run(work)
+        return await api.read(work)
 
     async def put(self, args: Mapping[str, Any] | None = None, /, **kwargs: Any) -> PutResult:
         """Write a fact (EX-05): ``subject``, ``predicateHint``, ``value``/``object``, ``description``,
@@ -283,40 +277,31 @@ class ChangesApi(_Part):
 
 
 class KnowledgeApi(KnowledgeHandle):
-    """``ctx.knowledge`` for one gem and one run."""
+    """``ctx.knowledge`` for one gem and one run (built with :class:`KnowledgeHandle`'s arguments)."""
 
-    def __init__(
-        self,
-        *,
-        core: KnowledgeCore,
-        gem_id: str,
-        run_id: str,
-        refs: RefCodec,
-        grants: Callable[[], PermissionSet],
-        scope: Scope,
-        grants_in: Callable[[sa.Connection], PermissionSet] | None = None,
-        manifest_network: NetworkPermission | None = None,
-        created_after: int = 2**62,
-        permission_hint: Callable[[str], str | None] | None = None,
-    ) -> None:
-        super().__init__(
-            core=core,
-            gem_id=gem_id,
-            run_id=run_id,
-            refs=refs,
-            grants=grants,
-            scope=scope,
-            grants_in=grants_in,
-            manifest_network=manifest_network,
-            created_after=created_after,
-            permission_hint=permission_hint,
-        )
-        self.profile = ProfileApi(self)
-        self.facts = FactsApi(self)
-        self.entities = EntitiesApi(self)
-        self.changes = ChangesApi(self)
-        self.documents = DocumentsApi(self)
-        self.collections = CollectionsApi(self)
+    @functools.cached_property
+    def profile(self) -> ProfileApi:
+        return ProfileApi(self)
+
+    @functools.cached_property
+    def facts(self) -> FactsApi:
+        return FactsApi(self)
+
+    @functools.cached_property
+    def entities(self) -> EntitiesApi:
+        return EntitiesApi(self)
+
+    @functools.cached_property
+    def changes(self) -> ChangesApi:
+        return ChangesApi(self)
+
+    @functools.cached_property
+    def documents(self) -> DocumentsApi:
+        return DocumentsApi(self)
+
+    @functools.cached_property
+    def collections(self) -> CollectionsApi:
+        return CollectionsApi(self)
 
     async def search(
         self, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
