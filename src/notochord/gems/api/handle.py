@@ -65,28 +65,27 @@ class KnowledgeHandle:
         self.permission_hint = permission_hint
         """Turns a missing permission into what the person can do about it (``None``: the default words)."""
         self._ranges: dict[tuple[PermissionSet, str], list[PredicateRange]] = {}
+        self._attach_parts()
 
-    async def run(self, work: Callable[[], T]) -> T:
+    def _attach_parts(self) -> None:
+        """Where a facade built on this handle adds its parts (``ctx.knowledge.facts``, …)."""
+
+    async def run(self, work: Callable[[], T], *, short_read: bool = False) -> T:
+        """Run ``work`` (the synchronous core) in a worker thread.
+
+        ``short_read``: ``work`` is one short indexed read (a fact lookup). On SQLite it then runs in
+        this thread: a read in WAL mode never waits for a writer and takes well under a millisecond,
+        less than the hop to a worker thread, and the event loop is given its turn right after, as
+        the hop would give it. Other backends answer over a connection, so they keep the hop.
+        """
         try:
+            if short_read and self.core.store.engine.dialect.name == "sqlite":
+                result = work()
+                await anyio.lowlevel.checkpoint()
+                return result
             return await anyio.to_thread.run_sync(work)
         except KnowledgePermissionError as error:
             raise self._hinted(error) from None
-
-    async def read(self, work: Callable[[], T]) -> T:
-        """Run a short indexed read (a fact lookup): in this thread on SQLite, else as :meth:`run`.
-
-        A SQLite read in WAL mode never waits for a writer and takes well under a millisecond, less
-        than the hop to a worker thread; the event loop is given its turn right after, as the hop
-        would. Other backends answer over a connection, so their reads keep the worker thread.
-        """
-        if self.core.store.engine.dialect.name != "sqlite":
-            return await self.run(work)
-        try:
-            result = work()
-        except KnowledgePermissionError as error:
-            raise self._hinted(error) from None
-        await anyio.lowlevel.checkpoint()
-        return result
 
     def _hinted(self, error: KnowledgePermissionError) -> KnowledgePermissionError:
         hint = self.permission_hint(error.permission) if self.permission_hint is not None else None

@@ -20,7 +20,6 @@ arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,7 +64,7 @@ class ProfileApi(_Part):
             found = api.core.facts.lookup("self", prefix, rules=api.readable_ranges, pinned_only=True)
             return [ProfileFact(predicate=f.predicate, value=f.value) for f in found]
 
-        return await api.read(work)
+        return await api.run(work, short_read=True)
 
 
 class FactsApi(_Part):
@@ -79,7 +78,7 @@ class FactsApi(_Part):
             found = api.core.facts.lookup(given, prefix, rules=api.readable_ranges, by_ref=True)
             return [api.fact_view(f) for f in found]
 
-        return await api.read(work)
+        return await api.run(work, short_read=True)
 
     async def put(self, args: Mapping[str, Any] | None = None, /, **kwargs: Any) -> PutResult:
         """Write a fact (EX-05): ``subject``, ``predicateHint``, ``value``/``object``, ``description``,
@@ -279,29 +278,13 @@ class ChangesApi(_Part):
 class KnowledgeApi(KnowledgeHandle):
     """``ctx.knowledge`` for one gem and one run (built with :class:`KnowledgeHandle`'s arguments)."""
 
-    @functools.cached_property
-    def profile(self) -> ProfileApi:
-        return ProfileApi(self)
-
-    @functools.cached_property
-    def facts(self) -> FactsApi:
-        return FactsApi(self)
-
-    @functools.cached_property
-    def entities(self) -> EntitiesApi:
-        return EntitiesApi(self)
-
-    @functools.cached_property
-    def changes(self) -> ChangesApi:
-        return ChangesApi(self)
-
-    @functools.cached_property
-    def documents(self) -> DocumentsApi:
-        return DocumentsApi(self)
-
-    @functools.cached_property
-    def collections(self) -> CollectionsApi:
-        return CollectionsApi(self)
+    def _attach_parts(self) -> None:
+        self.profile = ProfileApi(self)
+        self.facts = FactsApi(self)
+        self.entities = EntitiesApi(self)
+        self.changes = ChangesApi(self)
+        self.documents = DocumentsApi(self)
+        self.collections = CollectionsApi(self)
 
     async def search(
         self, query: str = "", options: Mapping[str, Any] | None = None, /, **kwargs: Any
