@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
         help="run each ctx call's work in the caller's thread: the gem API's own cost, without the "
         "hop to a worker thread (which a loaded machine can make dominate)",
     )
+    parser.add_argument("--save", type=Path, help="write the gem/host ratios to this JSON file")
+    parser.add_argument("--before", type=Path, help="a --save file of an earlier run: print before → after")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
 
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
             knowledge = ctx.knowledge
             if args.inline:
 
-                async def inline(work: Callable[[], object]) -> object:
+                async def inline(work: Callable[[], object], **_options: object) -> object:
                     return work()
 
                 knowledge.run = inline  # type: ignore[method-assign,assignment]
@@ -154,9 +156,15 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'path':<40} {'calls/s':>10} {'p50 ms':>8} {'p95 ms':>8}")
     for name, rate, p50, p95 in rows:
         print(f"{name:<40} {rate:>10.0f} {p50:>8.2f} {p95:>8.2f}")
+    before = json.loads(args.before.read_text(encoding="utf-8")) if args.before is not None else {}
+    ratios: dict[str, float] = {}
     for op, gem, host in (("lookup", gem_samples, host_samples), ("put", gem_puts, host_puts)):
-        ratio = statistics.median(gem) / statistics.median(host)
-        print(f"facts.{op}: the gem path takes {ratio:.2f}× the host path (p50)")
+        ratio = ratios[op] = statistics.median(gem) / statistics.median(host)
+        earlier = f" (before: {before[op]:.2f}×)" if op in before else ""
+        target = "; target ≤ 1.30×" if op == "lookup" else ""
+        print(f"facts.{op}: the gem path takes {ratio:.2f}× the host path (p50){earlier}{target}")
+    if args.save is not None:
+        args.save.write_text(json.dumps(ratios, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

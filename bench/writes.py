@@ -452,6 +452,41 @@ def report(size: int, people_count: int, batch: int, ours: Figures, base: Figure
     console.print()
 
 
+TARGETS = {
+    "writes/s (1 per tx) / sqlite3": "≥ 0.20",
+    "batched writes/s / sqlite3": "≥ 0.50",
+    "chunks/s (batched)": "≥ 1,000",
+}
+
+
+def report_headline(headline: dict[str, float], before_path: Path | None) -> None:
+    """The figures the targets are about, with an earlier run's beside them (``--before``)."""
+    before: dict[str, float] = {}
+    if before_path is not None:
+        before = json.loads(before_path.read_text(encoding="utf-8"))
+    table = Table(title="headline figures (ratios are to sqlite3 measured in the same run)", title_justify="left")
+    table.add_column("figure")
+    if before:
+        table.add_column("before", justify="right")
+    table.add_column("now", justify="right")
+    if before:
+        table.add_column("now / before", justify="right")
+    table.add_column("target", justify="right")
+    for name, value in headline.items():
+        target = next((t for key, t in TARGETS.items() if name.endswith(key)), "")
+        row = [name]
+        if before:
+            earlier = before.get(name)
+            row.append("n/a" if earlier is None else f"{earlier:,.2f}")
+        row.append(f"{value:,.2f}")
+        if before:
+            earlier = before.get(name)
+            row.append("n/a" if not earlier else f"{value / earlier:.1f}×")
+        row.append(target)
+        table.add_row(*row)
+    console.print(table)
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -465,6 +500,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--documents", type=int, default=400, help="notes written as documents (0: none)")
     ap.add_argument("--doc-batch", type=int, default=50, help="documents per upsert_many")
     ap.add_argument("--seed", type=int, default=20260929)
+    ap.add_argument("--save", type=Path, help="write the headline figures to this JSON file")
+    ap.add_argument("--before", type=Path, help="a --save file of an earlier run: print before → after")
     args = ap.parse_args(argv)
     try:
         sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
@@ -475,6 +512,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.documents < 0 or args.doc_batch <= 0:
         ap.error("--documents must not be negative and --doc-batch must be positive")
 
+    headline: dict[str, float] = {}
     python = sys.version.split()[0]
     console.print(
         f"notochord {notochord.__version__}, SQLite {sqlite3.sqlite_version}, Python {python}; "
@@ -492,12 +530,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             ours = run_notochord(root, names, specs, queries, timed=timed, batch=args.batch)
             base = run_baseline(root, specs, queries, timed=timed, batch=args.batch)
         report(size, len(names), args.batch, ours, base)
+        headline[f"{size:,} facts: writes/s (1 per tx) / sqlite3"] = ours.writes_per_second / base.writes_per_second
+        headline[f"{size:,} facts: write p50 notochord / sqlite3"] = percentile(ours.write_latencies, 50) / max(
+            percentile(base.write_latencies, 50), 1e-9
+        )
+        if ours.bulk_rows:
+            headline[f"{size:,} facts: batched writes/s / sqlite3"] = ours.bulk_per_second / base.bulk_per_second
     if args.documents > 0:
         rng = random.Random(args.seed)
         names = people(args.people, rng)
         with tempfile.TemporaryDirectory(prefix="notochord-bench-") as tmp:
             docs = run_documents(Path(tmp), names, notes(args.documents, names, rng), batch=args.doc_batch)
         report_documents(len(names), args.doc_batch, docs)
+        headline["documents: chunks/s (1 per tx)"] = DocFigures.rate(docs.single_chunks, docs.single_seconds)
+        if docs.batch_docs:
+            headline["documents: chunks/s (batched)"] = DocFigures.rate(docs.batch_chunks, docs.batch_seconds)
+    report_headline(headline, args.before)
+    if args.save is not None:
+        args.save.write_text(json.dumps(headline, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -101,8 +101,14 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        immediate = conn.get_execution_options().get(WRITE_LOCK, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        begin = "BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_LOCK, False) else "BEGIN"
+        if conn.dispatch.before_cursor_execute:
+            conn.exec_driver_sql(begin)  # someone listens to statements (counts, tracing)
+            return
+        # On the driver's connection directly: through SQLAlchemy, BEGIN costs as much as a write.
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        driver.execute(begin)
 
     return engine
 

@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import json
 import secrets
@@ -44,12 +45,27 @@ from notochord.gems.entries import check_tool_entries
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.writes import USER
 
 __all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport", "covers"]
 
 CREATOR_WATERMARK = "creator_watermark"
 """gem_settings key: the highest collection id when the installation began (creator rights start after it)."""
+
+
+# The switches are read on every call (a permission switched off holds from the next call on);
+# only turning the same strings into a PermissionSet again is skipped.
+_GRANTED = Prepared(
+    sa.select(gem_grants.c.permission).where(
+        gem_grants.c.gem_id == sa.bindparam("gem_id"), gem_grants.c.enabled == sa.true()
+    )
+)
+
+
+@functools.lru_cache(maxsize=512)
+def _permission_set(strings: tuple[str, ...]) -> PermissionSet:
+    return PermissionSet.of(strings)
 
 
 @dataclass(frozen=True)
@@ -292,10 +308,8 @@ class GemRegistry:
             return self._granted(read, gem_id)
 
     def _granted(self, conn: sa.Connection, gem_id: str) -> PermissionSet:
-        strings = conn.execute(
-            sa.select(gem_grants.c.permission).where(gem_grants.c.gem_id == gem_id, gem_grants.c.enabled)
-        ).scalars()
-        return PermissionSet.of(list(strings))
+        strings = tuple(sorted(row.permission for row in _GRANTED.rows(conn, {"gem_id": gem_id})))
+        return _permission_set(strings)
 
     def key(self, gem_id: str, purpose: str) -> bytes:
         """A key of this installation of the gem (``"refs"``, ``"storage"``)."""

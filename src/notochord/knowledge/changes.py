@@ -49,7 +49,7 @@ from notochord.db.schema import change_objects, changes, entities, facts, identi
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import Change, RevertResult
-from notochord.knowledge.writes import Actor, Store, WriteTx
+from notochord.knowledge.writes import Actor, Store, WriteTx, entities_changing
 
 __all__ = ["REVERTERS", "ChangeLog", "Reverter", "parse_since"]
 
@@ -411,6 +411,7 @@ def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
 
 def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:
     _check_no_later_fact_work(tx.conn, row, _members(tx.conn, row.target_id))
+    entities_changing(tx.conn)
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=tx.now))
 
 
@@ -420,11 +421,13 @@ def _revert_add_identifier(tx: WriteTx, row: sa.Row[Any]) -> None:
 
 def _revert_merge(tx: WriteTx, row: sa.Row[Any]) -> None:
     _check_no_later_fact_work(tx.conn, row, _members(tx.conn, row.target_id))
+    entities_changing(tx.conn)
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(merged_into=None))
 
 
 def _revert_entity_delete(tx: WriteTx, row: sa.Row[Any]) -> None:
     """Bring the entity back, and with it the relations that expired with it (same change)."""
+    entities_changing(tx.conn)
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=None))
     restore_facts(tx, row, _expired_by(tx.conn, row.id))
 

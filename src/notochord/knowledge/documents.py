@@ -34,12 +34,16 @@ from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items,
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.collections import Collections
 from notochord.knowledge.indexing import index_document
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
 from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
 
 __all__ = ["DocumentRecord", "Documents", "UpsertOutcome"]
+
+# Built once: building a statement costs more than SQLite takes to run it.
+_INSERT_DOCUMENT = Prepared(sa.insert(documents).returning(documents.c.id))
 
 
 @dataclass(frozen=True)
@@ -353,24 +357,23 @@ class Documents:
             else:
                 tx.allow(Writing("document", collection_id=target))
                 doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
-                new_id = conn.execute(
-                    sa.insert(documents)
-                    .values(
-                        collection_id=target,
-                        key=key,
-                        title=title,
-                        body=body,
-                        meta_json=json.dumps(meta_dict, ensure_ascii=False),
-                        source_uri=source_uri,
-                        content_hash=content_hash,
-                        created_by=str(actor),
-                        writer=str(actor),
-                        created_at=tx.now,
-                        updated_at=tx.now,
-                        doc_date=doc_date,
-                    )
-                    .returning(documents.c.id)
-                ).scalar_one()
+                new_id = _INSERT_DOCUMENT.scalar(
+                    conn,
+                    {
+                        "collection_id": target,
+                        "key": key,
+                        "title": title,
+                        "body": body,
+                        "meta_json": json.dumps(meta_dict, ensure_ascii=False),
+                        "source_uri": source_uri,
+                        "content_hash": content_hash,
+                        "created_by": str(actor),
+                        "writer": str(actor),
+                        "created_at": tx.now,
+                        "updated_at": tx.now,
+                        "doc_date": doc_date,
+                    },
+                )
                 index_document(conn, new_id, content, title=title, max_chars=max_chars, new=True)
                 change_id = tx.record(
                     op="documents.create",

@@ -15,16 +15,27 @@ Rules:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 
 from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, check_length
 from notochord.knowledge.records import Entity, Identifier, ResolveResult
-from notochord.knowledge.writes import Actor, Permit, Store, Writing
+from notochord.knowledge.writes import (
+    Actor,
+    Permit,
+    Store,
+    Writing,
+    data_versions,
+    entities_changing,
+    shares_entity_lookups,
+)
 
 __all__ = ["Entities"]
 
@@ -32,8 +43,9 @@ _SELF_KEY = "self_entity_id"
 
 # Built once: the look-ups every fact write makes; building a statement costs more than SQLite
 # takes to run it.
-_LINK = sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == sa.bindparam("id"))
-_KIND = sa.select(entities.c.kind).where(entities.c.id == sa.bindparam("id"))
+_LINK = Prepared(sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == sa.bindparam("id")))
+_KIND = Prepared(sa.select(entities.c.kind).where(entities.c.id == sa.bindparam("id")))
+_LOOKUPS = "entity_lookups"
 _MERGED_INTO = sa.select(entities.c.id).where(entities.c.merged_into.in_(sa.bindparam("ids", expanding=True)))
 
 
@@ -41,6 +53,8 @@ class Entities:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._self_id: int | None = None
+        self._lock = threading.Lock()
+        self._shared: tuple[str, dict[Any, Any]] | None = None
 
     # ------------------------------------------------------------ the user
 
@@ -66,24 +80,44 @@ class Entities:
 
     # ------------------------------------------------------------ reading
 
-    def canonical(self, conn: sa.Connection, entity_id: int) -> int:
-        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones.
+    def _lookups(self, conn: sa.Connection) -> dict[Any, Any]:
+        """Answers of :meth:`canonical`, :meth:`kind_of` and :meth:`members` valid for ``conn``.
 
-        Inside a write batch the answer is remembered until an entity changes.
+        Shared by every transaction that sees the same entity-data version (a token renewed by
+        every recorded entity write, :data:`~notochord.knowledge.writes.ENTITY_VERSION_KEY`), so a
+        fact write about a known entity asks the database nothing about it; a write that is
+        changing merges or deletions keeps its own until it ends.
         """
         memo = self._store.memo(conn)
-        if memo is not None and ("canonical", entity_id) in memo:
-            return int(memo["canonical", entity_id])
-        found = self._follow(conn, entity_id)
-        if memo is not None:
-            memo["canonical", entity_id] = found
+        if memo is None:
+            return {}
+        found = memo.get(_LOOKUPS)
+        if found is None:
+            if shares_entity_lookups(conn):
+                version = data_versions(conn).entities
+                with self._lock:
+                    if self._shared is None or self._shared[0] != version:
+                        self._shared = (version, {})
+                    found = self._shared[1]
+            else:
+                found = {}
+            memo[_LOOKUPS] = found
         return found
+
+    def canonical(self, conn: sa.Connection, entity_id: int) -> int:
+        """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones."""
+        lookups = self._lookups(conn)
+        key = ("canonical", entity_id)
+        found = lookups.get(key)
+        if found is None:
+            found = lookups[key] = self._follow(conn, entity_id)
+        return int(found)
 
     def _follow(self, conn: sa.Connection, entity_id: int) -> int:
         seen: set[int] = set()
         current = entity_id
         while True:
-            row = conn.execute(_LINK, {"id": current}).first()
+            row = _LINK.first(conn, {"id": current})
             if row is None or row.deleted_at is not None or current in seen:
                 raise KnowledgeNotFoundError("entity")
             if row.merged_into is None:
@@ -92,23 +126,24 @@ class Entities:
             current = row.merged_into
 
     def kind_of(self, conn: sa.Connection, entity_id: int) -> str:
-        memo = self._store.memo(conn)
-        if memo is not None and ("kind", entity_id) in memo:
-            return str(memo["kind", entity_id])
-        kind = str(conn.execute(_KIND, {"id": entity_id}).scalar_one())
-        if memo is not None:
-            memo["kind", entity_id] = kind
-        return kind
+        lookups = self._lookups(conn)
+        key = ("kind", entity_id)
+        kind = lookups.get(key)
+        if kind is None:
+            found_kind = _KIND.scalar(conn, {"id": entity_id})
+            if found_kind is None:
+                raise KnowledgeNotFoundError("entity")
+            kind = lookups[key] = str(found_kind)
+        return str(kind)
 
     def members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         """The entity and every entity merged into it, directly or through a chain."""
-        memo = self._store.memo(conn)
-        if memo is not None and ("members", entity_id) in memo:
-            return list(memo["members", entity_id])
-        found = self._members(conn, entity_id)
-        if memo is not None:
-            memo["members", entity_id] = tuple(found)
-        return found
+        lookups = self._lookups(conn)
+        key = ("members", entity_id)
+        found = lookups.get(key)
+        if found is None:
+            found = lookups[key] = tuple(self._members(conn, entity_id))
+        return list(found)
 
     def _members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         found = [entity_id]
@@ -291,6 +326,7 @@ class Entities:
                 raise KnowledgeValidationError("cannot merge an entity into itself")
             if "self" in {self.kind_of(tx.conn, kept), self.kind_of(tx.conn, merged)}:
                 raise KnowledgeValidationError("the user (self) cannot be merged")
+            entities_changing(tx.conn)
             tx.conn.execute(sa.update(entities).where(entities.c.id == merged).values(merged_into=kept))
             return tx.record(
                 op="entities.merge",
@@ -309,6 +345,7 @@ class Entities:
             canonical = self.canonical(tx.conn, entity_id)
             if self.kind_of(tx.conn, canonical) == "self":
                 raise KnowledgeValidationError("the user (self) cannot be deleted")
+            entities_changing(tx.conn)
             tx.conn.execute(sa.update(entities).where(entities.c.id == canonical).values(deleted_at=tx.now))
             relations = (
                 tx.conn.execute(

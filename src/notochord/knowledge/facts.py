@@ -32,30 +32,27 @@ import sqlalchemy as sa
 
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
-from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
+from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items
 from notochord.knowledge.entities import Entities
+from notochord.knowledge.fact_batch import put_batch
+from notochord.knowledge.fact_rows import (
+    INSERT_FACT,
+    MISSING,
+    PutArguments,
+    Subject,
+    expire,
+    prepare_put,
+    short,
+    slot_rows,
+)
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
-from notochord.knowledge.quotas import DailyLimits, check_json_size, check_length
+from notochord.knowledge.prepared import Prepared
+from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
-from notochord.knowledge.vocabulary import Resolution, Vocabulary, check_hint
+from notochord.knowledge.vocabulary import Resolution, Vocabulary
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 
 __all__ = ["MISSING", "Facts", "Subject"]
-
-Subject = str | int
-"""``"self"`` or an entity id."""
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-
-_RESERVED_ORIGINS = frozenset({"user", "assistant"})
-_RESERVED_SOURCES = frozenset({"user", "inferred"})
 
 
 PUT_ARGUMENTS = frozenset(
@@ -75,11 +72,41 @@ def check_query_prefix(prefix: str | None) -> str | None:
     return prefix
 
 
+_LOOKUP_SHAPES = 512
+
+
+def _lookup_query(
+    prefix: str | None,
+    rules: tuple[PredicateRange, ...] | None,
+    pinned_only: bool,
+    include_inferred: bool,
+    single: bool,
+) -> sa.Select[Any]:
+    """The current facts of one subject (``:subject``) or a merge closure (``:subjects``)."""
+    subject = (
+        facts.c.subject_id == sa.bindparam("subject")
+        if single
+        else facts.c.subject_id.in_(sa.bindparam("subjects", expanding=True))
+    )
+    query = sa.select(facts).where(subject, facts.c.valid_to.is_(None))
+    if prefix:
+        query = query.where(PredicateRange(prefix, wildcard=True).clause(facts.c.predicate))
+    if rules is not None:
+        query = query.where(ranges_clause(rules, facts.c.predicate))
+    if pinned_only:
+        query = query.where(facts.c.pinned.is_(True))
+    if not include_inferred:
+        query = query.where(facts.c.source != "inferred")
+    return query.order_by(facts.c.predicate, facts.c.id)
+
+
 class Facts:
     def __init__(self, store: Store, vocabulary: Vocabulary, entities: Entities) -> None:
         self._store = store
         self._vocabulary = vocabulary
         self._entities = entities
+        # lookup statements by shape (prefix, ranges, flags): built and compiled once each
+        self._lookups: dict[tuple[Any, ...], Prepared] = {}
 
     # ------------------------------------------------------------ ids
 
@@ -91,6 +118,40 @@ class Facts:
             raise KnowledgeValidationError("subject must be 'self' or an entity")
         canonical = self._entities.canonical(conn, subject)
         return canonical, self._entities.kind_of(conn, canonical)
+
+    def resolve_put(self, conn: sa.Connection, given: PutArguments) -> tuple[int, str, int | None, Resolution]:
+        """The canonical subject id and kind, the canonical object and the predicate of a put."""
+        subject_id, subject_kind = self.subject_of(conn, given.subject)
+        if given.by_ref and given.subject != "self" and subject_kind == "self":
+            raise KnowledgeNotFoundError("entity")
+        object_id = given.object_id
+        if object_id is not None:
+            object_id = self._entities.canonical(conn, object_id)
+            if given.by_ref and self._entities.kind_of(conn, object_id) == "self":
+                raise KnowledgeNotFoundError("entity")
+        return subject_id, subject_kind, object_id, self._resolve(conn, predicate=given.predicate, hint=given.hint)
+
+    def declare(
+        self, conn: sa.Connection, given: PutArguments, resolution: Resolution, *, actor: Actor, now: str
+    ) -> Resolution:
+        """``resolution``, with its predicate added to the vocabulary first when it is new."""
+        if not resolution.is_new:
+            return resolution
+        added = self._vocabulary.add(
+            conn,
+            name=resolution.name,
+            cardinality="many",
+            description=given.description,
+            declared_by="user" if actor.is_user and given.predicate else f"hint:{actor}",
+            now=now,
+        )
+        return Resolution(added.name, "many", is_new=False)
+
+    def same_object(self, conn: sa.Connection, stored: int | None, given: int | None) -> bool:
+        return self._same_object(conn, stored, given)
+
+    def members(self, conn: sa.Connection, entity_id: int) -> list[int]:
+        return self._entities.members(conn, entity_id)
 
     def to_record(self, row: sa.Row[Any]) -> Fact:
         return Fact(
@@ -137,18 +198,17 @@ class Facts:
                 rules = rules(conn, kind)
                 if not rules:
                     return []
-            query = sa.select(facts).where(
-                facts.c.subject_id.in_(self._entities.members(conn, subject_id)), facts.c.valid_to.is_(None)
-            )
-            if prefix:
-                query = query.where(PredicateRange(prefix, wildcard=True).clause(facts.c.predicate))
-            if rules is not None:
-                query = query.where(ranges_clause(rules, facts.c.predicate))
-            if pinned_only:
-                query = query.where(facts.c.pinned.is_(True))
-            if not include_inferred:
-                query = query.where(facts.c.source != "inferred")
-            rows = conn.execute(query.order_by(facts.c.predicate, facts.c.id)).all()
+            members = self._entities.members(conn, subject_id)
+            key = (prefix, None if rules is None else tuple(rules), pinned_only, include_inferred, len(members) == 1)
+            statement = self._lookups.get(key)
+            if statement is None:
+                if len(self._lookups) >= _LOOKUP_SHAPES:
+                    self._lookups.clear()
+                statement = self._lookups[key] = Prepared(_lookup_query(*key))
+            if len(members) == 1:
+                rows: Sequence[Any] = statement.rows(conn, {"subject": members[0]})
+            else:
+                rows = conn.execute(statement.statement, {"subjects": members}).all()
             return [self.to_record(r) for r in rows]
 
     def get(self, fact_id: int) -> Fact:
@@ -189,78 +249,40 @@ class Facts:
         inside the write transaction, about the resolved subject kind and predicate.
         """
         # 1. validation and single-write limits
-        if actor.kind == "gem":
-            for given, reserved, what in ((origin, _RESERVED_ORIGINS, "origin"), (source, _RESERVED_SOURCES, "source")):
-                if given is not None and (not isinstance(given, str) or not given or given in reserved):
-                    raise KnowledgeValidationError(
-                        f"{what} {given!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
-                    )
-        if value is MISSING and object_id is None:
-            raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
-        value = None if value is MISSING else value
-        value_json = check_json_size("value", value)
-        for what, text in (("description", description), ("sourceRef", source_ref)):
-            if text is not None:
-                if not isinstance(text, str):
-                    raise KnowledgeValidationError(f"{what} must be a string")
-                check_length(what, text)
-        if predicate is not None and hint is not None:
-            raise KnowledgeValidationError("pass exactly one of predicate or predicateHint")
-        if predicate is None:
-            check_hint(hint)
-        sets_origin = origin is not None or source is not None
-        origin = origin or ("user" if actor.is_user else str(actor))
-        source = source or ("user" if actor.is_user else "extracted")
-        check_length("origin", origin, 200)
-        check_length("source", source, 200)
-
-        by_ref = decode_ref is not None
-        if decode_ref is not None:
-            subject = "self" if subject == "self" else decode_ref(subject)
-            object_id = None if object_id is None else decode_ref(object_id)
-        if isinstance(object_id, str):
-            raise KnowledgeValidationError("object must be an entity")
-        pinned = pin if pin is not None else (actor.is_user and subject == "self")
+        given = prepare_put(
+            actor,
+            subject=subject,
+            predicate=predicate,
+            hint=hint,
+            value=value,
+            object_id=object_id,
+            description=description,
+            origin=origin,
+            source=source,
+            source_ref=source_ref,
+            pin=pin,
+            decode_ref=decode_ref,
+        )
+        value, value_json, object_id = given.value, given.value_json, given.object_id
         with self._store.write(actor=actor, run_id=run_id, chars=len(value_json), limits=limits, permit=permit) as tx:
             conn = tx.conn
             # 2. resolving ids, 3. resolving the predicate: once, on the connection that writes
-            subject_id, subject_kind = self.subject_of(conn, subject)
-            if by_ref and subject != "self" and subject_kind == "self":
-                raise KnowledgeNotFoundError("entity")
-            if object_id is not None:
-                object_id = self._entities.canonical(conn, object_id)
-                if by_ref and self._entities.kind_of(conn, object_id) == "self":
-                    raise KnowledgeNotFoundError("entity")
-            resolution = self._resolve(conn, predicate=predicate, hint=hint)
+            subject_id, subject_kind, object_id, resolution = self.resolve_put(conn, given)
+            origin, source, source_ref, pinned = given.origin, given.source, given.source_ref, given.pinned
+            sets_origin = given.sets_origin
             # 4. permission, 5. quota
             tx.allow(Writing("fact", subject_kind=subject_kind, predicate=resolution.name, sets_origin=sets_origin))
             # 6. apply and record
-            if resolution.is_new:
-                resolution = Resolution(
-                    self._vocabulary.add(
-                        conn,
-                        name=resolution.name,
-                        cardinality="many",
-                        description=description,
-                        declared_by="user" if actor.is_user and predicate else f"hint:{actor}",
-                        now=tx.now,
-                    ).name,
-                    "many",
-                    is_new=False,
-                )
+            resolution = self.declare(conn, given, resolution, actor=actor, now=tx.now)
             name = resolution.name
-            slot = sa.and_(
-                facts.c.subject_id.in_(self._entities.members(conn, subject_id)),
-                facts.c.predicate == name,
-                facts.c.valid_to.is_(None),
-            )
-            # Only rows with the same value can be duplicates, so the comparison runs in SQL: a
-            # `many` predicate holding thousands of values costs one indexed lookup, not a scan.
-            same_value = conn.execute(sa.select(facts).where(slot, facts.c.value_json == value_json)).all()
-            for row in same_value:
-                if self._same_object(conn, row.object_id, object_id):
+            members = self._entities.members(conn, subject_id)
+            whole = resolution.cardinality == "one"
+            current = slot_rows(conn, members, name, value_json=None if whole else value_json)
+            # Only rows with the same value can be duplicates: on a `many` predicate holding thousands of
+            # values the read is one indexed lookup of them, not a scan; a `one` slot is read whole.
+            for row in current:
+                if row.value_json == value_json and self._same_object(conn, row.object_id, object_id):
                     return PutResult(status="duplicate", id=row.id, predicate=name, change_id=None)
-            current = conn.execute(sa.select(facts).where(slot)).all() if resolution.cardinality == "one" else []
             if resolution.cardinality == "one" and current:
                 said_by_user = [r for r in current if r.origin == "user"]
                 if said_by_user and not actor.is_user:
@@ -277,35 +299,34 @@ class Facts:
                         status="conflict",
                     )
                     return PutResult(status="conflict", id=blocker.id, predicate=name, change_id=change_id)
-            fact_id = conn.execute(
-                sa.insert(facts)
-                .values(
-                    subject_id=subject_id,
-                    predicate=name,
-                    value_json=value_json,
-                    object_id=object_id,
-                    origin=origin,
-                    source=source,
-                    source_ref=source_ref,
-                    writer=str(actor),
-                    pinned=pinned,
-                    valid_from=tx.now,
-                    valid_to=None,
-                    recorded_at=tx.now,
-                )
-                .returning(facts.c.id)
-            ).scalar_one()
+            fact_id = INSERT_FACT.scalar(
+                conn,
+                {
+                    "subject_id": subject_id,
+                    "predicate": name,
+                    "value_json": value_json,
+                    "object_id": object_id,
+                    "origin": origin,
+                    "source": source,
+                    "source_ref": source_ref,
+                    "writer": str(actor),
+                    "pinned": pinned,
+                    "valid_from": tx.now,
+                    "valid_to": None,
+                    "recorded_at": tx.now,
+                },
+            )
             replaced = current if resolution.cardinality == "one" else []
             change_id = tx.record(
                 op="facts.put",
                 target_type="fact",
                 target_id=fact_id,
                 touched=[("fact", r.id) for r in replaced],
-                summary=f"{name} = {_short(value)}" + (f" (replaced {len(replaced)})" if replaced else ""),
+                summary=f"{name} = {short(value)}" + (f" (replaced {len(replaced)})" if replaced else ""),
                 before=[json.loads(r.value_json) for r in replaced] or None,
                 after=value,
             )
-            _expire(conn, replaced, at=tx.now, by=change_id)
+            expire(conn, replaced, at=tx.now, by=change_id)
             return PutResult(status="applied", id=fact_id, predicate=name, change_id=change_id)
 
     def retract(
@@ -331,7 +352,7 @@ class Facts:
                 op="facts.retract",
                 target_type="fact",
                 target_id=fact_id,
-                summary=f"retracted {row.predicate} = {_short(json.loads(row.value_json))}",
+                summary=f"retracted {row.predicate} = {short(json.loads(row.value_json))}",
                 before=json.loads(row.value_json),
             )
             tx.conn.execute(sa.update(facts).where(facts.c.id == fact_id).values(valid_to=tx.now, expired_by=change_id))
@@ -385,8 +406,8 @@ class Facts:
                     op="changes.resolve",
                     target_type="change",
                     target_id=change_id,
-                    summary=f"kept {kept.predicate} = {_short(json.loads(kept.value_json))}; "
-                    f"declined {_short(proposed)} from {conflict.actor}",
+                    summary=f"kept {kept.predicate} = {short(json.loads(kept.value_json))}; "
+                    f"declined {short(proposed)} from {conflict.actor}",
                     after=settled,
                 )
                 fact_id = None
@@ -426,11 +447,11 @@ class Facts:
                     target_type="fact",
                     target_id=fact_id,
                     touched=[("fact", r.id) for r in replaced],
-                    summary=f"took {kept.predicate} = {_short(proposed)} proposed by {conflict.actor}",
+                    summary=f"took {kept.predicate} = {short(proposed)} proposed by {conflict.actor}",
                     before=[json.loads(r.value_json) for r in replaced] or None,
                     after=settled,
                 )
-                _expire(conn, replaced, at=tx.now, by=resolution)
+                expire(conn, replaced, at=tx.now, by=resolution)
             conn.execute(
                 sa.update(changes).where(changes.c.id == change_id).values(status="reverted", reverted_by=resolution)
             )
@@ -457,12 +478,9 @@ class Facts:
         """
         checked = check_items(items, PUT_ARGUMENTS, what="put_many")
         batch_run = batch_run_id(run_id)
-        results: list[PutResult] = []
-        with self._store.batch():
-            for index, item in enumerate(checked):
-                with item_errors(index):
-                    results.append(self.put(actor=actor, run_id=batch_run, limits=limits, **item))
-        return BatchOutcome(batch_run, results)
+        return BatchOutcome(
+            batch_run, put_batch(self, self._store, checked, actor=actor, run_id=batch_run, limits=limits)
+        )
 
     # ------------------------------------------------------------ helpers
 
@@ -505,14 +523,3 @@ class Facts:
             return self._entities.canonical(conn, stored) == given
         except KnowledgeNotFoundError:
             return False
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:77] + "…"
-
-
-def _expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> None:
-    """End the current facts ``rows`` at ``at``, replaced by change ``by`` (its undo brings them back)."""
-    if rows:
-        conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))

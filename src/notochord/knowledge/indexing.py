@@ -75,7 +75,8 @@ def index_document(
         for c in pieces
     ]
     ids = list(conn.execute(sa.insert(chunks).returning(chunks.c.id, sort_by_parameter_order=True), rows).scalars())
-    fts_insert(conn, FTS_TABLE, zip(ids, (with_title(title, c.text) for c in pieces), strict=True))
+    # chunk ids are never reused, so these have no full-text rows yet
+    fts_insert(conn, FTS_TABLE, zip(ids, (with_title(title, c.text) for c in pieces), strict=True), fresh=True)
     matcher = _mention_index(conn.engine).matcher(conn)
     found = [
         {"chunk_id": chunk_id, "entity_id": entity_id}

@@ -22,15 +22,14 @@ from dataclasses import dataclass
 import ahocorasick
 import sqlalchemy as sa
 
-from notochord.db.schema import entities, identifiers, space_meta
-from notochord.knowledge.writes import ENTITY_VERSION_KEY
+from notochord.db.schema import entities, identifiers
+from notochord.knowledge.writes import data_versions
 from notochord.search.textindex import is_cjk
 
 __all__ = ["MentionIndex", "MentionMatcher", "surface_forms"]
 
 _MIN_NAME = 2
 _WORD = re.compile(r"\w")
-_READ_VERSION = sa.select(space_meta.c.value).where(space_meta.c.key == ENTITY_VERSION_KEY)
 
 
 def surface_forms(conn: sa.Connection) -> list[tuple[int, str]]:
@@ -115,7 +114,7 @@ class MentionIndex:
 
     def matcher(self, conn: sa.Connection) -> MentionMatcher:
         """The matcher for the entity data ``conn`` sees."""
-        version = str(conn.execute(_READ_VERSION).scalar() or "")
+        version = data_versions(conn).entities
         with self._lock:
             if self._cached is not None and self._cached[0] == version:
                 return self._cached[1]

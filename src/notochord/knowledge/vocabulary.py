@@ -29,10 +29,11 @@ from notochord.db.schema import predicate_aliases, predicates, space_meta
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.predicates import CORE_PREDICATES, Cardinality, predicate_problem
 from notochord.knowledge.records import Predicate
+from notochord.knowledge.writes import VOCABULARY_VERSION_KEY, data_versions, forget_lookups
 
 __all__ = ["Resolution", "Vocabulary", "check_hint", "normalize_hint", "slug_for_hint"]
 
-_VERSION_KEY = "vocabulary_version"
+_VERSION_KEY = VOCABULARY_VERSION_KEY
 _NOT_WORD = re.compile(r"[^\w]+")
 
 
@@ -231,18 +232,15 @@ def _first(snap: _Snapshot, matches: Callable[[Predicate], bool]) -> Predicate |
     return None
 
 
-_READ_VERSION = sa.select(space_meta.c.value).where(space_meta.c.key == _VERSION_KEY)
-
-
 def _version(conn: sa.Connection) -> str:
-    value = conn.execute(_READ_VERSION).scalar()
-    return str(value or "")
+    return data_versions(conn).vocabulary
 
 
 def _bump(conn: sa.Connection) -> None:
     # A fresh random token rather than a counter: a version seen inside a transaction that later
     # rolled back can never be reused by another transaction, so a cached snapshot is never stale.
     token = uuid.uuid4().hex
+    forget_lookups(conn)
     updated = conn.execute(sa.update(space_meta).where(space_meta.c.key == _VERSION_KEY).values(value=token)).rowcount
     if not updated:
         conn.execute(sa.insert(space_meta).values(key=_VERSION_KEY, value=token))

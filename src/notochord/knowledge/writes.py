@@ -40,23 +40,50 @@ from notochord.clock import Clock, iso_utc, local_date
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import change_objects, changes, space_meta
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, charge
 
-__all__ = ["ASSISTANT", "ENTITY_VERSION_KEY", "USER", "Actor", "Permit", "Store", "WriteTx", "Writing"]
+__all__ = [
+    "ASSISTANT",
+    "ENTITY_VERSION_KEY",
+    "USER",
+    "VOCABULARY_VERSION_KEY",
+    "Actor",
+    "DataVersions",
+    "Permit",
+    "Store",
+    "WriteTx",
+    "Writing",
+    "data_versions",
+    "entities_changing",
+    "forget_lookups",
+    "lookup_memo",
+    "shares_entity_lookups",
+]
 
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
 ENTITY_VERSION_KEY = "entity_data_version"
 """``space_meta`` key of a token that changes with every recorded write of an entity or identifier."""
+VOCABULARY_VERSION_KEY = "vocabulary_version"
+"""``space_meta`` key of a token that changes with every change of the predicate vocabulary."""
 _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 
 # Built once: compiling a statement costs more than running it on SQLite.
-_INSERT_CHANGE = sa.insert(changes).returning(changes.c.id)
-_INSERT_OBJECTS = sa.insert(change_objects)
-_BUMP_ENTITY_VERSION = (
+_INSERT_CHANGE = Prepared(sa.insert(changes).returning(changes.c.id))
+_INSERT_OBJECTS = Prepared(sa.insert(change_objects))
+_BUMP_ENTITY_VERSION = Prepared(
     sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
 )
-_INSERT_ENTITY_VERSION = sa.insert(space_meta).values(key=ENTITY_VERSION_KEY, value=sa.bindparam("token"))
+_INSERT_ENTITY_VERSION = Prepared(sa.insert(space_meta).values(key=ENTITY_VERSION_KEY, value=sa.bindparam("token")))
+_READ_VERSIONS = Prepared(
+    sa.select(space_meta.c.key, space_meta.c.value).where(
+        sa.or_(space_meta.c.key == ENTITY_VERSION_KEY, space_meta.c.key == VOCABULARY_VERSION_KEY)
+    )
+)
+# memo keys
+_VERSIONS = "data_versions"
+_ENTITIES_CHANGING = "entities_changing"
 
 
 @dataclass
@@ -69,6 +96,77 @@ class _Batch:
 
 # The open batch of this thread (or task).
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("notochord_write_batch", default=None)
+# The open read transaction of this thread (or task) and what it looked up.
+_READ: contextvars.ContextVar[tuple[sa.Connection, dict[Any, Any]] | None] = contextvars.ContextVar(
+    "notochord_read_memo", default=None
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DataVersions:
+    """The tokens a transaction sees for the entity data and the vocabulary ("" before any write)."""
+
+    entities: str
+    vocabulary: str
+
+
+def lookup_memo(conn: sa.Connection) -> dict[Any, Any] | None:
+    """What the open transaction on ``conn`` has looked up so far (``None`` outside :class:`Store`'s
+    transactions). Only that transaction's own writes can change it: a write holds the write lock,
+    a read sees one snapshot; writes that change what was looked up call :func:`forget_lookups`."""
+    batch = _BATCH.get()
+    if batch is not None and batch.conn is conn:
+        return batch.memo
+    read = _READ.get()
+    if read is not None and read[0] is conn:
+        return read[1]
+    return None
+
+
+def forget_lookups(conn: sa.Connection) -> None:
+    """Drop what the transaction on ``conn`` looked up (it changed entities or the vocabulary)."""
+    memo = lookup_memo(conn)
+    if memo is not None:
+        changing = memo.get(_ENTITIES_CHANGING, False)
+        memo.clear()
+        if changing:
+            memo[_ENTITIES_CHANGING] = True
+
+
+def entities_changing(conn: sa.Connection) -> bool:
+    """Mark the write on ``conn`` as one that changes merges or deletions of entities.
+
+    Called before such an update, so that look-ups made from then on in this transaction are not
+    shared with other transactions under the entity-data version they started from. Returns
+    whether the transaction had already been marked."""
+    memo = lookup_memo(conn)
+    if memo is None:
+        return False
+    was = bool(memo.get(_ENTITIES_CHANGING, False))
+    memo[_ENTITIES_CHANGING] = True
+    forget_lookups(conn)
+    return was
+
+
+def shares_entity_lookups(conn: sa.Connection) -> bool:
+    """Whether look-ups on ``conn`` may be shared with other transactions of the same version."""
+    memo = lookup_memo(conn)
+    return memo is not None and not memo.get(_ENTITIES_CHANGING, False)
+
+
+def data_versions(conn: sa.Connection) -> DataVersions:
+    """The entity-data and vocabulary versions ``conn`` sees, read once per transaction (one
+    statement for both): caches across transactions are keyed by them."""
+    memo = lookup_memo(conn)
+    if memo is not None:
+        found = memo.get(_VERSIONS)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    read = {row.key: row.value for row in _READ_VERSIONS.rows(conn, {})}
+    versions = DataVersions(str(read.get(ENTITY_VERSION_KEY) or ""), str(read.get(VOCABULARY_VERSION_KEY) or ""))
+    if memo is not None:
+        memo[_VERSIONS] = versions
+    return versions
 
 
 @dataclass(frozen=True)
@@ -157,6 +255,10 @@ class WriteTx:
     chars: int = 0
     day: str = ""
     allowed: bool = False
+    defer_objects: bool = False
+    """Collect the touched-object rows of :meth:`record` and write them in one statement when the
+    transaction's operation ends (a batch of many changes)."""
+    _deferred: list[dict[str, Any]] = field(default_factory=list)
 
     def allow(self, writing: Writing) -> None:
         """Ask the permit about ``writing`` and charge the quota it answers with.
@@ -189,8 +291,8 @@ class WriteTx:
         A change touching an entity or an identifier also renews the entity-data version, which
         tells cached derivations of the entities (the mention automaton) that they are stale.
         """
-        change_id = self.conn.execute(
-            _INSERT_CHANGE,
+        change_id = _INSERT_CHANGE.scalar(
+            self.conn,
             {
                 "run_id": self.run_id,
                 "actor": str(self.actor),
@@ -204,33 +306,35 @@ class WriteTx:
                 "status": status,
                 "created_at": self.now,
             },
-        ).scalar_one()
+        )
         objects = {(target_type, target_id)} if target_id is not None else set()
         objects.update(touched)
         if objects:
-            self.conn.execute(
-                _INSERT_OBJECTS,
-                [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)],
-            )
+            rows = [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)]
+            if self.defer_objects:
+                self._deferred.extend(rows)
+            elif len(rows) == 1:
+                _INSERT_OBJECTS.run(self.conn, rows[0])
+            else:
+                _INSERT_OBJECTS.run_many(self.conn, rows)
             if any(t in _ENTITY_OBJECTS for t, _ in objects):
                 _bump_entity_version(self.conn)
-                _forget_entity_lookups(self.conn)
+                forget_lookups(self.conn)
         self.recorded.append(change_id)
         return int(change_id)
 
-
-def _forget_entity_lookups(conn: sa.Connection) -> None:
-    current = _BATCH.get()
-    if current is not None and current.conn is conn:
-        current.memo.clear()
+    def flush(self) -> None:
+        """Write the object rows collected while :attr:`defer_objects` was set."""
+        rows, self._deferred = self._deferred, []
+        _INSERT_OBJECTS.run_many(self.conn, rows)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
     # A random token, not a counter: a version seen inside a transaction that rolled back is never
     # reused by another one, so a cache keyed by it is never stale.
     token = {"token": uuid.uuid4().hex}
-    if not conn.execute(_BUMP_ENTITY_VERSION, token).rowcount:
-        conn.execute(_INSERT_ENTITY_VERSION, token)
+    if not _BUMP_ENTITY_VERSION.run(conn, token):
+        _INSERT_ENTITY_VERSION.run(conn, token)
 
 
 class Store:
@@ -255,13 +359,8 @@ class Store:
         return None if current is None else current.conn
 
     def memo(self, conn: sa.Connection) -> dict[Any, Any] | None:
-        """Look-ups remembered for the rest of the open batch on ``conn`` (``None`` outside one).
-
-        The batch holds the write lock, so only its own writes can change what was looked up; a
-        recorded change of an entity or identifier forgets everything remembered.
-        """
-        current = self._batch()
-        return current.memo if current is not None and current.conn is conn else None
+        """Look-ups remembered for the rest of the open transaction on ``conn`` (see :func:`lookup_memo`)."""
+        return lookup_memo(conn)
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the open batch has committed (at once when there is none)."""
@@ -301,7 +400,11 @@ class Store:
             yield joined
             return
         with read_tx(self.engine) as conn:
-            yield conn
+            token = _READ.set((conn, {}))
+            try:
+                yield conn
+            finally:
+                _READ.reset(token)
 
     @contextlib.contextmanager
     def write(
@@ -319,8 +422,8 @@ class Store:
         operation calls :meth:`WriteTx.allow`; an operation that writes without asking is a bug,
         and its transaction rolls back. Inside :meth:`batch` the write joins the batch's transaction.
         """
-        joined = self._batch_conn()
-        with contextlib.nullcontext(joined) if joined is not None else write_tx(self.engine) as conn:
+        # Outside a batch the write is a batch of one: its look-ups are remembered the same way.
+        with self.batch() as conn:
             now_moment = self.clock.now()
             day = now_moment.astimezone(self.clock.tz).date().isoformat()
             if permit is None and limits is not None and not actor.is_user:
@@ -329,5 +432,6 @@ class Store:
                 conn=conn, actor=actor, run_id=run_id, now=iso_utc(now_moment), permit=permit, chars=chars, day=day
             )
             yield tx
+            tx.flush()
             if permit is not None and tx.recorded and not tx.allowed:
                 raise KnowledgeValidationError("a write recorded a change without asking its permission first")

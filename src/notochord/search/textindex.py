@@ -180,11 +180,12 @@ def fts_table_ddl(name: str) -> str:
     return f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, tokenize='{FTS_TOKENIZER}')"
 
 
-def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]]) -> int:
+def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]], *, fresh: bool = False) -> int:
     """Index chunks given as ``(chunk id, raw chunk text)``; replaces rows with the same id.
 
     The text is derived with :func:`index_text` here, so callers pass the chunk text itself.
-    Runs in the caller's transaction. Returns the number of rows written.
+    Runs in the caller's transaction. Returns the number of rows written. ``fresh``: the ids were
+    just created in this transaction, so there is nothing to replace.
     """
     name = _table(table)
     derived = [(int(rowid), index_text(body)) for rowid, body in rows]
@@ -193,7 +194,8 @@ def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]]) ->
         return 0
     try:
         # FTS5 has no upsert; delete first so re-indexing an edited chunk never duplicates it.
-        conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), [{"id": r["id"]} for r in batch])
+        if not fresh:
+            conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), [{"id": r["id"]} for r in batch])
         conn.execute(text(f"INSERT INTO {name}(rowid, body) VALUES (:id, :body)"), batch)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not write the full-text index {name}: {exc}") from exc

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import anyio.lowlevel
 import anyio.to_thread
 import sqlalchemy as sa
 
@@ -28,6 +29,8 @@ from notochord.net.hosts import NetworkPermission
 __all__ = ["KnowledgeHandle"]
 
 T = TypeVar("T")
+
+_RANGES_KEPT = 64
 
 
 class KnowledgeHandle:
@@ -61,15 +64,32 @@ class KnowledgeHandle:
         """Collections with a larger id that the gem created belong to this installation (creator rights)."""
         self.permission_hint = permission_hint
         """Turns a missing permission into what the person can do about it (``None``: the default words)."""
+        self._ranges: dict[tuple[PermissionSet, str], list[PredicateRange]] = {}
+        self._attach_parts()
 
-    async def run(self, work: Callable[[], T]) -> T:
+    def _attach_parts(self) -> None:
+        """Where a facade built on this handle adds its parts (``ctx.knowledge.facts``, …)."""
+
+    async def run(self, work: Callable[[], T], *, short_read: bool = False) -> T:
+        """Run ``work`` (the synchronous core) in a worker thread.
+
+        ``short_read``: ``work`` is one short indexed read (a fact lookup). On SQLite it then runs in
+        this thread: a read in WAL mode never waits for a writer and takes well under a millisecond,
+        less than the hop to a worker thread, and the event loop is given its turn right after, as
+        the hop would give it. Other backends answer over a connection, so they keep the hop.
+        """
         try:
+            if short_read and self.core.store.engine.dialect.name == "sqlite":
+                result = work()
+                await anyio.lowlevel.checkpoint()
+                return result
             return await anyio.to_thread.run_sync(work)
         except KnowledgePermissionError as error:
-            hint = self.permission_hint(error.permission) if self.permission_hint is not None else None
-            if hint is None:
-                raise
-            raise KnowledgePermissionError(error.permission, hint=hint) from None
+            raise self._hinted(error) from None
+
+    def _hinted(self, error: KnowledgePermissionError) -> KnowledgePermissionError:
+        hint = self.permission_hint(error.permission) if self.permission_hint is not None else None
+        return error if hint is None else KnowledgePermissionError(error.permission, hint=hint)
 
     # ---------------------------------------------------------------- helpers for the parts
 
@@ -90,8 +110,18 @@ class KnowledgeHandle:
         return given
 
     def readable_ranges(self, conn: sa.Connection, kind: str) -> list[PredicateRange]:
-        """The predicate ranges of ``kind`` this gem may read, its switches read on ``conn``."""
-        return readable_ranges(self.grants_in(conn), subject_kind=kind)
+        """The predicate ranges of ``kind`` this gem may read, its switches read on ``conn``.
+
+        The switches are read every time; the ranges derived from the same switches are reused.
+        """
+        grants = self.grants_in(conn)
+        key = (grants, kind)
+        found = self._ranges.get(key)
+        if found is None:
+            if len(self._ranges) > _RANGES_KEPT:
+                self._ranges.clear()
+            found = self._ranges[key] = readable_ranges(grants, subject_kind=kind)
+        return list(found)
 
     def entity_id(self, ref: object) -> int:
         """The canonical id of an entity ref (the user is never reachable by ref)."""

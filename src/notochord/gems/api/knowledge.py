@@ -20,14 +20,10 @@ arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import sqlalchemy as sa
-
-from notochord.access.change_scope import Scope
 from notochord.access.decisions import Kind, decide, require
-from notochord.access.permissions import PermissionSet
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.gems.api.documents import CollectionsApi, DocumentsApi, SearchHit
 from notochord.gems.api.documents import search as search_documents
@@ -46,13 +42,10 @@ from notochord.gems.api.results import (
     RetractResult,
     RevertResult,
 )
-from notochord.gems.refs import RefCodec
-from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
 from notochord.knowledge.reach import change_row
 from notochord.knowledge.records import Entity, Fact
-from notochord.net.hosts import NetworkPermission
 
 __all__ = ["KnowledgeApi"]
 
@@ -71,7 +64,7 @@ class ProfileApi(_Part):
             found = api.core.facts.lookup("self", prefix, rules=api.readable_ranges, pinned_only=True)
             return [ProfileFact(predicate=f.predicate, value=f.value) for f in found]
 
-        return await api.run(work)
+        return await api.run(work, short_read=True)
 
 
 class FactsApi(_Part):
@@ -85,7 +78,7 @@ class FactsApi(_Part):
             found = api.core.facts.lookup(given, prefix, rules=api.readable_ranges, by_ref=True)
             return [api.fact_view(f) for f in found]
 
-        return await api.run(work)
+        return await api.run(work, short_read=True)
 
     async def put(self, args: Mapping[str, Any] | None = None, /, **kwargs: Any) -> PutResult:
         """Write a fact (EX-05): ``subject``, ``predicateHint``, ``value``/``object``, ``description``,
@@ -283,34 +276,9 @@ class ChangesApi(_Part):
 
 
 class KnowledgeApi(KnowledgeHandle):
-    """``ctx.knowledge`` for one gem and one run."""
+    """``ctx.knowledge`` for one gem and one run (built with :class:`KnowledgeHandle`'s arguments)."""
 
-    def __init__(
-        self,
-        *,
-        core: KnowledgeCore,
-        gem_id: str,
-        run_id: str,
-        refs: RefCodec,
-        grants: Callable[[], PermissionSet],
-        scope: Scope,
-        grants_in: Callable[[sa.Connection], PermissionSet] | None = None,
-        manifest_network: NetworkPermission | None = None,
-        created_after: int = 2**62,
-        permission_hint: Callable[[str], str | None] | None = None,
-    ) -> None:
-        super().__init__(
-            core=core,
-            gem_id=gem_id,
-            run_id=run_id,
-            refs=refs,
-            grants=grants,
-            scope=scope,
-            grants_in=grants_in,
-            manifest_network=manifest_network,
-            created_after=created_after,
-            permission_hint=permission_hint,
-        )
+    def _attach_parts(self) -> None:
         self.profile = ProfileApi(self)
         self.facts = FactsApi(self)
         self.entities = EntitiesApi(self)

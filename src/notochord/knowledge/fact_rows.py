@@ -1,0 +1,174 @@
+"""The rows of facts: one put's validated arguments, and the statements that read a slot of
+current facts, insert a fact and expire the facts it replaces (shared by :mod:`.facts` and
+:mod:`.fact_batch`; the rules are in :mod:`notochord.knowledge.facts`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord.db.schema import facts
+from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.prepared import Prepared
+from notochord.knowledge.quotas import check_json_size, check_length
+from notochord.knowledge.vocabulary import check_hint
+from notochord.knowledge.writes import Actor
+
+__all__ = [
+    "EXPIRE_ONE",
+    "INSERT_FACT",
+    "MISSING",
+    "PutArguments",
+    "Subject",
+    "expire",
+    "prepare_put",
+    "short",
+    "slot_rows",
+]
+
+Subject = str | int
+"""``"self"`` or an entity id."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+_RESERVED_ORIGINS = frozenset({"user", "assistant"})
+_RESERVED_SOURCES = frozenset({"user", "inferred"})
+
+
+# Built once: building a statement costs more than SQLite takes to run it.
+INSERT_FACT = Prepared(sa.insert(facts).returning(facts.c.id))
+_CURRENT = facts.c.valid_to.is_(None)
+_SLOT_ONE_SQL = sa.select(facts).where(
+    facts.c.subject_id == sa.bindparam("subject"), facts.c.predicate == sa.bindparam("predicate"), _CURRENT
+)
+_SLOT_ONE = Prepared(_SLOT_ONE_SQL)
+_SLOT_ONE_VALUE = Prepared(_SLOT_ONE_SQL.where(facts.c.value_json == sa.bindparam("value_json")))
+_SLOT_MANY = sa.select(facts).where(
+    facts.c.subject_id.in_(sa.bindparam("subjects", expanding=True)),
+    facts.c.predicate == sa.bindparam("predicate"),
+    _CURRENT,
+)
+_SLOT_MANY_VALUE = _SLOT_MANY.where(facts.c.value_json == sa.bindparam("value_json"))
+EXPIRE_ONE = Prepared(
+    sa.update(facts)
+    .where(facts.c.id == sa.bindparam("fact_id"))
+    .values(valid_to=sa.bindparam("at"), expired_by=sa.bindparam("by"))
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PutArguments:
+    """One put's arguments, validated and with the writer's defaults filled in (before any read)."""
+
+    subject: Subject
+    predicate: str | None
+    hint: str | None
+    value: Any
+    value_json: str
+    object_id: int | None
+    description: str | None
+    origin: str
+    source: str
+    source_ref: str | None
+    pinned: bool
+    sets_origin: bool
+    by_ref: bool
+
+
+def prepare_put(
+    actor: Actor,
+    *,
+    subject: Subject = "self",
+    predicate: str | None = None,
+    hint: str | None = None,
+    value: Any = MISSING,
+    object_id: int | str | None = None,
+    description: str | None = None,
+    origin: str | None = None,
+    source: str | None = None,
+    source_ref: str | None = None,
+    pin: bool | None = None,
+    decode_ref: Callable[[object], int] | None = None,
+) -> PutArguments:
+    """Validate a put and apply its single-write limits (the rules of :meth:`Facts.put`)."""
+    if actor.kind == "gem":
+        for given, reserved, what in ((origin, _RESERVED_ORIGINS, "origin"), (source, _RESERVED_SOURCES, "source")):
+            if given is not None and (not isinstance(given, str) or not given or given in reserved):
+                raise KnowledgeValidationError(
+                    f"{what} {given!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
+                )
+    if value is MISSING and object_id is None:
+        raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
+    value = None if value is MISSING else value
+    value_json = check_json_size("value", value)
+    for what, text in (("description", description), ("sourceRef", source_ref)):
+        if text is not None:
+            if not isinstance(text, str):
+                raise KnowledgeValidationError(f"{what} must be a string")
+            check_length(what, text)
+    if predicate is not None and hint is not None:
+        raise KnowledgeValidationError("pass exactly one of predicate or predicateHint")
+    if predicate is None:
+        check_hint(hint)
+    sets_origin = origin is not None or source is not None
+    origin = origin or ("user" if actor.is_user else str(actor))
+    source = source or ("user" if actor.is_user else "extracted")
+    check_length("origin", origin, 200)
+    check_length("source", source, 200)
+    if decode_ref is not None:
+        subject = "self" if subject == "self" else decode_ref(subject)
+        object_id = None if object_id is None else decode_ref(object_id)
+    if isinstance(object_id, str):
+        raise KnowledgeValidationError("object must be an entity")
+    pinned = pin if pin is not None else (actor.is_user and subject == "self")
+    return PutArguments(
+        subject=subject,
+        predicate=predicate,
+        hint=hint,
+        value=value,
+        value_json=value_json,
+        object_id=object_id,
+        description=description,
+        origin=origin,
+        source=source,
+        source_ref=source_ref,
+        pinned=bool(pinned),
+        sets_origin=sets_origin,
+        by_ref=decode_ref is not None,
+    )
+
+
+def short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def slot_rows(conn: sa.Connection, members: Sequence[int], predicate: str, *, value_json: str | None) -> list[Any]:
+    """The current facts of ``members`` under ``predicate`` (only those holding ``value_json`` when given)."""
+    params: dict[str, Any] = {"predicate": predicate}
+    if value_json is not None:
+        params["value_json"] = value_json
+    if len(members) == 1:
+        params["subject"] = members[0]
+        return (_SLOT_ONE if value_json is None else _SLOT_ONE_VALUE).rows(conn, params)
+    params["subjects"] = list(members)
+    return list(conn.execute(_SLOT_MANY if value_json is None else _SLOT_MANY_VALUE, params).all())
+
+
+def expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> None:
+    """End the current facts ``rows`` at ``at``, replaced by change ``by`` (its undo brings them back)."""
+    if len(rows) == 1:
+        EXPIRE_ONE.run(conn, {"fact_id": rows[0].id, "at": at, "by": by})
+    elif rows:
+        conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))

@@ -1,0 +1,106 @@
+"""Statements of the hot write path, compiled once per dialect and run with bound parameters.
+
+On SQLite a Core statement executed through SQLAlchemy costs several times what SQLite takes to
+run it (cache-key lookup, parameter processing, result set-up), and a fact write runs about six of
+them. A :class:`Prepared` statement is compiled once per dialect and set of parameter names; on
+SQLite it then runs on the driver's connection of the same transaction (same ``BEGIN IMMEDIATE``,
+same rollback, driver errors translated by the transaction's ``storage_errors``). On any other
+backend it runs through SQLAlchemy as before, so both stay one statement and one result.
+
+Only statements without expanding (``IN``) parameters and whose columns need no type processing
+(integers, text, booleans, nulls) are prepared this way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import namedtuple
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+__all__ = ["Prepared"]
+
+
+class Prepared:
+    """One statement, compiled lazily per parameter set, run natively on SQLite."""
+
+    def __init__(self, statement: sa.Executable) -> None:
+        self.statement = statement
+        self._lock = threading.Lock()
+        self._compiled: dict[frozenset[str], tuple[str, tuple[str, ...], dict[str, Any]]] = {}
+        self._row_type: Any = None
+
+    def _sqlite(self, conn: sa.Connection, keys: frozenset[str]) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+        found = self._compiled.get(keys)
+        if found is None:
+            compiled = self.statement.compile(dialect=conn.dialect, column_keys=sorted(keys))  # type: ignore[attr-defined]
+            order = tuple(compiled.positiontup or ())
+            if compiled.post_compile_params or compiled.literal_execute_params:
+                raise TypeError("a prepared statement cannot take expanding parameters")
+            # the values written into the statement itself (``key == "…"``)
+            fixed = {k: v for k, v in compiled.construct_params(_check=False).items() if k not in keys}
+            found = (compiled.string, order, fixed)
+            with self._lock:
+                self._compiled[keys] = found
+        return found
+
+    @staticmethod
+    def _native(conn: sa.Connection) -> Any:
+        return conn.dialect.name == "sqlite"
+
+    def _cursor(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
+        sql, order, fixed = self._sqlite(conn, frozenset(params))
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        values = tuple(params[n] if n in params else fixed[n] for n in order)
+        if not conn.dispatch.before_cursor_execute:
+            return driver.execute(sql, values)
+        # someone listens (statement counts, tracing): tell them, as SQLAlchemy would
+        cursor = driver.cursor()
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, False)
+        return cursor.execute(sql, values)
+
+    def rows(self, conn: sa.Connection, params: Mapping[str, Any]) -> list[Any]:
+        """Every row, each with its columns as attributes."""
+        if not self._native(conn):
+            return list(conn.execute(self.statement, dict(params)).all())
+        cursor = self._cursor(conn, params)
+        row_type = self._row_type
+        if row_type is None:
+            row_type = self._row_type = namedtuple("Row", [d[0] for d in cursor.description])
+        return [row_type(*r) for r in cursor.fetchall()]
+
+    def first(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
+        found = self.rows(conn, params)
+        return found[0] if found else None
+
+    def scalar(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
+        """The first column of the first row (``None`` without one)."""
+        if not self._native(conn):
+            return conn.execute(self.statement, dict(params)).scalar()
+        row = self._cursor(conn, params).fetchone()
+        return None if row is None else row[0]
+
+    def run(self, conn: sa.Connection, params: Mapping[str, Any]) -> int:
+        """Run a statement without rows; return how many rows it changed."""
+        if not self._native(conn):
+            return int(conn.execute(self.statement, dict(params)).rowcount)
+        return int(self._cursor(conn, params).rowcount)
+
+    def run_many(self, conn: sa.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run a statement without rows once per parameter set (all sets have the same names)."""
+        if not rows:
+            return
+        if not self._native(conn):
+            conn.execute(self.statement, [dict(r) for r in rows])
+            return
+        sql, order, fixed = self._sqlite(conn, frozenset(rows[0]))
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        values = [tuple(r[n] if n in r else fixed[n] for n in order) for r in rows]
+        cursor = driver.cursor()
+        if conn.dispatch.before_cursor_execute:
+            conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, True)
+        cursor.executemany(sql, values)

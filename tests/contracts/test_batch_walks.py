@@ -1,0 +1,139 @@
+"""The batch writes and the lookups travel in one transaction and a bounded number of statements.
+
+Issue 16, item 3 and the write/lookup targets (K-FACT, K-DOC, K-CHG): ``put_many`` reads the
+current facts once per batch and writes each fact and its change in two statements, the objects
+and expiries of the whole batch in one statement each; ``upsert_many`` is one transaction; a fact
+write about a known entity asks nothing about the entity or the vocabulary beyond one read of
+their versions; a gem's lookup is one read with one read of its switches. Counted on the space's
+engine with SQLAlchemy events (statements that bypass SQLAlchemy on SQLite still announce
+themselves to ``before_cursor_execute``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from notochord import Space
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Walk:
+    transactions: int = 0
+    statements: list[str] = field(default_factory=list)
+
+    def count(self, needle: str) -> int:
+        return sum(needle in s for s in self.statements)
+
+
+@contextmanager
+def counted(engine: sa.Engine) -> Iterator[Walk]:
+    walk = Walk()
+
+    def on_begin(_conn: sa.Connection) -> None:
+        walk.transactions += 1
+
+    def on_statement(_conn: sa.Connection, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if not statement.startswith(("BEGIN", "SELECT pg_advisory_xact_lock", "SET TRANSACTION")):
+            walk.statements.append(statement)
+
+    sa.event.listen(engine, "begin", on_begin)
+    sa.event.listen(engine, "before_cursor_execute", on_statement)
+    try:
+        yield walk
+    finally:
+        sa.event.remove(engine, "begin", on_begin)
+        sa.event.remove(engine, "before_cursor_execute", on_statement)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_put_many_takes_two_statements_per_fact(space: Space) -> None:
+    """Issue 16, item 4: 100 facts (``many`` and ``one`` values, replacements) in one transaction of
+    at most 2 statements per fact plus a constant: the fact, its change; then the touched objects
+    and the expiries of the whole batch at once."""
+    anna = space.user.entities.resolve(name="Anna", create=True)
+    assert anna is not None
+    space.user.facts.put(predicate="pref.food.like", value="warm-up", subject=anna.id)
+    items: list[dict[str, Any]] = [
+        {"predicate": "pref.food.like", "value": f"dish {n}", "subject": anna.id} for n in range(90)
+    ]
+    items += [{"predicate": "location.home.city", "value": f"city {n}"} for n in range(10)]
+    with counted(space.core.store.engine) as walk:
+        outcome = space.user.facts.put_many(items)
+    assert [r.status for r in outcome.results] == ["applied"] * 100
+    assert walk.transactions == 1
+    assert walk.count("INSERT INTO facts") == 100
+    assert walk.count("INSERT INTO changes") == 100
+    assert walk.count("INSERT INTO change_objects") == 1, "the objects of all changes go in one statement"
+    assert walk.count("UPDATE facts") == 1, "the nine replaced cities expire in one statement"
+    assert len(walk.statements) <= 2 * 100 + 12, "\n".join(walk.statements[:40])
+
+
+def test_a_single_put_about_a_known_entity_reads_only_the_data_versions(space: Space) -> None:
+    """Issue 16, item 3: the entity and the predicate of a second write come from caches keyed by
+    the data versions: the write reads the versions, its slot, and writes fact, change and object."""
+    anna = space.user.entities.resolve(name="Anna", create=True)
+    assert anna is not None
+    space.user.facts.put(predicate="pref.food.like", value="warm-up", subject=anna.id)
+    with counted(space.core.store.engine) as walk:
+        assert space.user.facts.put(predicate="pref.food.like", value="tea", subject=anna.id).status == "applied"
+    assert walk.transactions == 1
+    assert walk.count("FROM entities") == 0, "\n".join(walk.statements)
+    assert walk.count("FROM predicates") == 0, "\n".join(walk.statements)
+    assert len(walk.statements) == 5, "\n".join(walk.statements)
+
+
+def test_upsert_many_is_one_transaction(space: Space) -> None:
+    """Issue 16, item 3: 20 documents, one transaction, each with its own change record."""
+    collection = space.user.collections.create("notes")
+    items = [
+        {"collection": collection.id, "title": f"note {n}", "body": f"Anna met Bob on day {n}."} for n in range(20)
+    ]
+    space.user.entities.resolve(name="Anna", create=True)
+    with counted(space.core.store.engine) as walk:
+        outcome = space.user.documents.upsert_many(items)
+    assert [r.status for r in outcome.results] == ["created"] * 20
+    assert walk.transactions == 1
+    assert walk.count("INSERT INTO changes") == 20
+
+
+async def test_a_gem_lookup_reads_the_facts_and_the_switches_once(space: Space, tmp_path: Path) -> None:
+    """Issue 16, item 3: a gem's lookup is one read transaction: the versions, the facts (ranges in
+    the SQL) and the gem's switches, once each."""
+    folder = tmp_path / "recipes"
+    (folder / "tools").mkdir(parents=True)
+    food = ["facts.read:self:pref.food.*"]
+    manifest = {
+        "id": "recipes",
+        "name": "recipes",
+        "version": "1.0.0",
+        "permissions": {"knowledge": {"permissions": food}},
+        "tools": [{"name": "main", "entry": "tools/main.py", "permissions": {"knowledge": True}}],
+    }
+    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "tools" / "main.py").write_text("async def run(input, ctx):\n    return None\n", encoding="utf-8")
+    space.gems.install(folder)
+    space.gems.set_permissions("recipes", food, True)
+    knowledge = space.gems.context("recipes").knowledge
+    assert knowledge is not None
+    space.user.facts.put(predicate="pref.food.like", value="stew")
+    await knowledge.facts.lookup("self", "pref.food")
+    with counted(space.core.store.engine) as walk:
+        found = await knowledge.facts.lookup("self", "pref.food")
+    assert [f.value for f in found] == ["stew"]
+    assert walk.transactions == 1
+    assert walk.count("gem_grants") == 1
+    assert len(walk.statements) <= 3, "\n".join(walk.statements)
