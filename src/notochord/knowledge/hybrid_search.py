@@ -20,6 +20,9 @@ Rules:
   in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
 - ``group_by="document"`` collapses passages into their documents *before* the limit: each
   document appears once, at its best passage, and ``limit`` counts documents.
+- What ties and grouping need — each candidate's document and the rank of its date among the
+  candidates — is read with the candidates, in the same query, and cached with them: fusing asks
+  no SQL of its own, and a tie among hundreds of equal fused scores costs array look-ups only.
 - Every hit says why it was found: ``text_match`` (the full-text leg matched a query word in it)
   and ``similarity`` (its cosine similarity to the query, when the vector leg ranked it). The
   ranking is the fused one whatever these say; :func:`is_relevant` is the separate judgement of
@@ -40,7 +43,6 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
-from notochord.db.dialect import json_ids
 from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.indexing import FTS_TABLE
@@ -165,17 +167,66 @@ def forget_search_caches(engine: sa.Engine) -> None:
 
 
 @dataclass(frozen=True)
+class _Owners:
+    """Each candidate chunk's document and date rank, aligned with the chunk ids in ascending order.
+
+    ``newness`` is the rank of the document date among the candidates' dates, newest first (0 is the
+    newest); only the order of dates matters for ties, and comparing small integers is cheaper than
+    comparing timestamps.
+    """
+
+    ids: npt.NDArray[np.int64]
+    documents: npt.NDArray[np.int64]
+    newness: npt.NDArray[np.int64]
+
+    @staticmethod
+    def of(rows: Sequence[Any]) -> _Owners:
+        if not rows:
+            empty = np.zeros(0, np.int64)
+            return _Owners(empty, empty, empty)
+        ids = np.fromiter((int(r[0]) for r in rows), np.int64, count=len(rows))
+        docs = np.fromiter((int(r[1]) for r in rows), np.int64, count=len(rows))
+        dates = np.array([str(r[2]) for r in rows])
+        order = np.argsort(ids, kind="stable")
+        _, inverse = np.unique(dates[order], return_inverse=True)
+        newness = (int(inverse.max()) - inverse).astype(np.int64)
+        return _Owners(ids[order], docs[order], newness)
+
+    def keys(self, chunk_ids: Set[int]) -> dict[int, tuple[int, int]]:
+        """``chunk id → (date rank, document id)`` for the given candidates (others are left out)."""
+        if not chunk_ids or len(self.ids) == 0:
+            return {}
+        wanted = np.fromiter(chunk_ids, np.int64, count=len(chunk_ids))
+        where = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        hit = self.ids[where] == wanted
+        where, wanted = where[hit], wanted[hit]
+        return dict(
+            zip(
+                wanted.tolist(),
+                zip(self.newness[where].tolist(), self.documents[where].tolist(), strict=True),
+                strict=True,
+            )
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.documents.nbytes + self.newness.nbytes)
+
+
+@dataclass(frozen=True)
 class _Candidates:
     """The caller's candidates at one data version: computed once, used by both legs."""
 
     key: tuple[Any, ...]
     text: CandidateMask
-    ids: npt.NDArray[np.int64]
+    owners: _Owners
+
+    @property
+    def ids(self) -> npt.NDArray[np.int64]:
+        return self.owners.ids
 
 
-_IDS: weakref.WeakKeyDictionary[sa.Engine, OrderedDict[tuple[Any, ...], npt.NDArray[np.int64]]] = (
-    weakref.WeakKeyDictionary()
-)
+_IDS: weakref.WeakKeyDictionary[sa.Engine, OrderedDict[tuple[Any, ...], _Owners]] = weakref.WeakKeyDictionary()
 _IDS_HELD = 16
 
 
@@ -202,20 +253,25 @@ def _candidate_set(
     text = cache.get(key)
     with _MASKS_LOCK:
         held = _IDS.setdefault(conn.engine, OrderedDict())
-        ids = held.get(key)
-        if ids is not None:
+        owners = held.get(key)
+        if owners is not None:
             held.move_to_end(key)
-    if text is None or ids is None:
+    if text is None or owners is None:
         # every chunk the filter allows, not only those the full-text index holds: a chunk without
         # a single word (an emoji, a picture's caption) can still be found by meaning
-        ids = np.asarray(conn.execute(_candidates(collection_ids, time_range, entity_ids)).scalars().all(), np.int64)
-        text = CandidateMask.of(index, index.mask_of(ids))
+        rows = conn.execute(
+            sa.select(chunks.c.id, documents.c.id, documents.c.doc_date)
+            .join(documents, documents.c.id == chunks.c.document_id)
+            .where(*search_filters(collection_ids, time_range, entity_ids))
+        ).all()
+        owners = _Owners.of(rows)
+        text = CandidateMask.of(index, index.mask_of(owners.ids))
         cache.put(key, text)
         with _MASKS_LOCK:
-            held[key] = ids
+            held[key] = owners
             while len(held) > _IDS_HELD:
                 held.popitem(last=False)
-    return _Candidates(key, text, ids)
+    return _Candidates(key, text, owners)
 
 
 def full_text_leg(
@@ -280,11 +336,11 @@ def hybrid_search(
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
         ids = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
-        keys = _keys(conn, ids)
+        keys = shared.owners.keys(ids)
         fused = fuse(
             [(text_leg, text_weight), (vector_leg, vector_weight)],
             limit=limit if group_by == "chunk" else len(ids),
-            tie_key=lambda i: (_negated(keys[i][0]), keys[i][1], i),
+            tie_key=lambda i: (*keys[i], i),
         )
         if group_by == "document":
             fused = _best_per_document(fused, keys, limit)
@@ -298,26 +354,8 @@ def hybrid_search(
         ]
 
 
-def _keys(conn: sa.Connection, ids: Set[int]) -> dict[int, tuple[str, int]]:
-    """``chunk id → (document date, document id)``: what ties and grouping need, for every ranked id.
-
-    The ids travel as one JSON parameter: a bound ``IN (…)`` list of hundreds of ids costs more to
-    build than the query costs to run.
-    """
-    if not ids:
-        return {}
-    found = conn.execute(
-        sa.text(
-            "SELECT c.id, d.doc_date, d.id FROM chunks AS c JOIN documents AS d ON d.id = c.document_id "
-            f"WHERE c.id IN ({json_ids(conn, 'ids')})"
-        ),
-        {"ids": json.dumps(sorted(ids))},
-    ).all()
-    return {int(r[0]): (str(r[1]), int(r[2])) for r in found}
-
-
 def _best_per_document(
-    fused: Sequence[tuple[int, float]], keys: dict[int, tuple[str, int]], limit: int
+    fused: Sequence[tuple[int, float]], keys: dict[int, tuple[int, int]], limit: int
 ) -> list[tuple[int, float]]:
     """Each document once, at its best passage, until ``limit`` documents."""
     seen: set[int] = set()
@@ -331,11 +369,6 @@ def _best_per_document(
         if len(out) >= limit:
             break
     return out
-
-
-def _negated(iso: str) -> tuple[int, ...]:
-    """A key that sorts newer ISO timestamps first."""
-    return tuple(-ord(c) for c in iso)
 
 
 def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
