@@ -43,12 +43,12 @@ _SCORE_DIGITS = 12
 
 
 class _Tokenizer:
-    """FTS5's tokenizer outside any space: a private in-memory database, one statement at a time."""
+    """An FTS5 tokenizer outside any space: a private in-memory database, one statement at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec: str) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{FTS_TOKENIZER}')")
+        self._db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{spec}')")
         self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
 
     def tokens(self, word: str) -> tuple[str, ...]:
@@ -60,31 +60,50 @@ class _Tokenizer:
         return tuple(str(r[0]) for r in found)
 
 
-_TOKENIZER = _Tokenizer()
+_TOKENIZERS: dict[str, _Tokenizer] = {}
+_TOKENIZERS_LOCK = threading.Lock()
+
+
+def _tokenizer(spec: str) -> _Tokenizer:
+    with _TOKENIZERS_LOCK:
+        found = _TOKENIZERS.get(spec)
+        if found is None:
+            found = _TOKENIZERS[spec] = _Tokenizer(spec)
+        return found
 
 
 @lru_cache(maxsize=65536)
-def stem(word: str) -> tuple[str, ...]:
-    """The index tokens FTS5 makes of one query word (usually one Porter stem; none for punctuation)."""
-    return _TOKENIZER.tokens(word)
+def stem(word: str, tokenizer: str = FTS_TOKENIZER) -> tuple[str, ...]:
+    """The index tokens FTS5 makes of one query word (usually one Porter stem; none for punctuation).
+
+    ``tokenizer`` is the FTS5 ``tokenize`` option of the index the tokens are looked up in.
+    """
+    return _tokenizer(tokenizer).tokens(word)
 
 
-def query_tokens(query: str) -> dict[str, int]:
+def query_tokens(query: str, *, tokenizer: str = FTS_TOKENIZER) -> dict[str, int]:
     """Index tokens of ``query`` with how many times each occurs in it (stop words dropped)."""
     counts: dict[str, int] = {}
     for word, n in query_term_counts(query).items():
-        for token in stem(word):
+        for token in stem(word, tokenizer):
             counts[token] = counts.get(token, 0) + n
     return counts
 
 
 def rank(
-    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], *, limit: int
+    index: InvertedIndex,
+    candidates: CandidateMask,
+    tokens: Mapping[str, int],
+    *,
+    limit: int,
+    k1: float = K1,
+    b: float = B,
 ) -> list[tuple[int, float]]:
     """BM25 of the candidates for the query ``tokens`` (token → count); ``(chunk id, score)``, best first.
 
     Ties break by the smaller chunk id. Only candidates are scored, and N, the mean length and every
-    document frequency are counted among them.
+    document frequency are counted among them. ``k1`` and ``b`` are BM25's term-frequency saturation
+    and length normalisation (the defaults are the product's).
     """
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
@@ -98,8 +117,8 @@ def rank(
         tf = frequencies.astype(np.float64)
         df = float(len(positions))
         idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
-        norm = K1 * (1.0 - B + B * index.lengths[positions] / mean)
-        scores[positions] += weight * idf * tf * (K1 + 1.0) / (tf + norm)
+        norm = k1 * (1.0 - b + b * index.lengths[positions] / mean)
+        scores[positions] += weight * idf * tf * (k1 + 1.0) / (tf + norm)
     matched = np.flatnonzero(scores)
     if len(matched) == 0:
         return []
