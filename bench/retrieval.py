@@ -18,21 +18,28 @@ For every BEIR-style data set under ``../shared/bench/`` (``corpus.jsonl[.gz]``,
   chunks/s, beside the embedder's raw ``embed_passages`` throughput on a sample of the same passages,
   measured in the same process, half just before and half just after;
 - **full text alone**: :func:`notochord.knowledge.hybrid_search.full_text_leg` over every collection, as
-  :func:`~notochord.knowledge.hybrid_search.hybrid_search` runs it, beside FTS5's own ``bm25()`` on the
-  same table (and, with ``--skip-vectors``, ``hybrid_search(group_by="document")`` in a space
-  without embedder);
-- **vectors alone**: ``space.index.search`` (query encoding included) with every chunk allowed;
+  :func:`~notochord.knowledge.hybrid_search.hybrid_search` runs it (Porter stems, as the product
+  indexes), and the same BM25 over the same chunks tokenised *without* stemming (a throwaway
+  in-memory FTS5 table with ``unicode61`` alone), beside FTS5's own ``bm25()`` on the product's table
+  (and, with ``--skip-vectors``, ``hybrid_search(group_by="document")`` in a space without embedder);
+- **vectors alone**: ``space.index.search`` with every chunk allowed;
 - **hybrid**: :func:`~notochord.knowledge.hybrid_search.hybrid_search` over every collection, once deep
   enough (``CHUNK_DEPTH`` chunks) to score Recall@100 on documents, once at the product's default
-  limit (what an assistant's search call returns);
-- **bm25s**: the ``bm25s`` package over the same chunks and over whole documents with English stop
-  words and Porter stemming. PyStemmer is not a dependency, so the stemmer handed to bm25s is the
-  Porter stemmer of SQLite's FTS5 — the one the product's index uses.
+  limit of 10 documents (``group_by="document"``: what an assistant's search call returns);
+- **query encoding**, alone: every test query is encoded once up front, one at a time, and timed
+  there; the vector and hybrid legs then get the vectors from memory, so their rows exclude it;
+- **bm25s**: the ``bm25s`` package over whole documents and over the same chunks, English stop words,
+  with the stemmer bm25s recommends (PyStemmer's English Snowball) when it is installed — it is not
+  a dependency; without it, SQLite FTS5's Porter stemmer — and over documents without stemming.
 
-The legs alternate per query (the order rotates), so load changes weigh on all of them alike.
-Chunk hits are collapsed to their document (best chunk wins) before scoring, as the data sets judge
-documents. Figures: nDCG@10 and Recall@100, indexing throughput, and per-query latency p50/p95 of
-each leg. Then a **synthetic space** per size of ``--synthetic`` (default 100,000 chunks; see
+All legs run in one process and alternate per query (the order rotates), so load changes weigh on
+all of them alike; the table title names the load average. Chunk hits are collapsed to their
+document (best chunk wins) before scoring, as the data sets judge documents. One table per data set:
+nDCG@10, Recall@100 and per-query latency p50/p95/p99 of each leg, ratios against bm25s on
+documents with stemming; then indexing throughput. ``--tune`` adds, on the *train* queries only:
+BM25 ``k1`` × ``b`` for full text alone, and fusion (chunks per leg × RRF ``k`` × vector weight,
+the most stable settings, and the chunk → document collapse: best passage against sums of the best
+passages). Then a **synthetic space** per size of ``--synthetic`` (default 100,000 chunks; see
 ``bench/retrieval_synthetic.py``): random words and random clustered vectors, the *cost* of search at
 that size, not its quality — full text, vectors and hybrid p50/p95/p99 alternating per query, query
 encoding measured alone, resident memory, load and HNSW build times, in a fresh child process.
