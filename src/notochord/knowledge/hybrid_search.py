@@ -184,9 +184,10 @@ class _Owners:
         if not rows:
             empty = np.zeros(0, np.int64)
             return _Owners(empty, empty, empty)
-        ids = np.fromiter((int(r[0]) for r in rows), np.int64, count=len(rows))
-        docs = np.fromiter((int(r[1]) for r in rows), np.int64, count=len(rows))
-        dates = np.array([str(r[2]) for r in rows])
+        chunk_col, doc_col, date_col = zip(*rows, strict=True)
+        ids = np.array(chunk_col, np.int64)
+        docs = np.array(doc_col, np.int64)
+        dates = np.array(date_col, dtype=np.str_)
         order = np.argsort(ids, kind="stable")
         _, inverse = np.unique(dates[order], return_inverse=True)
         newness = (int(inverse.max()) - inverse).astype(np.int64)
