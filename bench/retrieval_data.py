@@ -263,11 +263,16 @@ def pending_passages(space: notochord.app.Space, model_id: str) -> list[tuple[in
 
 def prefill(space: notochord.app.Space, model_id: str, cache: EmbeddingCache) -> int:
     """Write cached vectors of pending chunks into ``chunk_vectors``; returns how many."""
+    with read_tx(space.core.store.engine) as conn:
+        hashes = dict(conn.execute(sa.select(chunks.c.id, chunks.c.text_hash)).tuples().all())
     rows = []
     for chunk_id, text in pending_passages(space, model_id):
         vec = cache.vectors.get(cache.key("p:", text))
         if vec is not None:
-            rows.append({"chunk_id": chunk_id, "model_id": model_id, "vector": to_blob(vec)})
+            # the chunk's text hash as of this vector: the index keeps only vectors matching it
+            rows.append(
+                {"chunk_id": chunk_id, "model_id": model_id, "vector": to_blob(vec), "text_hash": hashes[chunk_id]}
+            )
     for off in range(0, len(rows), 2000):
         with write_tx(space.core.store.engine) as conn:
             conn.execute(sa.insert(chunk_vectors), rows[off : off + 2000])
