@@ -399,6 +399,7 @@ class Summary:
     full: bool
     hybrid_ndcg: float | None
     fts_ndcg: float
+    fts_name: str
     bm25s_ndcg: float
     bm25s_stemmer: str
     fts_p50_ratio: float
@@ -467,6 +468,8 @@ def bench_dataset(
     base_nd, base_rc = scores[base.name]
     base_p50 = pct(base.ms, 50)
     product_fts = runs[0]
+    # the product's own document search (full text alone) when it ran, else its passages collapsed
+    fts_docs = next((r for r in runs if r.name.startswith("search, group_by=document")), product_fts)
     hybrid_nd = next((scores[r.name][0] for r in runs if r.name.endswith("(default)")), None)
 
     def ratio(a: float | None, b: float | None) -> str:
@@ -543,7 +546,8 @@ def bench_dataset(
         ds.name,
         args.limit_docs is None and args.queries is None,
         hybrid_nd,
-        scores[product_fts.name][0],
+        scores[fts_docs.name][0],
+        fts_docs.name,
         base_nd,
         stemmer_name,
         pct(product_fts.ms, 50) / pct(chunk_base.ms, 50),
@@ -697,7 +701,7 @@ def print_targets(summaries: Sequence[Summary], synthetic: dict[int, float]) -> 
                 s.hybrid_ndcg >= TARGETS["hybrid_ndcg"],
             )
         row(
-            f"{tag}: full-text nDCG@10 ≥ bm25s with stemming ({s.bm25s_stemmer}, documents) {s.bm25s_ndcg:.4f}",
+            f"{tag}: {s.fts_name} nDCG@10 ≥ bm25s with stemming ({s.bm25s_stemmer}, documents) {s.bm25s_ndcg:.4f}",
             s.fts_ndcg,
             f"{s.fts_ndcg:.4f}",
             s.fts_ndcg >= s.bm25s_ndcg,

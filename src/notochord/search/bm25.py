@@ -31,11 +31,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from notochord.search.inverted_index import CandidateMask, InvertedIndex
 from notochord.search.textindex import FTS_TOKENIZER, query_term_counts
 
-__all__ = ["K1", "B", "query_tokens", "rank", "stem"]
+__all__ = ["K1", "B", "query_tokens", "rank", "rank_documents", "stem"]
 
 K1 = 1.2
 B = 0.75
@@ -107,6 +108,24 @@ def rank(
     """
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
+    scores = _chunk_scores(index, candidates, tokens, k1, b)
+    matched = np.flatnonzero(scores)
+    if len(matched) == 0:
+        return []
+    rounded = np.round(scores[matched], _SCORE_DIGITS)
+    if len(matched) > limit:
+        # keep everything tied with the limit-th score so the id tie-break stays exact
+        threshold = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
+        keep_top = rounded >= threshold
+        matched, rounded = matched[keep_top], rounded[keep_top]
+    order = np.lexsort((index.ids[matched], -rounded))[:limit]
+    return [(int(index.ids[matched[i]]), float(scores[matched[i]])) for i in order]
+
+
+def _chunk_scores(
+    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], k1: float, b: float
+) -> npt.NDArray[np.float64]:
+    """BM25 of every candidate chunk, per index position (0 where no query token occurs)."""
     total = float(candidates.count)
     mean = max(candidates.mean_length, 1.0)
     scores = np.zeros(len(index.ids), dtype=np.float64)
@@ -119,14 +138,54 @@ def rank(
         idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
         norm = k1 * (1.0 - b + b * index.lengths[positions] / mean)
         scores[positions] += weight * idf * tf * (k1 + 1.0) / (tf + norm)
-    matched = np.flatnonzero(scores)
+    return scores
+
+
+def rank_documents(
+    index: InvertedIndex,
+    candidates: CandidateMask,
+    tokens: Mapping[str, int],
+    groups: npt.NDArray[np.int64],
+    *,
+    limit: int,
+    k1: float = K1,
+    b: float = B,
+) -> list[tuple[int, float]]:
+    """BM25 of whole documents: each document's candidate chunks count as one text.
+
+    ``groups`` maps each index position to a dense document number (``-1`` for chunks that are not
+    candidates). A document's term frequency and length are the sums over its candidate chunks; N,
+    the mean length and document frequencies are counted over the candidates' documents. Returns
+    ``(chunk id of the document's best passage, document score)``, best first, one per document;
+    the best passage is the one :func:`rank` puts first. Ties break by the smaller chunk id.
+    """
+    if limit <= 0 or candidates.count == 0 or not tokens:
+        return []
+    passages = _chunk_scores(index, candidates, tokens, k1, b)
+    matched = np.flatnonzero(passages)
     if len(matched) == 0:
         return []
-    rounded = np.round(scores[matched], _SCORE_DIGITS)
-    if len(matched) > limit:
-        # keep everything tied with the limit-th score so the id tie-break stays exact
-        threshold = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
-        keep_top = rounded >= threshold
-        matched, rounded = matched[keep_top], rounded[keep_top]
-    order = np.lexsort((index.ids[matched], -rounded))[:limit]
-    return [(int(index.ids[matched[i]]), float(scores[matched[i]])) for i in order]
+    inside = groups >= 0
+    size = int(groups[inside].max()) + 1
+    lengths = np.bincount(groups[inside], weights=index.lengths[inside], minlength=size)
+    present = np.bincount(groups[inside], minlength=size) > 0
+    total = float(present.sum())
+    mean = max(float(lengths[present].mean()), 1.0)
+    scores = np.zeros(size, dtype=np.float64)
+    for token, weight in tokens.items():
+        positions, frequencies = candidates.postings(index, token)
+        if len(positions) == 0:
+            continue
+        tf_all = np.bincount(groups[positions], weights=frequencies, minlength=size)
+        held = np.flatnonzero(tf_all)
+        tf = tf_all[held]
+        df = float(len(held))
+        idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        norm = k1 * (1.0 - b + b * lengths[held] / mean)
+        scores[held] += weight * idf * tf * (k1 + 1.0) / (tf + norm)
+    # each document's best passage: the first of its chunks in the chunk ranking (score, then id)
+    by_passage = matched[np.lexsort((index.ids[matched], -np.round(passages[matched], _SCORE_DIGITS)))]
+    found, first = np.unique(groups[by_passage], return_index=True)
+    best_ids = index.ids[by_passage[first]]
+    order = np.lexsort((best_ids, -np.round(scores[found], _SCORE_DIGITS)))[:limit]
+    return [(int(best_ids[i]), float(scores[found[i]])) for i in order]
