@@ -49,9 +49,8 @@ The surface is flat: every fused setting beats either leg by 0.03–0.05, and se
 leads k=30 by 0.0045 on 1,206 documents and trails it by 0.001 on 1,800 — noise. We keep k=30 with
 equal weights, in the middle of the stable region (k 10–30, w_vec 1–1.25), a document at its best
 passage (summing passages favours long documents and loses 0.07–0.1), and 100 chunks per leg.
-Re-tune on
-the whole corpus once its vectors are cached, and when a second data set lands, so the defaults are
-never fitted to a single collection.
+Re-tune on the whole corpus once its vectors are cached, and when a second data set lands, so the
+defaults are never fitted to a single collection.
 """
 
 from __future__ import annotations
