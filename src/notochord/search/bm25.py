@@ -31,11 +31,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from notochord.search.inverted_index import CandidateMask, InvertedIndex, top_bm25
 from notochord.search.textindex import FTS_TOKENIZER, query_term_counts
 
-__all__ = ["K1", "B", "query_tokens", "rank", "rank_exhaustive", "stem"]
+__all__ = ["K1", "B", "query_tokens", "rank", "rank_documents", "rank_exhaustive", "stem"]
 
 K1 = 1.2
 B = 0.75
@@ -43,12 +44,12 @@ _SCORE_DIGITS = 12
 
 
 class _Tokenizer:
-    """FTS5's tokenizer outside any space: a private in-memory database, one statement at a time."""
+    """An FTS5 tokenizer outside any space: a private in-memory database, one statement at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec: str) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{FTS_TOKENIZER}')")
+        self._db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{spec}')")
         self._db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
 
     def tokens(self, word: str) -> tuple[str, ...]:
@@ -60,56 +61,70 @@ class _Tokenizer:
         return tuple(str(r[0]) for r in found)
 
 
-_TOKENIZER = _Tokenizer()
+_TOKENIZERS: dict[str, _Tokenizer] = {}
+_TOKENIZERS_LOCK = threading.Lock()
+
+
+def _tokenizer(spec: str) -> _Tokenizer:
+    with _TOKENIZERS_LOCK:
+        found = _TOKENIZERS.get(spec)
+        if found is None:
+            found = _TOKENIZERS[spec] = _Tokenizer(spec)
+        return found
 
 
 @lru_cache(maxsize=65536)
-def stem(word: str) -> tuple[str, ...]:
-    """The index tokens FTS5 makes of one query word (usually one Porter stem; none for punctuation)."""
-    return _TOKENIZER.tokens(word)
+def stem(word: str, tokenizer: str = FTS_TOKENIZER) -> tuple[str, ...]:
+    """The index tokens FTS5 makes of one query word (usually one Porter stem; none for punctuation).
+
+    ``tokenizer`` is the FTS5 ``tokenize`` option of the index the tokens are looked up in.
+    """
+    return _tokenizer(tokenizer).tokens(word)
 
 
-def query_tokens(query: str) -> dict[str, int]:
+def query_tokens(query: str, *, tokenizer: str = FTS_TOKENIZER) -> dict[str, int]:
     """Index tokens of ``query`` with how many times each occurs in it (stop words dropped)."""
     counts: dict[str, int] = {}
     for word, n in query_term_counts(query).items():
-        for token in stem(word):
+        for token in stem(word, tokenizer):
             counts[token] = counts.get(token, 0) + n
     return counts
 
 
 def rank(
-    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], *, limit: int
+    index: InvertedIndex,
+    candidates: CandidateMask,
+    tokens: Mapping[str, int],
+    *,
+    limit: int,
+    k1: float = K1,
+    b: float = B,
 ) -> list[tuple[int, float]]:
     """BM25 of the candidates for the query ``tokens`` (token → count); ``(chunk id, score)``, best first.
 
     Ties break by the smaller chunk id. Only candidates are scored, and N, the mean length and every
-    document frequency are counted among them.
+    document frequency are counted among them. ``k1`` and ``b`` are BM25's term-frequency saturation
+    and length normalisation (the defaults are the product's).
     """
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
-    pruned = top_bm25(index, candidates, tokens, limit=limit, k1=K1, b=B, digits=_SCORE_DIGITS)
-    return pruned if pruned is not None else rank_exhaustive(index, candidates, tokens, limit=limit)
+    pruned = top_bm25(index, candidates, tokens, limit=limit, k1=k1, b=b, digits=_SCORE_DIGITS)
+    return pruned if pruned is not None else rank_exhaustive(index, candidates, tokens, limit=limit, k1=k1, b=b)
 
 
 def rank_exhaustive(
-    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], *, limit: int
+    index: InvertedIndex,
+    candidates: CandidateMask,
+    tokens: Mapping[str, int],
+    *,
+    limit: int,
+    k1: float = K1,
+    b: float = B,
 ) -> list[tuple[int, float]]:
     """:func:`rank` scoring every posting of every query term (what the pruned path must equal)."""
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
-    total = float(candidates.count)
-    mean = max(candidates.mean_length, 1.0)
-    scores = np.zeros(len(index.ids), dtype=np.float64)
-    for token, weight in tokens.items():
-        positions, frequencies = candidates.postings(index, token)
-        if len(positions) == 0:
-            continue
-        tf = frequencies.astype(np.float64)
-        df = float(len(positions))
-        idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
-        norm = K1 * (1.0 - B + B * index.lengths[positions] / mean)
-        scores[positions] += weight * idf * tf * (K1 + 1.0) / (tf + norm)
+    scores = _chunk_scores(index, candidates, tokens, k1, b)
     matched = np.flatnonzero(scores)
     if len(matched) == 0:
         return []
@@ -121,3 +136,72 @@ def rank_exhaustive(
         matched, rounded = matched[keep_top], rounded[keep_top]
     order = np.lexsort((index.ids[matched], -rounded))[:limit]
     return [(int(index.ids[matched[i]]), float(scores[matched[i]])) for i in order]
+
+
+def _chunk_scores(
+    index: InvertedIndex, candidates: CandidateMask, tokens: Mapping[str, int], k1: float, b: float
+) -> npt.NDArray[np.float64]:
+    """BM25 of every candidate chunk, per index position (0 where no query token occurs)."""
+    total = float(candidates.count)
+    mean = max(candidates.mean_length, 1.0)
+    scores = np.zeros(len(index.ids), dtype=np.float64)
+    for token, weight in tokens.items():
+        positions, frequencies = candidates.postings(index, token)
+        if len(positions) == 0:
+            continue
+        tf = frequencies.astype(np.float64)
+        df = float(len(positions))
+        idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        norm = k1 * (1.0 - b + b * index.lengths[positions] / mean)
+        scores[positions] += weight * idf * tf * (k1 + 1.0) / (tf + norm)
+    return scores
+
+
+def rank_documents(
+    index: InvertedIndex,
+    candidates: CandidateMask,
+    tokens: Mapping[str, int],
+    groups: npt.NDArray[np.int64],
+    *,
+    limit: int,
+    k1: float = K1,
+    b: float = B,
+) -> list[tuple[int, float]]:
+    """BM25 of whole documents: each document's candidate chunks count as one text.
+
+    ``groups`` maps each index position to a dense document number (``-1`` for chunks that are not
+    candidates). A document's term frequency and length are the sums over its candidate chunks; N,
+    the mean length and document frequencies are counted over the candidates' documents. Returns
+    ``(chunk id of the document's best passage, document score)``, best first, one per document;
+    the best passage is the one :func:`rank` puts first. Ties break by the smaller chunk id.
+    """
+    if limit <= 0 or candidates.count == 0 or not tokens:
+        return []
+    passages = _chunk_scores(index, candidates, tokens, k1, b)
+    matched = np.flatnonzero(passages)
+    if len(matched) == 0:
+        return []
+    inside = groups >= 0
+    size = int(groups[inside].max()) + 1
+    lengths = np.bincount(groups[inside], weights=index.lengths[inside], minlength=size)
+    present = np.bincount(groups[inside], minlength=size) > 0
+    total = float(present.sum())
+    mean = max(float(lengths[present].mean()), 1.0)
+    scores = np.zeros(size, dtype=np.float64)
+    for token, weight in tokens.items():
+        positions, frequencies = candidates.postings(index, token)
+        if len(positions) == 0:
+            continue
+        tf_all = np.bincount(groups[positions], weights=frequencies, minlength=size)
+        held = np.flatnonzero(tf_all)
+        tf = tf_all[held]
+        df = float(len(held))
+        idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        norm = k1 * (1.0 - b + b * lengths[held] / mean)
+        scores[held] += weight * idf * tf * (k1 + 1.0) / (tf + norm)
+    # each document's best passage: the first of its chunks in the chunk ranking (score, then id)
+    by_passage = matched[np.lexsort((index.ids[matched], -np.round(passages[matched], _SCORE_DIGITS)))]
+    found, first = np.unique(groups[by_passage], return_index=True)
+    best_ids = index.ids[by_passage[first]]
+    order = np.lexsort((best_ids, -np.round(scores[found], _SCORE_DIGITS)))[:limit]
+    return [(int(best_ids[i]), float(scores[found[i]])) for i in order]

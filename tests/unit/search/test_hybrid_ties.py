@@ -1,0 +1,166 @@
+"""Ties in hybrid search: equal fused scores go to the newer document date, then the smaller
+document id, then the smaller chunk id — from what the candidates carry, not from a lookup per tie
+(issue 16, items 4 and 6; K-SRCH-02, OD-K38), on both backends.
+
+A scripted embedder makes the two legs disagree exactly: full text ranks ``A`` first and ``B``
+second, vectors rank ``B`` first and ``A`` second, so both fuse to ``1/(k+1) + 1/(k+2)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+import sqlalchemy as sa
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.search.embeddings import normalise_rows
+from notochord.settings import Settings
+
+
+class ScriptedEmbedder:
+    """Passages containing ``near`` point at the query, those containing ``far`` away from it."""
+
+    model_id = "test/scripted-2"
+    dim = 2
+    multilingual = True
+
+    @staticmethod
+    def _vector(text: str) -> npt.NDArray[np.float32]:
+        if "near" in text:
+            return np.array([1.0, 0.1], np.float32)
+        if "far" in text:
+            return np.array([0.6, 0.8], np.float32)
+        return np.array([0.0, 1.0], np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return normalise_rows(np.stack([self._vector(t) for t in texts]))
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return normalise_rows(np.array([1.0, 0.0], np.float32))
+
+
+@pytest.fixture
+def open_space(
+    tmp_path: Path, clock: FixedClock, backend: str, new_database_url: Callable[[], str | None]
+) -> Iterator[Callable[[], notochord.Space]]:
+    """Opens fresh spaces (each its own data directory) with the scripted embedder."""
+    opened: list[notochord.Notochord] = []
+
+    def make() -> notochord.Space:
+        directory = tmp_path / f"d{len(opened)}"
+        settings = Settings(data_dir=directory, index_in_background=False, database_url=new_database_url())
+        nc = notochord.open(directory, settings, clock=clock, embedder=ScriptedEmbedder())
+        opened.append(nc)
+        return nc.personal
+
+    yield make
+    for nc in opened:
+        nc.close()
+
+
+TEXT_FIRST = "river river river far"  # the full-text leg's first, the vector leg's second
+VECTOR_FIRST = "river near"  # the vector leg's first, the full-text leg's second
+
+
+def write(space: notochord.Space, items: Sequence[tuple[str, str, str]], collection: str | int = "keep") -> None:
+    """``(title, body, date)`` documents, in this order, then their vectors."""
+    for title, body, date in items:
+        space.user.documents.upsert(collection=collection, key=title, title=title, body=body, meta={"date": date})
+    space.index.wait()
+
+
+def titles(space: notochord.Space, query: str = "river", **kwargs: Any) -> list[str]:
+    return [h.title for h in space.user.search(query, **kwargs)]
+
+
+def test_the_two_legs_really_disagree_so_the_fused_scores_tie(open_space: Callable[[], notochord.Space]) -> None:
+    """The premise of the tests below: each leg ranks the other's first passage second."""
+    space = open_space()
+    write(space, [("A", TEXT_FIRST, "2026-01-01"), ("B", VECTOR_FIRST, "2026-01-01")])
+    hits = space.user.search("river")
+    assert len(hits) == 2
+    assert hits[0].score == pytest.approx(hits[1].score, abs=1e-12)
+    by_title = {h.title: h for h in hits}
+    assert by_title["B"].similarity is not None and by_title["A"].similarity is not None
+    assert by_title["B"].similarity > by_title["A"].similarity
+
+
+@pytest.mark.parametrize("group_by", ["chunk", "document"])
+def test_equal_scores_go_to_the_newer_document(open_space: Callable[[], notochord.Space], group_by: str) -> None:
+    """Whichever leg prefers it, and whichever was written first, the newer document ranks first."""
+    older_text_first = open_space()
+    write(older_text_first, [("A", TEXT_FIRST, "2025-03-01"), ("B", VECTOR_FIRST, "2026-03-01")])
+    assert titles(older_text_first, group_by=group_by) == ["B", "A"]
+    newer_text_first = open_space()
+    write(newer_text_first, [("A", TEXT_FIRST, "2026-03-01"), ("B", VECTOR_FIRST, "2025-03-01")])
+    assert titles(newer_text_first, group_by=group_by) == ["A", "B"]
+    written_later = open_space()
+    write(written_later, [("B", VECTOR_FIRST, "2025-03-01"), ("A", TEXT_FIRST, "2026-03-01")])
+    assert titles(written_later, group_by=group_by) == ["A", "B"]
+
+
+def test_equal_scores_and_dates_go_to_the_smaller_document_id(open_space: Callable[[], notochord.Space]) -> None:
+    """Same date: the document written first (the smaller id) ranks first, whichever leg prefers it."""
+    text_first_written_first = open_space()
+    write(text_first_written_first, [("A", TEXT_FIRST, "2026-03-01"), ("B", VECTOR_FIRST, "2026-03-01")])
+    assert titles(text_first_written_first) == ["A", "B"]
+    vector_first_written_first = open_space()
+    write(vector_first_written_first, [("B", VECTOR_FIRST, "2026-03-01"), ("A", TEXT_FIRST, "2026-03-01")])
+    assert titles(vector_first_written_first) == ["B", "A"]
+
+
+def test_the_tie_order_is_the_same_on_every_search_and_after_a_write(open_space: Callable[[], notochord.Space]) -> None:
+    """Repeated searches return the same order; a write that changes a date changes it at once."""
+    space = open_space()
+    write(space, [("A", TEXT_FIRST, "2025-03-01"), ("B", VECTOR_FIRST, "2026-03-01")])
+    assert {tuple(titles(space)) for _ in range(5)} == {("B", "A")}
+    space.user.documents.upsert(collection="keep", key="A", title="A", body=TEXT_FIRST, meta={"date": "2027-01-01"})
+    space.index.wait()
+    assert titles(space) == ["A", "B"]
+
+
+def test_ties_break_the_same_with_and_without_hidden_collections(open_space: Callable[[], notochord.Space]) -> None:
+    """K-SRCH-03: documents in a collection the caller cannot read — newer, older, equal scores — do
+    not change the order of the caller's ties; the date ranks are the candidates' own."""
+    alone = open_space()
+    items = [("A", TEXT_FIRST, "2025-03-01"), ("B", VECTOR_FIRST, "2026-03-01")]
+    write(alone, items)
+    crowded = open_space()
+    write(crowded, items)
+    hidden = [(f"H{i}", body, date) for i, body in enumerate((TEXT_FIRST, VECTOR_FIRST)) for date in ("2024", "2030")]
+    private = crowded.user.collections.create("Private")
+    write(crowded, hidden, collection=private.id)
+    expected = titles(alone, collections=["keep"])
+    assert expected == ["B", "A"]
+    assert titles(crowded, collections=["keep"]) == expected
+    assert titles(crowded, collections=["keep"], group_by="document") == expected
+
+
+def test_fusing_reads_no_document_dates_of_its_own(open_space: Callable[[], notochord.Space]) -> None:
+    """Issue 16, item 4: what ties need is read with the candidates, once per data version; a search
+    that fuses tied results runs no query joining chunks to documents."""
+    space = open_space()
+    write(space, [("A", TEXT_FIRST, "2025-03-01"), ("B", VECTOR_FIRST, "2026-03-01")])
+    titles(space)
+    statements: list[str] = []
+
+    def record(*args: Any) -> None:
+        statements.append(str(args[2]))
+
+    engine = space.core.store.engine
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        assert titles(space) == ["B", "A"]
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    assert statements, "the listener saw the search"
+    joins = [s for s in statements if "doc_date" in s and "JOIN" in s.upper()]
+    assert len(joins) == 1, joins  # the hits' own rows (text, title), nothing per tie
