@@ -29,7 +29,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event, exc, pool
 
-from notochord.errors import ReadOnlyStoreError, StorageError, StorageFullError
+from notochord.errors import (
+    KnowledgeValidationError,
+    NotochordError,
+    ReadOnlyStoreError,
+    StorageError,
+    StorageFullError,
+)
 
 __all__ = ["WRITE_LOCK", "create_sqlite_engine", "is_read_only", "read_tx", "storage_errors", "write_tx"]
 
@@ -131,7 +137,17 @@ def _sqlstate(error: BaseException) -> str | None:
     return state if isinstance(state, str) else None
 
 
-def _translate(action: str, error: BaseException) -> StorageError:
+def _holds_nul(error: BaseException) -> bool:
+    # PostgreSQL's text type cannot hold U+0000; psycopg refuses such a value before sending it
+    orig = error.orig if isinstance(error, exc.DBAPIError) else error
+    return type(orig).__module__.startswith("psycopg") and "cannot contain NUL" in str(orig)
+
+
+def _translate(action: str, error: BaseException) -> NotochordError:
+    if _holds_nul(error):
+        return KnowledgeValidationError(
+            "text may not contain the NUL character (U+0000), which this store cannot hold; remove it and retry"
+        )
     code = _sqlite_code(error)
     state = _sqlstate(error)
     if state in _PG_FULL:
@@ -154,7 +170,11 @@ def _translate(action: str, error: BaseException) -> StorageError:
 
 @contextlib.contextmanager
 def storage_errors(action: str) -> Iterator[None]:
-    """Translate driver and SQLAlchemy errors (and a full disk) into :class:`StorageError`."""
+    """Translate driver and SQLAlchemy errors (and a full disk) into :class:`StorageError`.
+
+    A text holding U+0000, which PostgreSQL cannot store, is the caller's error:
+    :class:`~notochord.errors.KnowledgeValidationError`.
+    """
     try:
         yield
     except (exc.SQLAlchemyError, sqlite3.Error) as error:

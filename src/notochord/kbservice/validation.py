@@ -157,6 +157,9 @@ def optional_text(body: dict[str, Any], key: str, *, max_length: int = _MAX_TEXT
         raise KbValidationError(f"{key} must be a string")
     if len(value) > max_length:
         raise KbValidationError(f"{key} is longer than {max_length} characters")
+    if "\x00" in value:
+        # refused on every backend alike: PostgreSQL's text cannot hold it
+        raise KbValidationError(f"{key} may not contain the NUL character (U+0000); remove it")
     if key == "name":
         value = value.strip()
     return value
