@@ -11,48 +11,19 @@ themselves to ``before_cursor_execute``).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
+from walk_harness import counted, knowledge_gem
 
 from notochord import Space
 
 pytestmark = pytest.mark.anyio
 
 
-@dataclass
-class Walk:
-    transactions: int = 0
-    statements: list[str] = field(default_factory=list)
-
-    def count(self, needle: str) -> int:
-        return sum(needle in s for s in self.statements)
-
-
-@contextmanager
-def counted(engine: sa.Engine) -> Iterator[Walk]:
-    walk = Walk()
-
-    def on_begin(_conn: sa.Connection) -> None:
-        walk.transactions += 1
-
-    def on_statement(_conn: sa.Connection, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if not statement.startswith(("BEGIN", "SELECT pg_advisory_xact_lock", "SET TRANSACTION")):
-            walk.statements.append(statement)
-
-    sa.event.listen(engine, "begin", on_begin)
-    sa.event.listen(engine, "before_cursor_execute", on_statement)
-    try:
-        yield walk
-    finally:
-        sa.event.remove(engine, "begin", on_begin)
-        sa.event.remove(engine, "before_cursor_execute", on_statement)
+# the write lock's own statements are not the walk's
+LOCKING = ("BEGIN", "SELECT pg_advisory_xact_lock", "SET TRANSACTION")
 
 
 @pytest.fixture
@@ -71,7 +42,7 @@ def test_put_many_takes_two_statements_per_fact(space: Space) -> None:
         {"predicate": "pref.food.like", "value": f"dish {n}", "subject": anna.id} for n in range(90)
     ]
     items += [{"predicate": "location.home.city", "value": f"city {n}"} for n in range(10)]
-    with counted(space.core.store.engine) as walk:
+    with counted(space.core.store.engine, ignore=LOCKING) as walk:
         outcome = space.user.facts.put_many(items)
     assert [r.status for r in outcome.results] == ["applied"] * 100
     assert walk.transactions == 1
@@ -88,7 +59,7 @@ def test_a_single_put_about_a_known_entity_reads_only_the_data_versions(space: S
     anna = space.user.entities.resolve(name="Anna", create=True)
     assert anna is not None
     space.user.facts.put(predicate="pref.food.like", value="warm-up", subject=anna.id)
-    with counted(space.core.store.engine) as walk:
+    with counted(space.core.store.engine, ignore=LOCKING) as walk:
         assert space.user.facts.put(predicate="pref.food.like", value="tea", subject=anna.id).status == "applied"
     assert walk.transactions == 1
     assert walk.count("FROM entities") == 0, "\n".join(walk.statements)
@@ -103,7 +74,7 @@ def test_upsert_many_is_one_transaction(space: Space) -> None:
         {"collection": collection.id, "title": f"note {n}", "body": f"Anna met Bob on day {n}."} for n in range(20)
     ]
     space.user.entities.resolve(name="Anna", create=True)
-    with counted(space.core.store.engine) as walk:
+    with counted(space.core.store.engine, ignore=LOCKING) as walk:
         outcome = space.user.documents.upsert_many(items)
     assert [r.status for r in outcome.results] == ["created"] * 20
     assert walk.transactions == 1
@@ -113,25 +84,10 @@ def test_upsert_many_is_one_transaction(space: Space) -> None:
 async def test_a_gem_lookup_reads_the_facts_and_the_switches_once(space: Space, tmp_path: Path) -> None:
     """Issue 16, item 3: a gem's lookup is one read transaction: the versions, the facts (ranges in
     the SQL) and the gem's switches, once each."""
-    folder = tmp_path / "recipes"
-    (folder / "tools").mkdir(parents=True)
-    food = ["facts.read:self:pref.food.*"]
-    manifest = {
-        "id": "recipes",
-        "name": "recipes",
-        "version": "1.0.0",
-        "permissions": {"knowledge": {"permissions": food}},
-        "tools": [{"name": "main", "entry": "tools/main.py", "permissions": {"knowledge": True}}],
-    }
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    (folder / "tools" / "main.py").write_text("async def run(input, ctx):\n    return None\n", encoding="utf-8")
-    space.gems.install(folder)
-    space.gems.set_permissions("recipes", food, True)
-    knowledge = space.gems.context("recipes").knowledge
-    assert knowledge is not None
+    knowledge = knowledge_gem(space, tmp_path, ["facts.read:self:pref.food.*"])
     space.user.facts.put(predicate="pref.food.like", value="stew")
     await knowledge.facts.lookup("self", "pref.food")
-    with counted(space.core.store.engine) as walk:
+    with counted(space.core.store.engine, ignore=LOCKING) as walk:
         found = await knowledge.facts.lookup("self", "pref.food")
     assert [f.value for f in found] == ["stew"]
     assert walk.transactions == 1

@@ -9,15 +9,10 @@ SQLAlchemy events: every transaction begun and every SQL statement sent.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
-import sqlalchemy as sa
+from walk_harness import counted, knowledge_gem
 
 from notochord import KnowledgeValidationError, Space
 from notochord.gems.api.knowledge import KnowledgeApi
@@ -31,53 +26,13 @@ MAX_TRANSACTIONS = 2
 MAX_STATEMENTS = 16
 
 
-@dataclass
-class Walk:
-    transactions: int = 0
-    statements: list[str] = field(default_factory=list)
-
-
-@contextmanager
-def counted(engine: sa.Engine) -> Iterator[Walk]:
-    walk = Walk()
-
-    def on_begin(_conn: sa.Connection) -> None:
-        walk.transactions += 1
-
-    def on_statement(_conn: sa.Connection, _cursor: Any, statement: str, *_rest: Any) -> None:
-        walk.statements.append(statement)
-
-    sa.event.listen(engine, "begin", on_begin)
-    sa.event.listen(engine, "before_cursor_execute", on_statement)
-    try:
-        yield walk
-    finally:
-        sa.event.remove(engine, "begin", on_begin)
-        sa.event.remove(engine, "before_cursor_execute", on_statement)
-
-
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
 
 def _knowledge(space: Space, root: Path) -> KnowledgeApi:
-    folder = root / "recipes"
-    (folder / "tools").mkdir(parents=True)
-    manifest = {
-        "id": "recipes",
-        "name": "recipes",
-        "version": "1.0.0",
-        "permissions": {"knowledge": {"permissions": FOOD}},
-        "tools": [{"name": "main", "entry": "tools/main.py", "permissions": {"knowledge": True}}],
-    }
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    (folder / "tools" / "main.py").write_text("async def run(input, ctx):\n    return None\n", encoding="utf-8")
-    space.gems.install(folder)
-    space.gems.set_permissions("recipes", FOOD, True)
-    knowledge = space.gems.context("recipes").knowledge
-    assert knowledge is not None
-    return knowledge
+    return knowledge_gem(space, root, FOOD)
 
 
 async def test_a_gem_put_takes_one_transaction_and_a_bounded_number_of_statements(space: Space, tmp_path: Path) -> None:

@@ -1,0 +1,66 @@
+"""Helpers of the walk contracts: count a space's transactions and statements, install a knowledge gem."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from notochord import Space
+from notochord.gems.api.knowledge import KnowledgeApi
+
+
+@dataclass
+class Walk:
+    transactions: int = 0
+    statements: list[str] = field(default_factory=list)
+
+    def count(self, needle: str) -> int:
+        return sum(needle in s for s in self.statements)
+
+
+@contextmanager
+def counted(engine: sa.Engine, *, ignore: Sequence[str] = ()) -> Iterator[Walk]:
+    """Every transaction begun and every statement sent on ``engine`` (but those starting with ``ignore``)."""
+    walk = Walk()
+    skipped = tuple(ignore)
+
+    def on_begin(_conn: sa.Connection) -> None:
+        walk.transactions += 1
+
+    def on_statement(_conn: sa.Connection, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if not (skipped and statement.startswith(skipped)):
+            walk.statements.append(statement)
+
+    sa.event.listen(engine, "begin", on_begin)
+    sa.event.listen(engine, "before_cursor_execute", on_statement)
+    try:
+        yield walk
+    finally:
+        sa.event.remove(engine, "begin", on_begin)
+        sa.event.remove(engine, "before_cursor_execute", on_statement)
+
+
+def knowledge_gem(space: Space, root: Path, permissions: list[str]) -> KnowledgeApi:
+    """Install the gem ``recipes`` asking for ``permissions``, switch them on, and return its ``ctx.knowledge``."""
+    folder = root / "recipes"
+    (folder / "tools").mkdir(parents=True)
+    manifest = {
+        "id": "recipes",
+        "name": "recipes",
+        "version": "1.0.0",
+        "permissions": {"knowledge": {"permissions": permissions}},
+        "tools": [{"name": "main", "entry": "tools/main.py", "permissions": {"knowledge": True}}],
+    }
+    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "tools" / "main.py").write_text("async def run(input, ctx):\n    return None\n", encoding="utf-8")
+    space.gems.install(folder)
+    space.gems.set_permissions("recipes", permissions, True)
+    knowledge = space.gems.context("recipes").knowledge
+    assert knowledge is not None
+    return knowledge
