@@ -26,7 +26,7 @@ import os
 import resource
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -206,6 +206,38 @@ def _rss_mib() -> float:
     return 0.0
 
 
+def search_legs(space: Any, collection_ids: set[int]) -> dict[str, Callable[[str], object]]:
+    """The calls timed at scale: the full-text leg, the vector leg over every chunk, ``hybrid_search``."""
+    store, index = space.core.store, space.index
+    with store.read() as conn:
+        all_ids = np.asarray(conn.execute(sa.select(chunks.c.id)).scalars().all(), dtype=np.int64)
+
+    def text_leg(q: str) -> object:
+        with store.read() as conn:
+            return full_text_leg(conn, q, collection_ids=collection_ids, limit=100)
+
+    return {
+        "full text (100 chunks)": text_leg,
+        "vectors (100 chunks)": lambda q: index.search(q, k=100, allowed=all_ids, allowed_key="all"),
+        f"hybrid_search ({DEFAULT_LIMIT} documents)": lambda q: hybrid_search(
+            store, index, query=q, collection_ids=collection_ids, limit=DEFAULT_LIMIT, group_by="document"
+        ),
+    }
+
+
+def time_alternating(legs: dict[str, Callable[[str], object]], texts: Sequence[str]) -> dict[str, list[float]]:
+    """Milliseconds of every leg on every query, the legs taking turns going first (same load for each)."""
+    names = list(legs)
+    ms: dict[str, list[float]] = {name: [] for name in names}
+    for n, q in enumerate(texts):
+        for j in range(len(names)):
+            name = names[(n + j) % len(names)]
+            t0 = time.perf_counter()
+            legs[name](q)
+            ms[name].append((time.perf_counter() - t0) * 1000)
+    return ms
+
+
 def probe(directory: str, texts: list[str], hnsw_threshold: int | None = None) -> dict[str, Any]:
     """In a fresh process: load, then time the three legs alternating per query."""
     real = load_embedder(Settings().embedder)
@@ -223,31 +255,12 @@ def probe(directory: str, texts: list[str], hnsw_threshold: int | None = None) -
         t0 = time.perf_counter()
         graph = index.wait_for_graph()
         graph_s = time.perf_counter() - t0
-        with store.read() as conn:
-            all_ids = np.asarray(conn.execute(sa.select(chunks.c.id)).scalars().all(), dtype=np.int64)
-
-        def text_leg(q: str) -> object:
-            with store.read() as conn:
-                return full_text_leg(conn, q, collection_ids=collection_ids, limit=100)
-
-        legs = {
-            "full text (100 chunks)": text_leg,
-            "vectors (100 chunks)": lambda q: index.search(q, k=100, allowed=all_ids, allowed_key="all"),
-            f"hybrid_search ({DEFAULT_LIMIT} documents)": lambda q: hybrid_search(
-                store, index, query=q, collection_ids=collection_ids, limit=DEFAULT_LIMIT, group_by="document"
-            ),
-        }
+        legs = search_legs(space, collection_ids)
         names = list(legs)
         for name in names:
             legs[name](texts[0])
         load_before = os.getloadavg()[0]
-        ms: dict[str, list[float]] = {name: [] for name in names}
-        for n, q in enumerate(texts):
-            for j in range(len(names)):
-                name = names[(n + j) % len(names)]
-                t0 = time.perf_counter()
-                legs[name](q)
-                ms[name].append((time.perf_counter() - t0) * 1000)
+        ms = time_alternating(legs, texts)
         memory = index.memory
         load_after = os.getloadavg()[0]
     return {

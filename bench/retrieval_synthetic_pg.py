@@ -33,7 +33,7 @@ from rich.table import Table  # noqa: E402
 
 from notochord.db.engine import write_tx  # noqa: E402
 from notochord.db.schema import chunks, documents, vector_text  # noqa: E402
-from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, full_text_leg, hybrid_search  # noqa: E402
+from notochord.knowledge.hybrid_search import hybrid_search  # noqa: E402
 from notochord.knowledge.indexing import FTS_TABLE  # noqa: E402
 from notochord.search import text_store_pg, vector_store_pg  # noqa: E402
 from notochord.search.embeddings import load_embedder  # noqa: E402
@@ -50,6 +50,8 @@ from retrieval_synthetic import (  # noqa: E402
     _Encoded,
     clustered_vectors,
     queries,
+    search_legs,
+    time_alternating,
     vocabulary,
     zipf_words,
 )
@@ -158,28 +160,7 @@ def probe(directory: Path, url: str, texts: list[str]) -> dict[str, Any]:
         t0 = time.perf_counter()
         hybrid_search(store, index, query=texts[0], collection_ids=collection_ids)
         first_s = time.perf_counter() - t0
-        with store.read() as conn:
-            all_ids = np.asarray(conn.execute(sa.select(chunks.c.id)).scalars().all(), dtype=np.int64)
-
-        def text_leg(q: str) -> object:
-            with store.read() as conn:
-                return full_text_leg(conn, q, collection_ids=collection_ids, limit=100)
-
-        legs = {
-            "full text (100 chunks)": text_leg,
-            "vectors (100 chunks)": lambda q: index.search(q, k=100, allowed=all_ids, allowed_key="all"),
-            f"hybrid_search ({DEFAULT_LIMIT} documents)": lambda q: hybrid_search(
-                store, index, query=q, collection_ids=collection_ids, limit=DEFAULT_LIMIT, group_by="document"
-            ),
-        }
-        names = list(legs)
-        ms: dict[str, list[float]] = {name: [] for name in names}
-        for n, q in enumerate(texts):
-            for j in range(len(names)):
-                name = names[(n + j) % len(names)]
-                t0 = time.perf_counter()
-                legs[name](q)
-                ms[name].append((time.perf_counter() - t0) * 1000)
+        ms = time_alternating(search_legs(space, collection_ids), texts)
     return {
         "ms": ms,
         "encode_ms": embedder.encode_ms,
