@@ -114,7 +114,8 @@ BAD_INPUTS: dict[str, Bad] = {
     "json-string": Bad("POST", "/kb", 400, b'"kb"'),
     "deeply-nested": Bad("POST", "/kb", 400, DEEP),
     "invalid-utf8": Bad("POST", "/kb", 400, b'{"name": "\xff\xfe\xfd"}'),
-    "nul-in-name": Bad("POST", "/kb", 201, b'{"name": "a\\u0000b"}'),
+    # PostgreSQL text cannot hold U+0000, so both backends refuse it rather than differ
+    "nul-in-name": Bad("POST", "/kb", 400, b'{"name": "a\\u0000b"}'),
     "name-a-number": Bad("POST", "/kb", 400, b'{"name": 1e999999}'),
     "lone-surrogate-name": Bad("POST", "/kb", 400, rb'{"name": "x\ud800y"}'),
     "lone-surrogate-key": Bad("POST", "/kb", 400, rb'{"name": "x", "\udc00": 1}'),
@@ -210,13 +211,13 @@ def test_every_bad_input_gets_its_4xx_with_the_error_shape_never_a_5xx(service: 
 
 
 def test_nothing_was_created_by_the_refused_requests(service: Service) -> None:
-    """Issue 12: a refused request changes nothing (only the accepted one from the table exists)."""
+    """Issue 12: a refused request changes nothing."""
     for name in sorted(BAD_INPUTS):
         _send(service, BAD_INPUTS[name])
     documents = service.client.get(f"/kb/{service.kb_id}/documents", headers=service.headers).json()
     assert documents["total"] == 0
     names = [kb["name"] for kb in service.client.get("/kb", headers=service.headers).json()["knowledgeBases"]]
-    assert sorted(set(names)) == ["a\x00b", "target"]
+    assert sorted(set(names)) == ["target"]
 
 
 # ---------------------------------------------------------------------- host entries
