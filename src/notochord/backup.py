@@ -11,8 +11,10 @@ each file's size and SHA-256) and, under ``vault/``, every file of the data dire
 - everything else (the master key, gem code and folders, file-history blobs) is copied as it is.
 
 Journal side files (``-wal``, ``-shm``, ``-journal``) are never copied: a snapshot already holds
-what was committed. Each database is consistent on its own; the backup is not one atomic cut across
-databases, which no reader relies on.
+what was committed. Nor are a space's saved search graphs (``*.usearch`` beside its database): they
+are rebuilt from the vectors in the database, and can weigh as much as the database itself. Each
+database is consistent on its own; the backup is not one atomic cut across databases, which no
+reader relies on.
 
 The master key is in the backup: whoever holds the file can read the vault's gem storage and refs,
 so the file is created readable by its owner only (mode 0600) and must be kept as safe as the vault.
@@ -48,6 +50,7 @@ MANIFEST = "notochord-backup.json"
 _ROOT = "vault"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
+_REBUILT = ".usearch"  # a saved search graph, or one being written (``….usearch.<pid>.partial``)
 _STABLE_COPY_ATTEMPTS = 50
 _BUSY_TIMEOUT_S = 30.0
 
@@ -197,6 +200,8 @@ def _files(root: Path) -> list[PurePosixPath]:
 
 
 def _is_side_file(path: Path) -> bool:
+    if path.name.endswith(_REBUILT) or f"{_REBUILT}." in path.name:
+        return True
     for suffix in _SIDE_FILES:
         if path.name.endswith(suffix) and path.with_name(path.name.removesuffix(suffix)).exists():
             return True

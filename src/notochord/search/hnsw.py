@@ -3,10 +3,15 @@
 Rules:
 
 - **Derived data only.** The graph is built from the in-memory :class:`~notochord.search.vectors.VectorMatrix`
-  (itself rebuilt from the store), never written anywhere, and can be dropped and rebuilt at any
-  time. The matrix stays the copy every score comes from: the graph only proposes candidates, and
-  every candidate is re-scored exactly in float32, so a hit's similarity is its exact cosine and
-  ties break as in exact search.
+  (itself rebuilt from the store) and can be dropped and rebuilt at any time. The matrix stays the
+  copy every score comes from: the graph only proposes candidates, and every candidate is re-scored
+  exactly in float32, so a hit's similarity is its exact cosine and ties break as in exact search.
+- **Saved beside the store, trusted only after a check.** Building takes minutes per 100,000
+  vectors on one thread, so a built graph is saved to a file beside the space's database
+  (:meth:`HnswGraph.save`, atomically) and the next process restores it in seconds. A file that is
+  unreadable, of another dimension or metric, or not a graph at all is ignored (and the graph
+  rebuilt); what a restored graph holds is reconciled with the matrix by its owner before any search
+  uses it (:meth:`HnswGraph.drifted` finds the vectors that changed).
 - **Quantised graph.** The graph stores its own int8 copy of the vectors (cosine metric): a quarter
   of the matrix's memory; the exact re-scoring undoes the quantisation error of the order.
   Measured at dimension 384: 81 MiB per 100,000 vectors, ~760 MiB per 1M; through it the vector
@@ -26,15 +31,26 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from notochord.errors import KnowledgeValidationError
 
-__all__ = ["EF_SEARCH", "MAX_COUNT", "MIN_SHARE", "OVERSAMPLE", "RERANK", "HnswGraph"]
+__all__ = ["EF_SEARCH", "GRAPH_SUFFIX", "MAX_COUNT", "MIN_SHARE", "OVERSAMPLE", "RERANK", "HnswGraph"]
+
+log = logging.getLogger(__name__)
+
+GRAPH_SUFFIX = ".usearch"
+"""How a saved graph's file name ends (backups leave such files out: they are rebuilt)."""
+SAME_VECTOR = 0.98
+"""A restored vector whose cosine to the current one is below this was replaced meanwhile. int8
+quantisation alone keeps it above 0.99 at dimension 384; a replaced vector is unrelated to the old."""
 
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
@@ -69,6 +85,56 @@ class HnswGraph:
             expansion_add=EXPANSION_ADD,
             expansion_search=EF_SEARCH,
         )
+
+    @classmethod
+    def restore(cls, path: Path, dim: int, *, threads: int = 1) -> HnswGraph | None:
+        """The graph saved at ``path``, or ``None`` when there is none this process can trust the shape of."""
+        from usearch.compiled import MetricKind, ScalarKind
+        from usearch.index import Index
+
+        if not path.is_file():
+            return None
+        try:
+            meta = Index.metadata(str(path))
+            if (
+                not meta
+                or meta.get("dimensions") != dim
+                or meta.get("kind_metric") != MetricKind.Cos
+                or meta.get("kind_scalar") != ScalarKind.I8
+            ):
+                log.info("ignoring the saved search graph %s: made for other vectors", path)
+                return None
+            graph = cls(dim, threads=threads)
+            graph._index.load(str(path))
+        except (OSError, RuntimeError, ValueError) as exc:
+            log.warning("ignoring the saved search graph %s, it will be rebuilt: %s", path, exc)
+            return None
+        return graph
+
+    def save(self, path: Path) -> None:
+        """Write the graph to ``path`` (replaced atomically, readable by its owner only)."""
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        try:
+            self._index.save(str(partial))
+            os.chmod(partial, 0o600)
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+
+    def drifted(self, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+        """Those of ``ids`` the graph holds with another vector than ``vectors`` (unit rows, one per id)."""
+        stored = self._index.get(ids.astype(np.uint64), dtype="f32")
+        if stored is None or len(ids) == 0:
+            return np.zeros(0, dtype=np.int64)
+        rows = stored if isinstance(stored, tuple) else (stored,)
+        changed = np.zeros(len(ids), dtype=np.bool_)
+        present = np.asarray([row is not None for row in rows], dtype=np.bool_)
+        if present.any():
+            held = np.vstack([row for row in rows if row is not None]).astype(np.float32)
+            norms = np.linalg.norm(held, axis=1)
+            cosine = np.einsum("ij,ij->i", held, vectors[present]) / np.where(norms > 0, norms, 1.0)
+            changed[present] = cosine < SAME_VECTOR
+        return ids[changed]
 
     def __len__(self) -> int:
         return len(self._index)

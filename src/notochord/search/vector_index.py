@@ -44,6 +44,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,10 +56,11 @@ from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
 from notochord.search import vector_store_pg
 from notochord.search.embeddings import Embedder
+from notochord.search.hnsw import GRAPH_SUFFIX
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
 from notochord.search.vectors import from_blob, to_blob
 
-__all__ = ["POLL_SECONDS", "VectorIndex", "passage_hash", "passage_text"]
+__all__ = ["POLL_SECONDS", "VectorIndex", "graph_file", "passage_hash", "passage_text"]
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +139,7 @@ class VectorIndex:
 
     def close(self) -> None:
         if self._memory is not None:
-            self._memory.close()
+            self._memory.close(save=True)
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
@@ -412,7 +414,11 @@ class VectorIndex:
                 top = self._top_rowid(conn)
                 memory = self._memory
                 if memory is None:
-                    memory = VectorMemory(self.embedder.dim, hnsw_threshold=self._hnsw_threshold)
+                    memory = VectorMemory(
+                        self.embedder.dim,
+                        hnsw_threshold=self._hnsw_threshold,
+                        graph_file=graph_file(self._engine, self.embedder.model_id),
+                    )
                     self._add_rows(memory, self._current_rows(conn, "1 = 1", {}))
                     self._memory = memory
                 elif version is not None and version != self._version:
@@ -473,6 +479,20 @@ class VectorIndex:
     def memory(self) -> VectorMemory | None:
         """The in-memory vectors, once a search loaded them."""
         return self._memory
+
+
+def graph_file(engine: sa.Engine, model_id: str) -> Path | None:
+    """Where the HNSW graph of this space's ``model_id`` vectors is saved: beside its database file.
+
+    ``None`` for a database that is not a file of its own (in memory, or on PostgreSQL). The name
+    carries a digest of the model, so another model's graph is never mistaken for this one's.
+    """
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:12]
+    path = Path(database)
+    return path.with_name(f"{path.name}.vectors-{digest}{GRAPH_SUFFIX}")
 
 
 def _decode(blobs: Sequence[bytes], dim: int) -> npt.NDArray[np.float32]:

@@ -10,6 +10,12 @@ Rules:
   until it is ready — and then kept current by every add and remove; changes made while it is being
   built are replayed when it is done. Below half the threshold the graph is dropped. The graph is
   derived data: rebuilt from the matrix, which is rebuilt from the store.
+- **A built graph outlives the process.** With a ``graph_file`` (a space's database on disk), a
+  fresh build is saved there, and so is the graph at :meth:`VectorMemory.close` once enough changed
+  since. The next process restores it instead of building (seconds instead of minutes), then
+  reconciles it with the matrix before any search uses it: ids that left are removed, ids that came
+  are added, and ids whose vector changed (a repaired chunk) are found by comparing the graph's own
+  copy with the matrix and replaced. A graph no search has used yet is never trusted blindly.
 - **The allowed rows are a mask, cached.** Callers pass the chunk ids they may find with a key that
   names them (the filter and the data version they were read at); the mask over the matrix's rows is
   computed once per (key, matrix version) and reused by every query until either moves.
@@ -32,6 +38,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -63,16 +70,30 @@ the matrix's memory. Below, exact search stays cheap and rankings exact.
 
 _MASKS = 16
 _BUILD_BLOCK = 8192
+_RESAVE_SHARE = 0.01
+"""At close, the graph is saved again once this share of its vectors (at least :data:`_RESAVE_MIN`)
+changed since it was saved or restored: replaying fewer at the next start costs less than writing."""
+_RESAVE_MIN = 1000
 
 
 class VectorMemory:
     """The exact matrix of one space's vectors, with an HNSW graph once it is large (see module rules)."""
 
-    def __init__(self, dim: int, *, hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD, graph_threads: int = 1) -> None:
+    def __init__(
+        self,
+        dim: int,
+        *,
+        hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
+        graph_threads: int = 1,
+        graph_file: Path | None = None,
+    ) -> None:
         self.matrix = VectorMatrix(dim)
         self._threshold = max(1, hnsw_threshold)
         self._graph_threads = graph_threads
+        self._graph_file = graph_file
         self._graph: HnswGraph | None = None
+        self._graph_origin: str | None = None
+        self._unsaved = 0  # graph changes since it was saved or restored
         self._building: threading.Thread | None = None
         self._journal: set[int] | None = None  # ids changed while a graph is being built
         self._closed = False
@@ -89,6 +110,11 @@ class VectorMemory:
     def has_graph(self) -> bool:
         """Whether searches go through the HNSW graph (it is built and current)."""
         return self._graph is not None
+
+    @property
+    def graph_origin(self) -> str | None:
+        """``"built"`` or ``"restored"`` (from the graph file) for the graph in use; ``None`` without one."""
+        return self._graph_origin if self._graph is not None else None
 
     def graph_keys(self) -> npt.NDArray[np.int64]:
         """The ids the graph holds (empty without a graph)."""
@@ -109,6 +135,7 @@ class VectorMemory:
             self.matrix.add(id_arr, vectors)
             if self._graph is not None:
                 self._graph.add(id_arr, self.matrix.get(id_arr))
+                self._unsaved += int(id_arr.size)
             if self._journal is not None:
                 self._journal.update(id_arr.tolist())
         self._resize_graph()
@@ -119,17 +146,28 @@ class VectorMemory:
             removed = self.matrix.remove(id_arr)
             if self._graph is not None and removed:
                 self._graph.remove(id_arr)  # ids it lacks are ignored
+                self._unsaved += removed
             if self._journal is not None:
                 self._journal.update(id_arr.tolist())
         self._resize_graph()
         return removed
 
-    def close(self) -> None:
-        """Stop a graph build in progress (the memory is being dropped)."""
+    def close(self, *, save: bool = False) -> None:
+        """Stop a graph build in progress (the memory is being dropped).
+
+        ``save``: the process is done with the space, so a graph that changed enough since it was
+        saved is written to the graph file for the next process.
+        """
         self._closed = True
         thread = self._building
         if thread is not None:
             thread.join(timeout=30)
+        if not save or self._graph_file is None:
+            return
+        with self.lock:
+            graph = self._graph
+            if graph is not None and self._unsaved >= max(_RESAVE_MIN, _RESAVE_SHARE * len(graph)):
+                self._save(graph)
 
     def wait_for_graph(self, timeout: float | None = None) -> bool:
         """Wait for a graph build in progress; ``True`` when a graph is in use afterwards."""
@@ -200,30 +238,69 @@ class VectorMemory:
 
     def _build(self) -> None:
         try:
-            graph = HnswGraph(self.matrix.dim, threads=self._graph_threads)
-            start = 0
-            while not self._closed:
-                # a block at a time, so searches and writes go on between blocks; rows moved by a
-                # removal meanwhile are caught by the reconciliation below
-                ids, vectors = self.matrix.block(start, start + _BUILD_BLOCK)
-                if ids.size == 0:
-                    break
-                graph.add(ids, vectors, fresh=True)
-                start += ids.size
+            graph, origin = self._restored(), "restored"
+            if graph is None:
+                graph, origin = self._built(), "built"
+            if graph is None:
+                return
+            drifted = self._drifted(graph) if origin == "restored" else np.zeros(0, dtype=np.int64)
             if self._closed:
                 return
+            if origin == "built":
+                self._save(graph)  # before the journal is replayed: the file holds what was built
             with self.lock:
                 touched = np.asarray(sorted(self._journal or ()), dtype=np.int64)
                 held = self.matrix.ids()
                 keys = graph.keys()
-                graph.remove(np.setdiff1d(keys, held))
-                stale = np.union1d(np.setdiff1d(held, keys), np.intersect1d(touched, held))
+                gone = np.setdiff1d(keys, held)
+                graph.remove(gone)
+                stale = np.union1d(np.setdiff1d(held, keys), np.intersect1d(np.union1d(touched, drifted), held))
                 if stale.size:
                     graph.add(stale, self.matrix.get(stale))
-                self._graph = graph
+                self._unsaved = int(gone.size + stale.size)  # what the file lacks
+                self._graph, self._graph_origin = graph, origin
         except Exception:  # the graph is an accelerator: searches stay exact without it
             log.exception("building the vector search graph failed; searches stay exact")
         finally:
             with self.lock:
                 self._journal = None
                 self._building = None
+
+    def _built(self) -> HnswGraph | None:
+        graph = HnswGraph(self.matrix.dim, threads=self._graph_threads)
+        start = 0
+        while not self._closed:
+            # a block at a time, so searches and writes go on between blocks; rows moved by a
+            # removal meanwhile are caught by the reconciliation in _build
+            ids, vectors = self.matrix.block(start, start + _BUILD_BLOCK)
+            if ids.size == 0:
+                break
+            graph.add(ids, vectors, fresh=True)
+            start += ids.size
+        return None if self._closed else graph
+
+    def _restored(self) -> HnswGraph | None:
+        if self._graph_file is None:
+            return None
+        return HnswGraph.restore(self._graph_file, self.matrix.dim, threads=self._graph_threads)
+
+    def _drifted(self, graph: HnswGraph) -> npt.NDArray[np.int64]:
+        """The ids a restored graph holds with a vector the matrix no longer has (checked a block at a time)."""
+        found: list[npt.NDArray[np.int64]] = []
+        start = 0
+        while not self._closed:
+            ids, vectors = self.matrix.block(start, start + _BUILD_BLOCK)
+            if ids.size == 0:
+                break
+            found.append(graph.drifted(ids, vectors))
+            start += ids.size
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+    def _save(self, graph: HnswGraph) -> None:
+        if self._graph_file is None:
+            return
+        try:
+            graph.save(self._graph_file)
+            self._unsaved = 0
+        except OSError as exc:  # a read-only or full disk: the next process builds the graph again
+            log.warning("could not save the vector search graph to %s: %s", self._graph_file, exc)
