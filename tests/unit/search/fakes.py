@@ -2,6 +2,7 @@
 
 :class:`HashedNgramEmbedder` is a deterministic stand-in for a real embedding model: texts that share
 character trigrams get similar vectors. It exists only here, never in ``src/`` (DESIGN §9, OD-K38).
+:func:`clustered` makes unit vectors with neighbourhoods, as embeddings have.
 """
 
 from __future__ import annotations
@@ -51,3 +52,12 @@ class HashedNgramEmbedder:
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         self.calls += 1
         return normalise_rows(self._vector(text))
+
+
+def clustered(n: int, *, seed: int, dim: int) -> npt.NDArray[np.float32]:
+    """``n`` unit vectors drawn around ``n // 100`` random centres (random points in many dimensions
+    have no neighbourhoods to find; embeddings do, so nearest-neighbour recall is measured on these)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((max(n // 100, 4), dim)).astype(np.float32)
+    points = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
+    return points / np.linalg.norm(points, axis=1, keepdims=True)

@@ -19,15 +19,14 @@ from notochord.search import vector_memory
 from notochord.search.vector_index import graph_file
 from notochord.search.vector_memory import VectorMemory
 
+from . import fakes
+
 DIM = 32
 N = 3000
 
 
 def clustered(n: int, *, seed: int, dim: int = DIM) -> npt.NDArray[np.float32]:
-    rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((max(n // 100, 4), dim)).astype(np.float32)
-    points = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
-    return points / np.linalg.norm(points, axis=1, keepdims=True)
+    return fakes.clustered(n, seed=seed, dim=dim)
 
 
 def opened(path: Path, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32], *, dim: int = DIM) -> VectorMemory:

@@ -15,15 +15,14 @@ from notochord.search.hnsw import MIN_SHARE, graph_count
 from notochord.search.vector_memory import VectorMemory
 from notochord.search.vectors import VectorMatrix
 
+from . import fakes
+
 DIM = 32
 N = 6000
 
 
 def clustered(n: int, *, seed: int, dim: int = DIM) -> npt.NDArray[np.float32]:
-    rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((max(n // 100, 4), dim)).astype(np.float32)
-    points = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
-    return points / np.linalg.norm(points, axis=1, keepdims=True)
+    return fakes.clustered(n, seed=seed, dim=dim)
 
 
 @pytest.fixture(scope="module")
