@@ -40,6 +40,7 @@ class _Writer:
         self.lock = threading.Lock()
         self.owner: int | None = None
         self.wait_seconds = wait_seconds
+        self.close_after = False
         self._conn: sa.Connection | None = None
 
     def connection(self) -> sa.Connection:
@@ -83,7 +84,12 @@ def _writer(engine: sa.Engine) -> _Writer | None:
 def close_writer(engine: sa.Engine) -> None:
     """Close ``engine``'s writer connection (when it is not in use); the next write opens it again."""
     writer = _WRITERS.get(engine)
-    if writer is not None and writer.lock.acquire(timeout=writer.wait_seconds):
+    if writer is None:
+        return
+    if writer.owner == threading.get_ident():
+        writer.close_after = True  # disposed of from inside this thread's own write, which still needs it
+        return
+    if writer.lock.acquire(timeout=writer.wait_seconds):
         try:
             writer.close()
         finally:
@@ -108,4 +114,7 @@ def write_session(engine: sa.Engine, *, action: str = "a write") -> Iterator[sa.
                 yield conn
     finally:
         writer.owner = None
+        if writer.close_after:
+            writer.close_after = False
+            writer.close()
         writer.lock.release()

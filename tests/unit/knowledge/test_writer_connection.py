@@ -204,3 +204,16 @@ def test_closing_the_space_closes_the_writer_connection(tmp_path: Path, clock: F
         assert writer._WRITERS[engine]._conn is not None
     assert writer._WRITERS.get(engine) is None or writer._WRITERS[engine]._conn is None
     assert not list(tmp_path.rglob("*.db-wal"))
+
+
+def test_an_engine_disposed_of_inside_a_write_closes_the_writer_connection_after_it(space: notochord.Space) -> None:
+    """Issue 16, write targets: disposing of the engine while this thread writes lets that write
+    commit, then closes the writer connection (the next write opens a new one)."""
+    engine = space.core.store.engine
+    with writer.write_session(engine) as conn:
+        conn.execute(sa.insert(quota_usage).values(writer="gem:x", day="2026-09-29", writes=1, chars=1))
+        engine.dispose()
+    assert writer._WRITERS[engine]._conn is None
+    with space.core.store.read() as conn:
+        assert conn.execute(sa.select(quota_usage.c.writer)).scalars().all() == ["gem:x"]
+    assert space.user.facts.put(predicate="pref.food.like", value="tea").status == "applied"
