@@ -37,7 +37,15 @@ from notochord.errors import (
     StorageFullError,
 )
 
-__all__ = ["WRITE_LOCK", "create_sqlite_engine", "is_read_only", "read_tx", "storage_errors", "write_tx"]
+__all__ = [
+    "WRITE_LOCK",
+    "busy_timeout_seconds",
+    "create_sqlite_engine",
+    "is_read_only",
+    "read_tx",
+    "storage_errors",
+    "write_tx",
+]
 
 WRITE_LOCK = "notochord_immediate"
 """The execution option of a write transaction: take the store's write lock with its first statement."""
@@ -49,6 +57,7 @@ _PG_FULL = frozenset({"53100", "53000"})
 _PG_READ_ONLY = frozenset({"25006"})
 
 _READ_ONLY: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
+_BUSY_SECONDS: weakref.WeakKeyDictionary[sa.Engine, float] = weakref.WeakKeyDictionary()
 
 
 def _writable(path: Path) -> bool:
@@ -92,6 +101,8 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
             **common,
         )
 
+    _BUSY_SECONDS[engine] = busy_timeout_ms / 1000
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
         dbapi_conn.isolation_level = None
@@ -117,6 +128,11 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
         driver.execute(begin)
 
     return engine
+
+
+def busy_timeout_seconds(engine: sa.Engine) -> float:
+    """How long a write on ``engine``'s SQLite file waits for another writer before it fails."""
+    return _BUSY_SECONDS.get(engine, 5.0)
 
 
 def is_read_only(engine: sa.Engine) -> bool:

@@ -13,9 +13,10 @@ Only statements without expanding (``IN``) parameters and whose columns need no 
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import namedtuple
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,21 +30,25 @@ class Prepared:
     def __init__(self, statement: sa.Executable) -> None:
         self.statement = statement
         self._lock = threading.Lock()
-        self._compiled: dict[frozenset[str], tuple[str, tuple[str, ...], dict[str, Any]]] = {}
+        self._compiled: dict[tuple[str, ...], tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]] = {}
         self._row_type: Any = None
 
-    def _sqlite(self, conn: sa.Connection, keys: frozenset[str]) -> tuple[str, tuple[str, ...], dict[str, Any]]:
-        found = self._compiled.get(keys)
+    def _sqlite(
+        self, conn: sa.Connection, names: tuple[str, ...]
+    ) -> tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]:
+        """The statement's SQL for the parameter names ``names`` and what turns parameters into its values."""
+        found = self._compiled.get(names)
         if found is None:
+            keys = frozenset(names)
             compiled = self.statement.compile(dialect=conn.dialect, column_keys=sorted(keys))  # type: ignore[attr-defined]
             order = tuple(compiled.positiontup or ())
             if compiled.post_compile_params or compiled.literal_execute_params:
                 raise TypeError("a prepared statement cannot take expanding parameters")
             # the values written into the statement itself (``key == "…"``)
             fixed = {k: v for k, v in compiled.construct_params(_check=False).items() if k not in keys}
-            found = (compiled.string, order, fixed)
+            found = (compiled.string, _values(order, fixed))
             with self._lock:
-                self._compiled[keys] = found
+                self._compiled[names] = found
         return found
 
     @staticmethod
@@ -51,16 +56,16 @@ class Prepared:
         return conn.dialect.name == "sqlite"
 
     def _cursor(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
-        sql, order, fixed = self._sqlite(conn, frozenset(params))
+        sql, values = self._sqlite(conn, tuple(params))
         driver = conn.connection.driver_connection
         assert driver is not None
-        values = tuple(params[n] if n in params else fixed[n] for n in order)
-        if not conn.dispatch.before_cursor_execute:
-            return driver.execute(sql, values)
+        if not conn.engine.dispatch.before_cursor_execute:
+            return driver.execute(sql, values(params))
         # someone listens (statement counts, tracing): tell them, as SQLAlchemy would
+        bound = values(params)
         cursor = driver.cursor()
-        conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, False)
-        return cursor.execute(sql, values)
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, bound, None, False)
+        return cursor.execute(sql, bound)
 
     def rows(self, conn: sa.Connection, params: Mapping[str, Any]) -> list[Any]:
         """Every row, each with its columns as attributes."""
@@ -96,11 +101,27 @@ class Prepared:
         if not self._native(conn):
             conn.execute(self.statement, [dict(r) for r in rows])
             return
-        sql, order, fixed = self._sqlite(conn, frozenset(rows[0]))
+        sql, value_of = self._sqlite(conn, tuple(rows[0]))
         driver = conn.connection.driver_connection
         assert driver is not None
-        values = [tuple(r[n] if n in r else fixed[n] for n in order) for r in rows]
+        values = [value_of(r) for r in rows]
         cursor = driver.cursor()
-        if conn.dispatch.before_cursor_execute:
+        if conn.engine.dispatch.before_cursor_execute:
             conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, True)
         cursor.executemany(sql, values)
+
+
+def _values(order: tuple[str, ...], fixed: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """What turns a statement's parameters into its positional values (``order``), filling in ``fixed``."""
+    if not fixed:
+        if len(order) == 1:
+            only = order[0]
+            return lambda params: (params[only],)
+        if order:
+            return operator.itemgetter(*order)
+        return lambda _params: ()
+
+    def with_fixed(params: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(params[n] if n in params else fixed[n] for n in order)
+
+    return with_fixed

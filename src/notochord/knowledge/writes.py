@@ -37,8 +37,9 @@ from typing import Any, Literal, Protocol
 import sqlalchemy as sa
 
 from notochord.clock import Clock, iso_utc, local_date
-from notochord.db.engine import read_tx, write_tx
+from notochord.db.engine import read_tx
 from notochord.db.schema import change_objects, changes, space_meta
+from notochord.db.writer import write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, charge
@@ -383,7 +384,7 @@ class Store:
         if joined is not None:
             yield joined
             return
-        with write_tx(self.engine) as conn:
+        with write_session(self.engine) as conn:
             opened = _Batch(self, conn)
             token = _BATCH.set(opened)
             try:
