@@ -168,9 +168,9 @@ def put_batch(
     return results
 
 
-def _order(row: _Live) -> tuple[int, int]:
-    # the order a slot's rows come from its index: by subject, then by id
-    return row.subject_id, row.id
+def _order(row: _Live) -> int:
+    # oldest first, as a single put reads a slot (fact_rows.slot_rows)
+    return row.id
 
 
 def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:

@@ -52,14 +52,17 @@ _CURRENT = facts.c.valid_to.is_(None)
 _SLOT_ONE_SQL = sa.select(facts).where(
     facts.c.subject_id == sa.bindparam("subject"), facts.c.predicate == sa.bindparam("predicate"), _CURRENT
 )
-_SLOT_ONE = Prepared(_SLOT_ONE_SQL)
-_SLOT_ONE_VALUE = Prepared(_SLOT_ONE_SQL.where(facts.c.value_json == sa.bindparam("value_json")))
-_SLOT_MANY = sa.select(facts).where(
+# A slot lists its facts oldest first: after a merge the same value can be current twice, and a
+# duplicate put names the older one whatever order an index would return them in.
+_SLOT_ONE = Prepared(_SLOT_ONE_SQL.order_by(facts.c.id))
+_SLOT_ONE_VALUE = Prepared(_SLOT_ONE_SQL.where(facts.c.value_json == sa.bindparam("value_json")).order_by(facts.c.id))
+_SLOT_MANY_SQL = sa.select(facts).where(
     facts.c.subject_id.in_(sa.bindparam("subjects", expanding=True)),
     facts.c.predicate == sa.bindparam("predicate"),
     _CURRENT,
 )
-_SLOT_MANY_VALUE = _SLOT_MANY.where(facts.c.value_json == sa.bindparam("value_json"))
+_SLOT_MANY = _SLOT_MANY_SQL.order_by(facts.c.id)
+_SLOT_MANY_VALUE = _SLOT_MANY_SQL.where(facts.c.value_json == sa.bindparam("value_json")).order_by(facts.c.id)
 EXPIRE_ONE = Prepared(
     sa.update(facts)
     .where(facts.c.id == sa.bindparam("fact_id"))
