@@ -19,6 +19,7 @@ for 10 documents asks of each leg), nDCG@10 with documents judged:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -29,6 +30,9 @@ from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, full_text_leg
 from notochord.search.fusion import combine, fuse
 from notochord.search.vectors import from_blob
 from retrieval_data import Ranked, bar, console
+
+if TYPE_CHECKING:
+    from retrieval import ProductSearch
 
 DEPTH = 100
 RRF_K = (5, 10, 30, 60)
@@ -61,7 +65,9 @@ def normalised(hits: Sequence[tuple[object, float]], how: str, cosine_floor: flo
     return {i: (s - low) / spread if spread > 0 else 1.0 for i, s in hits}
 
 
-def convex(text: Sequence[tuple[object, float]], vec: Sequence[tuple[object, float]], alpha: float, how: str) -> list:
+def convex(
+    text: Sequence[tuple[object, float]], vec: Sequence[tuple[object, float]], alpha: float, how: str
+) -> list[Any]:
     """``α · text + (1 − α) · vectors`` of normalised scores (a leg missing an id counts its minimum);
     min–max is the product's own :func:`~notochord.search.fusion.combine`."""
     if how == "mm":
@@ -82,7 +88,7 @@ def convex(text: Sequence[tuple[object, float]], vec: Sequence[tuple[object, flo
 
 def designs(
     name: str,
-    search: object,
+    search: ProductSearch,
     texts: Sequence[str],
     score: Score,
     text_lists: Sequence[Ranked],
@@ -90,9 +96,9 @@ def designs(
     query_vectors: Callable[[str], np.ndarray],
 ) -> None:
     """Print the fusion designs' rows (see the module docstring)."""
-    chunk_doc: dict[int, str] = search.chunk_doc  # type: ignore[attr-defined]
-    collapse = search.collapse  # type: ignore[attr-defined]
-    store = search.store  # type: ignore[attr-defined]
+    chunk_doc = search.chunk_doc
+    collapse = search.collapse
+    store = search.store
     doc_lists: list[Ranked] = []
     with bar(f"tuning: full text over whole documents for {len(texts)} train queries", len(texts)) as advance:
         for q in texts:
@@ -103,7 +109,7 @@ def designs(
                         q,
                         collection_ids=search.collection_ids,
                         limit=max(DEPTHS),
-                        group_by="document",  # type: ignore[attr-defined]
+                        group_by="document",
                     )
                 )
             advance(1)
@@ -122,7 +128,7 @@ def designs(
             ],
         }
 
-    def to_docs(level: str, ranked: list) -> list[str]:
+    def to_docs(level: str, ranked: list[Any]) -> list[str]:
         if level.startswith("passages"):
             return collapse([(i, 0.0) for i in ranked])
         return [str(d) for d in ranked[:100]]
@@ -204,7 +210,7 @@ def designs(
             prf.append(f"top {m}, β {beta:g}: {score(runs)[0]:.4f}")
     console.print("train, vector pseudo-relevance feedback then min–max α 0.5 → nDCG@10: " + " · ".join(prf))
 
-    hits = [search.collapse_hits(search.hybrid(q, DEFAULT_LIMIT, "document")) for q in texts]  # type: ignore[attr-defined]
+    hits = [search.collapse_hits(search.hybrid(q, DEFAULT_LIMIT, "document")) for q in texts]
     console.print(
         f"train, the product: hybrid_search(group_by='document', limit {DEFAULT_LIMIT}) → nDCG@10 {score(hits)[0]:.4f}"
     )

@@ -81,7 +81,7 @@ MAX_LIMIT = 100
 # each leg ranks this many candidates per result wanted before fusion
 _DEPTH = 5
 # ... and never fewer than this: fusion needs enough of each leg's list to find what both agree on
-# (on SciFact, legs of 50 gave nDCG@10 0.701 where legs of 300 gave 0.716)
+# (SciFact train queries, 10 documents: legs of 50 gave nDCG@10 0.7413, 100 0.7426, 300 0.7435)
 _MIN_DEPTH = 100
 
 GROUP_BY = ("chunk", "document")
