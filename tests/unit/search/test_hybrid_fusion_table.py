@@ -148,3 +148,25 @@ def test_random_corpora_rank_identically_with_and_without_hidden_collections(
             assert all(0.0 <= score <= 1.0 for _, score in expected)
             found = crowded.user.search(query, collections=["keep"], group_by=group_by)
             assert [(h.title, h.score) for h in found] == expected
+
+
+def test_a_document_is_shown_at_the_passage_of_the_leg_that_scored_it_higher(
+    open_space: Callable[[], notochord.Space],
+) -> None:
+    """With ``group_by="document"``: "Long" holds the query word in its first passage and the vector
+    match in its last. Full text puts it last of two documents (0), vectors first (1): it is shown
+    at its last passage, with that passage's similarity; "Short" at its only one."""
+    space = open_space()
+    filler = " ".join(f"word{i}" for i in range(260))  # long enough for two passages
+    write(space, [("Long", f"river {filler}\n\n{filler} cos10"), ("Short", "river river river cos00")])
+    hits = space.user.search("river", group_by="document")
+    assert [h.title for h in hits] == ["Long", "Short"]
+    long_hit = hits[0]
+    assert long_hit.chunk > 0
+    assert "cos10" in long_hit.text and "river" not in long_hit.text
+    assert long_hit.similarity == pytest.approx(1.0)
+    assert long_hit.text_match  # the word is in the document, if not in the passage shown
+    assert long_hit.score == pytest.approx(0.5)
+    # per passage, full text's best (Short) and the vectors' best (Long's last) each get half
+    passages = space.user.search("river")
+    assert {(h.title, round(h.score, 9)) for h in passages[:2]} == {("Long", 0.5), ("Short", 0.5)}
