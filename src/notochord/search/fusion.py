@@ -39,11 +39,14 @@ reports), nDCG@10 with documents judged, 100 hits per leg as search asks for 10 
         sit in a narrow band, so the right α belongs to the embedder, not to the design
     z-scores, documents: α 0.45 0.7464 · 0.5 0.7450 — within 0.003 of min–max, unbounded scores
     hits per leg, the chosen design: 50 0.7418 · 100 0.7431 · 200 0.7431 · 300 0.7436
+    vector pseudo-relevance feedback (query + β · mean of the top 3–10 fused documents' passages),
+        then the chosen fusion: 0.7410–0.7459 — not worth a second vector search
 
 Chosen: min–max with equal weights (α 0.5, in a flat region: 0.7423–0.7431 for α 0.45–0.55),
 documents fused as documents; a score a person can read (a share of the best) was worth more
-than z-scores' 0.002–0.003. Test queries, run once with it, at 10 documents: 0.7288, where
-reciprocal-rank fusion at k=30 had 0.7094 (full text alone 0.6905, vectors alone 0.6602).
+than z-scores' 0.002–0.003. Search itself scores 0.7428 on the train queries (its ties go by
+date and id). Test queries, run once with it, at 10 documents: 0.7288, where reciprocal-rank
+fusion at k=30 had 0.7094 (full text alone 0.6905, vectors alone 0.6602).
 """
 
 from __future__ import annotations
