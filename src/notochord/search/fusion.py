@@ -3,11 +3,12 @@
 Rules:
 
 - :func:`combine` (what search uses): each leg's scores are min–max normalised over the list that
-  leg returned for this query — its best hit 1, its last 0 — and an id's fused score is the
-  weighted mean of its normalised scores, a leg that did not return it counting 0. The fused score
-  is therefore in [0, 1]: 1 is the best hit of every leg, a hit found by one leg alone scores at
-  most that leg's share of the weights. A leg whose scores are all equal (a single hit, or ties
-  only) gives each of them 1. Non-finite scores are ignored; the result never holds NaN.
+  leg returned for this query — its best hit 1, its last ``FOUND_FLOOR`` (0.05), linear between —
+  and an id's fused score is the weighted mean of its normalised scores, a leg that did not return
+  it counting 0. The fused score is therefore in [0, 1]: 1 is the best hit of every leg, a hit
+  found by one leg alone scores at most that leg's share of the weights. A leg whose scores are
+  all equal (a single hit, or ties only) gives each of them 1. Non-finite scores are ignored; the
+  result never holds NaN.
 - :func:`fuse` (reciprocal-rank fusion, kept for comparison in the benchmark): each leg
   contributes ``weight / (k + rank)`` for every id it returns.
 - Ties (equal fused scores, compared after rounding away float noise) break by the caller's
@@ -46,7 +47,8 @@ Chosen: min–max with equal weights (α 0.5, in a flat region: 0.7423–0.7431 
 documents fused as documents; a score a person can read (a share of the best) was worth more
 than z-scores' 0.002–0.003. Search itself scores 0.7428 on the train queries (its ties go by
 date and id). Test queries, run once with it, at 10 documents: 0.7288, where reciprocal-rank
-fusion at k=30 had 0.7094 (full text alone 0.6905, vectors alone 0.6602).
+fusion at k=30 had 0.7094 (full text alone 0.6905, vectors alone 0.6602). ``FOUND_FLOOR`` came
+after that run (train: 0.74256 without, 0.74253 with it); the test queries were not run again.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ __all__ = [
     "DEFAULT_RRF_K",
     "DEFAULT_TEXT_WEIGHT",
     "DEFAULT_VECTOR_WEIGHT",
+    "FOUND_FLOOR",
     "WEAK_LEG_FACTOR",
     "combine",
     "fuse",
@@ -72,6 +75,11 @@ DEFAULT_RRF_K = 30  # reciprocal-rank fusion only
 DEFAULT_TEXT_WEIGHT = 1.0
 DEFAULT_VECTOR_WEIGHT = 1.0
 WEAK_LEG_FACTOR = 0.25
+FOUND_FLOOR = 0.05
+"""What a leg's last hit keeps of that leg's weight in :func:`combine`: being returned by a leg
+counts for more than not being returned (in a small space a leg returns every candidate, and its
+last one would otherwise score as if it had not been found). On SciFact's train queries 0.05 moves
+nDCG@10 by less than 0.0001."""
 # Fused scores are sums of a few reciprocals; equal rank patterns must compare equal despite the
 # order in which floats were added.
 _SCORE_DIGITS = 12
@@ -120,7 +128,7 @@ def combine(
     scores: dict[int, float] = {}
     for normalised, weight in weighted:
         for item_id, value in normalised.items():
-            scores[item_id] = scores.get(item_id, 0.0) + weight * value
+            scores[item_id] = scores.get(item_id, 0.0) + weight * (FOUND_FLOOR + (1.0 - FOUND_FLOOR) * value)
     return _ordered({i: s / total for i, s in scores.items()}, limit, tie_key)
 
 

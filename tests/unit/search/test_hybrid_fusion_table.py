@@ -1,19 +1,20 @@
 """Search ranks as the fusion design says (issue 16, item 4; K-SRCH-02, K-SRCH-03), on both backends.
 
-Each leg's scores are min–max normalised over the list it returned for the query, and a hit's score
-is the weighted mean (equal weights by default), a leg that did not return it counting 0. A scripted
+Each leg's scores are min–max normalised over the list it returned for the query (its best 1, its
+last ``FOUND_FLOOR`` = 0.05, linear between: ``f(x) = 0.05 + 0.95 x``), and a hit's score is the
+weighted mean (equal weights by default), a leg that did not return it counting 0. A scripted
 embedder fixes every passage's cosine to the query, and only two documents hold the query word, so
 every fused score can be worked out by hand:
 
-=====  ======================  =========  ===========  ======  ==================
+=====  ======================  =========  ===========  ======  ==========================
 title  body                    full text  cosine       vector  fused
-=====  ======================  =========  ===========  ======  ==================
-A      river river river       1 (best)   0.2          0.2     (1 + 0.2) / 2 = 0.6
-B      river                   0 (last)   1.0 (best)   1       (0 + 1) / 2 = 0.5
-C      (no query word)         —          0.8          0.8     0.8 / 2 = 0.4
-D      (no query word)         —          0.6          0.6     0.6 / 2 = 0.3
-E      (no query word)         —          0.0 (last)   0       0
-=====  ======================  =========  ===========  ======  ==================
+=====  ======================  =========  ===========  ======  ==========================
+A      river river river       1 (best)   0.2          f(0.2)  (1 + 0.24) / 2 = 0.62
+B      river                   f(0)       1.0 (best)   1       (0.05 + 1) / 2 = 0.525
+C      (no query word)         —          0.8          f(0.8)  0.81 / 2 = 0.405
+D      (no query word)         —          0.6          f(0.6)  0.62 / 2 = 0.31
+E      (no query word)         —          0.0 (last)   f(0)    0.05 / 2 = 0.025
+=====  ======================  =========  ===========  ======  ==========================
 """
 
 from __future__ import annotations
@@ -59,11 +60,11 @@ class AngleEmbedder:
 
 TABLE = [
     # title, body, fused score by hand (see the module docstring)
-    ("A", "river river river cos02", 0.6),
-    ("B", "river cos10", 0.5),
-    ("C", "meadow cos08", 0.4),
-    ("D", "meadow cos06", 0.3),
-    ("E", "meadow cos00", 0.0),
+    ("A", "river river river cos02", 0.62),
+    ("B", "river cos10", 0.525),
+    ("C", "meadow cos08", 0.405),
+    ("D", "meadow cos06", 0.31),
+    ("E", "meadow cos00", 0.025),
 ]
 
 
@@ -154,8 +155,9 @@ def test_a_document_is_shown_at_the_passage_of_the_leg_that_scored_it_higher(
     open_space: Callable[[], notochord.Space],
 ) -> None:
     """With ``group_by="document"``: "Long" holds the query word in its first passage and the vector
-    match in its last. Full text puts it last of two documents (0), vectors first (1): it is shown
-    at its last passage, with that passage's similarity; "Short" at its only one."""
+    match in its last. Full text puts it last of two documents (0.05), vectors first (1): it is
+    shown at its last passage, with that passage's similarity; "Short" (full text's first, the
+    vectors' last) at its only one. Both score (1 + 0.05) / 2; the tie goes to the smaller id."""
     space = open_space()
     filler = " ".join(f"word{i}" for i in range(260))  # long enough for two passages
     write(space, [("Long", f"river {filler}\n\n{filler} cos10"), ("Short", "river river river cos00")])
@@ -166,7 +168,9 @@ def test_a_document_is_shown_at_the_passage_of_the_leg_that_scored_it_higher(
     assert "cos10" in long_hit.text and "river" not in long_hit.text
     assert long_hit.similarity == pytest.approx(1.0)
     assert long_hit.text_match  # the word is in the document, if not in the passage shown
-    assert long_hit.score == pytest.approx(0.5)
-    # per passage, full text's best (Short) and the vectors' best (Long's last) each get half
+    assert [h.score for h in hits] == pytest.approx([0.525, 0.525])
+    assert hits[1].chunk == 0
+    # per passage, Long's last passage holds no query word: the vectors' half alone
     passages = space.user.search("river")
-    assert {(h.title, round(h.score, 9)) for h in passages[:2]} == {("Long", 0.5), ("Short", 0.5)}
+    assert [(h.title, h.chunk > 0) for h in passages[:2]] == [("Short", False), ("Long", True)]
+    assert [h.score for h in passages[:2]] == pytest.approx([0.525, 0.5])
