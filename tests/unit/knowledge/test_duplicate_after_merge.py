@@ -23,7 +23,8 @@ def test_a_put_after_a_merge_names_the_oldest_equal_fact_alone_and_in_a_batch(sp
     space.user.entities.merge(keep=ann.id, merge=annie.id)
 
     again = space.user.facts.put(predicate="pref.food.like", subject=ann.id, value="Utrecht")
-    [batched] = space.user.facts.put_many([{"predicate": "pref.food.like", "subject": ann.id, "value": "Utrecht"}]).results
+    item = {"predicate": "pref.food.like", "subject": ann.id, "value": "Utrecht"}
+    [batched] = space.user.facts.put_many([item]).results
 
     assert (again.status, again.id) == ("duplicate", older.id)
     assert (batched.status, batched.id) == ("duplicate", older.id)
