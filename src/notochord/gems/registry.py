@@ -94,7 +94,8 @@ class GemRegistry:
         self._core = core
         self._master_key = master_key
         self._lock = threading.Lock()
-        self._grants = GrantBook()
+        self.grants = GrantBook()
+        """The one write path of the switches, and their version-checked reader."""
         self._manifests: dict[tuple[str, str], Manifest] = {}
         self.counters: list[Counter] = [_count_facts]
         self.on_uninstalled: list[Callable[[str], None]] = []
@@ -128,7 +129,7 @@ class GemRegistry:
                     updated_at=tx.now,
                 )
             )
-            self._grants.add(tx.conn, manifest.id, manifest.knowledge.permission_strings(), now=tx.now)
+            self.grants.add(tx.conn, manifest.id, manifest.knowledge.permission_strings(), now=tx.now)
             newest = tx.conn.execute(sa.select(sa.func.coalesce(sa.func.max(collections.c.id), 0))).scalar_one()
             tx.conn.execute(
                 sa.insert(gem_settings).values(
@@ -150,9 +151,9 @@ class GemRegistry:
                 row.permission: row.enabled
                 for row in tx.conn.execute(sa.select(gem_grants).where(gem_grants.c.gem_id == manifest.id))
             }
-            self._grants.drop(tx.conn, manifest.id, set(current) - requested)
+            self.grants.drop(tx.conn, manifest.id, set(current) - requested)
             added = [p for p in manifest.knowledge.permission_strings() if p not in current]
-            self._grants.add(tx.conn, manifest.id, added, now=tx.now)
+            self.grants.add(tx.conn, manifest.id, added, now=tx.now)
             tx.conn.execute(
                 sa.update(gems)
                 .where(gems.c.id == manifest.id)
@@ -275,9 +276,9 @@ class GemRegistry:
         it commits.
         """
         if conn is not None:
-            return self._grants.granted(conn, gem_id)
+            return self.grants.granted(conn, gem_id)
         with self._core.store.read() as read:
-            return self._grants.granted(read, gem_id)
+            return self.grants.granted(read, gem_id)
 
     def key(self, gem_id: str, purpose: str) -> bytes:
         """A key of this installation of the gem (``"refs"``, ``"storage"``)."""
@@ -359,7 +360,7 @@ class GemRegistry:
                     f"gem {gem_id} did not request {listed}; only permissions in its manifest can be switched "
                     f"(it requests: {known}); nothing was changed"
                 )
-            self._grants.switch(tx.conn, gem_id, canonical, on, now=tx.now)
+            self.grants.switch(tx.conn, gem_id, canonical, on, now=tx.now)
         return canonical
 
     # ------------------------------------------------------------ uninstall
@@ -384,7 +385,7 @@ class GemRegistry:
                 author, reason = f"gem:{gem_id}", f"removed with gem {gem_id}"
                 self._core.facts.expire_by_writer(tx, writer=author, reason=reason)
                 self._core.documents.remove_by_writer(tx, author=author, reason=reason)
-            self._grants.drop(tx.conn, gem_id)
+            self.grants.drop(tx.conn, gem_id)
             tx.conn.execute(sa.delete(gem_settings).where(gem_settings.c.gem_id == gem_id))
             tx.conn.execute(sa.delete(gems).where(gems.c.id == gem_id))
         for hook in self.on_uninstalled:
