@@ -49,7 +49,6 @@ async def test_a_gem_put_takes_one_transaction_and_a_bounded_number_of_statement
     # the gem's switches are checked once, for the permission and the quota together: against their
     # version, unchanged since the first put, so they are not read again (issue 16)
     assert sum("gem_grants" in s for s in walk.statements) == 0
-    assert sum(s.startswith("SELECT space_meta.value ") for s in walk.statements) == 1
 
 
 async def test_a_put_refused_by_validation_opens_no_transaction(space: Space, tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ Rules:
   off (console, CLI, REST or code), uninstall. Each write replaces the *grants version* in the same
   transaction: a random token in ``space_meta`` under :data:`GRANTS_VERSION_KEY`. The token is
   replaced right after the write statement, with nothing read in between.
-- A reader reads the token in its own transaction (one single-row statement) and reuses the switches
-  it read before under the same token; under any other token, or none, it reads the switches
-  afresh. The token lives in the space's database, so a switch turned off in this process, in
+- A reader takes the token its own transaction sees (read once per transaction with the other data
+  versions, :func:`~notochord.knowledge.writes.data_versions`, so a lookup sends no statement for
+  it) and reuses the switches it read before under the same token; under any other token, or none,
+  it reads the switches afresh. The token lives in the space's database, so a switch turned off in this process, in
   another process on the same SQLite file, or by another replica of a PostgreSQL server is seen
   at the very next call (K-PERM-04): nothing is ever answered from a stale read.
 - The switches and the token of a fresh read come from one statement, so under any isolation level
@@ -30,15 +31,12 @@ import sqlalchemy as sa
 from notochord.access.permissions import PermissionSet
 from notochord.db.schema import gem_grants, space_meta
 from notochord.knowledge.prepared import Prepared
+from notochord.knowledge.writes import GRANTS_VERSION_KEY, data_versions, forget_lookups
 
 __all__ = ["GRANTS_VERSION_KEY", "GrantBook"]
 
-GRANTS_VERSION_KEY = "gem_grants_version"
-"""``space_meta`` key of a token replaced by every write of ``gem_grants``."""
-
 _CACHED_GEMS = 1024
 
-_VERSION = Prepared(sa.select(space_meta.c.value).where(space_meta.c.key == GRANTS_VERSION_KEY))
 # the token and the enabled switches in one statement (one row with permission NULL when none is on)
 _VERSION_AND_GRANTED = Prepared(
     sa.select(space_meta.c.value, gem_grants.c.permission)
@@ -83,7 +81,7 @@ class GrantBook:
     def granted(self, conn: sa.Connection, gem_id: str) -> PermissionSet:
         """The permissions of ``gem_id`` switched on as ``conn``'s transaction sees them."""
         seen = self._seen.get(gem_id)
-        if seen is not None and _VERSION.scalar(conn, {}) == seen[0]:
+        if seen is not None and data_versions(conn).grants == seen[0]:
             return seen[1]
         rows = _VERSION_AND_GRANTED.rows(conn, {"gem_id": gem_id})
         if not rows:
@@ -128,11 +126,8 @@ class GrantBook:
             conn.execute(statement)
         else:
             conn.execute(statement, rows)
-        bump_version(conn)
-
-
-def bump_version(conn: sa.Connection) -> None:
-    """Give the grants a new version in ``conn``'s transaction (only :class:`GrantBook` calls this)."""
-    token = {"token": uuid.uuid4().hex}
-    if not _BUMP.run(conn, token):
-        _INSERT_VERSION.run(conn, token)
+        token = {"token": uuid.uuid4().hex}
+        if not _BUMP.run(conn, token):
+            _INSERT_VERSION.run(conn, token)
+        # the versions this transaction read before are not what it sees now
+        forget_lookups(conn)
