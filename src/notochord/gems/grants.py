@@ -10,9 +10,10 @@ Rules:
 - A reader takes the token its own transaction sees (read once per transaction with the other data
   versions, :func:`~notochord.knowledge.writes.data_versions`, so a lookup sends no statement for
   it) and reuses the switches it read before under the same token; under any other token, or none,
-  it reads the switches afresh. The token lives in the space's database, so a switch turned off in this process, in
-  another process on the same SQLite file, or by another replica of a PostgreSQL server is seen
-  at the very next call (K-PERM-04): nothing is ever answered from a stale read.
+  it reads the switches afresh. The token lives in the space's database, so a switch turned off in
+  this process, in another process on the same SQLite file, or through another replica on the same
+  PostgreSQL server is seen at the very next call (K-PERM-04): what is reused is checked on every
+  call, and never answers for switches that have moved.
 - The switches and the token of a fresh read come from one statement, so under any isolation level
   they describe the same moment.
 - A random token, not a counter: a token seen inside a transaction that rolled back, or written by a

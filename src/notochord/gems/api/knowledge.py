@@ -2,7 +2,8 @@
 
 Every method is a coroutine; the synchronous core runs in a worker thread. Each call:
 
-- reads the gem's switches afresh (K-PERM-04, P-KVAL-08); a write hands the knowledge store its
+- takes the gem's switches as they are now (checked against their grants version, so a switch moved
+  anywhere holds from the next call, K-PERM-04, P-KVAL-08); a write hands the knowledge store its
   :class:`~notochord.access.permit.GemPermit`, which reads them once, inside the write transaction,
   for the permission and the quota together (P-KVAL-09),
 - speaks only in this gem's refs, never internal ids (K-CON-05/06),
