@@ -2,11 +2,15 @@
 
 Builds one space with facts about the user and about people, installs a gem allowed to read them
 and to write food preferences, and times the same calls through the host API (``space.user.facts``)
-and through the gem's ``ctx.knowledge.facts`` (grants read per call, ranges compiled into the SQL,
-ids turned into refs, a worker thread per call): ``lookup``, then ``put`` of new values (a gem
-writes at most 500 times a day, so ``--puts`` stays below that). Host and gem calls alternate one
-by one, so both paths run under the same load of a shared machine. Prints calls per second,
-p50/p95, and the ratio of each. Never asserts.
+and through the gem's ``ctx.knowledge.facts`` (the switches checked against their grants version
+on every call, ranges compiled into the SQL, ids turned into refs; on SQLite a lookup runs in the
+caller's thread, a put in a worker thread): ``lookup``, then ``put`` of new values (a gem writes at
+most 500 times a day, so ``--puts`` stays below that). Host and gem calls alternate one by one, so
+both paths run under the same load of a shared machine, and the ratio is of the two measured in
+this process. Prints calls per second, p50/p95, and the ratio of each. Never asserts.
+
+``--profile N`` then runs the lookup legs once more under cProfile (after the timed run, so the
+figures above are unprofiled) and prints the N functions with the most own time of each leg.
 
     python bench/gem_api.py [--people 500] [--facts-per-person 10] [--calls 2000] [--puts 400]
 """
@@ -15,7 +19,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
+import pstats
 import random
 import statistics
 import tempfile
@@ -60,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         help="run each ctx call's work in the caller's thread: the gem API's own cost, without the "
         "hop to a worker thread (which a loaded machine can make dominate)",
     )
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile the lookup legs, N rows each")
     parser.add_argument("--save", type=Path, help="write the gem/host ratios to this JSON file")
     parser.add_argument("--before", type=Path, help="a --save file of an earlier run: print before → after")
     args = parser.parse_args(argv)
@@ -143,6 +151,24 @@ def main(argv: list[str] | None = None) -> None:
 
             asyncio.run(puts())
 
+            profiles: list[tuple[str, str]] = []
+            if args.profile:
+
+                async def host_leg() -> None:
+                    for index, prefix in pairs:
+                        space.user.facts.lookup(people[index], prefix)
+
+                async def gem_leg() -> None:
+                    for index, prefix in pairs:
+                        await knowledge.facts.lookup(person_refs[index], prefix)
+
+                for label, leg in (("host lookup", host_leg), ("gem lookup", gem_leg)):
+                    profiler = cProfile.Profile()
+                    profiler.runcall(asyncio.run, leg())
+                    out = io.StringIO()
+                    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(args.profile)
+                    profiles.append((label, out.getvalue()))
+
     rows = [
         _row("host API  space.user.facts.lookup", host_samples),
         _row("gem API   ctx.knowledge.facts.lookup", gem_samples),
@@ -158,11 +184,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:<40} {rate:>10.0f} {p50:>8.2f} {p95:>8.2f}")
     before = json.loads(args.before.read_text(encoding="utf-8")) if args.before is not None else {}
     ratios: dict[str, float] = {}
-    for op, gem, host in (("lookup", gem_samples, host_samples), ("put", gem_puts, host_puts)):
-        ratio = ratios[op] = statistics.median(gem) / statistics.median(host)
+    for op, gem_times, host_times in (("lookup", gem_samples, host_samples), ("put", gem_puts, host_puts)):
+        ratio = ratios[op] = statistics.median(gem_times) / statistics.median(host_times)
         earlier = f" (before: {before[op]:.2f}×)" if op in before else ""
         target = "; target ≤ 1.30×" if op == "lookup" else ""
         print(f"facts.{op}: the gem path takes {ratio:.2f}× the host path (p50){earlier}{target}")
+    for label, text in profiles:
+        print(f"\n--- cProfile of the {label} leg ({args.calls} calls), by own time")
+        print(text.strip())
     if args.save is not None:
         args.save.write_text(json.dumps(ratios, indent=2), encoding="utf-8")
 

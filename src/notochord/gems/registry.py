@@ -7,8 +7,9 @@ Rules:
   switch per requested permission (all off, K-PERM-03) and the declared predicates, in one
   transaction: a failed install leaves nothing (P-KVAL-06). At run time only this record is
   consulted; the manifest file is never read again (P-GEN-04).
-- The user can switch on only permissions the installed manifest requested (K-PERM-25). Every call
-  reads the switches afresh, so a change takes effect on the very next call (K-PERM-04).
+- The user can switch on only permissions the installed manifest requested (K-PERM-25). Every write
+  of a switch goes through :class:`~notochord.gems.grants.GrantBook`, which gives the switches a new
+  version; every call checks that version, so a change takes effect on the very next call (K-PERM-04).
 - Upgrade keeps the switches of permissions still requested, adds new ones off, and drops the rest
   (P-GEN-06, OD-P11).
 - Uninstall counts what the gem contributed; with ``delete_data`` it also removes that knowledge as
@@ -19,7 +20,6 @@ Rules:
 from __future__ import annotations
 
 import builtins
-import functools
 import hashlib
 import json
 import secrets
@@ -42,30 +42,16 @@ from notochord.access.sentences import sentence
 from notochord.db.schema import collections, facts, gem_grants, gem_settings, gems
 from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationError, ManifestError
 from notochord.gems.entries import check_tool_entries
+from notochord.gems.grants import GrantBook
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
-from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.writes import USER
 
 __all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport", "covers"]
 
 CREATOR_WATERMARK = "creator_watermark"
 """gem_settings key: the highest collection id when the installation began (creator rights start after it)."""
-
-
-# The switches are read on every call (a permission switched off holds from the next call on);
-# only turning the same strings into a PermissionSet again is skipped.
-_GRANTED = Prepared(
-    sa.select(gem_grants.c.permission).where(
-        gem_grants.c.gem_id == sa.bindparam("gem_id"), gem_grants.c.enabled == sa.true()
-    )
-)
-
-
-@functools.lru_cache(maxsize=512)
-def _permission_set(strings: tuple[str, ...]) -> PermissionSet:
-    return PermissionSet.of(strings)
 
 
 @dataclass(frozen=True)
@@ -108,6 +94,8 @@ class GemRegistry:
         self._core = core
         self._master_key = master_key
         self._lock = threading.Lock()
+        self.grants = GrantBook()
+        """The one write path of the switches, and their version-checked reader."""
         self._manifests: dict[tuple[str, str], Manifest] = {}
         self.counters: list[Counter] = [_count_facts]
         self.on_uninstalled: list[Callable[[str], None]] = []
@@ -141,12 +129,7 @@ class GemRegistry:
                     updated_at=tx.now,
                 )
             )
-            switches = [
-                {"gem_id": manifest.id, "permission": p, "enabled": False, "changed_at": tx.now}
-                for p in manifest.knowledge.permission_strings()
-            ]
-            if switches:
-                tx.conn.execute(sa.insert(gem_grants), switches)
+            self.grants.add(tx.conn, manifest.id, manifest.knowledge.permission_strings(), now=tx.now)
             newest = tx.conn.execute(sa.select(sa.func.coalesce(sa.func.max(collections.c.id), 0))).scalar_one()
             tx.conn.execute(
                 sa.insert(gem_settings).values(
@@ -168,20 +151,9 @@ class GemRegistry:
                 row.permission: row.enabled
                 for row in tx.conn.execute(sa.select(gem_grants).where(gem_grants.c.gem_id == manifest.id))
             }
-            dropped = set(current) - requested
-            if dropped:
-                tx.conn.execute(
-                    sa.delete(gem_grants).where(
-                        gem_grants.c.gem_id == manifest.id, gem_grants.c.permission.in_(dropped)
-                    )
-                )
-            added = [
-                {"gem_id": manifest.id, "permission": p, "enabled": False, "changed_at": tx.now}
-                for p in manifest.knowledge.permission_strings()
-                if p not in current
-            ]
-            if added:
-                tx.conn.execute(sa.insert(gem_grants), added)
+            self.grants.drop(tx.conn, manifest.id, set(current) - requested)
+            added = [p for p in manifest.knowledge.permission_strings() if p not in current]
+            self.grants.add(tx.conn, manifest.id, added, now=tx.now)
             tx.conn.execute(
                 sa.update(gems)
                 .where(gems.c.id == manifest.id)
@@ -297,19 +269,16 @@ class GemRegistry:
         return None if best is None else str(best)
 
     def granted(self, gem_id: str, conn: sa.Connection | None = None) -> PermissionSet:
-        """The permissions switched on right now. Read on every call; nothing is cached.
+        """The permissions switched on right now: checked against the grants version on every
+        call, so a switch moved anywhere holds from the next call on (:mod:`notochord.gems.grants`).
 
         With ``conn``, read on that connection: inside a write transaction, the answer holds until
         it commits.
         """
         if conn is not None:
-            return self._granted(conn, gem_id)
+            return self.grants.granted(conn, gem_id)
         with self._core.store.read() as read:
-            return self._granted(read, gem_id)
-
-    def _granted(self, conn: sa.Connection, gem_id: str) -> PermissionSet:
-        strings = tuple(sorted(row.permission for row in _GRANTED.rows(conn, {"gem_id": gem_id})))
-        return _permission_set(strings)
+            return self.grants.granted(read, gem_id)
 
     def key(self, gem_id: str, purpose: str) -> bytes:
         """A key of this installation of the gem (``"refs"``, ``"storage"``)."""
@@ -391,11 +360,7 @@ class GemRegistry:
                     f"gem {gem_id} did not request {listed}; only permissions in its manifest can be switched "
                     f"(it requests: {known}); nothing was changed"
                 )
-            tx.conn.execute(
-                sa.update(gem_grants)
-                .where(gem_grants.c.gem_id == gem_id, gem_grants.c.permission.in_(canonical))
-                .values(enabled=on, changed_at=tx.now)
-            )
+            self.grants.switch(tx.conn, gem_id, canonical, on, now=tx.now)
         return canonical
 
     # ------------------------------------------------------------ uninstall
@@ -420,7 +385,7 @@ class GemRegistry:
                 author, reason = f"gem:{gem_id}", f"removed with gem {gem_id}"
                 self._core.facts.expire_by_writer(tx, writer=author, reason=reason)
                 self._core.documents.remove_by_writer(tx, author=author, reason=reason)
-            tx.conn.execute(sa.delete(gem_grants).where(gem_grants.c.gem_id == gem_id))
+            self.grants.drop(tx.conn, gem_id)
             tx.conn.execute(sa.delete(gem_settings).where(gem_settings.c.gem_id == gem_id))
             tx.conn.execute(sa.delete(gems).where(gems.c.id == gem_id))
         for hook in self.on_uninstalled:

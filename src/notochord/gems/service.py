@@ -30,6 +30,8 @@ from notochord.knowledge.core import KnowledgeCore
 
 __all__ = ["Gems"]
 
+_CODECS_KEPT = 256
+
 
 class Gems:
     """Install, switch permissions, open a run's ``ctx``, uninstall."""
@@ -52,6 +54,10 @@ class Gems:
         """Capability name (``http``, ``files``, …) → factory building that facade for one run."""
         self.services = SpaceServices()
         """Space-level services the factories share."""
+        # one codec per installation key, so the refs a gem used in one run are not sealed again in
+        # the next; a reinstall has a new key, hence a new codec
+        self._codecs: dict[tuple[str, bytes], RefCodec] = {}
+        self.registry.on_uninstalled.append(self._forget_codecs)
 
     def install(self, path: str | Path) -> InstalledGem:
         """Install the gem in ``path``: its code is kept with the installation, and the files its
@@ -181,6 +187,19 @@ class Gems:
         """
         return self.open_run(gem_id, tool=tool, run_id=run_id, conversation=conversation)[0]
 
+    def _codec(self, gem_id: str) -> RefCodec:
+        key = (gem_id, self.registry.key(gem_id, "refs"))
+        codec = self._codecs.get(key)
+        if codec is None:
+            if len(self._codecs) >= _CODECS_KEPT:
+                self._codecs.clear()
+            codec = self._codecs[key] = RefCodec(key[1])
+        return codec
+
+    def _forget_codecs(self, gem_id: str) -> None:
+        for key in [k for k in self._codecs if k[0] == gem_id]:
+            self._codecs.pop(key, None)
+
     def open_run(
         self,
         gem_id: str,
@@ -206,7 +225,7 @@ class Gems:
                 core=self._core,
                 gem_id=gem_id,
                 run_id=run,
-                refs=RefCodec(self.registry.key(gem_id, "refs")),
+                refs=self._codec(gem_id),
                 grants=lambda: self.registry.granted(gem_id),
                 grants_in=lambda conn: self.registry.granted(gem_id, conn),
                 scope=self.scope,

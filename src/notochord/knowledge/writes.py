@@ -47,6 +47,7 @@ from notochord.knowledge.quotas import DailyLimits, charge
 __all__ = [
     "ASSISTANT",
     "ENTITY_VERSION_KEY",
+    "GRANTS_VERSION_KEY",
     "USER",
     "VOCABULARY_VERSION_KEY",
     "Actor",
@@ -68,6 +69,8 @@ ENTITY_VERSION_KEY = "entity_data_version"
 """``space_meta`` key of a token that changes with every recorded write of an entity or identifier."""
 VOCABULARY_VERSION_KEY = "vocabulary_version"
 """``space_meta`` key of a token that changes with every change of the predicate vocabulary."""
+GRANTS_VERSION_KEY = "gem_grants_version"
+"""``space_meta`` key of a token that changes with every write of a gem's switches (``notochord.gems.grants``)."""
 _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 
 # Built once: compiling a statement costs more than running it on SQLite.
@@ -79,7 +82,7 @@ _BUMP_ENTITY_VERSION = Prepared(
 _INSERT_ENTITY_VERSION = Prepared(sa.insert(space_meta).values(key=ENTITY_VERSION_KEY, value=sa.bindparam("token")))
 _READ_VERSIONS = Prepared(
     sa.select(space_meta.c.key, space_meta.c.value).where(
-        sa.or_(space_meta.c.key == ENTITY_VERSION_KEY, space_meta.c.key == VOCABULARY_VERSION_KEY)
+        sa.or_(*(space_meta.c.key == k for k in (ENTITY_VERSION_KEY, VOCABULARY_VERSION_KEY, GRANTS_VERSION_KEY)))
     )
 )
 # memo keys
@@ -109,6 +112,8 @@ class DataVersions:
 
     entities: str
     vocabulary: str
+    grants: str | None = None
+    """The gems' switches' token, ``None`` in a space without one."""
 
 
 def lookup_memo(conn: sa.Connection) -> dict[Any, Any] | None:
@@ -164,7 +169,11 @@ def data_versions(conn: sa.Connection) -> DataVersions:
         if found is not None:
             return found  # type: ignore[no-any-return]
     read = {row.key: row.value for row in _READ_VERSIONS.rows(conn, {})}
-    versions = DataVersions(str(read.get(ENTITY_VERSION_KEY) or ""), str(read.get(VOCABULARY_VERSION_KEY) or ""))
+    versions = DataVersions(
+        str(read.get(ENTITY_VERSION_KEY) or ""),
+        str(read.get(VOCABULARY_VERSION_KEY) or ""),
+        read.get(GRANTS_VERSION_KEY),
+    )
     if memo is not None:
         memo[_VERSIONS] = versions
     return versions

@@ -112,7 +112,8 @@ class KnowledgeHandle:
     def readable_ranges(self, conn: sa.Connection, kind: str) -> list[PredicateRange]:
         """The predicate ranges of ``kind`` this gem may read, its switches read on ``conn``.
 
-        The switches are read every time; the ranges derived from the same switches are reused.
+        The switches are checked every time (against their grants version); the ranges derived from
+        the same switches are reused.
         """
         grants = self.grants_in(conn)
         key = (grants, kind)

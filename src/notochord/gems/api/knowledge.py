@@ -2,7 +2,8 @@
 
 Every method is a coroutine; the synchronous core runs in a worker thread. Each call:
 
-- reads the gem's switches afresh (K-PERM-04, P-KVAL-08); a write hands the knowledge store its
+- takes the gem's switches as they are now (checked against their grants version, so a switch moved
+  anywhere holds from the next call, K-PERM-04, P-KVAL-08); a write hands the knowledge store its
   :class:`~notochord.access.permit.GemPermit`, which reads them once, inside the write transaction,
   for the permission and the quota together (P-KVAL-09),
 - speaks only in this gem's refs, never internal ids (K-CON-05/06),
@@ -20,7 +21,7 @@ arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from notochord.access.decisions import Kind, decide, require
@@ -76,7 +77,7 @@ class FactsApi(_Part):
             # one read: the subject resolved once, the switches read in the snapshot of the facts
             given: int | str = "self" if subject == "self" else api.refs.decode("ent", subject)
             found = api.core.facts.lookup(given, prefix, rules=api.readable_ranges, by_ref=True)
-            return [api.fact_view(f) for f in found]
+            return api.fact_views(found)
 
         return await api.run(work, short_read=True)
 
@@ -295,22 +296,29 @@ class KnowledgeApi(KnowledgeHandle):
 
     # ---------------------------------------------------------------- result views
 
-    def fact_view(self, fact: Fact) -> FactView:
-        obj = None
-        if fact.object is not None:
+    def fact_views(self, found: Sequence[Fact]) -> list[FactView]:
+        """``found`` as the gem sees them: the objects of all of them followed to their canonical
+        entity in one read (none when no fact has an object)."""
+        objects: dict[int, int] = {}
+        wanted = {f.object for f in found if f.object is not None}
+        if wanted:
             with self.core.store.read() as conn:
-                try:
-                    target = self.core.entities.canonical(conn, fact.object)
-                except KnowledgeNotFoundError:
-                    target = fact.object
-            obj = self.refs.encode("ent", target)
-        return FactView(
-            ref=self.refs.encode("fact", fact.id),
-            predicate=fact.predicate,
-            value=fact.value,
-            object=obj,
-            valid_from=fact.valid_from,
-        )
+                for object_id in wanted:
+                    try:
+                        objects[object_id] = self.core.entities.canonical(conn, object_id)
+                    except KnowledgeNotFoundError:
+                        objects[object_id] = object_id
+        encode = self.refs.encode
+        return [
+            FactView(
+                ref=encode("fact", f.id),
+                predicate=f.predicate,
+                value=f.value,
+                object=None if f.object is None else encode("ent", objects[f.object]),
+                valid_from=f.valid_from,
+            )
+            for f in found
+        ]
 
     def entity_view(self, entity: Entity) -> EntityView:
         return EntityView(
