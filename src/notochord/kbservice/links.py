@@ -42,6 +42,29 @@ _KB = ResourceType.KB
 _AGENT = ResourceType.AGENT
 
 
+# an agent's links with one user's grant on each linked knowledge base; built once, as it is the same
+# statement for every retrieval
+_LINKED_WITH_GRANT = (
+    sa.select(
+        kb_knowledge_bases,
+        kb_agent_links.c.permissions_json,
+        kb_agent_links.c.priority,
+        kb_agent_links.c.linked_at,
+        kb_grants.c.permission.label("granted"),
+    )
+    .join(kb_knowledge_bases, kb_knowledge_bases.c.id == kb_agent_links.c.kb_id)
+    .outerjoin(
+        kb_grants,
+        sa.and_(
+            kb_grants.c.resource_type == str(_KB),
+            kb_grants.c.resource_id == kb_knowledge_bases.c.id,
+            kb_grants.c.user_id == sa.bindparam("user_id", type_=sa.String),
+        ),
+    )
+    .where(kb_agent_links.c.agent_id == sa.bindparam("agent_id", type_=sa.String))
+)
+
+
 @dataclass(frozen=True)
 class LinkedAgent:
     """An agent as KB-LAG shows it (OD-B06), with the link's creation time for ordering."""
@@ -198,31 +221,15 @@ class Links:
         organizations = [agent.organization_id]
         if actor.is_superadmin:
             organizations += [o for o in self._directory.organizations() if o != agent.organization_id]
-        grant = sa.and_(
-            kb_grants.c.resource_type == str(_KB),
-            kb_grants.c.resource_id == kb_knowledge_bases.c.id,
-            kb_grants.c.user_id == actor.user_id,
-        )
+        params = {"agent_id": agent.id, "user_id": actor.user_id}
         linked: list[tuple[LinkedKnowledgeBase, Level]] = []
         for org in organizations:
-            query = (
-                sa.select(
-                    kb_knowledge_bases,
-                    kb_agent_links.c.permissions_json,
-                    kb_agent_links.c.priority,
-                    kb_agent_links.c.linked_at,
-                    kb_grants.c.permission.label("granted"),
-                )
-                .join(kb_knowledge_bases, kb_knowledge_bases.c.id == kb_agent_links.c.kb_id)
-                .outerjoin(kb_grants, grant)
-                .where(kb_agent_links.c.agent_id == agent.id)
-            )
             if within is not None and org == agent.organization_id:
-                rows = within.execute(query).all()
+                rows = within.execute(_LINKED_WITH_GRANT, params).all()
             else:
                 store = found.store if org == agent.organization_id else self._directory.store(org)
                 with store.read() as conn:
-                    rows = conn.execute(query).all()
+                    rows = conn.execute(_LINKED_WITH_GRANT, params).all()
             linked += [
                 (
                     LinkedKnowledgeBase(

@@ -447,8 +447,9 @@ _ROWS = (
 def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
-    found = conn.execute(_ROWS, {"ids": sorted(ids)}).mappings()
-    return {row["id"]: dict(row) for row in found}
+    found = conn.execute(_ROWS, {"ids": sorted(ids)})
+    names = list(found.keys())  # zipping plain rows is cheaper than converting row mappings
+    return {row[0]: dict(zip(names, row, strict=True)) for row in found}
 
 
 def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
