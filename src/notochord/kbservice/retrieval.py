@@ -15,6 +15,11 @@ Rules:
   the higher link priority, then to the earlier link. Each passage carries its knowledge base's id,
   name and priority. Only the knowledge bases the caller may view take part, so another's passages
   are never ranked.
+- A search is one read transaction: the knowledge base and the caller's grant on it (one
+  statement), then the passages with their documents' keys, so the permission question is answered
+  in the snapshot the passages are read from. A retrieval reads the agent, its links with the
+  caller's grant on each linked knowledge base, and the passages of every linked knowledge base of
+  the agent's organization in one transaction too.
 - Every passage has a locator: its document's public id, the chunk number and the character offsets
   ``from``/``to`` in the document's text.
 - The knowledge graph is derived on request from the knowledge base's chunks and stores nothing: an
