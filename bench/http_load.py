@@ -26,10 +26,14 @@ documents (fixed seed), and then, with ``--concurrency`` concurrent keep-alive c
 - **search**: ``POST /api/knowledge/kb/{id}/search`` with two-word queries drawn from the documents'
   vocabulary (authentication, permission, hybrid search: BM25 over the knowledge base's chunks and,
   with an embedder, the vector leg).
+- **retrieve**: ``POST /api/knowledge/agents/{id}/retrieve`` with the same queries, through an agent
+  linked to the knowledge base (the agent, its links and the caller's grants, then the search).
 
 Rounds alternate the scenarios so that drift of the machine hits each alike; figures are medians over
-rounds. Printed: requests per second, latency p50 and p99, non-2xx answers, and the ratios against
-ping (requests per second: below 1 means slower; p99: above 1 means slower); then, per backend,
+rounds. Printed: requests per second, latency p50 and p99, non-2xx answers, the ratios against
+ping (requests per second: below 1 means slower; p99: above 1 means slower), and the servers' CPU
+milliseconds per request with ping's divided by the scenario's (the req/s ratio CPU alone would
+allow, which a busy machine does not move); then, per backend,
 search requests per second by replica count with the ratio to one replica, and the CPU the load
 generator, the servers and the whole machine used during the search rounds, in cores (on a 2-core
 machine the load generator and PostgreSQL compete with the servers for the same cores, which caps
@@ -214,8 +218,13 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 async def _measure(
-    args: argparse.Namespace, urls: list[str], headers: dict[str, str], kb_id: str, servers: list[psutil.Process]
+    args: argparse.Namespace,
+    urls: list[str],
+    headers: dict[str, str],
+    seeded: tuple[str, str],
+    servers: list[psutil.Process],
 ) -> tuple[dict[str, list[Figures]], Cpu]:
+    kb_id, agent_id = seeded
     scenarios = [
         Scenario("ping", "GET", "/bench/ping", lambda _rng: None, authenticated=False),
         Scenario("list", "GET", f"{PREFIX}/kb/{kb_id}/documents?limit=20", lambda _rng: None),
@@ -223,6 +232,12 @@ async def _measure(
             "search",
             "POST",
             f"{PREFIX}/kb/{kb_id}/search",
+            lambda rng: {"query": " ".join(rng.sample(_WORDS, 2)), "limit": 10},
+        ),
+        Scenario(
+            "retrieve",
+            "POST",
+            f"{PREFIX}/agents/{agent_id}/retrieve",
             lambda rng: {"query": " ".join(rng.sample(_WORDS, 2)), "limit": 10},
         ),
     ]
@@ -273,7 +288,8 @@ async def _measure(
     return results, cpu
 
 
-def _seed(client: httpx.Client, headers: dict[str, str], *, documents: int, seed: int) -> str:
+def _seed(client: httpx.Client, headers: dict[str, str], *, documents: int, seed: int) -> tuple[str, str]:
+    """A knowledge base of ``documents`` generated documents and an agent linked to it: their ids."""
     created = client.post(f"{PREFIX}/kb", headers=headers, json={"name": "Load test"})
     created.raise_for_status()
     kb_id: str = created.json()["knowledgeBase"]["id"]
@@ -283,19 +299,34 @@ def _seed(client: httpx.Client, headers: dict[str, str], *, documents: int, seed
             f"{PREFIX}/kb/{kb_id}/documents", headers=headers, json={"title": f"Note {n}", "content": _document(rng, n)}
         )
         added.raise_for_status()
-    return kb_id
+    agent = client.post(f"{PREFIX}/agents", headers=headers, json={"name": "Load test agent"})
+    agent.raise_for_status()
+    agent_id: str = agent.json()["agent"]["id"]
+    client.post(f"{PREFIX}/kb/{kb_id}/agents/{agent_id}", headers=headers, json={"priority": 1}).raise_for_status()
+    return kb_id, agent_id
 
 
 def _median(results: dict[str, list[Figures]], name: str, pick: Callable[[Figures], float]) -> float:
     return statistics.median(pick(f) for f in results[name])
 
 
-def _table(results: dict[str, list[Figures]], args: argparse.Namespace, backend: str, replicas: int) -> Table:
+def _table(results: dict[str, list[Figures]], cpu: Cpu, args: argparse.Namespace, backend: str, replicas: int) -> Table:
     table = Table(
         title=f"HTTP load on {backend}, {replicas} replica(s): {args.concurrency} clients, {args.requests} requests "
         f"a scenario, median of {args.rounds} round(s), {args.documents} documents, embedder {args.embedder}"
     )
-    for column in ("scenario", "req/s", "p50 ms", "p99 ms", "non-2xx", "req/s ÷ ping", "p99 ÷ ping"):
+    columns = (
+        "scenario",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "non-2xx",
+        "req/s ÷ ping",
+        "p99 ÷ ping",
+        "server CPU ms",
+        "ping ÷ CPU",
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column == "scenario" else "right")
     base_rate = _median(results, "ping", lambda f: f.per_second)
     base_p99 = _median(results, "ping", lambda f: f.percentile(0.99))
@@ -312,6 +343,8 @@ def _table(results: dict[str, list[Figures]], args: argparse.Namespace, backend:
             str(failures),
             f"{rate / base_rate:.2f}×" if base_rate else "-",
             f"{p99 / base_p99:.2f}×" if base_p99 else "-",
+            _ms(cpu.server_ms(name)),
+            _ratio(cpu.server_ms("ping"), cpu.server_ms(name)),
         )
     return table
 
@@ -450,12 +483,12 @@ def _one_run(
             )
             started = time.perf_counter()
             with httpx.Client(base_url=urls[0], timeout=60, trust_env=False) as client:
-                kb_id = _seed(client, headers, documents=args.documents, seed=args.seed)
+                seeded = _seed(client, headers, documents=args.documents, seed=args.seed)
             if args.embedder != "none":
                 _until_embedded(first, database, args.embedder)
             console.print(f"seeded in {time.perf_counter() - started:.1f} s")
             servers = [psutil.Process(p.pid) for p in processes]
-            return asyncio.run(_measure(args, urls, headers, kb_id, servers))
+            return asyncio.run(_measure(args, urls, headers, seeded, servers))
         finally:
             for process in processes:
                 _stop(process)
@@ -506,7 +539,7 @@ def main(argv: list[str] | None = None) -> None:
                         database = per_run.enter_context(_postgres_helpers().database_url(pg_server))
                     results, cpu = _one_run(args, backend, replicas, database)
                 runs.append((backend, replicas, results, cpu))
-                console.print(_table(results, args, backend, replicas))
+                console.print(_table(results, cpu, args, backend, replicas))
     console.print(_replicas_table(runs))
 
 

@@ -12,6 +12,8 @@ Rules (OD-B10 as overridden):
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,7 @@ from notochord.kbservice.policy import Action, Level, Resource, ResourceType, au
 from notochord.kbservice.spaces import Directory, Found, require_live
 from notochord.kbservice.validation import JsonBody, parse_uuid
 
-__all__ = ["Grant", "Grants", "check", "find", "grant_level", "locate"]
+__all__ = ["Grant", "Grants", "check", "find", "grant_level", "locate", "locating"]
 
 _MAX_USER_ID = 200
 
@@ -103,6 +105,19 @@ def locate(
     found, resource = find(directory, actor=actor, type=type, resource_id=resource_id, with_grant=True)
     check(found, resource, actor=actor, action=action)
     return found, resource
+
+
+@contextlib.contextmanager
+def locating(
+    directory: Directory, *, actor: Actor, type: ResourceType, resource_id: object, action: Action
+) -> Iterator[tuple[Found, Resource, sa.Connection]]:
+    """:func:`locate`, holding the read transaction of the check open for the ``with`` block: what the
+    caller reads next is read in the snapshot the permission question was answered in."""
+    canonical = parse_uuid(resource_id, what=type.noun)
+    with directory.reading(actor=actor, type=type, resource_id=canonical) as (found, conn):
+        resource = Resource(type, canonical, found.row.organization_id)
+        check(found, resource, actor=actor, action=action)
+        yield found, resource, conn
 
 
 def _user_id(value: object) -> str:

@@ -26,20 +26,43 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import kb_agent_links, kb_agents, kb_knowledge_bases
+from notochord.db.schema import kb_agent_links, kb_agents, kb_grants, kb_knowledge_bases
 from notochord.kbservice.actors import Actor
 from notochord.kbservice.audit import KB_AGENT_LINK, KB_AGENT_UNLINK, record_audit
 from notochord.kbservice.errors import KbConflictError
 from notochord.kbservice.grants import check, find, locate
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
-from notochord.kbservice.policy import Action, ResourceType
-from notochord.kbservice.spaces import Directory, require_live
+from notochord.kbservice.policy import Action, Level, Resource, ResourceType
+from notochord.kbservice.spaces import Directory, Found, require_live
 from notochord.kbservice.validation import JsonBody, optional_object, priority_value
 
 __all__ = ["LinkedAgent", "LinkedKnowledgeBase", "Links"]
 
 _KB = ResourceType.KB
 _AGENT = ResourceType.AGENT
+
+
+# an agent's links with one user's grant on each linked knowledge base; built once, as it is the same
+# statement for every retrieval
+_LINKED_WITH_GRANT = (
+    sa.select(
+        kb_knowledge_bases,
+        kb_agent_links.c.permissions_json,
+        kb_agent_links.c.priority,
+        kb_agent_links.c.linked_at,
+        kb_grants.c.permission.label("granted"),
+    )
+    .join(kb_knowledge_bases, kb_knowledge_bases.c.id == kb_agent_links.c.kb_id)
+    .outerjoin(
+        kb_grants,
+        sa.and_(
+            kb_grants.c.resource_type == str(_KB),
+            kb_grants.c.resource_id == kb_knowledge_bases.c.id,
+            kb_grants.c.user_id == sa.bindparam("user_id", type_=sa.String),
+        ),
+    )
+    .where(kb_agent_links.c.agent_id == sa.bindparam("agent_id", type_=sa.String))
+)
 
 
 @dataclass(frozen=True)
@@ -184,30 +207,39 @@ class Links:
     def knowledge_bases_of(self, *, actor: Actor, agent_id: object) -> list[LinkedKnowledgeBase]:
         """The knowledge bases linked to a live agent (KB-AKB, OD-B21)."""
         found, agent = locate(self._directory, actor=actor, type=_AGENT, resource_id=agent_id, action=Action.VIEW)
+        return [linked for linked, _ in self.linked_to(found, agent, actor=actor)]
+
+    def linked_to(
+        self, found: Found, agent: Resource, *, actor: Actor, within: sa.Connection | None = None
+    ) -> list[tuple[LinkedKnowledgeBase, Level]]:
+        """The knowledge bases linked to an agent already found and checked, each with ``actor``'s grant
+        on it, read with the link in one statement per organization (for retrieval's permission
+        question, asked per knowledge base).
+
+        ``within`` is the open read transaction the agent was found in: the agent's own organization
+        is read in it."""
         organizations = [agent.organization_id]
         if actor.is_superadmin:
             organizations += [o for o in self._directory.organizations() if o != agent.organization_id]
-        linked: list[LinkedKnowledgeBase] = []
+        params = {"agent_id": agent.id, "user_id": actor.user_id}
+        linked: list[tuple[LinkedKnowledgeBase, Level]] = []
         for org in organizations:
-            store = found.store if org == agent.organization_id else self._directory.store(org)
-            with store.read() as conn:
-                rows = conn.execute(
-                    sa.select(
-                        kb_knowledge_bases,
-                        kb_agent_links.c.permissions_json,
-                        kb_agent_links.c.priority,
-                        kb_agent_links.c.linked_at,
-                    )
-                    .join(kb_knowledge_bases, kb_knowledge_bases.c.id == kb_agent_links.c.kb_id)
-                    .where(kb_agent_links.c.agent_id == agent.id)
-                ).all()
+            if within is not None and org == agent.organization_id:
+                rows = within.execute(_LINKED_WITH_GRANT, params).all()
+            else:
+                store = found.store if org == agent.organization_id else self._directory.store(org)
+                with store.read() as conn:
+                    rows = conn.execute(_LINKED_WITH_GRANT, params).all()
             linked += [
-                LinkedKnowledgeBase(
-                    knowledge_base=kb_from_row(r),
-                    permissions=json.loads(r.permissions_json),
-                    priority=int(r.priority),
-                    linked_at=r.linked_at,
+                (
+                    LinkedKnowledgeBase(
+                        knowledge_base=kb_from_row(r),
+                        permissions=json.loads(r.permissions_json),
+                        priority=int(r.priority),
+                        linked_at=r.linked_at,
+                    ),
+                    Level.parse(r.granted) or Level.NONE,
                 )
                 for r in rows
             ]
-        return sorted(linked, key=lambda k: (-k.priority, k.linked_at, k.knowledge_base.id))
+        return sorted(linked, key=lambda k: (-k[0].priority, k[0].linked_at, k[0].knowledge_base.id))

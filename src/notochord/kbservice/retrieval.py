@@ -15,6 +15,11 @@ Rules:
   the higher link priority, then to the earlier link. Each passage carries its knowledge base's id,
   name and priority. Only the knowledge bases the caller may view take part, so another's passages
   are never ranked.
+- A search is one read transaction: the knowledge base and the caller's grant on it (one
+  statement), then the passages with their documents' keys, so the permission question is answered
+  in the snapshot the passages are read from. A retrieval reads the agent, its links with the
+  caller's grant on each linked knowledge base, and the passages of every linked knowledge base of
+  the agent's organization in one transaction too.
 - Every passage has a locator: its document's public id, the chunk number and the character offsets
   ``from``/``to`` in the document's text.
 - The knowledge graph is derived on request from the knowledge base's chunks and stores nothing: an
@@ -39,7 +44,7 @@ from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeValidationError
 from notochord.kbservice.actors import Actor
 from notochord.kbservice.errors import KbValidationError
-from notochord.kbservice.grants import grant_level, locate
+from notochord.kbservice.grants import locate, locating
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.links import Links
 from notochord.kbservice.policy import Action, Resource, ResourceType, decide
@@ -180,37 +185,36 @@ class KbRetrieval:
 
     def search(self, *, actor: Actor, kb_id: object, body: JsonBody) -> list[Passage]:
         """Hybrid search within one knowledge base."""
-        found, _ = locate(self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=Action.SEARCH)
-        kb = kb_from_row(found.row)
-        request = SearchRequest.parse(body.object(), store=found.store)
-        searched = {kb.collection_id: _Searched(kb, 0, 0)}
-        return _search_store(found.store, request, searched, depth=request.limit)
+        located = locating(self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=Action.SEARCH)
+        with located as (found, _, conn):
+            kb = kb_from_row(found.row)
+            request = SearchRequest.parse(body.object(), store=found.store)
+            searched = {kb.collection_id: _Searched(kb, 0, 0)}
+            return _search_store(found.store, request, searched, depth=request.limit, within=conn)
 
     def retrieve(self, *, actor: Actor, agent_id: object, body: JsonBody) -> list[Passage]:
         """Passages from every knowledge base linked to the agent that the caller may view."""
-        found, _ = locate(
+        located = locating(
             self._directory, actor=actor, type=ResourceType.AGENT, resource_id=agent_id, action=Action.RETRIEVE
         )
-        request = SearchRequest.parse(body.object(), store=found.store)
-        ranked: list[tuple[Passage, int]] = []
-        for order, link in enumerate(self._links.knowledge_bases_of(actor=actor, agent_id=agent_id)):
-            kb = link.knowledge_base
-            store = self._directory.store(kb.organization_id)
-            if not self._may_view(store, kb, actor=actor):
-                continue
-            searched = {kb.collection_id: _Searched(kb, link.priority, order)}
-            ranked += [(p, order) for p in _search_store(store, request, searched, depth=request.limit)]
+        with located as (found, agent, conn):
+            request = SearchRequest.parse(body.object(), store=found.store)
+            ranked: list[tuple[Passage, int]] = []
+            for order, (link, granted) in enumerate(self._links.linked_to(found, agent, actor=actor, within=conn)):
+                kb = link.knowledge_base
+                target = Resource(ResourceType.KB, kb.id, kb.organization_id)
+                if not decide(actor=actor, action=Action.SEARCH, target=target, grant=granted).allowed:
+                    continue
+                # the agent's own organization is read in the snapshot of the checks
+                same = kb.organization_id == agent.organization_id
+                store = found.store if same else self._directory.store(kb.organization_id)
+                searched = {kb.collection_id: _Searched(kb, link.priority, order)}
+                passages = _search_store(store, request, searched, depth=request.limit, within=conn if same else None)
+                ranked += [(p, order) for p in passages]
         ranked.sort(
             key=lambda p: (-round(p[0].score, _SCORE_DIGITS), -p[0].priority, p[1], p[0].document_id, p[0].chunk)
         )
         return [p for p, _ in ranked[: request.limit]]
-
-    @staticmethod
-    def _may_view(store: OrgSpace, kb: KnowledgeBase, *, actor: Actor) -> bool:
-        with store.read() as conn:
-            level = grant_level(conn, type=ResourceType.KB, resource_id=kb.id, user_id=actor.user_id)
-        target = Resource(ResourceType.KB, kb.id, kb.organization_id)
-        return decide(actor=actor, action=Action.SEARCH, target=target, grant=level).allowed
 
     def graph(self, *, actor: Actor, kb_id: object, limit: object = None) -> Graph:
         """The entities of the knowledge base's documents and their co-occurrence."""
@@ -232,7 +236,12 @@ class KbRetrieval:
 
 
 def _search_store(
-    store: OrgSpace, request: SearchRequest, searched: Mapping[int, _Searched], *, depth: int
+    store: OrgSpace,
+    request: SearchRequest,
+    searched: Mapping[int, _Searched],
+    *,
+    depth: int,
+    within: sa.Connection | None = None,
 ) -> list[Passage]:
     core = store.core
     hits = hybrid_search(
@@ -242,30 +251,18 @@ def _search_store(
         collection_ids=set(searched),
         time_range=request.time_range,
         limit=depth,
+        within=within,
     )
-    if not hits:
-        return []
-    with store.read() as conn:
-        keys = {
-            r.id: (r.key, r.source_uri)
-            for r in conn.execute(
-                sa.select(documents.c.id, documents.c.key, documents.c.source_uri).where(
-                    documents.c.id.in_(sorted({h.document_id for h in hits}))
-                )
-            )
-        }
-    return [
-        _passage(hit, searched[hit.collection_id], keys[hit.document_id]) for hit in hits if hit.document_id in keys
-    ]
+    return [_passage(hit, searched[hit.collection_id]) for hit in hits]
 
 
-def _passage(hit: Hit, searched: _Searched, key: tuple[str, str | None]) -> Passage:
+def _passage(hit: Hit, searched: _Searched) -> Passage:
     value = hit.meta.get("kb")
     service_meta: Mapping[str, Any] = value if isinstance(value, dict) else {}
     return Passage(
         kb_id=searched.kb.id,
         kb_name=searched.kb.name,
-        document_id=key[0],
+        document_id=hit.document_key,
         title=hit.title,
         text=hit.text,
         score=hit.score,
@@ -273,7 +270,7 @@ def _passage(hit: Hit, searched: _Searched, key: tuple[str, str | None]) -> Pass
         start=hit.start,
         end=hit.end,
         source_type=str(service_meta.get("source_type") or "text"),
-        source_url=key[1],
+        source_url=hit.source_uri,
         priority=searched.priority,
     )
 

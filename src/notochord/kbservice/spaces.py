@@ -120,12 +120,33 @@ class Found:
 _TABLES = {ResourceType.KB: kb_knowledge_bases, ResourceType.AGENT: kb_agents}
 
 
-def _live(type: ResourceType, resource_id: str) -> sa.Select[Any]:
+def _live(type: ResourceType, resource_id: str | sa.BindParameter[str]) -> sa.Select[Any]:
     table = _TABLES[type]
     query = sa.select(table).where(table.c.id == resource_id)
     if type is ResourceType.AGENT:
         query = query.where(table.c.deleted_at.is_(None))
     return query
+
+
+def _found_query(type: ResourceType, *, with_grant: bool) -> sa.Select[Any]:
+    """The live resource by id; with the grant of one user on it, in the same statement.
+
+    Built once: the statement is the same for every request, only its parameters change.
+    """
+    table = _TABLES[type]
+    query = _live(type, sa.bindparam("resource_id", type_=sa.String))
+    if not with_grant:
+        return query
+    grant = sa.and_(
+        kb_grants.c.resource_type == str(type),
+        kb_grants.c.resource_id == table.c.id,
+        kb_grants.c.user_id == sa.bindparam("user_id", type_=sa.String),
+    )
+    return query.add_columns(kb_grants.c.permission.label("granted")).outerjoin(kb_grants, grant)
+
+
+_LIVE = {type: _found_query(type, with_grant=False) for type in ResourceType}
+_WITH_GRANT = {type: _found_query(type, with_grant=True) for type in ResourceType}
 
 
 def require_live(conn: sa.Connection, *, type: ResourceType, resource_id: str) -> Any:
@@ -211,21 +232,37 @@ class Directory:
         Soft-deleted agents count as missing (OD-B18). With ``with_grant``, the actor's grant on it is
         read in the same transaction (:attr:`Found.grant`): one read per request instead of two.
         """
-        query = _live(type, resource_id)
-        grant = sa.select(kb_grants.c.permission).where(
-            kb_grants.c.resource_type == str(type),
-            kb_grants.c.resource_id == resource_id,
-            kb_grants.c.user_id == actor.user_id,
-        )
+        query = _WITH_GRANT[type] if with_grant else _LIVE[type]
+        params = {"resource_id": resource_id, "user_id": actor.user_id}
         for org in self._candidates(actor, resource_id):
             store = self.store(org)
             with store.read() as conn:
-                row = conn.execute(query).first()
-                granted = conn.execute(grant).scalar_one_or_none() if row is not None and with_grant else None
+                row = conn.execute(query, params).first()
             if row is not None:
                 self.remember(resource_id, org)
-                return Found(store, row, (actor.user_id, granted) if with_grant else None)
+                if with_grant:
+                    return Found(store, row, (actor.user_id, row.granted))
+                return Found(store, row)
         return None
+
+    @contextlib.contextmanager
+    def reading(self, *, actor: Actor, type: ResourceType, resource_id: str) -> Iterator[tuple[Found, sa.Connection]]:
+        """Like :meth:`find` with the grant, but the read transaction the resource was found in stays
+        open for the ``with`` block, so the caller reads everything else in the same snapshot.
+
+        Raises:
+            KbNotFoundError: no live resource ``actor`` may address.
+        """
+        params = {"resource_id": resource_id, "user_id": actor.user_id}
+        for org in self._candidates(actor, resource_id):
+            store = self.store(org)
+            with store.read() as conn:
+                row = conn.execute(_WITH_GRANT[type], params).first()
+                if row is not None:
+                    self.remember(resource_id, org)
+                    yield Found(store, row, (actor.user_id, row.granted)), conn
+                    return
+        raise KbNotFoundError(type.noun)
 
     def remember(self, resource_id: str, organization_id: str) -> None:
         with self._lock:

@@ -41,6 +41,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import weakref
@@ -116,6 +117,10 @@ class Hit:
     ``group_by="document"``, anywhere in the hit's document."""
     similarity: float | None = None
     """Cosine similarity to the query, when the vector leg ranked this passage."""
+    document_key: str = ""
+    """The document's key and source, read with the passage so that callers need not read the
+    document again."""
+    source_uri: str | None = None
 
 
 def is_relevant(hit: Hit, *, min_similarity: float = MIN_SIMILARITY) -> bool:
@@ -250,6 +255,8 @@ class _Candidates:
 
 _IDS: weakref.WeakKeyDictionary[sa.Engine, OrderedDict[tuple[Any, ...], _Owners]] = weakref.WeakKeyDictionary()
 _IDS_HELD = 16
+# built once: building a statement costs more than running this one
+_NEWEST_CHANGE = sa.select(sa.func.max(changes.c.id))
 
 
 def _candidate_set(
@@ -263,7 +270,7 @@ def _candidate_set(
     index = text_index(conn, FTS_TABLE)
     # documents change (moves, deletions, dates) without touching the full-text index; every such
     # write appends a change record
-    newest_change = conn.execute(sa.select(sa.func.max(changes.c.id))).scalar()
+    newest_change = conn.execute(_NEWEST_CHANGE).scalar()
     key = (
         index.version,
         newest_change,
@@ -333,16 +340,20 @@ def hybrid_search(
     entity_ids: Sequence[int] | None = None,
     limit: int = DEFAULT_LIMIT,
     group_by: Literal["chunk", "document"] = "chunk",
+    within: sa.Connection | None = None,
 ) -> list[Hit]:
-    """Rank the passages (or, with ``group_by="document"``, the documents) the filters allow for ``query``."""
+    """Rank the passages (or, with ``group_by="document"``, the documents) the filters allow for ``query``.
+
+    ``within`` is a read transaction of ``store`` the caller already holds (it checked permissions
+    in the same snapshot); by default one is opened.
+    """
     if group_by not in GROUP_BY:
         raise KnowledgeValidationError(f"search hits group by 'chunk' or 'document', not {group_by!r}")
     if not collection_ids or limit <= 0 or (entity_ids is not None and not entity_ids):
         return []
-    candidates = _candidates(collection_ids, time_range, entity_ids)
-    with store.read() as conn:
+    with store.read() if within is None else contextlib.nullcontext(within) as conn:
         if not query.strip():
-            return _newest(conn, candidates, limit)
+            return _newest(conn, _candidates(collection_ids, time_range, entity_ids), limit)
         shared = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
         depth = max(limit * _DEPTH, _MIN_DEPTH)
         text_leg = full_text_leg(
@@ -432,26 +443,33 @@ def _fuse_documents(
     return [(shown(d), score) for d, score in fused]
 
 
+# built once: only the ids change from one search to the next
+_ROWS = (
+    sa.select(
+        chunks.c.id,
+        chunks.c.idx,
+        chunks.c.text,
+        chunks.c.start,
+        chunks.c.end,
+        documents.c.id.label("document_id"),
+        documents.c.key.label("document_key"),
+        documents.c.source_uri,
+        documents.c.title,
+        documents.c.collection_id,
+        documents.c.meta_json,
+        documents.c.doc_date,
+    )
+    .join(documents, documents.c.id == chunks.c.document_id)
+    .where(chunks.c.id.in_(sa.bindparam("ids", expanding=True)))
+)
+
+
 def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
-    found = conn.execute(
-        sa.select(
-            chunks.c.id,
-            chunks.c.idx,
-            chunks.c.text,
-            chunks.c.start,
-            chunks.c.end,
-            documents.c.id.label("document_id"),
-            documents.c.title,
-            documents.c.collection_id,
-            documents.c.meta_json,
-            documents.c.doc_date,
-        )
-        .join(documents, documents.c.id == chunks.c.document_id)
-        .where(chunks.c.id.in_(sorted(ids)))
-    ).mappings()
-    return {row["id"]: dict(row) for row in found}
+    found = conn.execute(_ROWS, {"ids": sorted(ids)})
+    names = list(found.keys())  # zipping plain rows is cheaper than converting row mappings
+    return {row[0]: dict(zip(names, row, strict=True)) for row in found}
 
 
 def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
@@ -468,6 +486,8 @@ def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similar
         score=score,
         text_match=text_match,
         similarity=similarity,
+        document_key=row["document_key"],
+        source_uri=row["source_uri"],
     )
 
 

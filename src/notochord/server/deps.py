@@ -3,6 +3,10 @@
 Rules:
 
 - Authentication runs first for every route (401 before anything else).
+- The service and the caller are resolved on the event loop, not in the threadpool: neither touches
+  the store (a token's signature is checked in microseconds and a verified token is remembered), and
+  a threadpool hop per dependency cost more than the work itself. Only the route's own store work
+  goes to the threadpool.
 - Bodies are read raw and handed to the domain, which parses them after its permission checks, so a
   refused caller gets 403 whatever the body holds (OD-B12).
 - A body is read as a bounded stream: a declared ``Content-Length`` over the limit is refused before
@@ -27,12 +31,12 @@ from notochord.server.auth import Authenticator
 __all__ = ["CurrentActor", "RawBody", "Service", "json_object_body", "limited", "permission", "read_limited"]
 
 
-def _service(request: Request) -> KbService:
+async def _service(request: Request) -> KbService:
     service: KbService = request.app.state.kb
     return service
 
 
-def _actor(request: Request) -> Actor:
+async def _actor(request: Request) -> Actor:
     authenticator: Authenticator = request.app.state.authenticator
     return authenticator.authenticate(
         authorization=request.headers.get("authorization"),

@@ -1,11 +1,16 @@
 """Search within a knowledge base, retrieval for an agent, and a knowledge base's graph (OD-B07 as
-overridden): ``POST /kb/{kb_id}/search``, ``POST /agents/{agent_id}/retrieve``, ``GET /kb/{kb_id}/graph``."""
+overridden): ``POST /kb/{kb_id}/search``, ``POST /agents/{agent_id}/retrieve``, ``GET /kb/{kb_id}/graph``.
+
+Search and retrieval answer with bodies written straight from the passages
+(:mod:`notochord.server.routes.passages_json`): the bytes their response models would write, without
+building and re-validating a model per passage. The models stay declared for the OpenAPI document.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from notochord.kbservice.retrieval import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT
 from notochord.server.deps import CurrentActor, RawBody, Service, json_object_body, permission
@@ -15,9 +20,8 @@ from notochord.server.routes.models import (
     RetrieveResults,
     SearchResults,
     graph_out,
-    passage_out,
-    retrieved_passage_out,
 )
+from notochord.server.routes.passages_json import json_response, retrieve_results_json, search_results_json
 
 __all__ = ["router"]
 
@@ -46,10 +50,10 @@ _RETRIEVE_FIELDS = {key: value for key, value in _SEARCH_FIELDS.items() if key !
     openapi_extra=permission("kb:view", body=json_object_body(_SEARCH_FIELDS, required=["query"])),
     summary="Search Knowledge Base",
 )
-def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, body: RawBody) -> SearchResults:
+def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, body: RawBody) -> Response:
     """Hybrid (full text and vector) search within one knowledge base, best first."""
     passages = service.retrieval.search(actor=actor, kb_id=kb_id, body=body)
-    return SearchResults(results=[passage_out(p) for p in passages], count=len(passages))
+    return json_response(search_results_json(passages))
 
 
 @router.post(
@@ -59,10 +63,10 @@ def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, bod
     openapi_extra=permission("agent:view", body=json_object_body(_RETRIEVE_FIELDS, required=["query"])),
     summary="Retrieve for Agent",
 )
-def retrieve_for_agent(service: Service, actor: CurrentActor, agent_id: str, body: RawBody) -> RetrieveResults:
+def retrieve_for_agent(service: Service, actor: CurrentActor, agent_id: str, body: RawBody) -> Response:
     """Passages from the agent's linked knowledge bases, fused; ties go to the higher link priority."""
     passages = service.retrieval.retrieve(actor=actor, agent_id=agent_id, body=body)
-    return RetrieveResults(passages=[retrieved_passage_out(p) for p in passages], count=len(passages))
+    return json_response(retrieve_results_json(passages))
 
 
 @router.get(
