@@ -177,21 +177,21 @@ def rank_documents(
     """
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
-    passages = _chunk_scores(index, candidates, tokens, k1, b)
-    matched = np.flatnonzero(passages)
-    if len(matched) == 0:
-        return []
     inside = groups >= 0
-    size = int(groups[inside].max()) + 1
+    size = int(groups[inside].max()) + 1 if inside.any() else 0
+    if size == 0:
+        return []
     lengths = np.bincount(groups[inside], weights=index.lengths[inside], minlength=size)
     present = np.bincount(groups[inside], minlength=size) > 0
     total = float(present.sum())
     mean = max(float(lengths[present].mean()), 1.0)
     scores = np.zeros(size, dtype=np.float64)
+    walked: list[tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
     for token, weight in tokens.items():
         positions, frequencies = candidates.postings(index, token)
         if len(positions) == 0:
             continue
+        walked.append((weight, positions, frequencies))
         tf_all = np.bincount(groups[positions], weights=frequencies, minlength=size)
         held = np.flatnonzero(tf_all)
         tf = tf_all[held]
@@ -199,9 +199,35 @@ def rank_documents(
         idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
         norm = k1 * (1.0 - b + b * lengths[held] / mean)
         scores[held] += weight * idf * tf * (k1 + 1.0) / (tf + norm)
-    # each document's best passage: the first of its chunks in the chunk ranking (score, then id)
+    found = np.flatnonzero(scores > 0)
+    if len(found) == 0:
+        return []
+    rounded = np.round(scores[found], _SCORE_DIGITS)
+    if len(found) > limit:
+        # only documents that can be in the first `limit` need their best passage: those at or
+        # above the limit-th score (ties at the edge included, as they order by passage id)
+        edge = np.partition(rounded, len(rounded) - limit)[len(rounded) - limit]
+        kept = rounded >= edge
+        found, rounded = found[kept], rounded[kept]
+    wanted = np.zeros(size, dtype=np.bool_)
+    wanted[found] = True
+    # each wanted document's best passage: the first of its chunks in the chunk ranking (score,
+    # then id), scored exactly as rank() scores chunks, for those documents' chunks alone
+    passages = np.zeros(len(index.ids), dtype=np.float64)
+    chunk_total = float(candidates.count)
+    chunk_mean = max(candidates.mean_length, 1.0)
+    for weight, positions, frequencies in walked:
+        mine = positions[wanted[groups[positions]]]
+        if len(mine) == 0:
+            continue
+        tf_chunk = frequencies[wanted[groups[positions]]].astype(np.float64)
+        idf_chunk = np.log(1.0 + (chunk_total - len(positions) + 0.5) / (len(positions) + 0.5))
+        norm_chunk = k1 * (1.0 - b + b * index.lengths[mine] / chunk_mean)
+        passages[mine] += weight * idf_chunk * tf_chunk * (k1 + 1.0) / (tf_chunk + norm_chunk)
+    matched = np.flatnonzero(passages)
     by_passage = matched[np.lexsort((index.ids[matched], -np.round(passages[matched], _SCORE_DIGITS)))]
-    found, first = np.unique(groups[by_passage], return_index=True)
+    groups_found, first = np.unique(groups[by_passage], return_index=True)
     best_ids = index.ids[by_passage[first]]
-    order = np.lexsort((best_ids, -np.round(scores[found], _SCORE_DIGITS)))[:limit]
-    return [(int(best_ids[i]), float(scores[found[i]])) for i in order]
+    best_scores = np.round(scores[groups_found], _SCORE_DIGITS)
+    order = np.lexsort((best_ids, -best_scores))[:limit]
+    return [(int(best_ids[i]), float(scores[groups_found[i]])) for i in order]

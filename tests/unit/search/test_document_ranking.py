@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 
 import notochord
 from notochord.search.bm25 import K1, B, query_tokens, rank, rank_documents, stem
-from notochord.search.inverted_index import CandidateMask, build_index
+from notochord.search.inverted_index import CandidateMask, InvertedIndex, build_index
 from notochord.search.textindex import fts_insert, fts_table_ddl
 
 WORDS = ["apple", "river", "stone", "cloud", "tiger", "lemon", "quartz", "violet"]
@@ -42,8 +42,10 @@ def brute_documents(
     return scores
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_documents_rank_as_one_text_each_at_its_best_passage(seed: int) -> None:
+def corpus(
+    seed: int,
+) -> tuple[random.Random, dict[int, str], dict[int, int], set[int], InvertedIndex, CandidateMask, np.ndarray]:
+    """Random chunks of a few words, documents of one to four chunks, 70 % of the chunks candidates."""
     rnd = random.Random(seed)
     chunks = {i: " ".join(rnd.choices(WORDS, k=rnd.randint(2, 15))) for i in range(1, 61)}
     owner = {i: (i - 1) // rnd.randint(1, 4) for i in chunks}  # documents of one to four chunks
@@ -57,6 +59,12 @@ def test_documents_rank_as_one_text_each_at_its_best_passage(seed: int) -> None:
     mask = CandidateMask.of(index, np.isin(index.ids, sorted(candidates)))
     documents = sorted({owner[i] for i in candidates})
     groups = np.array([documents.index(owner[int(i)]) if int(i) in candidates else -1 for i in index.ids], np.int64)
+    return rnd, chunks, owner, candidates, index, mask, groups
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_documents_rank_as_one_text_each_at_its_best_passage(seed: int) -> None:
+    rnd, chunks, owner, candidates, index, mask, groups = corpus(seed)
     for _ in range(10):
         query = " ".join(rnd.choices(WORDS, k=rnd.randint(1, 4)))
         found = rank_documents(index, mask, query_tokens(query), groups, limit=100)
@@ -69,6 +77,18 @@ def test_documents_rank_as_one_text_each_at_its_best_passage(seed: int) -> None:
         passages = [c for c, _ in rank(index, mask, query_tokens(query), limit=1000)]
         for chunk_id, _ in found:
             assert chunk_id == next(c for c in passages if owner[c] == owner[chunk_id])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_shorter_limit_is_the_head_of_the_longer_ranking_ties_included(seed: int) -> None:
+    """Issue 16, item 4: only documents that can make the first ``limit`` get a best passage, and the
+    cut falls exactly where the whole ranking would put it (eight words make many equal scores)."""
+    rnd, _chunks, _owner, _candidates, index, mask, groups = corpus(seed)
+    for _ in range(10):
+        tokens = query_tokens(" ".join(rnd.choices(WORDS, k=rnd.randint(1, 3))))
+        whole = rank_documents(index, mask, tokens, groups, limit=1000)
+        for limit in range(1, len(whole) + 1):
+            assert rank_documents(index, mask, tokens, groups, limit=limit) == whole[:limit]
 
 
 def test_a_long_document_with_the_words_spread_over_its_passages_ranks_as_a_whole(space: notochord.Space) -> None:
