@@ -7,6 +7,7 @@ first write it checks out no pool connection: writes run on the space's writer c
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,21 @@ from notochord.clock import FixedClock
 from notochord.settings import Settings
 
 
+@contextlib.contextmanager
+def pool_checkouts(engine: sa.Engine) -> Iterator[list[int]]:
+    """The pool checkouts ``engine`` makes inside the block (one entry each)."""
+    checkouts: list[int] = []
+
+    def on_checkout(*_args: Any) -> None:
+        checkouts.append(1)
+
+    sa.event.listen(engine, "checkout", on_checkout)
+    try:
+        yield checkouts
+    finally:
+        sa.event.remove(engine, "checkout", on_checkout)
+
+
 @pytest.fixture
 def space(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Space]:
     settings = Settings(data_dir=tmp_path, index_in_background=False)
@@ -31,17 +47,8 @@ def test_a_fact_put_is_one_transaction_of_five_statements_on_the_writer_connecti
     """Issue 16, write targets: no pool checkout, one ``BEGIN IMMEDIATE``, five statements."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
-    checkouts: list[Any] = []
-
-    def on_checkout(*_args: Any) -> None:
-        checkouts.append(1)
-
-    sa.event.listen(engine, "checkout", on_checkout)
-    try:
-        with counted(engine) as walk:
-            result = space.user.facts.put(predicate="pref.food.like", value="coffee")
-    finally:
-        sa.event.remove(engine, "checkout", on_checkout)
+    with pool_checkouts(engine) as checkouts, counted(engine) as walk:
+        result = space.user.facts.put(predicate="pref.food.like", value="coffee")
     assert result.status == "applied"
     assert checkouts == []
     assert walk.transactions == 1
@@ -53,19 +60,8 @@ def test_a_batch_of_puts_is_one_transaction_on_the_writer_connection(space: noto
     """Issue 16, write targets: ``put_many`` of ten facts is one transaction, no pool checkout."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
-    checkouts: list[Any] = []
-
-    def on_checkout(*_args: Any) -> None:
-        checkouts.append(1)
-
-    sa.event.listen(engine, "checkout", on_checkout)
-    try:
-        with counted(engine) as walk:
-            outcome = space.user.facts.put_many(
-                [{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(10)]
-            )
-    finally:
-        sa.event.remove(engine, "checkout", on_checkout)
+    with pool_checkouts(engine) as checkouts, counted(engine) as walk:
+        outcome = space.user.facts.put_many([{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(10)])
     assert [r.status for r in outcome.results] == ["applied"] * 10
     assert checkouts == []
     assert walk.transactions == 1

@@ -128,14 +128,21 @@ def rank_exhaustive(
     matched = np.flatnonzero(scores)
     if len(matched) == 0:
         return []
-    rounded = np.round(scores[matched], _SCORE_DIGITS)
-    if len(matched) > limit:
-        # keep everything tied with the limit-th score so the id tie-break stays exact
-        threshold = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
-        keep_top = rounded >= threshold
-        matched, rounded = matched[keep_top], rounded[keep_top]
+    matched, rounded = _contenders(matched, np.round(scores[matched], _SCORE_DIGITS), limit)
     order = np.lexsort((index.ids[matched], -rounded))[:limit]
     return [(int(index.ids[matched[i]]), float(scores[matched[i]])) for i in order]
+
+
+def _contenders(
+    items: npt.NDArray[np.int64], rounded: npt.NDArray[np.float64], limit: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The ``items`` (with their rounded scores) that can be among the first ``limit``: those at or
+    above the limit-th score, everything tied with it included, so that a tie-break stays exact."""
+    if len(items) <= limit:
+        return items, rounded
+    edge = np.partition(rounded, len(rounded) - limit)[len(rounded) - limit]
+    kept = rounded >= edge
+    return items[kept], rounded[kept]
 
 
 def _chunk_scores(
@@ -202,13 +209,8 @@ def rank_documents(
     found = np.flatnonzero(scores > 0)
     if len(found) == 0:
         return []
-    rounded = np.round(scores[found], _SCORE_DIGITS)
-    if len(found) > limit:
-        # only documents that can be in the first `limit` need their best passage: those at or
-        # above the limit-th score (ties at the edge included, as they order by passage id)
-        edge = np.partition(rounded, len(rounded) - limit)[len(rounded) - limit]
-        kept = rounded >= edge
-        found, rounded = found[kept], rounded[kept]
+    # only documents that can be in the first `limit` need their best passage
+    found, _ = _contenders(found, np.round(scores[found], _SCORE_DIGITS), limit)
     wanted = np.zeros(size, dtype=np.bool_)
     wanted[found] = True
     # each wanted document's best passage: the first of its chunks in the chunk ranking (score,
