@@ -27,12 +27,16 @@ from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import chunks, documents, metadata, space_meta
 from notochord.errors import StorageError
 from notochord.knowledge.indexing import FTS_TABLE, with_title
+from notochord.knowledge.writes import GRANTS_VERSION_KEY
 from notochord.search import vector_store_pg
 from notochord.search.textindex import fts_insert
 
 __all__ = ["copy_space"]
 
 _BATCH = 1000
+
+
+_SEEDED_BY_MIGRATIONS = (GRANTS_VERSION_KEY,)
 
 
 def _count(conn: sa.Connection, table: sa.Table) -> int:
@@ -84,6 +88,8 @@ def copy_space(source: sa.Engine, target: sa.Engine) -> dict[str, int]:
         StorageError: the target holds rows already, or a count differs after the copy (nothing is kept).
     """
     with read_tx(source) as src, write_tx(target, action="copying the space") as dst:
+        # the migrations seed these in every new space; the source's own take their place
+        dst.execute(sa.delete(space_meta).where(space_meta.c.key.in_(_SEEDED_BY_MIGRATIONS)))
         filled = [t.name for t in metadata.sorted_tables if _count(dst, t)]
         if filled:
             raise StorageError(
