@@ -1,13 +1,18 @@
-"""Fixtures for the search unit tests: an in-memory FTS5 table and a fake embedder."""
+"""Fixtures for the search unit tests: an in-memory FTS5 table, a fake embedder, spaces on both backends."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Connection, create_engine, text
 
+import notochord
+from notochord.clock import FixedClock
+from notochord.search.embeddings import Embedder
 from notochord.search.textindex import fts_table_ddl
+from notochord.settings import Settings
 from postgres_server import BACKENDS
 
 from .fakes import HashedNgramEmbedder
@@ -36,3 +41,25 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def fake_embedder() -> HashedNgramEmbedder:
     return HashedNgramEmbedder()
+
+
+SpaceOpener = Callable[[Embedder], notochord.Space]
+
+
+@pytest.fixture
+def spaces_with(
+    tmp_path: Path, clock: FixedClock, backend: str, new_database_url: Callable[[], str | None]
+) -> Iterator[SpaceOpener]:
+    """Opens fresh spaces on the test's backend, each its own data directory, searching with the embedder given."""
+    opened: list[notochord.Notochord] = []
+
+    def make(embedder: Embedder) -> notochord.Space:
+        directory = tmp_path / f"d{len(opened)}"
+        settings = Settings(data_dir=directory, index_in_background=False, database_url=new_database_url())
+        nc = notochord.open(directory, settings, clock=clock, embedder=embedder)
+        opened.append(nc)
+        return nc.personal
+
+    yield make
+    for nc in opened:
+        nc.close()

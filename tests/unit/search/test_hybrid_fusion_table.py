@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 import notochord
-from notochord.clock import FixedClock
-from notochord.search.embeddings import normalise_rows
-from notochord.settings import Settings
+from notochord.search.embeddings import Embedder, normalise_rows
 
 
 class AngleEmbedder:
@@ -69,21 +66,9 @@ TABLE = [
 
 
 @pytest.fixture
-def open_space(
-    tmp_path: Path, clock: FixedClock, backend: str, new_database_url: Callable[[], str | None]
-) -> Iterator[Callable[[], notochord.Space]]:
-    opened: list[notochord.Notochord] = []
-
-    def make() -> notochord.Space:
-        directory = tmp_path / f"d{len(opened)}"
-        settings = Settings(data_dir=directory, index_in_background=False, database_url=new_database_url())
-        nc = notochord.open(directory, settings, clock=clock, embedder=AngleEmbedder())
-        opened.append(nc)
-        return nc.personal
-
-    yield make
-    for nc in opened:
-        nc.close()
+def open_space(spaces_with: Callable[[Embedder], notochord.Space]) -> Callable[[], notochord.Space]:
+    """Opens fresh spaces (each its own data directory) with the angle embedder."""
+    return lambda: spaces_with(AngleEmbedder())
 
 
 def write(space: notochord.Space, items: Sequence[tuple[str, str]], collection: str | int = "keep") -> None:

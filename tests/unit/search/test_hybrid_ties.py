@@ -10,8 +10,7 @@ default (equal) weights both fuse to exactly 0.525.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,9 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 import notochord
-from notochord.clock import FixedClock
-from notochord.search.embeddings import normalise_rows
-from notochord.settings import Settings
+from notochord.search.embeddings import Embedder, normalise_rows
 
 
 class ScriptedEmbedder:
@@ -50,22 +47,9 @@ class ScriptedEmbedder:
 
 
 @pytest.fixture
-def open_space(
-    tmp_path: Path, clock: FixedClock, backend: str, new_database_url: Callable[[], str | None]
-) -> Iterator[Callable[[], notochord.Space]]:
+def open_space(spaces_with: Callable[[Embedder], notochord.Space]) -> Callable[[], notochord.Space]:
     """Opens fresh spaces (each its own data directory) with the scripted embedder."""
-    opened: list[notochord.Notochord] = []
-
-    def make() -> notochord.Space:
-        directory = tmp_path / f"d{len(opened)}"
-        settings = Settings(data_dir=directory, index_in_background=False, database_url=new_database_url())
-        nc = notochord.open(directory, settings, clock=clock, embedder=ScriptedEmbedder())
-        opened.append(nc)
-        return nc.personal
-
-    yield make
-    for nc in opened:
-        nc.close()
+    return lambda: spaces_with(ScriptedEmbedder())
 
 
 TEXT_FIRST = "river river river far"  # the full-text leg's first, the vector leg's second
