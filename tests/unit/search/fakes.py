@@ -61,3 +61,23 @@ def clustered(n: int, *, seed: int, dim: int) -> npt.NDArray[np.float32]:
     centres = rng.standard_normal((max(n // 100, 4), dim)).astype(np.float32)
     points = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
     return points / np.linalg.norm(points, axis=1, keepdims=True)
+
+
+class PlaneEmbedder:
+    """Vectors in a plane: every query points along x; a subclass places each passage (``_vector``)."""
+
+    model_id = "test/plane-2"
+    dim = 2
+    multilingual = True
+
+    @staticmethod
+    def _vector(text: str) -> npt.NDArray[np.float32]:
+        return np.array([0.0, 1.0], np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return normalise_rows(np.stack([self._vector(t) for t in texts]))
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return normalise_rows(np.array([1.0, 0.0], np.float32))

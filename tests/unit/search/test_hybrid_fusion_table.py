@@ -28,15 +28,15 @@ import numpy.typing as npt
 import pytest
 
 import notochord
-from notochord.search.embeddings import Embedder, normalise_rows
+from notochord.search.embeddings import Embedder
+
+from . import fakes
 
 
-class AngleEmbedder:
+class AngleEmbedder(fakes.PlaneEmbedder):
     """The query points along x; a passage holding ``cosNN`` points at cosine ``NN / 10`` to it."""
 
     model_id = "test/angles-2"
-    dim = 2
-    multilingual = True
 
     @staticmethod
     def _vector(text: str) -> npt.NDArray[np.float32]:
@@ -45,14 +45,6 @@ class AngleEmbedder:
                 cosine = int(word[3:]) / 10
                 return np.array([cosine, math.sqrt(max(1.0 - cosine * cosine, 0.0))], np.float32)
         return np.array([0.0, 1.0], np.float32)
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        if not texts:
-            return np.zeros((0, self.dim), np.float32)
-        return normalise_rows(np.stack([self._vector(t) for t in texts]))
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return normalise_rows(np.array([1.0, 0.0], np.float32))
 
 
 TABLE = [

@@ -19,15 +19,15 @@ import pytest
 import sqlalchemy as sa
 
 import notochord
-from notochord.search.embeddings import Embedder, normalise_rows
+from notochord.search.embeddings import Embedder
+
+from . import fakes
 
 
-class ScriptedEmbedder:
+class ScriptedEmbedder(fakes.PlaneEmbedder):
     """Passages containing ``near`` point at the query, those containing ``far`` away from it."""
 
     model_id = "test/scripted-2"
-    dim = 2
-    multilingual = True
 
     @staticmethod
     def _vector(text: str) -> npt.NDArray[np.float32]:
@@ -36,14 +36,6 @@ class ScriptedEmbedder:
         if "far" in text:
             return np.array([0.6, 0.8], np.float32)
         return np.array([0.0, 1.0], np.float32)
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        if not texts:
-            return np.zeros((0, self.dim), np.float32)
-        return normalise_rows(np.stack([self._vector(t) for t in texts]))
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return normalise_rows(np.array([1.0, 0.0], np.float32))
 
 
 @pytest.fixture
