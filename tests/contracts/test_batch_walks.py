@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from walk_harness import counted, knowledge_gem
+from walk_harness import counted
 
+from knowledge_gem import knowledge_gem
 from notochord import Space
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from walk_harness import counted, knowledge_gem
+from walk_harness import counted
 
+from knowledge_gem import knowledge_gem
 from notochord import KnowledgeValidationError, Space
 from notochord.gems.api.knowledge import KnowledgeApi
 

@@ -8,7 +8,6 @@ through its own store and caches, and the very next call here must act on the ch
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import notochord
+from knowledge_gem import knowledge_gem
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.batches import BatchItemError
 
@@ -93,22 +93,8 @@ async def test_a_switch_turned_off_elsewhere_holds_from_the_next_gem_call(
 ) -> None:
     """Issue 16, item 3 (K-PERM-04): switches are read on every call; only their parse is reused."""
     space = nc.personal
-    folder = tmp_path / "recipes"
-    (folder / "tools").mkdir(parents=True)
     food = ["facts.read:self:pref.food.*"]
-    manifest = {
-        "id": "recipes",
-        "name": "recipes",
-        "version": "1.0.0",
-        "permissions": {"knowledge": {"permissions": food}},
-        "tools": [{"name": "main", "entry": "tools/main.py", "permissions": {"knowledge": True}}],
-    }
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    (folder / "tools" / "main.py").write_text("async def run(input, ctx):\n    return None\n", encoding="utf-8")
-    space.gems.install(folder)
-    space.gems.set_permissions("recipes", food, True)
-    knowledge = space.gems.context("recipes").knowledge
-    assert knowledge is not None
+    knowledge = knowledge_gem(space, tmp_path, food)
     space.user.facts.put(predicate="pref.food.like", value="stew")
     assert [f.value for f in await knowledge.facts.lookup("self", "pref.food")] == ["stew"]
     _elsewhere(nc, f"space.gems.set_permissions('recipes', {food!r}, False)\n")
