@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -29,7 +31,9 @@ except ImportError:  # running from a checkout without an editable install
     sys.path.insert(0, str(REPO / "src"))
 
 import numpy as np  # noqa: E402
+import psycopg  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
+from psycopg import sql as psql  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from notochord.db.engine import write_tx  # noqa: E402
@@ -218,21 +222,49 @@ def probe(directory: Path, url: str, texts: list[str]) -> dict[str, Any]:
     }
 
 
+def _drop_databases(server: str, prefix: str) -> None:
+    with psycopg.connect(server, autocommit=True) as conn:
+        found = conn.execute("SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,))
+        for name in [row[0] for row in found]:
+            conn.execute(psql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(psql.Identifier(name)))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--synthetic", type=int, default=100_000, help="chunks of the synthetic space")
     ap.add_argument("--queries", type=int, default=QUERIES, help="queries timed per leg")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep the server and the built space under DIR (a later run with the same DIR and size only searches)",
+    )
     args = ap.parse_args(argv)
     real = load_embedder(Settings().embedder)
     if real is None:
         console.print("the configured embedder is 'none': the synthetic space needs one")
         return
     texts = queries(args.queries)
-    with server_url() as server, database_url(server) as url:
-        directory = Path(tempfile.mkdtemp(prefix="notochord-bench-synthetic-pg-")) / "space"
-        directory.mkdir(parents=True)
+    keep: Path | None = args.keep / f"synthetic-pg-{args.synthetic}" if args.keep else None
+    built = keep / "built.json" if keep else None
+    with server_url(keep) as server, database_url(server, "synthetic" if keep else None) as url:
+        if keep is not None:
+            directory = keep / "space"
+        else:
+            directory = Path(tempfile.mkdtemp(prefix="notochord-bench-synthetic-pg-")) / "space"
+        directory.mkdir(parents=True, exist_ok=True)
         console.rule(f"synthetic space on PostgreSQL: {args.synthetic:,} chunks (clustered vectors: cost, not quality)")
-        seconds = build(directory, url, args.synthetic, real.model_id, real.dim)
+        if built is not None and built.exists():
+            seconds = float(json.loads(built.read_text())["seconds"])
+            console.print(f"reusing the space built earlier in {keep} ({seconds:.0f} s to build)")
+        else:
+            if keep is not None:  # a build cut short leaves half a space: start again from nothing
+                _drop_databases(server, "synthetic_")
+                shutil.rmtree(directory)
+                directory.mkdir(parents=True)
+            seconds = build(directory, url, args.synthetic, real.model_id, real.dim)
+            if built is not None:
+                built.write_text(json.dumps({"seconds": seconds, "chunks": args.synthetic}))
         result = probe(directory, url, texts)
     table = Table(title=f"synthetic on PostgreSQL: {args.synthetic:,} chunks, {len(texts)} queries")
     for col in ("figure", "p50 ms", "p95 ms", "p99 ms"):
