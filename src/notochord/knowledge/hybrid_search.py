@@ -18,7 +18,8 @@ Rules:
 - The full-text leg ranks over the shared in-memory index (:mod:`notochord.search.inverted_index`);
   the caller's candidates become a boolean mask over it, cached per (filter, data version). The data
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
-  delete, move to another collection, revert — is seen by the next search.
+  delete, move to another collection, revert — is seen by the next search. A search reads the
+  data version once: the index found with the candidates is the one the full-text leg ranks over.
 - The candidates are read once per (filter, data version) and shared by both legs: the vector leg
   gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
   in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
@@ -247,6 +248,9 @@ class _Candidates:
     key: tuple[Any, ...]
     text: CandidateMask
     owners: _Owners
+    index: InvertedIndex
+    """The full-text index the mask was made over, as of the snapshot the candidates were read in:
+    the ranking uses it rather than asking for the index (and reading its version) again."""
 
     @property
     def ids(self) -> npt.NDArray[np.int64]:
@@ -300,7 +304,7 @@ def _candidate_set(
             held[key] = owners
             while len(held) > _IDS_HELD:
                 held.popitem(last=False)
-    return _Candidates(key, text, owners)
+    return _Candidates(key, text, owners, index)
 
 
 def full_text_leg(
@@ -324,7 +328,7 @@ def full_text_leg(
         return []
     if candidates is None:
         candidates = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
-    index = text_index(conn, FTS_TABLE)
+    index = candidates.index
     if group_by == "document":
         return rank_documents(index, candidates.text, tokens, candidates.owners.groups, limit=limit)
     return rank(index, candidates.text, tokens, limit=limit)
@@ -371,6 +375,7 @@ def hybrid_search(
                 version=shared.key[:2],
                 allowed_key=shared.key,
                 where=search_filters(collection_ids, time_range, entity_ids),
+                within=conn,
             )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
