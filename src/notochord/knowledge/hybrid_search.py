@@ -55,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
+from notochord.db.dialect import json_ids
 from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.indexing import FTS_TABLE
@@ -448,33 +449,42 @@ def _fuse_documents(
     return [(shown(d), score) for d, score in fused]
 
 
-# built once: only the ids change from one search to the next
-_ROWS = (
-    sa.select(
-        chunks.c.id,
-        chunks.c.idx,
-        chunks.c.text,
-        chunks.c.start,
-        chunks.c.end,
-        documents.c.id.label("document_id"),
-        documents.c.key.label("document_key"),
-        documents.c.source_uri,
-        documents.c.title,
-        documents.c.collection_id,
-        documents.c.meta_json,
-        documents.c.doc_date,
-    )
-    .join(documents, documents.c.id == chunks.c.document_id)
-    .where(chunks.c.id.in_(sa.bindparam("ids", expanding=True)))
+# one text statement per dialect, built once: the ids go in as one JSON array, so nothing is
+# rendered per search (an expanding ``IN`` list is compiled anew for every count of ids)
+_ROW_NAMES = (
+    "id",
+    "idx",
+    "text",
+    "start",
+    "end",
+    "document_id",
+    "document_key",
+    "source_uri",
+    "title",
+    "collection_id",
+    "meta_json",
+    "doc_date",
 )
+_ROWS: dict[str, sa.TextClause] = {}
+
+
+def _rows_statement(conn: sa.Connection) -> sa.TextClause:
+    found = _ROWS.get(conn.dialect.name)
+    if found is None:
+        found = _ROWS[conn.dialect.name] = sa.text(
+            'SELECT c.id, c.idx, c.text, c.start, c."end", d.id, d."key", d.source_uri, d.title, '
+            "d.collection_id, d.meta_json, d.doc_date "
+            "FROM chunks AS c JOIN documents AS d ON d.id = c.document_id "
+            f"WHERE c.id IN ({json_ids(conn, 'ids')})"
+        )
+    return found
 
 
 def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
-    found = conn.execute(_ROWS, {"ids": sorted(ids)})
-    names = list(found.keys())  # zipping plain rows is cheaper than converting row mappings
-    return {row[0]: dict(zip(names, row, strict=True)) for row in found}
+    found = conn.execute(_rows_statement(conn), {"ids": json.dumps(sorted(ids))})
+    return {row[0]: dict(zip(_ROW_NAMES, row, strict=True)) for row in found}
 
 
 def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
