@@ -52,6 +52,7 @@ import asyncio
 import contextlib
 import functools
 import importlib.util
+import logging
 import os
 import random
 import secrets
@@ -401,7 +402,12 @@ def _serve_replica(port: int, data_dir: str) -> None:
     settings = Settings.load()
     with notochord.open(Path(data_dir), settings) as nc:
         server = build_server(nc, settings, host="127.0.0.1", port=port)
-        server.config.access_log = False  # as before: the figures are the service's, not its logging's
+        # the figures are the service's, not its logging's: uvicorn configured its access log when the
+        # server was built (``config.access_log`` is read only then), and its protocol logs whenever
+        # the logger has a handler, so the logger itself is silenced
+        access = logging.getLogger("uvicorn.access")
+        access.handlers.clear()
+        access.propagate = False
         app = server.config.app
         assert isinstance(app, FastAPI)
 

@@ -18,7 +18,8 @@ Rules:
 - The full-text leg ranks over the shared in-memory index (:mod:`notochord.search.inverted_index`);
   the caller's candidates become a boolean mask over it, cached per (filter, data version). The data
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
-  delete, move to another collection, revert — is seen by the next search.
+  delete, move to another collection, revert — is seen by the next search. A search reads the
+  data version once: the index found with the candidates is the one the full-text leg ranks over.
 - The candidates are read once per (filter, data version) and shared by both legs: the vector leg
   gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
   in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
@@ -54,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
+from notochord.db.dialect import json_ids
 from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.indexing import FTS_TABLE
@@ -247,6 +249,9 @@ class _Candidates:
     key: tuple[Any, ...]
     text: CandidateMask
     owners: _Owners
+    index: InvertedIndex
+    """The full-text index the mask was made over, as of the snapshot the candidates were read in:
+    the ranking uses it rather than asking for the index (and reading its version) again."""
 
     @property
     def ids(self) -> npt.NDArray[np.int64]:
@@ -300,7 +305,7 @@ def _candidate_set(
             held[key] = owners
             while len(held) > _IDS_HELD:
                 held.popitem(last=False)
-    return _Candidates(key, text, owners)
+    return _Candidates(key, text, owners, index)
 
 
 def full_text_leg(
@@ -324,7 +329,7 @@ def full_text_leg(
         return []
     if candidates is None:
         candidates = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
-    index = text_index(conn, FTS_TABLE)
+    index = candidates.index
     if group_by == "document":
         return rank_documents(index, candidates.text, tokens, candidates.owners.groups, limit=limit)
     return rank(index, candidates.text, tokens, limit=limit)
@@ -371,6 +376,7 @@ def hybrid_search(
                 version=shared.key[:2],
                 allowed_key=shared.key,
                 where=search_filters(collection_ids, time_range, entity_ids),
+                within=conn,
             )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
@@ -443,33 +449,42 @@ def _fuse_documents(
     return [(shown(d), score) for d, score in fused]
 
 
-# built once: only the ids change from one search to the next
-_ROWS = (
-    sa.select(
-        chunks.c.id,
-        chunks.c.idx,
-        chunks.c.text,
-        chunks.c.start,
-        chunks.c.end,
-        documents.c.id.label("document_id"),
-        documents.c.key.label("document_key"),
-        documents.c.source_uri,
-        documents.c.title,
-        documents.c.collection_id,
-        documents.c.meta_json,
-        documents.c.doc_date,
-    )
-    .join(documents, documents.c.id == chunks.c.document_id)
-    .where(chunks.c.id.in_(sa.bindparam("ids", expanding=True)))
+# one text statement per dialect, built once: the ids go in as one JSON array, so nothing is
+# rendered per search (an expanding ``IN`` list is compiled anew for every count of ids)
+_ROW_NAMES = (
+    "id",
+    "idx",
+    "text",
+    "start",
+    "end",
+    "document_id",
+    "document_key",
+    "source_uri",
+    "title",
+    "collection_id",
+    "meta_json",
+    "doc_date",
 )
+_ROWS: dict[str, sa.TextClause] = {}
+
+
+def _rows_statement(conn: sa.Connection) -> sa.TextClause:
+    found = _ROWS.get(conn.dialect.name)
+    if found is None:
+        found = _ROWS[conn.dialect.name] = sa.text(
+            'SELECT c.id, c.idx, c.text, c.start, c."end", d.id, d."key", d.source_uri, d.title, '
+            "d.collection_id, d.meta_json, d.doc_date "
+            "FROM chunks AS c JOIN documents AS d ON d.id = c.document_id "
+            f"WHERE c.id IN ({json_ids(conn, 'ids')})"
+        )
+    return found
 
 
 def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
-    found = conn.execute(_ROWS, {"ids": sorted(ids)})
-    names = list(found.keys())  # zipping plain rows is cheaper than converting row mappings
-    return {row[0]: dict(zip(names, row, strict=True)) for row in found}
+    found = conn.execute(_rows_statement(conn), {"ids": json.dumps(sorted(ids))})
+    return {row[0]: dict(zip(_ROW_NAMES, row, strict=True)) for row in found}
 
 
 def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:

@@ -370,32 +370,35 @@ class HostKnowledge:
         """Search everything (the owner reads all collections), or only ``collections`` and below.
 
         ``group_by="document"`` returns each document once, at its best passage: ``limit`` documents.
+        One read transaction: the collections and entities named are resolved in the snapshot the
+        passages are ranked in.
         """
-        tree = self._core.collections.read_tree()
-        allowed = set(tree.by_id)
-        if collections is not None:
-            chosen: set[int] = set()
-            for c in collections:
-                chosen |= tree.subtree(tree.builtin(c).id if isinstance(c, str) else tree.get(c).id)
-            allowed &= chosen
-        entity_ids = None
-        if entities is not None:
-            with self._core.store.read() as conn:
+        with self._core.store.read() as conn:
+            tree = self._core.collections.tree(conn)
+            allowed = set(tree.by_id)
+            if collections is not None:
+                chosen: set[int] = set()
+                for c in collections:
+                    chosen |= tree.subtree(tree.builtin(c).id if isinstance(c, str) else tree.get(c).id)
+                allowed &= chosen
+            entity_ids = None
+            if entities is not None:
                 entity_ids = [
                     m
                     for e in entities
                     for m in self._core.entities.members(conn, self._core.entities.canonical(conn, e))
                 ]
-        return hybrid_search(
-            self._core.store,
-            self._core.vectors,
-            query=query,
-            collection_ids=allowed,
-            time_range=parse_time_range(time_range, tz=self._core.store.clock.tz),
-            entity_ids=entity_ids,
-            limit=min(limit, MAX_LIMIT),
-            group_by=group_by,
-        )
+            return hybrid_search(
+                self._core.store,
+                self._core.vectors,
+                query=query,
+                collection_ids=allowed,
+                time_range=parse_time_range(time_range, tz=self._core.store.clock.tz),
+                entity_ids=entity_ids,
+                limit=min(limit, MAX_LIMIT),
+                group_by=group_by,
+                within=conn,
+            )
 
 
 class HostChanges:

@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 __all__ = [
@@ -168,22 +169,29 @@ def fuse(
 
 
 def _ordered(scores: dict[int, float], limit: int, tie_key: Callable[[int], Any] | None) -> list[tuple[int, float]]:
-    """Ids by score, best first, ties by ``tie_key`` (else the smaller id), at most ``limit``."""
-    rounded = {i: round(s, _SCORE_DIGITS) for i, s in scores.items()}
-    by_score = sorted(scores, key=lambda i: (-rounded[i], i))
-    if tie_key is None:
-        return [(i, scores[i]) for i in by_score[:limit]]
-    # ask the tie key only inside groups of equal scores, and only until the limit is reached:
-    # hundreds of ids may tie (rank r in one leg alone is the same score for every r-th id)
+    """Ids by score, best first, ties by ``tie_key`` (else the smaller id), at most ``limit``.
+
+    Scores tie when equal to :data:`_SCORE_DIGITS` digits. Rounding keeps the order of scores, so
+    the ids of one rounded score are neighbours in the order of the raw scores: the raw scores are
+    sorted once (in C), and only the head up to the limit's last tie group is rounded and grouped.
+    """
+    if limit <= 0 or not scores:
+        return []
+    by_raw = sorted(scores.items(), key=itemgetter(1), reverse=True)
     ranked_ids: list[int] = []
     start = 0
-    while start < len(by_score) and len(ranked_ids) < limit:
+    while start < len(by_raw) and len(ranked_ids) < limit:
+        level = round(by_raw[start][1], _SCORE_DIGITS)
         end = start + 1
-        while end < len(by_score) and rounded[by_score[end]] == rounded[by_score[start]]:
+        while end < len(by_raw) and round(by_raw[end][1], _SCORE_DIGITS) == level:
             end += 1
-        group = by_score[start:end]
+        group = [i for i, _ in by_raw[start:end]]
         if len(group) > 1:
-            group.sort(key=tie_key)
+            group.sort()
+            if tie_key is not None:
+                # asked only inside groups of equal scores, and only until the limit is reached:
+                # hundreds of ids may tie (rank r in one leg alone is the same score for every r-th id)
+                group.sort(key=tie_key)
         ranked_ids += group
         start = end
     return [(i, scores[i]) for i in ranked_ids[:limit]]

@@ -38,6 +38,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -401,16 +402,17 @@ class VectorIndex:
                 self._diff(conn, memory)
                 self._top = top
 
-    def _refresh(self, version: Hashable | None) -> VectorMemory:
+    def _refresh(self, version: Hashable | None, within: sa.Connection | None = None) -> VectorMemory:
         """The in-memory vectors, current with the store: loaded on first use, then kept in step.
 
         New vector rows (by any process) show as a larger rowid and are read alone; when the
         caller's data ``version`` moved (chunks edited, deleted or repaired), the held ids are
         compared with the store's as well, so that nothing that lost its vector keeps ranking.
+        ``within`` is the caller's read transaction, read in rather than opening one.
         """
         assert self.embedder is not None
         with self._matrix_lock:
-            with read_tx(self._engine) as conn:
+            with read_tx(self._engine) if within is None else contextlib.nullcontext(within) as conn:
                 top = self._top_rowid(conn)
                 memory = self._memory
                 if memory is None:
@@ -442,6 +444,7 @@ class VectorIndex:
         version: Hashable | None = None,
         allowed_key: Hashable | None = None,
         where: Sequence[sa.ColumnElement[bool]] | None = None,
+        within: sa.Connection | None = None,
     ) -> list[tuple[int, float]]:
         """Chunks by cosine similarity to ``query``, among ``allowed`` ids only.
 
@@ -449,13 +452,15 @@ class VectorIndex:
         in-memory vectors compare themselves with the store); ``allowed_key`` names the allowed set
         itself, so that its mask over the vectors is computed once and reused. ``where`` are the SQL
         conditions (on ``chunks`` joined with ``documents``) that select exactly ``allowed``: on
-        PostgreSQL a large candidate set is filtered by them inside the index scan.
+        PostgreSQL a large candidate set is filtered by them inside the index scan. ``within`` is a
+        read transaction of this store the caller holds (the one ``allowed`` was read in): the
+        vectors are read in it, so one search is one snapshot and one transaction.
         """
         if self.embedder is None or len(allowed) == 0 or k <= 0:
             return []
         if self._pg:
             vector = self.embedder.embed_query(query)
-            with read_tx(self._engine) as conn:
+            with read_tx(self._engine) if within is None else contextlib.nullcontext(within) as conn:
                 return vector_store_pg.search(
                     conn,
                     np.asarray(vector, dtype=np.float32).reshape(-1),
@@ -465,7 +470,7 @@ class VectorIndex:
                     where=where,
                     exact_limit=self._exact_limit,
                 )
-        memory = self._refresh(version)
+        memory = self._refresh(version, within)
         vector = self.embedder.embed_query(query)
         allowed_ids: npt.NDArray[np.int64] = np.asarray(allowed, dtype=np.int64)
         return memory.search(vector, k=k, allowed_ids=allowed_ids, key=allowed_key)

@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
@@ -41,8 +41,10 @@ from notochord.settings import Settings
 __all__ = ["DOCS_STATIC", "PREFIX", "ROUTERS", "create_app"]
 
 PREFIX = "/api/knowledge"
-ROUTERS = (kb.router, documents.router, retrieve.router, agents.router, grants.router, audit.router)
-"""Every router of the service, mounted under :data:`PREFIX` in this order."""
+ROUTERS = (retrieve.router, documents.router, kb.router, agents.router, grants.router, audit.router)
+"""Every router of the service, mounted under :data:`PREFIX` in this order: a request is matched
+against the routes in turn, so the busiest (search, retrieval, documents) come first. No two
+routes' paths overlap, so the order decides nothing else."""
 DOCS_STATIC = "/docs/static"
 _STATIC_DIR = Path(__file__).parent / "static"
 
@@ -80,10 +82,10 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
 
     app.state.kb = KbService(nc, extractor=extract_text, network_rules=network_rules)
     app.state.authenticator = authenticator
-    api = APIRouter(prefix=PREFIX)
+    # each router straight under the application, not nested in one router for the prefix: a
+    # request is matched against every route of every nesting level, twice per level
     for router in ROUTERS:
-        api.include_router(router)
-    app.include_router(api)
+        app.include_router(router, prefix=PREFIX)
     _mount_docs(app)
     app.router.routes.append(mcp.route)  # before the console, which takes every other path
     app.router.routes.append(console_mount(nc, reserved=PREFIX))

@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -28,7 +29,19 @@ from notochord.kbservice.errors import KbPayloadTooLargeError
 from notochord.kbservice.validation import MAX_BODY_BYTES
 from notochord.server.auth import Authenticator
 
-__all__ = ["CurrentActor", "RawBody", "Service", "json_object_body", "limited", "permission", "read_limited"]
+__all__ = [
+    "BodyCall",
+    "BodyCaller",
+    "Call",
+    "Caller",
+    "CurrentActor",
+    "RawBody",
+    "Service",
+    "json_object_body",
+    "limited",
+    "permission",
+    "read_limited",
+]
 
 
 async def _service(request: Request) -> KbService:
@@ -96,6 +109,37 @@ async def _body(request: Request, _actor: Annotated[Actor, Depends(_actor)]) -> 
 Service = Annotated[KbService, Depends(_service)]
 CurrentActor = Annotated[Actor, Depends(_actor)]
 RawBody = Annotated[JsonBody, Depends(_body)]
+
+
+@dataclass(frozen=True)
+class Call:
+    """The service and the authenticated caller, resolved as one dependency."""
+
+    service: KbService
+    actor: Actor
+
+
+@dataclass(frozen=True)
+class BodyCall(Call):
+    """The service, the authenticated caller and the raw body, resolved as one dependency."""
+
+    body: JsonBody
+
+
+async def _call(request: Request) -> Call:
+    return Call(await _service(request), await _actor(request))
+
+
+async def _body_call(request: Request) -> BodyCall:
+    actor = await _actor(request)  # 401 before the body is read
+    return BodyCall(await _service(request), actor, JsonBody(await read_limited(request, MAX_BODY_BYTES)))
+
+
+# FastAPI resolves each dependency on its own (its cache, then the request's query, header and
+# cookie parameters once more): one dependency in place of three halves that work on the busiest
+# routes (search, retrieval, listing documents)
+Caller = Annotated[Call, Depends(_call)]
+BodyCaller = Annotated[BodyCall, Depends(_body_call)]
 
 
 def permission(label: str, *, body: dict[str, Any] | None = None) -> dict[str, Any]:

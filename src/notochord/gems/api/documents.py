@@ -373,38 +373,41 @@ async def search(
             raise KnowledgeValidationError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
         limit = min(limit, MAX_LIMIT)
         window = parse_time_range(o.get("time_range"), tz=api.core.store.clock.tz)
-        tree, access = _access(api, api.grants())
-        allowed = set(access.readable)
-        named = o.get("collections")
-        if named is not None:
-            if not isinstance(named, list | tuple):
-                raise KnowledgeValidationError("collections must be a list of 'diary', 'keep' or collection refs")
-            chosen: set[int] = set()
-            for item in named:
-                try:
-                    chosen |= tree.subtree(_collection_id(api, tree, item))
-                except KnowledgeNotFoundError:
-                    continue  # a query method: unknown or foreign collections are skipped silently
-            allowed &= chosen
-        entity_ids: list[int] | None = None
-        if o.get("entities") is not None:
-            entity_ids = []
-            with api.core.store.read() as conn:
+        # one read transaction: the grants, what they reach and both legs of the search in one snapshot
+        with api.core.store.read() as conn:
+            grants = api.grants_in(conn)
+            tree, access = collection_reach(conn, api.core, grants, gem_id=api.gem_id, created_after=api.created_after)
+            allowed = set(access.readable)
+            named = o.get("collections")
+            if named is not None:
+                if not isinstance(named, list | tuple):
+                    raise KnowledgeValidationError("collections must be a list of 'diary', 'keep' or collection refs")
+                chosen: set[int] = set()
+                for item in named:
+                    try:
+                        chosen |= tree.subtree(_collection_id(api, tree, item))
+                    except KnowledgeNotFoundError:
+                        continue  # a query method: unknown or foreign collections are skipped silently
+                allowed &= chosen
+            entity_ids: list[int] | None = None
+            if o.get("entities") is not None:
+                entity_ids = []
                 for ref in o["entities"]:
                     try:
-                        entity_ids += api.core.entities.members(conn, api.entity_id(ref))
+                        entity_ids += api.core.entities.members(conn, api.entity_id(ref, within=conn))
                     except KnowledgeNotFoundError:
                         continue
-        hits = hybrid_search(
-            api.core.store,
-            api.core.vectors,
-            query=query,
-            collection_ids=allowed,
-            time_range=window,
-            entity_ids=entity_ids,
-            limit=limit,
-            group_by=o.get("group_by", "chunk"),
-        )
+            hits = hybrid_search(
+                api.core.store,
+                api.core.vectors,
+                query=query,
+                collection_ids=allowed,
+                time_range=window,
+                entity_ids=entity_ids,
+                limit=limit,
+                group_by=o.get("group_by", "chunk"),
+                within=conn,
+            )
         return [
             SearchHit(
                 document=api.refs.encode("doc", h.document_id),

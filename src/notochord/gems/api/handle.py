@@ -7,6 +7,7 @@ that assembles them) is one. So the part modules import this one and never each 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -124,13 +125,16 @@ class KnowledgeHandle:
             found = self._ranges[key] = readable_ranges(grants, subject_kind=kind)
         return list(found)
 
-    def entity_id(self, ref: object) -> int:
-        """The canonical id of an entity ref (the user is never reachable by ref)."""
-        return self.subject(ref, allow_self=False)[0]
+    def entity_id(self, ref: object, *, within: sa.Connection | None = None) -> int:
+        """The canonical id of an entity ref (the user is never reachable by ref); read on ``within``
+        when the caller holds a read transaction."""
+        return self.subject(ref, allow_self=False, within=within)[0]
 
-    def subject(self, subject: object, *, allow_self: bool = True) -> tuple[int, str]:
+    def subject(
+        self, subject: object, *, allow_self: bool = True, within: sa.Connection | None = None
+    ) -> tuple[int, str]:
         """The canonical id and kind of ``'self'`` or an entity ref."""
-        with self.core.store.read() as conn:
+        with self.core.store.read() if within is None else contextlib.nullcontext(within) as conn:
             if allow_self and subject == "self":
                 return self.core.entities.self_id(conn), "self"
             entity_id = self.core.entities.canonical(conn, self.refs.decode("ent", subject))

@@ -26,8 +26,9 @@ from notochord.kbservice.documents import (
     Upload,
 )
 from notochord.kbservice.errors import KbValidationError
-from notochord.server.deps import CurrentActor, Service, limited, permission, read_limited
+from notochord.server.deps import Caller, CurrentActor, Service, limited, permission, read_limited
 from notochord.server.errors import documented
+from notochord.server.routes.documents_json import document_list_json
 from notochord.server.routes.kb import Limit, Offset
 from notochord.server.routes.models import (
     DocumentBatchEnvelope,
@@ -37,6 +38,7 @@ from notochord.server.routes.models import (
     document_detail_out,
     document_out,
 )
+from notochord.server.routes.passages_json import json_response
 
 __all__ = ["ADD_DOCUMENTS_BODY", "ADD_DOCUMENT_BODY", "router"]
 
@@ -192,15 +194,12 @@ async def add_document(service: Service, actor: CurrentActor, kb_id: str, reques
     openapi_extra=permission("kb:view"),
     summary="List Documents",
 )
-def list_documents(
-    service: Service, actor: CurrentActor, kb_id: str, limit: Limit = None, offset: Offset = None
-) -> DocumentList:
+def list_documents(call: Caller, kb_id: str, limit: Limit = None, offset: Offset = None) -> Response:
     """The knowledge base's documents, newest first."""
     paging = Paging.of(limit, offset)
-    found, total = service.documents.list(actor=actor, kb_id=kb_id, paging=paging)
-    return DocumentList(
-        documents=[document_out(d) for d in found], total=total, limit=paging.limit, offset=paging.offset
-    )
+    found, total = call.service.documents.list(actor=call.actor, kb_id=kb_id, paging=paging)
+    # the bytes DocumentList writes, without a model per document validated once more
+    return json_response(document_list_json(found, total=total, limit=paging.limit, offset=paging.offset))
 
 
 @router.get(

@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from notochord.kbservice.retrieval import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT
-from notochord.server.deps import CurrentActor, RawBody, Service, json_object_body, permission
+from notochord.server.deps import BodyCaller, CurrentActor, Service, json_object_body, permission
 from notochord.server.errors import documented
 from notochord.server.routes.models import (
     GraphOut,
@@ -50,9 +50,9 @@ _RETRIEVE_FIELDS = {key: value for key, value in _SEARCH_FIELDS.items() if key !
     openapi_extra=permission("kb:view", body=json_object_body(_SEARCH_FIELDS, required=["query"])),
     summary="Search Knowledge Base",
 )
-def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, body: RawBody) -> Response:
+def search_knowledge_base(call: BodyCaller, kb_id: str) -> Response:
     """Hybrid (full text and vector) search within one knowledge base, best first."""
-    passages = service.retrieval.search(actor=actor, kb_id=kb_id, body=body)
+    passages = call.service.retrieval.search(actor=call.actor, kb_id=kb_id, body=call.body)
     return json_response(search_results_json(passages))
 
 
@@ -63,9 +63,9 @@ def search_knowledge_base(service: Service, actor: CurrentActor, kb_id: str, bod
     openapi_extra=permission("agent:view", body=json_object_body(_RETRIEVE_FIELDS, required=["query"])),
     summary="Retrieve for Agent",
 )
-def retrieve_for_agent(service: Service, actor: CurrentActor, agent_id: str, body: RawBody) -> Response:
+def retrieve_for_agent(call: BodyCaller, agent_id: str) -> Response:
     """Passages from the agent's linked knowledge bases, fused; ties go to the higher link priority."""
-    passages = service.retrieval.retrieve(actor=actor, agent_id=agent_id, body=body)
+    passages = call.service.retrieval.retrieve(actor=call.actor, agent_id=agent_id, body=call.body)
     return json_response(retrieve_results_json(passages))
 
 
