@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from notochord.clock import Clock, iso_utc, local_date
 from notochord.db.engine import read_tx
 from notochord.db.schema import change_objects, changes, space_meta
-from notochord.db.writer import write_session
+from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, charge
@@ -168,12 +168,18 @@ def data_versions(conn: sa.Connection) -> DataVersions:
         found = memo.get(_VERSIONS)
         if found is not None:
             return found  # type: ignore[no-any-return]
-    read = {row.key: row.value for row in _READ_VERSIONS.rows(conn, {})}
-    versions = DataVersions(
-        str(read.get(ENTITY_VERSION_KEY) or ""),
-        str(read.get(VOCABULARY_VERSION_KEY) or ""),
-        read.get(GRANTS_VERSION_KEY),
-    )
+    # on SQLite's writer connection they are known from the last write while nothing changed them
+    lasting = lasting_memo(conn)
+    versions = None if lasting is None else lasting.get(_VERSIONS)
+    if versions is None:
+        read = {row.key: row.value for row in _READ_VERSIONS.rows(conn, {})}
+        versions = DataVersions(
+            str(read.get(ENTITY_VERSION_KEY) or ""),
+            str(read.get(VOCABULARY_VERSION_KEY) or ""),
+            read.get(GRANTS_VERSION_KEY),
+        )
+        if lasting is not None:
+            lasting[_VERSIONS] = versions
     if memo is not None:
         memo[_VERSIONS] = versions
     return versions
