@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import facts
+from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import check_json_size, check_length
@@ -28,6 +28,7 @@ __all__ = [
     "prepare_put",
     "short",
     "slot_rows",
+    "written_by",
 ]
 
 Subject = str | int
@@ -175,3 +176,10 @@ def expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> Non
         EXPIRE_ONE.run(conn, {"fact_id": rows[0].id, "at": at, "by": by})
     elif rows:
         conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))
+
+
+def written_by(writer: str) -> sa.ColumnElement[bool]:
+    """The facts ``writer`` wrote, in terms the partial index on ``facts.writer`` answers (it holds
+    only what the user did not write)."""
+    mine = facts.c.writer == writer
+    return mine if writer == "user" else sa.and_(mine, not_by_user(facts.c.writer))
