@@ -75,6 +75,7 @@ _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 
 # Built once: compiling a statement costs more than running it on SQLite.
 _INSERT_CHANGE = Prepared(sa.insert(changes).returning(changes.c.id))
+_INSERT_CHANGE_WITH_ID = Prepared(sa.insert(changes))
 _INSERT_OBJECTS = Prepared(sa.insert(change_objects))
 _BUMP_ENTITY_VERSION = Prepared(
     sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
@@ -275,6 +276,15 @@ class WriteTx:
     """Collect the touched-object rows of :meth:`record` and write them in one statement when the
     transaction's operation ends (a batch of many changes)."""
     _deferred: list[dict[str, Any]] = field(default_factory=list)
+    _next_change: int | None = None
+    _deferred_changes: list[dict[str, Any]] = field(default_factory=list)
+
+    def defer_changes(self, first_id: int) -> None:
+        """From now on give each change the next id from ``first_id`` and write the change rows in
+        one statement when the operation ends (with :attr:`defer_objects`). ``first_id`` must be
+        the id the database would give the next change (the caller read it under the write lock)."""
+        self._next_change = first_id
+        self.defer_objects = True
 
     def allow(self, writing: Writing) -> None:
         """Ask the permit about ``writing`` and charge the quota it answers with.
@@ -307,22 +317,25 @@ class WriteTx:
         A change touching an entity or an identifier also renews the entity-data version, which
         tells cached derivations of the entities (the mention automaton) that they are stale.
         """
-        change_id = _INSERT_CHANGE.scalar(
-            self.conn,
-            {
-                "run_id": self.run_id,
-                "actor": str(self.actor),
-                "op": op,
-                "target_type": target_type,
-                "target_id": target_id,
-                "summary": summary[:1000],
-                "before_json": _dump(before),
-                "after_json": _dump(after),
-                "proposed_json": _dump(proposed),
-                "status": status,
-                "created_at": self.now,
-            },
-        )
+        row = {
+            "run_id": self.run_id,
+            "actor": str(self.actor),
+            "op": op,
+            "target_type": target_type,
+            "target_id": target_id,
+            "summary": summary[:1000],
+            "before_json": _dump(before),
+            "after_json": _dump(after),
+            "proposed_json": _dump(proposed),
+            "status": status,
+            "created_at": self.now,
+        }
+        if self._next_change is None:
+            change_id = _INSERT_CHANGE.scalar(self.conn, row)
+        else:
+            change_id = row["id"] = self._next_change
+            self._next_change += 1
+            self._deferred_changes.append(row)
         objects = {(target_type, target_id)} if target_id is not None else set()
         objects.update(touched)
         if objects:
@@ -340,7 +353,10 @@ class WriteTx:
         return int(change_id)
 
     def flush(self) -> None:
-        """Write the object rows collected while :attr:`defer_objects` was set."""
+        """Write the change rows and object rows collected while deferred (changes first: the
+        objects refer to them)."""
+        changes_rows, self._deferred_changes = self._deferred_changes, []
+        _INSERT_CHANGE_WITH_ID.run_many(self.conn, changes_rows)
         rows, self._deferred = self._deferred, []
         _INSERT_OBJECTS.run_many(self.conn, rows)
 
