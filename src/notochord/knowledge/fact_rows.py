@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import check_json_size, check_length
+from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul
 from notochord.knowledge.vocabulary import check_hint
 from notochord.knowledge.writes import Actor
 
@@ -116,6 +116,8 @@ def prepare_put(
         raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
     value = None if value is MISSING else value
     value_json = check_json_size("value", value)
+    # the JSON escapes it, but the change's summary quotes the value as text
+    refuse_nul("value", value)
     for what, text in (("description", description), ("sourceRef", source_ref)):
         if text is not None:
             if not isinstance(text, str):

@@ -42,7 +42,7 @@ from notochord.db.schema import change_objects, changes, space_meta
 from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, charge
+from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in
 
 __all__ = [
     "ASSISTANT",
@@ -369,12 +369,47 @@ def _bump_entity_version(conn: sa.Connection) -> None:
         _INSERT_ENTITY_VERSION.run(conn, token)
 
 
+def _refuse_nul(
+    _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
+) -> None:
+    """``before_execute``: refuse a write statement whose texts hold U+0000 (see :func:`refuse_nul_in`)."""
+    if isinstance(statement, sa.Insert | sa.Update):
+        table = statement.table.name if isinstance(statement.table, sa.Table) else None
+        inline = getattr(statement, "_values", None)
+        if inline:
+            refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", None) for k, v in inline.items()})
+        for rows in getattr(statement, "_multi_values", ()):
+            for row in rows:
+                if isinstance(row, dict):
+                    refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
+    elif not isinstance(statement, str | sa.TextClause) or not _WRITE_SQL.match(str(statement)):
+        return
+    else:
+        table = None
+    for given in (params, *multiparams):
+        for row in given if isinstance(given, list | tuple) else (given,):
+            if isinstance(row, dict):
+                refuse_nul_in(table, row)
+            elif isinstance(row, list | tuple):
+                refuse_nul_in(table, dict(enumerate(row)))
+
+
+_WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
+
+
 class Store:
-    """A space's database and clock: the shared handle of every knowledge module."""
+    """A space's database and clock: the shared handle of every knowledge module.
+
+    No text holding U+0000 reaches the database through its engine (PostgreSQL cannot store it,
+    so neither backend does): every write statement is checked before it is sent, and the write
+    is refused with the field named (:func:`~notochord.knowledge.quotas.refuse_nul_in`).
+    """
 
     def __init__(self, engine: sa.Engine, clock: Clock) -> None:
         self.engine = engine
         self.clock = clock
+        if not sa.event.contains(engine, "before_execute", _refuse_nul):
+            sa.event.listen(engine, "before_execute", _refuse_nul)
 
     def now(self) -> str:
         return iso_utc(self.clock.now())
