@@ -17,9 +17,14 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
 
 import notochord
 from notochord.clock import FixedClock
+from notochord.db import migrate as migrate_module
+from notochord.db.engine import create_sqlite_engine
+from notochord.db.migrate import migrate
 from notochord.db.schema import facts
 from notochord.knowledge.fact_rows import written_by
 from notochord.knowledge.writes import ASSISTANT, Actor
@@ -149,3 +154,36 @@ def test_a_gems_facts_are_found_through_the_writer_index(space: notochord.Space)
             assert "USING INDEX ix_facts_writer" in plan, plan
         with space.core.store.read() as conn:
             assert len(conn.execute(query).all()) == 1
+
+
+def test_a_store_written_before_the_lean_indexes_keeps_every_change_object(tmp_path: Path) -> None:
+    """Issue 16, item 3: migration 0012 rebuilds ``change_objects`` without losing or adding a row,
+    and undo still finds a change's objects after it."""
+    engine = create_sqlite_engine(tmp_path / "s.db", busy_timeout_ms=5000)
+    config = Config()
+    config.set_main_option("script_location", str(migrate_module._SCRIPTS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0011")
+        for change_id in (1, 2):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO changes (id, run_id, actor, op, target_type, target_id, summary, status, created_at) "
+                    "VALUES (:id, :run, 'user', 'facts.put', 'fact', :id, 's', 'applied', '2026-09-29T08:00:00.000Z')"
+                ),
+                {"id": change_id, "run": None if change_id == 1 else "r"},
+            )
+        rows = [(1, "fact", 1), (2, "fact", 2), (2, "fact", 1)]
+        for row in rows:
+            conn.execute(sa.text("INSERT INTO change_objects VALUES (:c, :t, :o)"), dict(zip("cto", row, strict=True)))
+    migrate(engine)
+    with engine.connect() as conn:
+        kept = conn.execute(sa.text("SELECT change_id, object_type, object_id FROM change_objects")).all()
+        ddl = conn.execute(sa.text("SELECT sql FROM sqlite_master WHERE name = 'change_objects'")).scalar_one()
+        by_object = conn.execute(
+            sa.text("SELECT change_id FROM change_objects WHERE object_type = 'fact' AND object_id = 1 ORDER BY 1")
+        ).scalars()
+        assert list(by_object) == [1, 2]
+    engine.dispose()
+    assert sorted(tuple(r) for r in kept) == sorted(rows)
+    assert ddl.rstrip().endswith("WITHOUT ROWID")
