@@ -21,14 +21,22 @@ class Walk:
 
 @contextmanager
 def counted(engine: sa.Engine, *, ignore: Sequence[str] = ()) -> Iterator[Walk]:
-    """Every transaction begun and every statement sent on ``engine`` (but those starting with ``ignore``)."""
+    """Every transaction begun and every statement sent on ``engine`` (but those starting with ``ignore``).
+
+    On SQLite a transaction is counted by the ``BEGIN`` it sends (the writer connection begins its
+    transactions on the driver's connection, without SQLAlchemy's ``begin`` event); elsewhere by
+    SQLAlchemy's ``begin`` event (the driver begins implicitly)."""
     walk = Walk()
     skipped = tuple(ignore)
+    by_statement = engine.dialect.name == "sqlite"
 
     def on_begin(_conn: sa.Connection) -> None:
-        walk.transactions += 1
+        if not by_statement:
+            walk.transactions += 1
 
     def on_statement(_conn: sa.Connection, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if by_statement and statement.startswith("BEGIN"):
+            walk.transactions += 1
         if not (skipped and statement.startswith(skipped)):
             walk.statements.append(statement)
 

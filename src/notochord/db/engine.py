@@ -38,6 +38,7 @@ from notochord.errors import (
 )
 
 __all__ = [
+    "DRIVER_TX",
     "WRITE_LOCK",
     "busy_timeout_seconds",
     "create_sqlite_engine",
@@ -49,6 +50,10 @@ __all__ = [
 
 WRITE_LOCK = "notochord_immediate"
 """The execution option of a write transaction: take the store's write lock with its first statement."""
+DRIVER_TX = "notochord_driver_tx"
+"""The execution option of a connection whose transactions are begun and ended on its driver's
+connection by its owner (the SQLite writer connection, :mod:`notochord.db.writer`): SQLAlchemy's
+``begin`` sends nothing on it."""
 _SQLITE_READONLY = 8
 _SQLITE_FULL = 13
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -118,7 +123,10 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        begin = "BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_LOCK, False) else "BEGIN"
+        options = conn.get_execution_options()
+        if options.get(DRIVER_TX, False):
+            return
+        begin = "BEGIN IMMEDIATE" if options.get(WRITE_LOCK, False) else "BEGIN"
         if conn.dispatch.before_cursor_execute:
             conn.exec_driver_sql(begin)  # someone listens to statements (counts, tracing)
             return

@@ -46,6 +46,7 @@ from notochord.gems.grants import GrantBook
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.fact_rows import written_by
 from notochord.knowledge.writes import USER
 
 __all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport", "covers"]
@@ -418,8 +419,6 @@ def covers(held: Permission, needed: Permission) -> bool:
 
 def _count_facts(conn: sa.Connection, gem_id: str) -> dict[str, int]:
     count = conn.execute(
-        sa.select(sa.func.count())
-        .select_from(facts)
-        .where(facts.c.writer == f"gem:{gem_id}", facts.c.valid_to.is_(None))
+        sa.select(sa.func.count()).select_from(facts).where(written_by(f"gem:{gem_id}"), facts.c.valid_to.is_(None))
     ).scalar_one()
     return {"facts": int(count)}

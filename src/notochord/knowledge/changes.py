@@ -45,7 +45,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from notochord.clock import iso_utc
-from notochord.db.schema import change_objects, changes, entities, facts, identifiers, predicates
+from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import Change, RevertResult
@@ -102,6 +102,13 @@ def parse_since(since: str | int | float | datetime, *, tz: Any) -> str:
 Visible = Callable[[sa.Row[Any]], bool]
 
 
+def _made_by(actor: str) -> sa.ColumnElement[bool]:
+    """The changes ``actor`` made, in terms the partial index on ``changes.actor`` answers (it holds
+    only what the user did not do)."""
+    mine = changes.c.actor == actor
+    return mine if actor == "user" else sa.and_(mine, not_by_user(changes.c.actor))
+
+
 class ChangeLog:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -129,7 +136,7 @@ class ChangeLog:
         if run_id is not None:
             query = query.where(changes.c.run_id == run_id)
         if actor is not None:
-            query = query.where(changes.c.actor == actor)
+            query = query.where(_made_by(actor))
         if where is not None:
             query = query.where(where)
         query = query.order_by(changes.c.id.desc())
@@ -174,7 +181,7 @@ class ChangeLog:
             else:
                 query = sa.select(changes).where(changes.c.run_id == run_id)
                 if run_actor is not None:
-                    query = query.where(changes.c.actor == run_actor)
+                    query = query.where(_made_by(run_actor))
                 # the run's own reverts are not undone one by one: undoing what they reverted is
                 # already part of bringing the whole run back out
                 query = query.where(changes.c.op != "changes.revert")

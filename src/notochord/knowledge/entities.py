@@ -25,7 +25,7 @@ from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.quotas import DailyLimits, check_length, refuse_nul
 from notochord.knowledge.records import Entity, Identifier, ResolveResult
 from notochord.knowledge.writes import (
     Actor,
@@ -289,6 +289,7 @@ class Entities:
         """Attach an identifier; returns ``("added", change_id)`` or ``("exists", None)``. ``permit``
         is asked inside the write transaction, about the entity's kind."""
         norm = normalize_identifier(id_type, value)
+        _refuse_nul(id_type, value)
         with self._store.write(actor=actor, run_id=run_id, chars=len(value), limits=limits, permit=permit) as tx:
             canonical = self.canonical(tx.conn, entity_id)
             kind = self.kind_of(tx.conn, canonical)
@@ -389,6 +390,11 @@ class Entities:
         )
 
 
+def _refuse_nul(id_type: str, value: str) -> None:
+    # refused before the look-up: PostgreSQL cannot even compare such a text
+    refuse_nul("the entity name" if id_type == "name" else f"the {id_type} identifier", value)
+
+
 def _check_identifiers(given: Mapping[str, str]) -> dict[str, str]:
     if not given:
         raise KnowledgeValidationError(
@@ -397,6 +403,7 @@ def _check_identifiers(given: Mapping[str, str]) -> dict[str, str]:
     cleaned: dict[str, str] = {}
     for id_type, value in given.items():
         normalize_identifier(id_type, value)  # validates type, length and form
+        _refuse_nul(id_type, value)
         cleaned[id_type] = value.strip()
     return cleaned
 

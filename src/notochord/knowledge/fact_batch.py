@@ -21,18 +21,23 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from notochord.db.schema import facts
+from notochord.db.schema import changes, facts
 from notochord.knowledge.batches import item_errors
 from notochord.knowledge.fact_rows import EXPIRE_ONE, INSERT_FACT, PutArguments, prepare_put, short
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, charge
 from notochord.knowledge.records import PutResult
 from notochord.knowledge.vocabulary import Resolution
-from notochord.knowledge.writes import Actor, Store
+from notochord.knowledge.writes import Actor, Store, WriteTx
 
 __all__ = ["FactWriter", "put_batch"]
 
 # Row-value lists per statement: well below every backend's limit of bound parameters.
 _CHUNK = 300
+
+INSERT_FACT_WITH_ID = Prepared(sa.insert(facts))
+_LAST_FACT = Prepared(sa.select(sa.func.max(facts.c.id)))
+_LAST_CHANGE = Prepared(sa.select(sa.func.max(changes.c.id)))
 
 
 class FactWriter(Protocol):
@@ -98,6 +103,8 @@ def put_batch(
                 )
         slots = _current_slots(conn, resolved)
         expired: list[dict[str, Any]] = []
+        new_facts: list[dict[str, Any]] = []
+        next_fact = _next_ids(tx)
         writer_name = str(actor)
         for item in resolved:
             given = item.given
@@ -129,25 +136,26 @@ def put_batch(
                     conflict = PutResult(status="conflict", id=blocker.id, predicate=item.name, change_id=change_id)
                     results.append(conflict)
                     continue
-            fact_id = int(
-                INSERT_FACT.scalar(
-                    conn,
-                    {
-                        "subject_id": item.subject_id,
-                        "predicate": item.name,
-                        "value_json": given.value_json,
-                        "object_id": item.object_id,
-                        "origin": given.origin,
-                        "source": given.source,
-                        "source_ref": given.source_ref,
-                        "writer": writer_name,
-                        "pinned": given.pinned,
-                        "valid_from": tx.now,
-                        "valid_to": None,
-                        "recorded_at": tx.now,
-                    },
-                )
-            )
+            row = {
+                "subject_id": item.subject_id,
+                "predicate": item.name,
+                "value_json": given.value_json,
+                "object_id": item.object_id,
+                "origin": given.origin,
+                "source": given.source,
+                "source_ref": given.source_ref,
+                "writer": writer_name,
+                "pinned": given.pinned,
+                "valid_from": tx.now,
+                "valid_to": None,
+                "recorded_at": tx.now,
+            }
+            if next_fact is None:
+                fact_id = int(INSERT_FACT.scalar(conn, row))
+            else:
+                fact_id = row["id"] = next_fact
+                next_fact += 1
+                new_facts.append(row)
             replaced = list(slot) if item.whole else []
             change_id = tx.record(
                 op="facts.put",
@@ -164,8 +172,24 @@ def put_batch(
                 slot.clear()
             bisect.insort(slot, live, key=_order)
             results.append(PutResult(status="applied", id=fact_id, predicate=item.name, change_id=change_id))
+        # facts first: the expiries may end facts of this batch
+        INSERT_FACT_WITH_ID.run_many(conn, new_facts)
+        tx.flush()
         EXPIRE_ONE.run_many(conn, expired)
     return results
+
+
+def _next_ids(tx: WriteTx) -> int | None:
+    """On SQLite, the id of the batch's first new fact, and its changes' ids known up front (``None``
+    elsewhere: each row is inserted as it is decided).
+
+    The batch holds the write lock, and SQLite gives a new row the largest id plus one, so these are
+    the ids the same puts one by one would get; the rows then go in one statement per table.
+    """
+    if tx.conn.dialect.name != "sqlite":
+        return None
+    tx.defer_changes(int(_LAST_CHANGE.scalar(tx.conn, {}) or 0) + 1)
+    return int(_LAST_FACT.scalar(tx.conn, {}) or 0) + 1
 
 
 def _order(row: _Live) -> int:

@@ -11,10 +11,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import facts
+from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import check_json_size, check_length
+from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul
 from notochord.knowledge.vocabulary import check_hint
 from notochord.knowledge.writes import Actor
 
@@ -28,6 +28,7 @@ __all__ = [
     "prepare_put",
     "short",
     "slot_rows",
+    "written_by",
 ]
 
 Subject = str | int
@@ -115,6 +116,8 @@ def prepare_put(
         raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")
     value = None if value is MISSING else value
     value_json = check_json_size("value", value)
+    # the JSON escapes it, but the change's summary quotes the value as text
+    refuse_nul("value", value)
     for what, text in (("description", description), ("sourceRef", source_ref)):
         if text is not None:
             if not isinstance(text, str):
@@ -175,3 +178,10 @@ def expire(conn: sa.Connection, rows: Sequence[Any], *, at: str, by: int) -> Non
         EXPIRE_ONE.run(conn, {"fact_id": rows[0].id, "at": at, "by": by})
     elif rows:
         conn.execute(sa.update(facts).where(facts.c.id.in_([r.id for r in rows])).values(valid_to=at, expired_by=by))
+
+
+def written_by(writer: str) -> sa.ColumnElement[bool]:
+    """The facts ``writer`` wrote, in terms the partial index on ``facts.writer`` answers (it holds
+    only what the user did not write)."""
+    mine = facts.c.writer == writer
+    return mine if writer == "user" else sa.and_(mine, not_by_user(facts.c.writer))

@@ -44,6 +44,7 @@ from notochord.knowledge.fact_rows import (
     prepare_put,
     short,
     slot_rows,
+    written_by,
 )
 from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
 from notochord.knowledge.prepared import Prepared
@@ -491,7 +492,7 @@ class Facts:
         ``"<reason>: <predicate>"``. Returns how many facts expired.
         """
         rows: Sequence[sa.Row[Any]] = tx.conn.execute(
-            sa.select(facts).where(facts.c.writer == writer, facts.c.valid_to.is_(None))
+            sa.select(facts).where(written_by(writer), facts.c.valid_to.is_(None))
         ).all()
         for row in rows:
             change_id = tx.record(

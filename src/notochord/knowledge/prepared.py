@@ -21,6 +21,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from notochord.knowledge.quotas import refuse_nul_in
+
 __all__ = ["Prepared"]
 
 
@@ -29,6 +31,9 @@ class Prepared:
 
     def __init__(self, statement: sa.Executable) -> None:
         self.statement = statement
+        # a write's texts are checked before they are sent (see quotas.refuse_nul_in)
+        self._writes = isinstance(statement, sa.Insert | sa.Update)
+        self._table: str | None = getattr(getattr(statement, "table", None), "name", None)
         self._lock = threading.Lock()
         self._compiled: dict[tuple[str, ...], tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]] = {}
         self._row_type: Any = None
@@ -51,11 +56,18 @@ class Prepared:
                 self._compiled[names] = found
         return found
 
+    def _checked(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        if self._writes:
+            refuse_nul_in(self._table, params)
+        return dict(params)
+
     @staticmethod
     def _native(conn: sa.Connection) -> Any:
         return conn.dialect.name == "sqlite"
 
     def _cursor(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
+        if self._writes:
+            refuse_nul_in(self._table, params)
         sql, values = self._sqlite(conn, tuple(params))
         driver = conn.connection.driver_connection
         assert driver is not None
@@ -70,7 +82,7 @@ class Prepared:
     def rows(self, conn: sa.Connection, params: Mapping[str, Any]) -> list[Any]:
         """Every row, each with its columns as attributes."""
         if not self._native(conn):
-            return list(conn.execute(self.statement, dict(params)).all())
+            return list(conn.execute(self.statement, self._checked(params)).all())
         cursor = self._cursor(conn, params)
         row_type = self._row_type
         if row_type is None:
@@ -84,20 +96,23 @@ class Prepared:
     def scalar(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
         """The first column of the first row (``None`` without one)."""
         if not self._native(conn):
-            return conn.execute(self.statement, dict(params)).scalar()
+            return conn.execute(self.statement, self._checked(params)).scalar()
         row = self._cursor(conn, params).fetchone()
         return None if row is None else row[0]
 
     def run(self, conn: sa.Connection, params: Mapping[str, Any]) -> int:
         """Run a statement without rows; return how many rows it changed."""
         if not self._native(conn):
-            return int(conn.execute(self.statement, dict(params)).rowcount)
+            return int(conn.execute(self.statement, self._checked(params)).rowcount)
         return int(self._cursor(conn, params).rowcount)
 
     def run_many(self, conn: sa.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         """Run a statement without rows once per parameter set (all sets have the same names)."""
         if not rows:
             return
+        if self._writes:
+            for row in rows:
+                refuse_nul_in(self._table, row)
         if not self._native(conn):
             conn.execute(self.statement, [dict(r) for r in rows])
             return

@@ -32,6 +32,8 @@ __all__ = [
     "check_json_size",
     "check_length",
     "compact_json",
+    "refuse_nul",
+    "refuse_nul_in",
 ]
 
 DAILY_WRITES = 500
@@ -65,6 +67,59 @@ def check_length(what: str, text: str, limit: int = MAX_NAME) -> None:
     """Refuse ``text`` longer than ``limit`` code points (inclusive limit)."""
     if len(text) > limit:
         raise KnowledgeValidationError(f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it")
+
+
+# What a stored column is to the person who wrote it, for the NUL refusal.
+_FIELDS = {
+    ("entities", "display_name"): "the entity name",
+    ("identifiers", "value"): "the identifier value",
+    ("identifiers", "normalized"): "the identifier value",
+    ("facts", "source_ref"): "sourceRef",
+    ("facts", "origin"): "origin",
+    ("facts", "source"): "source",
+    ("predicates", "name"): "the predicate name",
+    ("predicates", "description"): "the predicate description",
+    ("predicate_aliases", "alias"): "the predicate alias",
+    ("documents", "key"): "the document key",
+    ("documents", "title"): "the document title",
+    ("documents", "body"): "the document body",
+    ("documents", "source_uri"): "the document sourceUri",
+    ("chunks", "text"): "the document text",
+    ("collections", "name"): "the collection name",
+    ("changes", "summary"): "the written value or name",
+}
+
+
+def _nul_error(field: str) -> KnowledgeValidationError:
+    return KnowledgeValidationError(
+        f"{field} contains the NUL character (U+0000), which the store cannot hold; "
+        "remove it (or replace it, e.g. with a space) and write again"
+    )
+
+
+def refuse_nul(field: str, value: Any) -> None:
+    """Refuse ``value`` (a string, or JSON-like data holding strings) if any of its text holds U+0000."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise _nul_error(field)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_nul(field, key)
+            refuse_nul(field, item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            refuse_nul(field, item)
+
+
+def refuse_nul_in(table: str | None, row: Any) -> None:
+    """Refuse a row about to be written to ``table`` (a mapping of column keys to values) when one
+    of its texts holds U+0000, naming the field. PostgreSQL cannot store the character at all, so
+    the store holds it on no backend: every write statement of the knowledge store passes here
+    (:class:`~notochord.knowledge.prepared.Prepared` and the engine's ``before_execute`` hook)."""
+    for key, value in row.items():
+        if value.__class__ is str and "\x00" in value:
+            column = str(key)
+            raise _nul_error(_FIELDS.get((table or "", column), f"{column.replace('_', ' ')} of {table or 'a row'}"))
 
 
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:

@@ -39,10 +39,10 @@ import sqlalchemy as sa
 from notochord.clock import Clock, iso_utc, local_date
 from notochord.db.engine import read_tx
 from notochord.db.schema import change_objects, changes, space_meta
-from notochord.db.writer import write_session
+from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, charge
+from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in
 
 __all__ = [
     "ASSISTANT",
@@ -75,6 +75,7 @@ _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 
 # Built once: compiling a statement costs more than running it on SQLite.
 _INSERT_CHANGE = Prepared(sa.insert(changes).returning(changes.c.id))
+_INSERT_CHANGE_WITH_ID = Prepared(sa.insert(changes))
 _INSERT_OBJECTS = Prepared(sa.insert(change_objects))
 _BUMP_ENTITY_VERSION = Prepared(
     sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
@@ -168,12 +169,18 @@ def data_versions(conn: sa.Connection) -> DataVersions:
         found = memo.get(_VERSIONS)
         if found is not None:
             return found  # type: ignore[no-any-return]
-    read = {row.key: row.value for row in _READ_VERSIONS.rows(conn, {})}
-    versions = DataVersions(
-        str(read.get(ENTITY_VERSION_KEY) or ""),
-        str(read.get(VOCABULARY_VERSION_KEY) or ""),
-        read.get(GRANTS_VERSION_KEY),
-    )
+    # on SQLite's writer connection they are known from the last write while nothing changed them
+    lasting = lasting_memo(conn)
+    versions = None if lasting is None else lasting.get(_VERSIONS)
+    if versions is None:
+        read = {row.key: row.value for row in _READ_VERSIONS.rows(conn, {})}
+        versions = DataVersions(
+            str(read.get(ENTITY_VERSION_KEY) or ""),
+            str(read.get(VOCABULARY_VERSION_KEY) or ""),
+            read.get(GRANTS_VERSION_KEY),
+        )
+        if lasting is not None:
+            lasting[_VERSIONS] = versions
     if memo is not None:
         memo[_VERSIONS] = versions
     return versions
@@ -269,6 +276,15 @@ class WriteTx:
     """Collect the touched-object rows of :meth:`record` and write them in one statement when the
     transaction's operation ends (a batch of many changes)."""
     _deferred: list[dict[str, Any]] = field(default_factory=list)
+    _next_change: int | None = None
+    _deferred_changes: list[dict[str, Any]] = field(default_factory=list)
+
+    def defer_changes(self, first_id: int) -> None:
+        """From now on give each change the next id from ``first_id`` and write the change rows in
+        one statement when the operation ends (with :attr:`defer_objects`). ``first_id`` must be
+        the id the database would give the next change (the caller read it under the write lock)."""
+        self._next_change = first_id
+        self.defer_objects = True
 
     def allow(self, writing: Writing) -> None:
         """Ask the permit about ``writing`` and charge the quota it answers with.
@@ -301,22 +317,25 @@ class WriteTx:
         A change touching an entity or an identifier also renews the entity-data version, which
         tells cached derivations of the entities (the mention automaton) that they are stale.
         """
-        change_id = _INSERT_CHANGE.scalar(
-            self.conn,
-            {
-                "run_id": self.run_id,
-                "actor": str(self.actor),
-                "op": op,
-                "target_type": target_type,
-                "target_id": target_id,
-                "summary": summary[:1000],
-                "before_json": _dump(before),
-                "after_json": _dump(after),
-                "proposed_json": _dump(proposed),
-                "status": status,
-                "created_at": self.now,
-            },
-        )
+        row = {
+            "run_id": self.run_id,
+            "actor": str(self.actor),
+            "op": op,
+            "target_type": target_type,
+            "target_id": target_id,
+            "summary": summary[:1000],
+            "before_json": _dump(before),
+            "after_json": _dump(after),
+            "proposed_json": _dump(proposed),
+            "status": status,
+            "created_at": self.now,
+        }
+        if self._next_change is None:
+            change_id = _INSERT_CHANGE.scalar(self.conn, row)
+        else:
+            change_id = row["id"] = self._next_change
+            self._next_change += 1
+            self._deferred_changes.append(row)
         objects = {(target_type, target_id)} if target_id is not None else set()
         objects.update(touched)
         if objects:
@@ -334,7 +353,10 @@ class WriteTx:
         return int(change_id)
 
     def flush(self) -> None:
-        """Write the object rows collected while :attr:`defer_objects` was set."""
+        """Write the change rows and object rows collected while deferred (changes first: the
+        objects refer to them)."""
+        changes_rows, self._deferred_changes = self._deferred_changes, []
+        _INSERT_CHANGE_WITH_ID.run_many(self.conn, changes_rows)
         rows, self._deferred = self._deferred, []
         _INSERT_OBJECTS.run_many(self.conn, rows)
 
@@ -347,12 +369,47 @@ def _bump_entity_version(conn: sa.Connection) -> None:
         _INSERT_ENTITY_VERSION.run(conn, token)
 
 
+def _refuse_nul(
+    _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
+) -> None:
+    """``before_execute``: refuse a write statement whose texts hold U+0000 (see :func:`refuse_nul_in`)."""
+    if isinstance(statement, sa.Insert | sa.Update):
+        table = statement.table.name if isinstance(statement.table, sa.Table) else None
+        inline = getattr(statement, "_values", None)
+        if inline:
+            refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", None) for k, v in inline.items()})
+        for rows in getattr(statement, "_multi_values", ()):
+            for row in rows:
+                if isinstance(row, dict):
+                    refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
+    elif not isinstance(statement, str | sa.TextClause) or not _WRITE_SQL.match(str(statement)):
+        return
+    else:
+        table = None
+    for given in (params, *multiparams):
+        for row in given if isinstance(given, list | tuple) else (given,):
+            if isinstance(row, dict):
+                refuse_nul_in(table, row)
+            elif isinstance(row, list | tuple):
+                refuse_nul_in(table, dict(enumerate(row)))
+
+
+_WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
+
+
 class Store:
-    """A space's database and clock: the shared handle of every knowledge module."""
+    """A space's database and clock: the shared handle of every knowledge module.
+
+    No text holding U+0000 reaches the database through its engine (PostgreSQL cannot store it,
+    so neither backend does): every write statement is checked before it is sent, and the write
+    is refused with the field named (:func:`~notochord.knowledge.quotas.refuse_nul_in`).
+    """
 
     def __init__(self, engine: sa.Engine, clock: Clock) -> None:
         self.engine = engine
         self.clock = clock
+        if not sa.event.contains(engine, "before_execute", _refuse_nul):
+            sa.event.listen(engine, "before_execute", _refuse_nul)
 
     def now(self) -> str:
         return iso_utc(self.clock.now())

@@ -27,12 +27,20 @@ def statements(space: Space) -> Iterator[list[str]]:
     seen: list[str] = []
     engine = space.core.store.engine
 
+    # SQLite's writer connection begins on the driver's connection: its transactions are seen by
+    # the BEGIN they send; PostgreSQL's by SQLAlchemy's begin event
+    by_statement = engine.dialect.name == "sqlite"
+
     def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if not statement.startswith(("BEGIN", "SELECT pg_advisory_xact_lock")):
+        if statement.startswith("BEGIN"):
+            if by_statement:
+                seen.append("BEGIN")
+        elif not statement.startswith("SELECT pg_advisory_xact_lock"):
             seen.append(statement)
 
     def begin(_conn: Any) -> None:
-        seen.append("BEGIN")
+        if not by_statement:
+            seen.append("BEGIN")
 
     event.listen(engine, "before_cursor_execute", count)
     event.listen(engine, "begin", begin)

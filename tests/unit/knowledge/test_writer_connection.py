@@ -144,8 +144,8 @@ def test_a_driver_error_on_the_writer_connection_is_the_projects_error(space: no
     the pool path (here: the database refuses writes), and nothing of the write stays behind."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
-    held = writer._WRITERS[engine].connection()
-    driver = held.connection.driver_connection
+    held, driver = writer._WRITERS[engine].connection()
+    assert driver is held.connection.driver_connection
     assert isinstance(driver, sqlite3.Connection)
     driver.execute("PRAGMA query_only=ON")
     try:

@@ -1,0 +1,80 @@
+"""Text holding U+0000 is refused by every write, on both backends, with the field named, and
+nothing is written (Issue 16, item 3; K-FACT, K-DOC).
+
+PostgreSQL cannot store the NUL character at all; SQLite used to store it, so a vault could hold
+what it could never move to PostgreSQL. The write seam checks every write statement's texts before
+they are sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+import notochord
+from notochord.db.schema import change_objects, changes, collections, documents, entities, facts, predicates
+from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.batches import BatchItemError
+
+_TABLES = (facts, changes, change_objects, entities, documents, collections, predicates)
+
+
+def _counts(space: notochord.Space) -> dict[str, int]:
+    with space.core.store.read() as conn:
+        return {t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()) for t in _TABLES}
+
+
+# each write takes the space and the id of its "notes" collection
+WRITES: list[tuple[str, Callable[[notochord.Space, int], Any], str]] = [
+    ("fact value", lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value="te\x00a"), "value"),
+    ("nested value", lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value={"a": ["x\x00"]}), "value"),
+    (
+        "sourceRef",
+        lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value="tea", source_ref="doc\x00"),
+        "sourceRef",
+    ),
+    ("entity name", lambda s, _notes: s.user.entities.resolve(name="An\x00na", create=True), "the entity name"),
+    ("collection name", lambda s, _notes: s.user.collections.create("no\x00tes"), "the collection name"),
+    (
+        "document title",
+        lambda s, _notes: s.user.documents.upsert(collection=_notes, title="Da\x00y", body="Fine."),
+        "the document title",
+    ),
+    (
+        "document body",
+        lambda s, _notes: s.user.documents.upsert(collection=_notes, title="Day", body="Anna\x00 came."),
+        "the document",
+    ),
+    (
+        "batch item",
+        lambda s, _notes: s.user.facts.put_many(
+            [{"predicate": "pref.food.like", "value": "tea"}, {"predicate": "pref.food.like", "value": "\x00"}]
+        ),
+        "value",
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "write", "field"), WRITES, ids=[w[0] for w in WRITES])
+def test_a_write_holding_nul_is_refused_naming_the_field_and_writes_nothing(
+    space: notochord.Space, what: str, write: Callable[[notochord.Space, int], Any], field: str
+) -> None:
+    """Issue 16, item 3: ``KnowledgeValidationError`` naming the field, on SQLite and PostgreSQL alike."""
+    space.user.facts.put(predicate="pref.food.like", value="coffee")
+    notes = space.user.collections.create("notes").id
+    before = _counts(space)
+    with pytest.raises((KnowledgeValidationError, BatchItemError)) as refused:
+        write(space, notes)
+    message = str(refused.value)
+    assert field in message, message
+    assert "NUL" in message and "remove it" in message, message
+    assert _counts(space) == before, what
+
+
+def test_text_without_nul_is_written_as_before(space: notochord.Space) -> None:
+    """Issue 16, item 3: the check refuses only U+0000 (other control characters are text)."""
+    assert space.user.facts.put(predicate="pref.food.like", value="tea\tand\x01more").status == "applied"
+    assert [f.value for f in space.user.facts.lookup("self", "pref")] == ["tea\tand\x01more"]
