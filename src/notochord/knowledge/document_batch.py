@@ -9,7 +9,8 @@ what writing the items one call at a time stores.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -18,8 +19,10 @@ from notochord.db.schema import documents
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.indexing import IndexWork, index_documents
+from notochord.knowledge.quotas import DailyLimits, charge
+from notochord.knowledge.writes import Actor, Permit, Store, WriteTx
 
-__all__ = ["PendingIndex", "Targets"]
+__all__ = ["PendingIndex", "Targets", "item_write"]
 
 _LIVE = sa.select(documents.c.id, documents.c.collection_id, documents.c.key).where(documents.c.deleted_at.is_(None))
 
@@ -108,3 +111,25 @@ class PendingIndex:
         work, self._work = list(self._work.values()), {}
         if work:
             index_documents(conn, work, max_chars=self._max_chars)
+
+
+@contextlib.contextmanager
+def item_write(
+    store: Store,
+    shared: WriteTx | None,
+    *,
+    actor: Actor,
+    run_id: str | None,
+    chars: int,
+    limits: DailyLimits | None,
+    permit: Permit | None,
+) -> Iterator[WriteTx]:
+    """The write of one item: its own :meth:`~notochord.knowledge.writes.Store.write`, or a turn of
+    the ``shared`` one, charged to the writer's quota exactly as its own write would be."""
+    if shared is None:
+        with store.write(actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit) as tx:
+            yield tx
+        return
+    if limits is not None and not actor.is_user:
+        charge(shared.conn, writer=str(actor), day=shared.day, chars=chars, limits=limits)
+    yield shared

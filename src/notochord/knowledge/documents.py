@@ -35,7 +35,7 @@ from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, R
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.collections import Collections
-from notochord.knowledge.document_batch import PendingIndex, Targets
+from notochord.knowledge.document_batch import PendingIndex, Targets, item_write
 from notochord.knowledge.indexing import IndexWork, index_document
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
@@ -258,15 +258,22 @@ class Documents:
         index work of every written document waits in a :class:`PendingIndex` until the end.
         """
         results: builtins.list[UpsertOutcome] = []
-        with self._store.batch() as conn:
+        with self._store.batch() as conn, contextlib.ExitStack() as stack:
             targets = Targets.read(conn, self._collections.tree(conn), items)
             indexing = PendingIndex(max_chars)
+            # Without a permit to ask per item, the items share one write: each is still charged and
+            # recorded alone, and the objects of all their changes go in one statement at the end.
+            shared: WriteTx | None = None
+            if permit is None:
+                shared = stack.enter_context(self._store.write(actor=actor, run_id=run_id))
+                shared.defer_objects = True
             for index, item in enumerate(items):
                 with item_errors(index) if numbered else contextlib.nullcontext():
                     results.append(
                         self._upsert(
                             targets,
                             indexing,
+                            shared,
                             actor=actor,
                             run_id=run_id,
                             limits=limits,
@@ -281,6 +288,7 @@ class Documents:
         self,
         targets: Targets,
         indexing: PendingIndex,
+        shared: WriteTx | None,
         *,
         actor: Actor,
         collection_id: int | None = None,
@@ -345,7 +353,9 @@ class Documents:
         # 3. permission and quota (the permit, inside the write transaction), 4. apply
         content_hash = _hash(title, body, text, meta_dict, source_uri)
         chars = len(title) + len(content)
-        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit) as tx:
+        with item_write(
+            self._store, shared, actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit
+        ) as tx:
             conn = tx.conn
             if existing is not None:
                 current = conn.execute(sa.select(documents).where(documents.c.id == existing)).one()
