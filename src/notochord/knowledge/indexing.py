@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from notochord.db.bulk import insert_rows
 from notochord.db.schema import chunk_vectors, chunks, mentions
-from notochord.knowledge.bulk import insert_rows
 from notochord.knowledge.mentions import MentionIndex
 from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_markdown
 from notochord.search.textindex import fts_delete, fts_insert

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.bulk import copy_rows
 from notochord.errors import StorageError
 
 __all__ = ["delete_terms", "index_terms", "is_postgresql", "read_postings", "version"]
@@ -71,8 +72,8 @@ def _bump(conn: sa.Connection, table: str) -> None:
 def index_terms(conn: sa.Connection, table: str, rows: Sequence[tuple[int, str]], tokenizer: str) -> None:
     """Replace the postings of the chunks in ``rows`` (``(chunk id, derived text)``), in ``conn``'s transaction.
 
-    Three statements whatever the number of chunks: the old postings go, the new ones arrive as one
-    array per column (``unnest``), and the version moves on.
+    Three statements whatever the number of chunks: the old postings go, the new ones arrive in one
+    ``COPY`` (:func:`~notochord.db.bulk.copy_rows`), and the version moves on.
     """
     terms, ids, tfs = _postings(rows, tokenizer)
     try:
@@ -80,11 +81,7 @@ def index_terms(conn: sa.Connection, table: str, rows: Sequence[tuple[int, str]]
             sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": [int(i) for i, _ in rows]}
         )
         if terms:
-            insert = (
-                f"INSERT INTO {table}_terms (term, chunk_id, tf) "
-                "SELECT * FROM unnest(CAST(:terms AS TEXT[]), CAST(:ids AS BIGINT[]), CAST(:tfs AS INTEGER[]))"
-            )
-            conn.execute(sa.text(insert), {"terms": terms, "ids": ids, "tfs": tfs})
+            copy_rows(conn, f"{table}_terms", ("term", "chunk_id", "tf"), zip(terms, ids, tfs, strict=True))
         _bump(conn, table)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not write the full-text index {table}: {exc}") from exc
