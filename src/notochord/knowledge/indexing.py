@@ -11,6 +11,10 @@ boundaries, the entity's display name, a ``name`` identifier, an email, or a han
 (:mod:`notochord.knowledge.mentions`: one automaton per space and entity-data version).
 Mentions are recorded against the entity as it is when the document is written; merges are
 followed when searching.
+
+Many documents are indexed at once (:func:`index_documents`, what a batch of writes does before
+it commits): the rows of all their chunks, full-text rows, postings and mentions go in one
+statement each (:mod:`notochord.db.bulk`): indexing a batch takes a fixed number of statements.
 """
 
 from __future__ import annotations
