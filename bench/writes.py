@@ -24,7 +24,7 @@ as the home city or the job title) and loads it twice, in the same process:
   hold the same current facts), and ``SELECT`` by subject plus whole-level predicate prefix with
   the JSON values decoded.
 
-Then words indexing: ``--documents`` notes (12 paragraphs, about 2,300 characters and 2.3 chunks
+Then words indexing: ``--documents`` notes (12 paragraphs, about 2,000 characters and 2.3 chunks
 each, every paragraph naming three of the people), all of them written into a fresh space through
 ``space.user.documents.upsert`` one per transaction, and all of them again into another fresh space
 through ``upsert_many`` in batches of ``--doc-batch``: chunks, full-text rows (and postings on
