@@ -24,13 +24,20 @@ as the home city or the job title) and loads it twice, in the same process:
   hold the same current facts), and ``SELECT`` by subject plus whole-level predicate prefix with
   the JSON values decoded.
 
-Then ``--documents`` notes of about three chunks each that mention the people by name, half through
-``space.user.documents.upsert`` one by one and half through ``upsert_many`` in batches of
-``--doc-batch``: words indexing (chunks, full-text rows, mentions) in chunks per second.
+Then words indexing: ``--documents`` notes (12 paragraphs, about 2,000 characters and 2.3 chunks
+each, every paragraph naming three of the people), all of them written into a fresh space through
+``space.user.documents.upsert`` one per transaction, and all of them again into another fresh space
+through ``upsert_many`` in batches of ``--doc-batch``: chunks, full-text rows (and postings on
+PostgreSQL), mentions and one change per document, in chunks per second, beside plain ``sqlite3``
+storing the same chunks in a table and an FTS5 index in the same run. ``--backend postgresql`` (or
+``both``) runs the documents on a throwaway PostgreSQL server too (``bench/postgres_server.py``)::
+
+    python bench/writes.py --sizes 1000 --write-sample 100 --lookups 100 --documents 1000 --backend both
 
 Figures: writes per second, write latency p50/p95, lookup latency p50/p95 and rows per lookup,
 file size, and for each the ratio notochord / sqlite3 (for writes per second a ratio below 1 means
-slower, for latencies a ratio above 1 means slower); chunks per second for documents. The targets
+slower, for latencies a ratio above 1 means slower); chunks per second for documents, and their
+ratio to the plain ``sqlite3`` + FTS5 floor. The targets
 are printed beside them; nothing is asserted. Run against a checkout without the batch calls, the
 batch rows say so and the first facts are loaded one put at a time.
 """
@@ -38,6 +45,7 @@ batch rows say so and the first facts are loaded one put at a time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sqlite3
@@ -71,6 +79,7 @@ from rich.progress import (  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from notochord.clock import iso_utc  # noqa: E402
+from notochord.search.chunking import chunk_markdown  # noqa: E402
 from notochord.settings import Settings  # noqa: E402
 from writes_data import ONE_PREDICATES, FactSpec, dataset, lookups, notes, people  # noqa: E402  (beside this script)
 
@@ -207,78 +216,182 @@ def run_notochord(
 
 
 @dataclass
-class DocFigures:
-    single_docs: int = 0
-    single_chunks: int = 0
-    single_seconds: float = 0.0
-    batch_docs: int = 0
-    batch_chunks: int = 0
-    batch_seconds: float = 0.0
+class DocRun:
+    """One way of writing the documents into a fresh space: what was stored and how long it took."""
+
+    chunks: int = 0
     mentions: int = 0
+    seconds: float = 0.0
 
-    @staticmethod
-    def rate(count: int, seconds: float) -> float:
-        return count / seconds if seconds else float("nan")
+    @property
+    def rate(self) -> float:
+        return self.chunks / self.seconds if self.seconds else float("nan")
 
 
-def run_documents(root: Path, names: Sequence[str], docs: Sequence[tuple[str, str]], *, batch: int) -> DocFigures:
-    figures = DocFigures()
-    data_dir = root / "documents"
+@dataclass
+class DocFigures:
+    backend: str
+    documents: int
+    characters: int
+    single: DocRun
+    batched: DocRun | None
+    floor: DocRun
+    """Plain ``sqlite3``: the same chunk texts into a table and an FTS5 index, ``--doc-batch`` per transaction."""
 
-    def chunk_count(space: notochord.Space) -> int:
-        with space.core.store.read() as conn:
-            return int(conn.execute(sa.text("SELECT count(*) FROM chunks")).scalar_one())
 
-    with notochord.open(data_dir, Settings(data_dir=data_dir), embedder=None) as nc, progress() as bar:
+@contextlib.contextmanager
+def _documents_space(data_dir: Path, database_url: str | None, names: Sequence[str]) -> Iterator[notochord.Space]:
+    settings = Settings(data_dir=data_dir, database_url=database_url, index_in_background=False)
+    with notochord.open(data_dir, settings, embedder=None) as nc:
         space = nc.personal
-        task = bar.add_task("documents: people", total=len(names))
-        for name in names:
-            space.user.entities.resolve(name=name, create=True)
-            bar.advance(task)
-        half = len(docs) // 2
-        task = bar.add_task("documents: upsert (1/tx)", total=half)
-        started = time.perf_counter()
-        for title, body in docs[:half]:
-            space.user.documents.upsert(collection="keep", title=title, body=body)
-            bar.advance(task)
-        figures.single_seconds = time.perf_counter() - started
-        figures.single_docs, figures.single_chunks = half, chunk_count(space)
+        with space.core.store.batch():  # the people are set-up, not measured
+            for name in names:
+                space.user.entities.resolve(name=name, create=True)
+        yield space
+
+
+def _stored(space: notochord.Space, run: DocRun) -> None:
+    with space.core.store.read() as conn:
+        run.chunks = int(conn.execute(sa.text("SELECT count(*) FROM chunks")).scalar_one())
+        run.mentions = int(conn.execute(sa.text("SELECT count(*) FROM mentions")).scalar_one())
+
+
+def _one_way(
+    path: Path,
+    url: str | None,
+    names: Sequence[str],
+    docs: Sequence[tuple[str, str]],
+    label: str,
+    batch: int | None,
+) -> DocRun | None:
+    """Write ``docs`` into a fresh space, one ``upsert`` per transaction (``batch`` None) or in
+    ``upsert_many`` batches; ``None`` on a checkout without ``upsert_many``."""
+    run = DocRun()
+    with progress() as bar, _documents_space(path, url, names) as space:
         upsert_many = getattr(space.user.documents, "upsert_many", None)
-        if upsert_many is not None:
-            rest = docs[half:]
-            task = bar.add_task(f"documents: upsert_many ({batch}/tx)", total=len(rest))
-            started = time.perf_counter()
-            for chunk in batched(rest, batch):
+        if batch is not None and upsert_many is None:
+            return None
+        task = bar.add_task(label, total=len(docs))
+        started = time.perf_counter()
+        if batch is None:
+            for title, body in docs:
+                space.user.documents.upsert(collection="keep", title=title, body=body)
+                bar.advance(task)
+        else:
+            for chunk in batched(docs, batch):
                 upsert_many([{"collection": "keep", "title": t, "body": b} for t, b in chunk])
                 bar.advance(task, len(chunk))
-            figures.batch_seconds = time.perf_counter() - started
-            figures.batch_docs, figures.batch_chunks = len(rest), chunk_count(space) - figures.single_chunks
-        with space.core.store.read() as conn:
-            figures.mentions = int(conn.execute(sa.text("SELECT count(*) FROM mentions")).scalar_one())
-    return figures
+        run.seconds = time.perf_counter() - started
+        _stored(space, run)
+    return run
+
+
+def run_documents(
+    root: Path,
+    names: Sequence[str],
+    docs: Sequence[tuple[str, str]],
+    *,
+    batch: int,
+    backend: str,
+    database_urls: Callable[[], contextlib.AbstractContextManager[str | None]],
+) -> DocFigures:
+    """The same documents into two fresh spaces of ``backend``: one ``upsert`` per transaction, then
+    ``upsert_many`` of ``batch``; words indexing only (chunks, full-text rows and postings, mentions)."""
+    with database_urls() as url:
+        single = _one_way(root / f"{backend}-single", url, names, docs, f"{backend}: upsert (1/tx)", None)
+    with database_urls() as url:
+        many = _one_way(root / f"{backend}-batched", url, names, docs, f"{backend}: upsert_many ({batch}/tx)", batch)
+    assert single is not None
+    return DocFigures(
+        backend=backend,
+        documents=len(docs),
+        characters=sum(len(t) + len(b) for t, b in docs),
+        single=single,
+        batched=many,
+        floor=run_documents_floor(root / f"{backend}-floor.db", docs, batch=batch),
+    )
+
+
+_FLOOR_DDL = """
+CREATE TABLE chunks (id INTEGER PRIMARY KEY, doc INTEGER NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
+"""
+
+
+def run_documents_floor(path: Path, docs: Sequence[tuple[str, str]], *, batch: int) -> DocRun:
+    """Plain ``sqlite3`` beside it: the same chunks (cut beforehand, not timed) into a chunk table and an
+    FTS5 table with notochord's tokenizer, ``batch`` documents per transaction; no mentions, no changes."""
+    pieces = [(title, [c.text for c in chunk_markdown(body)]) for title, body in docs]
+    run = DocRun(chunks=sum(len(texts) for _, texts in pieces))
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(_FLOOR_DDL)
+        started = time.perf_counter()
+        for start in range(0, len(pieces), batch):
+            conn.execute("BEGIN IMMEDIATE")
+            for doc, (title, texts) in enumerate(pieces[start : start + batch], start=start):
+                for idx, text in enumerate(texts):
+                    row = conn.execute("INSERT INTO chunks (doc, idx, text) VALUES (?, ?, ?)", (doc, idx, text))
+                    conn.execute(
+                        "INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)", (row.lastrowid, f"{title}\n\n{text}")
+                    )
+            conn.execute("COMMIT")
+        run.seconds = time.perf_counter() - started
+    finally:
+        conn.close()
+    return run
 
 
 def report_documents(people_count: int, doc_batch: int, figures: DocFigures) -> None:
-    table = Table(title=f"documents mentioning {people_count:,} people", title_justify="left")
+    chunks = figures.single.chunks
+    table = Table(
+        title=(
+            f"documents on {figures.backend}: {figures.documents:,} notes of 12 paragraphs "
+            f"(≈{figures.characters / max(figures.documents, 1):,.0f} characters, "
+            f"≈{chunks / max(figures.documents, 1):.1f} chunks each), each paragraph naming 3 of {people_count:,} "
+            "people; each way into a fresh space"
+        ),
+        title_justify="left",
+    )
     table.add_column("figure")
     table.add_column("upsert (1 per tx)", justify="right")
     table.add_column(f"upsert_many ({doc_batch} per tx)", justify="right")
     table.add_column("batch / single", justify="right")
-    single = DocFigures.rate(figures.single_chunks, figures.single_seconds)
-    many = DocFigures.rate(figures.batch_chunks, figures.batch_seconds)
+    table.add_column(f"sqlite3 + FTS5 ({doc_batch} per tx)", justify="right")
+    many = figures.batched
+    floor = figures.floor
+    table.add_row("chunks", f"{chunks:,}", f"{many.chunks:,}" if many else "n/a", "", f"{floor.chunks:,}")
+    table.add_row("mentions", f"{figures.single.mentions:,}", f"{many.mentions:,}" if many else "n/a", "", "—")
     table.add_row(
-        "documents", f"{figures.single_docs:,}", f"{figures.batch_docs:,}" if figures.batch_docs else "n/a", ""
+        "seconds",
+        f"{figures.single.seconds:,.2f}",
+        f"{many.seconds:,.2f}" if many else "n/a",
+        "",
+        f"{floor.seconds:,.2f}",
     )
-    table.add_row("chunks", f"{figures.single_chunks:,}", f"{figures.batch_chunks:,}", "")
     table.add_row(
         "chunks/s (words indexing)",
-        f"{single:,.0f}",
-        f"{many:,.0f}" if figures.batch_docs else "n/a",
-        _ratio(many, single) if figures.batch_docs else "n/a",
+        f"{figures.single.rate:,.0f}",
+        f"{many.rate:,.0f}" if many else "n/a",
+        _ratio(many.rate, figures.single.rate) if many else "n/a",
+        f"{floor.rate:,.0f}",
+    )
+    table.add_row(
+        "÷ sqlite3 + FTS5 in the same run",
+        _ratio(figures.single.rate, floor.rate),
+        _ratio(many.rate, floor.rate) if many else "n/a",
+        "",
+        "1.00×",
     )
     console.print(table)
-    chunks = figures.single_chunks + figures.batch_chunks
-    console.print(f"  {figures.mentions:,} mentions over {chunks:,} chunks; target: ≥ 1,000 chunks/s in batches")
+    if many and (many.chunks, many.mentions) != (chunks, figures.single.mentions):
+        console.print("  [yellow]warning:[/yellow] the two ways stored different chunks or mentions")
+    console.print(
+        "  words indexing = chunks, full-text rows (and postings on PostgreSQL), mentions, one change per document; "
+        "target: ≥ 1,000 chunks/s in batches"
+    )
     console.print()
 
 
@@ -488,6 +601,41 @@ def report_headline(headline: dict[str, float], before_path: Path | None) -> Non
     console.print(table)
 
 
+def measure_documents(args: argparse.Namespace) -> dict[str, float]:
+    """The documents measurement on each backend of ``--backend``; its headline figures."""
+    headline: dict[str, float] = {}
+    rng = random.Random(args.seed)
+    names = people(args.people, rng)
+    docs = notes(args.documents, names, rng)
+    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory(prefix="notochord-bench-") as tmp:
+        server: str | None = None
+        if "postgresql" in backends:
+            import postgres_server  # beside this script; starts a throwaway server unless one is named
+
+            server = stack.enter_context(postgres_server.server_url())
+        for backend in backends:
+
+            def database_urls(backend: str = backend) -> contextlib.AbstractContextManager[str | None]:
+                if backend == "sqlite":
+                    return contextlib.nullcontext(None)
+                assert server is not None
+                return postgres_server.database_url(server)
+
+            figures = run_documents(
+                Path(tmp), names, docs, batch=args.doc_batch, backend=backend, database_urls=database_urls
+            )
+            report_documents(len(names), args.doc_batch, figures)
+            where = "" if backend == "sqlite" else f" on {backend}"
+            floor = figures.floor.rate
+            headline[f"documents{where}: chunks/s (1 per tx)"] = figures.single.rate
+            headline[f"documents{where}: chunks/s (1 per tx) / sqlite3 + FTS5"] = figures.single.rate / floor
+            if figures.batched is not None:
+                headline[f"documents{where}: chunks/s (batched)"] = figures.batched.rate
+                headline[f"documents{where}: chunks/s (batched) / sqlite3 + FTS5"] = figures.batched.rate / floor
+    return headline
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -498,8 +646,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--write-sample", type=int, default=10_000, help="writes timed one per transaction")
     ap.add_argument("--batch", type=int, default=500, help="facts per transaction while bulk-loading")
     ap.add_argument("--lookups", type=int, default=2000, help="timed lookups per size")
-    ap.add_argument("--documents", type=int, default=400, help="notes written as documents (0: none)")
+    ap.add_argument("--documents", type=int, default=1000, help="notes written as documents each way (0: none)")
     ap.add_argument("--doc-batch", type=int, default=50, help="documents per upsert_many")
+    ap.add_argument(
+        "--backend", choices=("sqlite", "postgresql", "both"), default="sqlite", help="store of the documents runs"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs of each size (both sides); the median run is shown")
     ap.add_argument("--seed", type=int, default=20260929)
     ap.add_argument("--save", type=Path, help="write the headline figures to this JSON file")
@@ -555,14 +706,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if ours.bulk_rows:
             headline[f"{size:,} facts: batched writes/s / sqlite3"] = ours.bulk_per_second / base.bulk_per_second
     if args.documents > 0:
-        rng = random.Random(args.seed)
-        names = people(args.people, rng)
-        with tempfile.TemporaryDirectory(prefix="notochord-bench-") as tmp:
-            docs = run_documents(Path(tmp), names, notes(args.documents, names, rng), batch=args.doc_batch)
-        report_documents(len(names), args.doc_batch, docs)
-        headline["documents: chunks/s (1 per tx)"] = DocFigures.rate(docs.single_chunks, docs.single_seconds)
-        if docs.batch_docs:
-            headline["documents: chunks/s (batched)"] = DocFigures.rate(docs.batch_chunks, docs.batch_seconds)
+        headline.update(measure_documents(args))
     report_headline(headline, args.before)
     if args.save is not None:
         args.save.write_text(json.dumps(headline, indent=2), encoding="utf-8")

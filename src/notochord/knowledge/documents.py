@@ -19,6 +19,8 @@ Rules:
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +35,8 @@ from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, R
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.collections import Collections
-from notochord.knowledge.indexing import index_document
+from notochord.knowledge.document_batch import PendingIndex, Targets, item_write
+from notochord.knowledge.indexing import IndexWork, index_document
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
 from notochord.knowledge.timeranges import TimeRange, document_date
@@ -193,22 +196,19 @@ class Documents:
 
         Reading the target and writing it share one transaction.
         """
-        with self._store.batch():
-            outcome = self._upsert(
-                actor=actor,
-                collection_id=collection_id,
-                key=key,
-                doc_id=doc_id,
-                title=title,
-                body=body,
-                meta=meta,
-                text=text,
-                source_uri=source_uri,
-                run_id=run_id,
-                limits=limits,
-                permit=permit,
-                max_chars=max_chars,
-            )
+        item = {
+            "collection_id": collection_id,
+            "key": key,
+            "doc_id": doc_id,
+            "title": title,
+            "body": body,
+            "meta": meta,
+            "text": text,
+            "source_uri": source_uri,
+        }
+        (outcome,) = self._write(
+            [item], actor=actor, run_id=run_id, limits=limits, permit=permit, max_chars=max_chars, numbered=False
+        )
         self._store.after_commit(self._on_indexed)
         return outcome
 
@@ -227,31 +227,68 @@ class Documents:
         Each item holds the arguments of :meth:`upsert` (``collection_id``, ``key``, ``doc_id``,
         ``title``, ``body``, ``meta``, ``text``, ``source_uri``) and is written exactly as
         :meth:`upsert` writes it, in order, each its own counted write and its own change record;
-        the rules of :mod:`notochord.knowledge.batches` apply. The embedding worker hears of the new
-        chunks once, after the batch commits.
+        the rules of :mod:`notochord.knowledge.batches` apply. The chunks, full-text rows and
+        mentions of the whole batch are written together before it commits
+        (:func:`~notochord.knowledge.indexing.index_documents`), and the embedding worker hears of
+        them once, after the commit.
         """
         checked = check_items(items, UPSERT_ARGUMENTS, what="upsert_many")
         batch_run = batch_run_id(run_id)
-        results: list[UpsertOutcome] = []
-        with self._store.batch():
-            for index, item in enumerate(checked):
-                with item_errors(index):
-                    results.append(
-                        self._upsert(
-                            actor=actor,
-                            run_id=batch_run,
-                            limits=limits,
-                            permit=permit,
-                            max_chars=max_chars,
-                            **item,
-                        )
-                    )
+        results = self._write(
+            checked, actor=actor, run_id=batch_run, limits=limits, permit=permit, max_chars=max_chars, numbered=True
+        )
         if results:
             self._store.after_commit(self._on_indexed)
         return BatchOutcome(batch_run, results)
 
+    def _write(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        actor: Actor,
+        run_id: str | None,
+        limits: DailyLimits | None,
+        permit: Permit | None,
+        max_chars: int,
+        numbered: bool,
+    ) -> builtins.list[UpsertOutcome]:
+        """Write ``items`` in order in one transaction; ``numbered``: refusals name the item's index.
+
+        The collection tree and the documents the items name are read once for all of them; the
+        index work of every written document waits in a :class:`PendingIndex` until the end.
+        """
+        results: builtins.list[UpsertOutcome] = []
+        with self._store.batch() as conn, contextlib.ExitStack() as stack:
+            targets = Targets.read(conn, self._collections.tree(conn), items)
+            indexing = PendingIndex(max_chars)
+            # Without a permit to ask per item, the items share one write: each is still charged and
+            # recorded alone, and the objects of all their changes go in one statement at the end.
+            shared: WriteTx | None = None
+            if permit is None:
+                shared = stack.enter_context(self._store.write(actor=actor, run_id=run_id))
+                shared.defer_objects = True
+            for index, item in enumerate(items):
+                with item_errors(index) if numbered else contextlib.nullcontext():
+                    results.append(
+                        self._upsert(
+                            targets,
+                            indexing,
+                            shared,
+                            actor=actor,
+                            run_id=run_id,
+                            limits=limits,
+                            permit=permit,
+                            **item,
+                        )
+                    )
+            indexing.flush(conn)
+        return results
+
     def _upsert(
         self,
+        targets: Targets,
+        indexing: PendingIndex,
+        shared: WriteTx | None,
         *,
         actor: Actor,
         collection_id: int | None = None,
@@ -265,7 +302,6 @@ class Documents:
         run_id: str | None = None,
         limits: DailyLimits | None = None,
         permit: Permit | None = None,
-        max_chars: int = DEFAULT_MAX_CHARS,
     ) -> UpsertOutcome:
         # 1. validation and single-write limits
         if key is not None and doc_id is not None:
@@ -297,42 +333,44 @@ class Documents:
         assert content is not None
 
         # 2. resolving the target
-        with self._store.read() as conn:
-            tree = self._collections.tree(conn)
-            existing: DocumentRecord | None = None
-            if doc_id is not None:
-                existing = self.load(conn, doc_id)
-                if collection_id is not None and collection_id != existing.collection_id:
-                    raise KnowledgeValidationError(
-                        "collection differs from the document's current collection; only the user moves documents"
-                    )
-                target = existing.collection_id
-            else:
-                if collection_id is None:
-                    raise KnowledgeValidationError("collection is required for a new or keyed document")
-                target = tree.get(collection_id).id
-                if key is not None:
-                    existing = self.find_by_key(conn, target, key)
-            if key is not None and tree.class_of(target) == "diary" and _is_iso_date(key) and "date" not in meta_dict:
-                meta_dict["date"] = key
+        tree = targets.tree
+        existing: int | None = None
+        if doc_id is not None:
+            existing, target = targets.by_id(doc_id)
+            if collection_id is not None and collection_id != target:
+                raise KnowledgeValidationError(
+                    "collection differs from the document's current collection; only the user moves documents"
+                )
+        else:
+            if collection_id is None:
+                raise KnowledgeValidationError("collection is required for a new or keyed document")
+            target = tree.get(collection_id).id
+            if key is not None:
+                existing = targets.by_key(target, key)
+        if key is not None and tree.class_of(target) == "diary" and _is_iso_date(key) and "date" not in meta_dict:
+            meta_dict["date"] = key
 
         # 3. permission and quota (the permit, inside the write transaction), 4. apply
         content_hash = _hash(title, body, text, meta_dict, source_uri)
         chars = len(title) + len(content)
-        with self._store.write(actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit) as tx:
+        with item_write(
+            self._store, shared, actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit
+        ) as tx:
             conn = tx.conn
             if existing is not None:
-                current = conn.execute(sa.select(documents).where(documents.c.id == existing.id)).one()
+                current = conn.execute(sa.select(documents).where(documents.c.id == existing)).one()
                 tx.allow(Writing("document", collection_id=target, writer=current.writer))
                 if current.deleted_at is not None:
                     raise KnowledgeNotFoundError("document")
                 if current.content_hash == content_hash:
-                    return UpsertOutcome("unchanged", existing.id, None)
+                    return UpsertOutcome("unchanged", existing, None)
+                if existing in indexing:
+                    indexing.flush(conn)  # its snapshot reads the chunks an earlier item of the batch wrote
                 before = self._snapshot(conn, current)
                 doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
                 conn.execute(
                     sa.update(documents)
-                    .where(documents.c.id == existing.id)
+                    .where(documents.c.id == existing)
                     .values(
                         title=title,
                         body=body,
@@ -344,16 +382,16 @@ class Documents:
                         doc_date=doc_date,
                     )
                 )
-                index_document(conn, existing.id, content, title=title, max_chars=max_chars)
+                indexing.add(IndexWork(existing, content, title))
                 change_id = tx.record(
                     op="documents.update",
                     target_type="document",
-                    target_id=existing.id,
+                    target_id=existing,
                     summary=f"updated document {title or key or ''}".rstrip(),
                     before=before,
                     after={"title": title},
                 )
-                outcome = UpsertOutcome("updated", existing.id, change_id)
+                outcome = UpsertOutcome("updated", existing, change_id)
             else:
                 tx.allow(Writing("document", collection_id=target))
                 doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
@@ -374,7 +412,8 @@ class Documents:
                         "doc_date": doc_date,
                     },
                 )
-                index_document(conn, new_id, content, title=title, max_chars=max_chars, new=True)
+                targets.created(new_id, target, key)
+                indexing.add(IndexWork(new_id, content, title, new=True))
                 change_id = tx.record(
                     op="documents.create",
                     target_type="document",

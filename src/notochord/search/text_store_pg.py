@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.bulk import copy_rows
 from notochord.errors import StorageError
 
 __all__ = ["delete_terms", "index_terms", "is_postgresql", "read_postings", "version"]
@@ -41,6 +42,12 @@ def is_postgresql(conn: sa.Connection) -> bool:
 
 def tokenize(rows: Sequence[tuple[int, str]], tokenizer: str) -> list[dict[str, object]]:
     """``(chunk id, derived text)`` → one ``{term, chunk_id, tf}`` per distinct term of each chunk, by FTS5."""
+    terms, ids, tfs = _postings(rows, tokenizer)
+    return [{"term": t, "chunk_id": i, "tf": f} for t, i, f in zip(terms, ids, tfs, strict=True)]
+
+
+def _postings(rows: Sequence[tuple[int, str]], tokenizer: str) -> tuple[list[str], list[int], list[int]]:
+    """:func:`tokenize` as three columns: terms, chunk ids, term frequencies."""
     db = sqlite3.connect(":memory:")
     try:
         db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{tokenizer}')")
@@ -49,7 +56,7 @@ def tokenize(rows: Sequence[tuple[int, str]], tokenizer: str) -> list[dict[str, 
         found = db.execute("SELECT term, doc, count(*) FROM v GROUP BY term, doc").fetchall()
     finally:
         db.close()
-    return [{"term": str(term), "chunk_id": int(doc), "tf": int(tf)} for term, doc, tf in found]
+    return [str(r[0]) for r in found], [int(r[1]) for r in found], [int(r[2]) for r in found]
 
 
 def _bump(conn: sa.Connection, table: str) -> None:
@@ -63,15 +70,18 @@ def _bump(conn: sa.Connection, table: str) -> None:
 
 
 def index_terms(conn: sa.Connection, table: str, rows: Sequence[tuple[int, str]], tokenizer: str) -> None:
-    """Replace the postings of the chunks in ``rows`` (``(chunk id, derived text)``), in ``conn``'s transaction."""
-    terms = tokenize(rows, tokenizer)
+    """Replace the postings of the chunks in ``rows`` (``(chunk id, derived text)``), in ``conn``'s transaction.
+
+    Three statements whatever the number of chunks: the old postings go, the new ones arrive in one
+    ``COPY`` (:func:`~notochord.db.bulk.copy_rows`), and the version moves on.
+    """
+    terms, ids, tfs = _postings(rows, tokenizer)
     try:
         conn.execute(
             sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": [int(i) for i, _ in rows]}
         )
         if terms:
-            insert = f"INSERT INTO {table}_terms (term, chunk_id, tf) VALUES (:term, :chunk_id, :tf)"
-            conn.execute(sa.text(insert), terms)
+            copy_rows(conn, f"{table}_terms", ("term", "chunk_id", "tf"), zip(terms, ids, tfs, strict=True))
         _bump(conn, table)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not write the full-text index {table}: {exc}") from exc

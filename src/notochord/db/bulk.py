@@ -1,0 +1,80 @@
+"""Many rows of one table written by one statement, on either backend.
+
+A batch of documents writes thousands of rows (chunks, postings, mentions); sending them one
+statement, or one executemany parameter set, per row costs more than the database takes to store
+them:
+
+- **SQLite**: the driver's own ``executemany`` of one compiled ``INSERT`` (no per-row parameter
+  processing by SQLAlchemy), in the caller's transaction, in process: no round trip.
+- **PostgreSQL**: one ``COPY … FROM STDIN`` in the caller's transaction: the rows stream to the
+  server in one exchange, one round trip whatever their number, formatted by psycopg's C code.
+
+Rows are stored in the order given, so the ids a table assigns ascend with it, as they would one
+insert at a time. Table and column names come from code, never from callers' data. Statement
+listeners (``before_cursor_execute``) hear of each call as they would of SQLAlchemy's own; the
+drivers' errors reach the caller as sqlite3's or SQLAlchemy's, both of which the store translates
+(:func:`~notochord.db.engine.storage_errors`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import psycopg
+import sqlalchemy as sa
+
+__all__ = ["copy_rows", "insert_rows"]
+
+_SQL: dict[tuple[str, str, tuple[str, ...]], str] = {}
+_LOCK = threading.Lock()
+
+
+def _statement(conn: sa.Connection, table: str, names: tuple[str, ...]) -> str:
+    key = (conn.dialect.name, table, names)
+    found = _SQL.get(key)
+    if found is None:
+        quote = conn.dialect.identifier_preparer.quote
+        columns = ", ".join(quote(n) for n in names)
+        if conn.dialect.name == "postgresql":
+            found = f"COPY {quote(table)} ({columns}) FROM STDIN"
+        else:
+            found = f"INSERT INTO {quote(table)} ({columns}) VALUES ({', '.join('?' for _ in names)})"
+        with _LOCK:
+            _SQL[key] = found
+    return found
+
+
+def _announce(conn: sa.Connection, cursor: Any, sql: str) -> None:
+    # someone listens (statement counts, tracing): tell them, as SQLAlchemy would
+    if conn.engine.dispatch.before_cursor_execute:
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, (), None, True)
+
+
+def copy_rows(conn: sa.Connection, table: str, names: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Store ``rows`` (values in the order of ``names``) in ``table``, in ``conn``'s transaction."""
+    sql = _statement(conn, table, tuple(names))
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    cursor = driver.cursor()
+    _announce(conn, cursor, sql)
+    if conn.dialect.name != "postgresql":
+        cursor.executemany(sql, rows)  # sqlite3's own errors are the store's to translate
+        return
+    try:
+        with cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.Error as error:
+        raise sa.exc.DBAPIError.instance(sql, None, error, psycopg.Error) from error
+    finally:
+        cursor.close()
+
+
+def insert_rows(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``rows`` (mappings with the same column names) into ``table`` in ``conn``'s transaction."""
+    if not rows:
+        return
+    names = tuple(rows[0])
+    copy_rows(conn, table.name, names, ([row[n] for n in names] for row in rows))
