@@ -133,7 +133,7 @@ def test_the_index_is_saved_again_at_close_once_enough_changed(open_dir: Opener,
     nc.close()
     loaded = load(path)
     assert loaded is not None
-    header, arrays = loaded
+    _, arrays = loaded
     assert len(arrays["ids"]) == 20
     assert rebuilds == ["chunks_fts"]
 
