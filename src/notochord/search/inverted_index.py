@@ -211,8 +211,8 @@ def _top(conn: sa.Connection, table: str) -> int:
 
 
 def _aligned(index_ids: IntArray, ids: IntArray, values: IntArray) -> IntArray:
-    """``values`` (given for ``ids``, ascending) per position of ``index_ids``; 0 where missing."""
-    out = np.zeros(len(index_ids), np.int64)
+    """``values`` rows (given for ``ids``, ascending) per position of ``index_ids``; 0 where missing."""
+    out = np.zeros((len(index_ids), 2), np.int64)
     if len(ids) and len(index_ids):
         where = np.minimum(np.searchsorted(ids, index_ids), len(ids) - 1)
         hit = ids[where] == index_ids
@@ -250,20 +250,26 @@ def refresh_index(conn: sa.Connection, table: str, index: InvertedIndex) -> Inve
     rows_now, tokens_now = delta.totals(conn, table)
     added = _postings(delta.rows_above(conn, table, held.top), conn, with_hashes=True)
     changed = len(added.ids)
-    feed = delta.newest_change(conn)
+    feed, removed = delta.newest_change(conn), 0
     if feed != held.feed:
-        ids, prints = delta.changed_chunks(conn, held.feed)
-        where = _positions(index, ids)
-        ours = (where >= 0) & (ids <= held.top)
-        hashes = held.hashes if held.hashes is not None else np.zeros(len(index.ids), np.int64)
-        rewritten = ids[ours][hashes[where[ours]] != prints[ours]]
-        if len(rewritten):
+        named, ids, keys = delta.changed_chunks(conn, held.feed)
+        ours = _positions(index, ids)
+        hashes = held.hashes if held.hashes is not None else np.zeros((len(index.ids), 2), np.int64)
+        kept = (ours >= 0) & (ids <= held.top)
+        rewritten = ids[kept][hashes[ours[kept], 0] != keys[kept, 0]]
+        # the named documents' chunks the index holds that they no longer have
+        theirs = np.isin(hashes[:, 1], named)
+        if index.alive is not None:
+            theirs &= index.alive
+        left = np.setdiff1d(index.ids[theirs], ids)
+        if len(rewritten) or len(left):
             again = _postings(delta.rows_of(conn, table, rewritten.tolist()), conn, with_hashes=True)
-            index = appended(index, rewritten, again, version=version, held=index.held)
-            changed += len(rewritten)
+            index = appended(index, np.union1d(left, rewritten), again, version=version, held=index.held)
+            changed += len(rewritten) + len(left)
+            removed = len(left)
     top = max(held.top, int(added.ids[-1]) if len(added.ids) else 0)
     index = appended(index, np.zeros(0, np.int64), added, version=version, held=replace(index.held, top=top, feed=feed))
-    if held.rows + len(added.ids) == rows_now and index.tokens == tokens_now:
+    if held.rows + len(added.ids) - removed == rows_now and index.tokens == tokens_now:
         return replace(index, held=replace(index.held, rows=rows_now, changed=held.changed + changed))
     # something left or changed outside the change log (a purge, a repair): compare the ids
     present = delta.present(conn, table)
@@ -321,7 +327,7 @@ def _save(conn: sa.Connection, table: str, index: InvertedIndex) -> bool:
         "term_bytes": np.frombuffer(b"".join(encoded), dtype=np.uint8),
     }
     if held.hashes is not None:
-        arrays["hashes"] = held.hashes
+        arrays["hashes"] = held.hashes.reshape(-1)
     header = {
         "table": table,
         "tokenizer": FTS_TOKENIZER,
@@ -367,7 +373,7 @@ def _from_saved(header: dict[str, object], arrays: dict[str, npt.NDArray[np.gene
     term_lengths = arrays["term_lengths"].astype(np.int64)
     blob = arrays["term_bytes"].tobytes()
     cut = np.concatenate([[0], np.cumsum(term_lengths)])
-    hashes = arrays["hashes"].astype(np.int64) if "hashes" in arrays else None
+    hashes = arrays["hashes"].astype(np.int64).reshape(-1, 2) if "hashes" in arrays else None
     consistent = (
         len(lengths) == len(ids)
         and len(starts) == len(ends) == len(term_lengths)

@@ -77,7 +77,8 @@ class Held:
 
     ``top``: the highest row id seen (rows without a token included); ``rows``: the table's rows;
     ``feed``: the newest change record applied (``None`` for a table without a change log);
-    ``hashes``: each position's chunk fingerprint (``text_hash``), where a change log exists;
+    ``hashes``: each position's chunk fingerprint (``text_hash``) and document id, two columns,
+    where a change log exists;
     ``changed``: chunks applied since the index was built or loaded (when to save it again).
     """
 
@@ -201,7 +202,7 @@ def assemble(
 
 @dataclass(frozen=True)
 class Postings:
-    """Chunks to add: ``ids`` ascending with their ``lengths`` and fingerprints (``hashes``, or
+    """Chunks to add: ``ids`` ascending with their ``lengths``, fingerprints and documents (``hashes``, or
     ``None``), then per posting its term name's index in ``names``, its chunk's index in ``ids`` and
     its term frequency (term-then-chunk order)."""
 
@@ -240,7 +241,7 @@ def appended(index: InvertedIndex, dead: IntArray, added: Postings, *, version: 
     tail = _segment(term_of[order], positions[order], frequencies[order], len(terms)) if len(order) else None
     hashes = None
     if index.held.hashes is not None:
-        fresh = added.hashes if added.hashes is not None else np.zeros(len(added.ids), np.int64)
+        fresh = added.hashes if added.hashes is not None else np.zeros((len(added.ids), 2), np.int64)
         hashes = np.concatenate([index.held.hashes, fresh[words]])
     if alive is not None:
         alive = np.concatenate([alive, np.ones(int(words.sum()), np.bool_)])
@@ -309,7 +310,7 @@ def compacted(
         old_ids = index.ids[alive]
         old_hashes = index.held.hashes[alive]
         words = added.lengths > 0
-        new_hashes = added.hashes[words] if added.hashes is not None else np.zeros(int(words.sum()), np.int64)
+        new_hashes = added.hashes[words] if added.hashes is not None else np.zeros((int(words.sum()), 2), np.int64)
         all_ids = np.concatenate([old_ids, added.ids[words]])
         all_hashes = np.concatenate([old_hashes, new_hashes])
         hashes = all_hashes[np.argsort(all_ids, kind="stable")]

@@ -273,18 +273,23 @@ def fingerprint(text_hashes: Sequence[str]) -> IntArray:
 
 
 def hashes_of(conn: sa.Connection, where: sa.ColumnElement[bool]) -> tuple[IntArray, IntArray]:
-    """Ids (ascending) and fingerprints of the chunks ``where`` selects."""
+    """Ids (ascending) of the chunks ``where`` selects, and per chunk its fingerprint and document id."""
     try:
-        found = conn.execute(sa.select(chunks.c.id, chunks.c.text_hash).where(where).order_by(chunks.c.id)).all()
+        found = conn.execute(
+            sa.select(chunks.c.id, chunks.c.text_hash, chunks.c.document_id).where(where).order_by(chunks.c.id)
+        ).all()
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the chunks of the space: {exc}") from exc
     reads.add(len(found))
     ids = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
-    return ids, fingerprint([str(r[1]) for r in found])
+    keys = np.zeros((len(found), 2), np.int64)
+    keys[:, 0] = fingerprint([str(r[1]) for r in found])
+    keys[:, 1] = np.fromiter((int(r[2]) for r in found), dtype=np.int64, count=len(found))
+    return ids, keys
 
 
-def changed_chunks(conn: sa.Connection, since: int) -> tuple[IntArray, IntArray]:
-    """Ids and fingerprints of the chunks of every document a change record after ``since`` names."""
+def changed_chunks(conn: sa.Connection, since: int) -> tuple[IntArray, IntArray, IntArray]:
+    """The documents change records after ``since`` name, and their chunks as :func:`hashes_of` gives them."""
     try:
         named = (
             sa.select(changes.c.target_id)
@@ -295,10 +300,12 @@ def changed_chunks(conn: sa.Connection, since: int) -> tuple[IntArray, IntArray]
                 )
             )
         )
-        documents = [int(d) for d in conn.execute(named).scalars()]
+        documents = sorted({int(d) for d in conn.execute(named).scalars()})
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the change log: {exc}") from exc
     reads.add(len(documents))
+    named_ids = np.asarray(documents, dtype=np.int64)
     if not documents:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return hashes_of(conn, chunks.c.document_id.in_(documents))
+        return named_ids, np.zeros(0, np.int64), np.zeros((0, 2), np.int64)
+    ids, keys = hashes_of(conn, chunks.c.document_id.in_(documents))
+    return named_ids, ids, keys

@@ -99,7 +99,7 @@ def retitle_keeping_ids(space: notochord.Space, doc_id: int, title: str) -> None
                 target_id=doc_id,
                 summary="retitled",
                 status="applied",
-                created_at="2026-09-29T08:00:00+00:00",
+                created_at="2026-09-29T08:00:00.000Z",
             )
         )
 
