@@ -367,9 +367,10 @@ def _restored(conn: sa.Connection, table: str) -> InvertedIndex | None:
 
 
 def _from_saved(header: dict[str, object], arrays: dict[str, npt.NDArray[np.generic]]) -> InvertedIndex | None:
-    ids, lengths = arrays["ids"].astype(np.int64), arrays["lengths"].astype(np.int32)
-    starts, ends = arrays["starts"].astype(np.int64), arrays["ends"].astype(np.int64)
-    positions, frequencies = arrays["positions"].astype(np.int32), arrays["frequencies"].astype(np.int32)
+    ids, lengths = arrays["ids"].astype(np.int64, copy=False), arrays["lengths"].astype(np.int32, copy=False)
+    starts, ends = arrays["starts"].astype(np.int64, copy=False), arrays["ends"].astype(np.int64, copy=False)
+    positions = arrays["positions"].astype(np.int32, copy=False)
+    frequencies = arrays["frequencies"].astype(np.int32, copy=False)
     term_lengths = arrays["term_lengths"].astype(np.int64)
     blob = arrays["term_bytes"].tobytes()
     cut = np.concatenate([[0], np.cumsum(term_lengths)])

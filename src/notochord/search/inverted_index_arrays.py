@@ -298,7 +298,9 @@ def compacted(
     term_of = np.concatenate([t[k] for t, k in zip(term_parts, keep_parts, strict=True)] + [tids[added.term_of]])
     docs = np.concatenate([d[k] for d, k in zip(doc_parts, keep_parts, strict=True)] + [added.ids[added.chunk_of]])
     tfs = np.concatenate([f[k] for f, k in zip(tf_parts, keep_parts, strict=True)] + [added.frequencies])
-    order = np.lexsort((docs, term_of))
+    # without rows to add, every run is in term order and a term's base postings precede its tail's:
+    # a stable sort by term merges them in one pass; added rows may fall anywhere
+    order = np.argsort(term_of, kind="stable") if not len(added.ids) else np.lexsort((docs, term_of))
     term_of, docs, tfs = term_of[order], docs[order], tfs[order]
     used = np.bincount(term_of, minlength=len(terms)) > 0
     renumber = np.cumsum(used) - 1
