@@ -64,6 +64,8 @@ def save(path: Path, header: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
         kind = str(array.dtype)
         data = np.ascontiguousarray(array, dtype=_DTYPES[kind]).tobytes()
         layout[name] = {"dtype": kind, "length": int(array.shape[0]), "offset": offset}
+        # every array starts on an 8-byte boundary, so the loaded views are aligned
+        data += b"\0" * (-len(data) % 8)
         blobs.append(data)
         offset += len(data)
     digest = hashlib.blake2b(digest_size=32)
@@ -72,6 +74,7 @@ def save(path: Path, header: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
     meta = json.dumps(
         {"format": _FORMAT, "header": header, "arrays": layout, "bytes": offset, "digest": digest.hexdigest()}
     ).encode()
+    meta += b" " * (-(len(_MAGIC) + 8 + len(meta)) % 8)
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
         with open(partial, "wb") as out:
@@ -92,7 +95,12 @@ def save(path: Path, header: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
 def load(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
     """The header and arrays saved at ``path``, or ``None`` when it is missing or does not check out."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as source:
+            size = os.fstat(source.fileno()).st_size
+            # one buffer the arrays are views of: read once, never copied
+            raw = bytearray(size)
+            if source.readinto(raw) != size:
+                return None
     except OSError:
         return None
     try:
@@ -102,7 +110,7 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | Non
         return None
 
 
-def _parse(raw: bytes) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
+def _parse(raw: bytearray) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | None:
     if not raw.startswith(_MAGIC):
         raise ValueError("not a full-text index file")
     at = len(_MAGIC)
@@ -121,7 +129,7 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | N
         length, offset = int(spec["length"]), int(spec["offset"])
         if length < 0 or offset < 0 or offset + length * dtype.itemsize > len(payload):
             raise ValueError(f"array {name} out of bounds")
-        arrays[str(name)] = np.frombuffer(payload, dtype=dtype, count=length, offset=offset).copy()
+        arrays[str(name)] = np.frombuffer(payload, dtype=dtype, count=length, offset=offset)
     header = meta["header"]
     if not isinstance(header, dict):
         raise ValueError("no header")
