@@ -179,6 +179,27 @@ def _segment(term_of: IntArray, positions: Int32Array, frequencies: Int32Array, 
     return Segment(ends - per_term, ends, positions.astype(np.int32), frequencies.astype(np.int32))
 
 
+def _merged(runs: list[tuple[IntArray, Int32Array, Int32Array]], terms: int) -> Segment:
+    """Runs of ``(term, position, tf)``, each in term order, with every term's postings in a later run
+    after its postings in an earlier one: one segment, by placing each posting where it goes (no sort)."""
+    counts = [np.bincount(run[0], minlength=terms).astype(np.int64) for run in runs]
+    total = np.sum(counts, axis=0) if counts else np.zeros(terms, np.int64)
+    ends = np.cumsum(total)
+    starts = ends - total
+    size = int(ends[-1]) if terms else 0
+    positions = np.zeros(size, np.int32)
+    frequencies = np.zeros(size, np.int32)
+    before = np.zeros(terms, np.int64)
+    for (term_of, pos, tf), count in zip(runs, counts, strict=True):
+        if len(term_of):
+            first = np.cumsum(count) - count
+            destination = starts[term_of] + before[term_of] + (np.arange(len(term_of)) - first[term_of])
+            positions[destination] = pos
+            frequencies[destination] = tf
+        before += count
+    return Segment(starts, ends, positions, frequencies)
+
+
 def assemble(
     version: bytes, names: list[str], per_term: IntArray, docs: IntArray, tfs: Int32Array, held: Held
 ) -> InvertedIndex:
@@ -289,6 +310,8 @@ def compacted(
     if len(gone) and len(index.ids):
         where = np.minimum(np.searchsorted(index.ids, gone), len(index.ids) - 1)
         alive[where[index.ids[where] == gone]] = False
+    if not len(added.ids):
+        return _without_dead(index, alive, version=version, held=held)
     terms, tids = _term_ids(index.terms, added.names)
     segments = [index.base] + ([index.tail] if index.tail is not None else [])
     term_parts = [s.term_of() for s in segments]
@@ -298,9 +321,8 @@ def compacted(
     term_of = np.concatenate([t[k] for t, k in zip(term_parts, keep_parts, strict=True)] + [tids[added.term_of]])
     docs = np.concatenate([d[k] for d, k in zip(doc_parts, keep_parts, strict=True)] + [added.ids[added.chunk_of]])
     tfs = np.concatenate([f[k] for f, k in zip(tf_parts, keep_parts, strict=True)] + [added.frequencies])
-    # without rows to add, every run is in term order and a term's base postings precede its tail's:
-    # a stable sort by term merges them in one pass; added rows may fall anywhere
-    order = np.argsort(term_of, kind="stable") if not len(added.ids) else np.lexsort((docs, term_of))
+    # added rows may fall anywhere among the held: sort (the rare path: rewrites in place)
+    order = np.lexsort((docs, term_of))
     term_of, docs, tfs = term_of[order], docs[order], tfs[order]
     used = np.bincount(term_of, minlength=len(terms)) > 0
     renumber = np.cumsum(used) - 1
@@ -317,6 +339,32 @@ def compacted(
         all_hashes = np.concatenate([old_hashes, new_hashes])
         hashes = all_hashes[np.argsort(all_ids, kind="stable")]
     return assemble(version, names, per_term, docs, tfs.astype(np.int32), replace(held, hashes=hashes))
+
+
+def _without_dead(index: InvertedIndex, alive: BoolArray, *, version: bytes, held: Held) -> InvertedIndex:
+    """Compaction when nothing is added: the live chunks keep their order, so positions are renumbered
+    through a table and the tail is merged in by placement — a pass over the postings, no sort."""
+    renumber = (np.cumsum(alive) - 1).astype(np.int32)
+    runs: list[tuple[IntArray, Int32Array, Int32Array]] = []
+    for segment in [index.base] + ([index.tail] if index.tail is not None else []):
+        keep = alive[segment.positions]
+        runs.append((segment.term_of()[keep], renumber[segment.positions[keep]], segment.frequencies[keep]))
+    merged = _merged(runs, len(index.terms))
+    used = merged.ends > merged.starts
+    by_id = sorted(index.terms.items(), key=lambda item: item[1])
+    names = [name for name, tid in by_id if used[tid]]
+    hashes = index.held.hashes[alive] if index.held.hashes is not None else None
+    return InvertedIndex(
+        version=version,
+        ids=index.ids[alive],
+        lengths=index.lengths[alive],
+        terms={name: i for i, name in enumerate(names)},
+        starts=merged.starts[used],
+        ends=merged.ends[used],
+        positions=merged.positions,
+        frequencies=merged.frequencies,
+        held=replace(held, hashes=hashes),
+    )
 
 
 class MaskCache:
@@ -386,20 +434,11 @@ class CandidateMask:
                 shared=True,
                 tail=index.tail,
             )
-        segments = [index.base] + ([index.tail] if index.tail is not None else [])
-        terms = len(index.terms)
-        kept: list[tuple[IntArray, Int32Array, Int32Array]] = []
-        for segment in segments:
+        runs: list[tuple[IntArray, Int32Array, Int32Array]] = []
+        for segment in [index.base] + ([index.tail] if index.tail is not None else []):
             keep = mask[segment.positions]
-            kept.append((segment.term_of()[keep], segment.positions[keep], segment.frequencies[keep]))
-        term_of = np.concatenate([k[0] for k in kept])
-        positions = np.concatenate([k[1] for k in kept])
-        frequencies = np.concatenate([k[2] for k in kept])
-        if len(kept) > 1:
-            # each run is in term order, the tail's positions above the base's: a stable sort merges
-            order = np.argsort(term_of, kind="stable")
-            term_of, positions, frequencies = term_of[order], positions[order], frequencies[order]
-        own = _segment(term_of, positions, frequencies, terms)
+            runs.append((segment.term_of()[keep], segment.positions[keep], segment.frequencies[keep]))
+        own = _merged(runs, len(index.terms)) if len(runs) > 1 else _segment(*runs[0], len(index.terms))
         return CandidateMask(mask, count, mean, own.starts, own.ends, own.positions, own.frequencies)
 
     def postings(self, index: InvertedIndex, term: str) -> tuple[Int32Array, Int32Array]:
