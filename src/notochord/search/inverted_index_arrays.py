@@ -43,7 +43,9 @@ BoolArray = npt.NDArray[np.bool_]
 
 COMPACT_SHARE = 0.125
 """Compact once the dead chunks pass this share of the positions, or the tail's postings this share
-of the base's: until then a refresh costs what changed; a compaction costs a pass over the postings."""
+of the base's: until then a refresh costs what changed; a compaction costs a pass over the postings.
+Measured at 100k chunks (4.5M postings): a compaction ~2 s, so at this share ~0.16 ms per chunk
+written; a candidate set restricted from arrays with a tail costs 1.2× one without (0.29 / 0.25 s)."""
 
 _LOOKUP_COST = 10
 
