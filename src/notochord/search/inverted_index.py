@@ -66,6 +66,7 @@ import hashlib
 import logging
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
@@ -425,8 +426,31 @@ def _from_saved(header: dict[str, object], arrays: dict[str, npt.NDArray[np.gene
 class _EngineIndexes:
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        # per table: the newest index (what the next refresh starts from) ...
         self.indexes: dict[str, InvertedIndex] = {}
+        # ... and the last few versions, for readers whose snapshot is a little older than the newest
+        self.recent: dict[str, OrderedDict[bytes, InvertedIndex]] = {}
         self.saved: dict[str, int] = {}
+
+    def remember(self, table: str, index: InvertedIndex) -> None:
+        recent = self.recent.setdefault(table, OrderedDict())
+        recent[index.version] = index
+        recent.move_to_end(index.version)
+        while len(recent) > _RECENT:
+            recent.popitem(last=False)
+        head = self.indexes.get(table)
+        if head is None or _not_older(index, head):
+            self.indexes[table] = index
+
+
+_RECENT = 4
+
+
+def _not_older(index: InvertedIndex, than: InvertedIndex) -> bool:
+    """Whether ``index`` was read at a snapshot no older than ``than``'s (by the change log and ids)."""
+    if index.held.feed is None or than.held.feed is None:
+        return True
+    return (index.held.feed, index.held.top) >= (than.held.feed, than.held.top)
 
 
 _BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, _EngineIndexes] = weakref.WeakKeyDictionary()
@@ -434,7 +458,11 @@ _REGISTRY_LOCK = threading.Lock()
 
 
 def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
-    """The inverted index of ``table`` as of ``conn``'s snapshot: reused, refreshed, loaded or built."""
+    """The inverted index of ``table`` as of ``conn``'s snapshot: reused, refreshed, loaded or built.
+
+    A reader whose snapshot is a few writes older than the newest index (a search that began before
+    another refreshed it) gets its own version's index back, not a refresh backwards.
+    """
     version = index_version(conn, table)
     with _REGISTRY_LOCK:
         holder = _BY_ENGINE.get(conn.engine)
@@ -444,20 +472,21 @@ def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
     if current is not None and current.version == version:
         return current
     with holder.lock:
+        found = holder.recent.get(table, OrderedDict()).get(version)
+        if found is not None:
+            return found
         current = holder.indexes.get(table)
-        if current is not None and current.version == version:
-            return current
         if current is None:
             current = _restored(conn, table)
             if current is None:
                 built = build_index(conn, table)
-                holder.indexes[table] = built
+                holder.remember(table, built)
                 if _save(conn, table, built):
                     holder.saved[table] = built.held.changed
                 return built
             holder.saved[table] = current.held.changed
         refreshed = refresh_index(conn, table, current)
-        holder.indexes[table] = refreshed
+        holder.remember(table, refreshed)
         return refreshed
 
 

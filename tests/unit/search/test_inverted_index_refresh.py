@@ -208,3 +208,21 @@ def test_a_write_by_another_process_is_seen_by_the_next_search(
         assert [h.title for h in nc.personal.user.search("obsidian")] == ["fresh"]
         shared, rebuilt = both_indexes(nc.personal)
         assert index_contents(shared) == index_contents(rebuilt)
+
+
+def test_a_reader_a_write_behind_gets_the_index_of_its_own_snapshot(
+    open_nc: Callable[[], notochord.Notochord],
+) -> None:
+    """Issue 16, item 1: a search that began before another write was refreshed into the shared
+    index still ranks over its own snapshot's index (the last few versions are kept)."""
+    nc = open_nc()
+    space = nc.personal
+    space.user.documents.upsert(collection="keep", key="a", title="first", body="granite river")
+    with space.core.store.read() as old:
+        before = text_index(old, FTS_TABLE)
+        space.user.documents.upsert(collection="keep", key="b", title="second", body="granite quartz")
+        assert [h.title for h in space.user.search("quartz")] == ["second"]
+        again = text_index(old, FTS_TABLE)
+        assert again is before
+        assert index_contents(again) == index_contents(build_index(old, FTS_TABLE))
+    assert len(space.user.search("granite")) == 2
