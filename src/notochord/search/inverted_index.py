@@ -41,7 +41,9 @@ chunks of similar text: ~60 MB of arrays, ~80–100 MB held, a build of ~6 s; me
 postings, not with the number of queries. Per 1M chunks, measured on the synthetic benchmark (62
 tokens a chunk, 45.0M postings, 130k terms): 356 MiB of arrays, ~700 MiB resident after the build,
 a transient peak of 2.1 GiB (FTS5's index is read a batch of terms at a time, so its occurrence
-lists are never held whole), 5.4 min to build on a machine at load 9.
+lists are never held whole), 5.4 min to build on a machine at load 9. The last few versions are
+kept for readers a write behind (:data:`_RECENT`); they share the arrays until a compaction, after
+which an older one holds its own until three newer versions have replaced it.
 
 Kept current and saved, measured on a copy of the 100k synthetic space (100,007 chunks, 4.50M
 postings) on a machine at load 7–12, each figure beside its baseline in the same process: the
