@@ -11,8 +11,9 @@ each file's size and SHA-256) and, under ``vault/``, every file of the data dire
 - everything else (the master key, gem code and folders, file-history blobs) is copied as it is.
 
 Journal side files (``-wal``, ``-shm``, ``-journal``) are never copied: a snapshot already holds
-what was committed. Nor are a space's saved search graphs (``*.usearch`` beside its database): they
-are rebuilt from the vectors in the database, and can weigh as much as the database itself. Each
+what was committed. Nor are a space's saved search graphs and full-text indexes (``*.usearch`` and
+``*.fulltext`` beside its database): they are rebuilt from the vectors and the full-text table in
+the database, and can weigh as much as the database itself. Each
 database is consistent on its own; the backup is not one atomic cut across databases, which no
 reader relies on.
 
@@ -50,7 +51,8 @@ MANIFEST = "notochord-backup.json"
 _ROOT = "vault"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
-_REBUILT = ".usearch"  # a saved search graph, or one being written (``….usearch.<pid>.partial``)
+# saved search graphs and full-text indexes, or ones being written (``….usearch.<pid>.partial``)
+_REBUILT = (".usearch", ".fulltext")
 _STABLE_COPY_ATTEMPTS = 50
 _BUSY_TIMEOUT_S = 30.0
 
@@ -200,7 +202,7 @@ def _files(root: Path) -> list[PurePosixPath]:
 
 
 def _is_side_file(path: Path) -> bool:
-    if path.name.endswith(_REBUILT) or f"{_REBUILT}." in path.name:
+    if path.name.endswith(_REBUILT) or any(f"{suffix}." in path.name for suffix in _REBUILT):
         return True
     for suffix in _SIDE_FILES:
         if path.name.endswith(suffix) and path.with_name(path.name.removesuffix(suffix)).exists():

@@ -16,6 +16,7 @@ from notochord.knowledge.facts import Facts
 from notochord.knowledge.vocabulary import Vocabulary
 from notochord.knowledge.writes import USER, Store
 from notochord.search.embeddings import Embedder
+from notochord.search.inverted_index import save_text_indexes
 from notochord.search.vector_index import VectorIndex
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD
 
@@ -53,6 +54,7 @@ class KnowledgeCore:
             self.vectors.notify()
 
     def close(self) -> None:
+        save_text_indexes(self.store.engine)
         self.vectors.close()
 
     def counts(self) -> dict[str, int]:

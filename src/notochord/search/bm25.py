@@ -184,7 +184,8 @@ def rank_documents(
     """
     if limit <= 0 or candidates.count == 0 or not tokens:
         return []
-    inside = groups >= 0
+    # a chunk that left the table keeps its position until compaction: never inside
+    inside = (groups >= 0) & candidates.mask
     size = int(groups[inside].max()) + 1 if inside.any() else 0
     if size == 0:
         return []

@@ -11,25 +11,49 @@ Rules:
   write, from this process or any other, is seen by the next search. The key is read in the
   reader's own (read) transaction, so index and snapshot always agree. Inside a *write*
   transaction, rows FTS5 still holds in memory are not in the structure record yet: search there
-  only after committing (the product searches in read transactions only). A stale index is rebuilt whole
-  (measured: see ``bench/README.md``); building is serialised per engine.
+  only after committing (the product searches in read transactions only).
+- **Kept current by what changed.** When the version moved, the held index is brought to the
+  reader's snapshot by applying only the change (:mod:`.inverted_index_delta` reads it): rows above
+  the highest id it saw are appended, chunks of documents the change log names are compared by
+  ``(id, text_hash)`` and re-read when rewritten, and the result must hold exactly the rows and
+  tokens FTS5 counts — else the ids are compared whole, and failing that it is rebuilt. Appends and
+  deletions cost what changed; a rewrite in place, an id below the highest held, or dead chunks /
+  tail postings past :data:`~.inverted_index_arrays.COMPACT_SHARE` compact the arrays (a pass over the
+  postings, no read). Refreshes are serialised per engine.
+- **Saved across restarts.** A space on a SQLite file keeps its built index beside the database
+  (:mod:`.inverted_index_file`); the next process loads it, checks it against the database (table,
+  tokenizer, sample rows) and refreshes it as above before any search uses it. A file that does not
+  check out is ignored and the index rebuilt (and saved). :func:`save_text_indexes` saves it again,
+  at close, once enough changed.
 - **Candidates are a mask.** The caller's candidate chunk ids become a boolean mask over the
   index's chunk order, cached per (filter, data version) by the caller
   (:class:`MaskCache`); BM25 statistics — N, the mean length, each term's document frequency —
-  are computed over the mask only (:mod:`notochord.search.bm25`). With the mask comes a copy of
-  the postings restricted to the candidates (made once per filter and version; shared when every
-  chunk is a candidate), so a query reads no posting of a chunk its caller cannot find and its
-  cost does not depend on them. The cache is bounded in entries and in bytes.
+  are computed over the mask only (:mod:`notochord.search.bm25`), dead chunks never in it. With the
+  mask comes a copy of the postings restricted to the candidates (made once per filter and
+  version; shared when every chunk is a candidate), so a query reads no posting of a chunk its
+  caller cannot find and its cost does not depend on them. The cache is bounded in entries and in bytes.
 
 Memory: postings take 8 bytes each (int32 position + int32 term frequency), chunk ids and lengths
-12 bytes per chunk, plus a Python dict entry per distinct term (~200 bytes). Measured on SciFact
-(10,091 chunks, 748k postings, 26k terms): 6.1 MB of arrays, ~12 MB held in all, built in ~0.6 s
-with a transient peak of ~100 MB. Per 100k chunks of similar text: ~60 MB of arrays, ~80–100 MB
-held, a build of ~6 s; memory grows with the postings, not with the number of queries. Per 1M
-chunks, measured on the synthetic benchmark (62 tokens a chunk, 45.0M postings, 130k terms):
-356 MiB of arrays, ~700 MiB resident after the build, a transient peak of 2.1 GiB (FTS5's index is
-read a batch of terms at a time, so its occurrence lists are never held whole), 5.4 min to build
-on a machine at load 9.
+12 bytes per chunk (20 with the fingerprints a space's change log needs), plus a Python dict entry
+per distinct term (~200 bytes). Measured on SciFact (10,091 chunks, 748k postings, 26k terms):
+6.1 MB of arrays, ~12 MB held in all, built in ~0.6 s with a transient peak of ~100 MB. Per 100k
+chunks of similar text: ~60 MB of arrays, ~80–100 MB held, a build of ~6 s; memory grows with the
+postings, not with the number of queries. Per 1M chunks, measured on the synthetic benchmark (62
+tokens a chunk, 45.0M postings, 130k terms): 356 MiB of arrays, ~700 MiB resident after the build,
+a transient peak of 2.1 GiB (FTS5's index is read a batch of terms at a time, so its occurrence
+lists are never held whole), 5.4 min to build on a machine at load 9. The last few versions are
+kept for readers a write behind (:data:`_RECENT`); they share the arrays until a compaction, after
+which an older one holds its own until three newer versions have replaced it.
+
+Kept current and saved, measured on a copy of the 100k synthetic space (100,007 chunks, 4.50M
+postings) on a machine at load 7–12, each figure beside its baseline in the same process: the
+refresh after one added document takes 22–30 ms where a rebuild takes 35–40 s (the search right
+after the write then still spends 2–4 s reading the candidates' rows anew for the new data version,
+in :mod:`notochord.knowledge.hybrid_search`). A restarted process has its index in 0.6–1.1 s from
+the saved file where reading the table whole takes 18–31 s; its first search, candidates included,
+in 2.7 s. Without a file, the first build costs the whole read plus ~0.9 s for the chunks' hashes
+and ~0.3 s to save. The file: 39.8 MB per 100k such chunks (~8.8 bytes a posting). A compaction
+takes ~2 s at 100k chunks; on PostgreSQL a refresh also counts the postings table's rows and tokens.
 
 Ranking (:func:`top_bm25`, MaxScore pruning) walks only the rarest query terms' postings and looks
 the frequent ones up for the chunks that can still reach the top, with scores bit-identical to
@@ -40,19 +64,35 @@ of frequent words only are walked in full, 81 of the 200); at 100k chunks p50 22
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.schema import chunks
 from notochord.errors import StorageError
-from notochord.search import text_store_pg
+from notochord.search import inverted_index_delta as delta
+from notochord.search import inverted_index_file, text_store_pg
+from notochord.search.inverted_index_arrays import (
+    CandidateMask,
+    Held,
+    InvertedIndex,
+    MaskCache,
+    Postings,
+    appended,
+    assemble,
+    compacted,
+    top_bm25,
+)
+from notochord.search.textindex import FTS_TOKENIZER
 
 __all__ = [
     "CandidateMask",
@@ -61,62 +101,23 @@ __all__ = [
     "build_index",
     "forget",
     "index_version",
+    "refresh_index",
+    "save_text_indexes",
     "text_index",
     "top_bm25",
 ]
 
+log = logging.getLogger(__name__)
+
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
-BoolArray = npt.NDArray[np.bool_]
 
 _STRUCTURE_ROWID = 10  # FTS5_STRUCTURE_ROWID: the record FTS5 rewrites on every commit
-
-
-@dataclass(frozen=True)
-class InvertedIndex:
-    """Postings of one FTS5 table at one data version.
-
-    ``ids`` are the chunk ids in ascending order; a *position* is an index into ``ids``. Term ``t``
-    has the id ``terms[t]``; its postings are ``positions[starts[id]:ends[id]]`` (ascending) with
-    their term frequencies in ``frequencies``.
-    """
-
-    version: bytes
-    ids: IntArray
-    lengths: Int32Array
-    terms: dict[str, int]
-    starts: IntArray
-    ends: IntArray
-    positions: Int32Array
-    frequencies: Int32Array
-
-    def postings(self, term: str) -> tuple[Int32Array, Int32Array]:
-        """Positions and term frequencies of ``term`` (empty arrays when no chunk holds it)."""
-        tid = self.terms.get(term)
-        if tid is None:
-            return _EMPTY, _EMPTY
-        start, end = int(self.starts[tid]), int(self.ends[tid])
-        return self.positions[start:end], self.frequencies[start:end]
-
-    def mask_of(self, chunk_ids: IntArray) -> BoolArray:
-        """The boolean mask over :attr:`ids` of the given chunk ids (ids the index lacks are ignored)."""
-        mask = np.zeros(len(self.ids), dtype=np.bool_)
-        if len(self.ids) == 0 or len(chunk_ids) == 0:
-            return mask
-        where = np.searchsorted(self.ids, chunk_ids)
-        where = np.minimum(where, len(self.ids) - 1)
-        hit = self.ids[where] == chunk_ids
-        mask[where[hit]] = True
-        return mask
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the arrays (the term dict comes on top)."""
-        arrays = (self.ids, self.lengths, self.starts, self.ends, self.positions, self.frequencies)
-        return int(sum(a.nbytes for a in arrays))
-
-
-_EMPTY: Int32Array = np.zeros(0, dtype=np.int32)
+_BATCH_CHARS = 16 * 1024 * 1024
+_RESAVE_SHARE = 0.01
+"""At close, the index is saved again once this share of its chunks changed since it was saved or
+loaded (at least one): below it, the next process's refresh costs less than the write."""
+_SAMPLE = 16
 
 
 def index_version(conn: sa.Connection, table: str) -> bytes:
@@ -130,7 +131,7 @@ def index_version(conn: sa.Connection, table: str) -> bytes:
     return bytes(raw) if raw is not None else b""
 
 
-def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
+def _read_whole(conn: sa.Connection, table: str) -> InvertedIndex:
     """Read the whole FTS5 index of ``table`` into memory (one pass over its instances).
 
     SQLite hands over one row per term with the chunk id of every occurrence, in order (fts5vocab
@@ -168,15 +169,11 @@ def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     if not parts:
-        return _assemble(version, names, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32))
+        return assemble(version, names, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32), Held())
     per_term = np.concatenate([p[0] for p in parts])
     docs = np.concatenate([p[1] for p in parts])
     tfs = np.concatenate([p[2] for p in parts])
-    return _assemble(version, names, per_term, docs, tfs)
-
-
-_BATCH_CHARS = 16 * 1024 * 1024
-_LOOKUP_COST = 10
+    return assemble(version, names, per_term, docs, tfs, Held())
 
 
 def _postings_of(rows: list[tuple[str, str]]) -> tuple[IntArray, IntArray, Int32Array]:
@@ -202,31 +199,260 @@ def _build_from_postings(conn: sa.Connection, table: str) -> InvertedIndex:
     per_term = np.fromiter((r[1].count(",") + 1 for r in rows), dtype=np.int64, count=len(rows))
     docs = np.array(",".join(r[1] for r in rows).split(","), dtype=np.int64) if rows else np.zeros(0, np.int64)
     tfs = np.array(",".join(r[2] for r in rows).split(","), dtype=np.int32) if rows else np.zeros(0, np.int32)
-    return _assemble(version, names, per_term, docs, tfs)
+    return assemble(version, names, per_term, docs, tfs, Held())
 
 
-def _assemble(version: bytes, names: list[str], per_term: IntArray, docs: IntArray, tfs: Int32Array) -> InvertedIndex:
-    """The index of postings given term by term (``per_term`` of them each, chunk ids ascending)."""
-    ids = np.unique(docs)
-    positions = np.searchsorted(ids, docs).astype(np.int32)
-    lengths = np.bincount(positions, weights=tfs, minlength=len(ids)).astype(np.int32)
-    ends = np.cumsum(per_term)
+def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
+    """The whole index of ``table`` read afresh, with what a later refresh compares against."""
+    index = _read_whole(conn, table)
+    rows, _ = delta.totals(conn, table)
+    feed: int | None = None
+    hashes: IntArray | None = None
+    if delta.has_change_log(conn):
+        feed = delta.newest_change(conn)
+        ids, prints = delta.hashes_of(conn, sa.true())
+        hashes = _aligned(index.ids, ids, prints)
+    return replace(index, held=Held(top=_top(conn, table), rows=rows, feed=feed, hashes=hashes))
+
+
+def _top(conn: sa.Connection, table: str) -> int:
+    try:
+        found = conn.execute(sa.text(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1")).scalar()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
+    return int(found or 0)
+
+
+def _aligned(index_ids: IntArray, ids: IntArray, values: IntArray) -> IntArray:
+    """``values`` rows (given for ``ids``, ascending) per position of ``index_ids``; 0 where missing."""
+    out = np.zeros((len(index_ids), 2), np.int64)
+    if len(ids) and len(index_ids):
+        where = np.minimum(np.searchsorted(ids, index_ids), len(ids) - 1)
+        hit = ids[where] == index_ids
+        out[hit] = values[where[hit]]
+    return out
+
+
+def _postings(rows: delta.Rows, conn: sa.Connection, *, with_hashes: bool) -> Postings:
+    hashes = None
+    if with_hashes and len(rows.ids):
+        ids, prints = delta.hashes_of(conn, chunks.c.id.in_(rows.ids.tolist()))
+        hashes = _aligned(rows.ids, ids, prints)
+    return Postings(rows.ids, rows.lengths, hashes, rows.terms, rows.term_of, rows.chunk_of, rows.frequencies)
+
+
+def _positions(index: InvertedIndex, ids: IntArray) -> IntArray:
+    """Each id's live position in ``index``, or -1."""
+    found = np.full(len(ids), -1, np.int64)
+    if len(index.ids) and len(ids):
+        where = np.minimum(np.searchsorted(index.ids, ids), len(index.ids) - 1)
+        hit = index.ids[where] == ids
+        if index.alive is not None:
+            hit &= index.alive[where]
+        found[hit] = where[hit]
+    return found
+
+
+def refresh_index(conn: sa.Connection, table: str, index: InvertedIndex) -> InvertedIndex:
+    """``index`` brought to ``conn``'s snapshot by applying what changed since (see the module rules)."""
+    held = index.held
+    if held.feed is None:
+        # a bare table has no change log to name rows rewritten in place: only a rebuild is exact
+        return build_index(conn, table)
+    version = index_version(conn, table)
+    rows_now, tokens_now = delta.totals(conn, table)
+    added = _postings(delta.rows_above(conn, table, held.top), conn, with_hashes=True)
+    changed = len(added.ids)
+    feed, removed = delta.newest_change(conn), 0
+    if feed != held.feed:
+        named, ids, keys = delta.changed_chunks(conn, held.feed)
+        ours = _positions(index, ids)
+        hashes = held.hashes if held.hashes is not None else np.zeros((len(index.ids), 2), np.int64)
+        kept = (ours >= 0) & (ids <= held.top)
+        rewritten = ids[kept][hashes[ours[kept], 0] != keys[kept, 0]]
+        # the named documents' chunks the index holds that they no longer have
+        theirs = np.isin(hashes[:, 1], named)
+        if index.alive is not None:
+            theirs &= index.alive
+        left = np.setdiff1d(index.ids[theirs], ids)
+        if len(rewritten) or len(left):
+            again = _postings(delta.rows_of(conn, table, rewritten.tolist()), conn, with_hashes=True)
+            index = appended(index, np.union1d(left, rewritten), again, version=version, held=index.held)
+            changed += len(rewritten) + len(left)
+            removed = len(left)
+    top = max(held.top, int(added.ids[-1]) if len(added.ids) else 0)
+    index = appended(index, np.zeros(0, np.int64), added, version=version, held=replace(index.held, top=top, feed=feed))
+    if held.rows + len(added.ids) - removed == rows_now and index.tokens == tokens_now:
+        return replace(index, held=replace(index.held, rows=rows_now, changed=held.changed + changed))
+    # something left or changed outside the change log (a purge, a repair): compare the ids
+    present = delta.present(conn, table)
+    live = index.ids if index.alive is None else index.ids[index.alive]
+    gone = np.setdiff1d(live, present, assume_unique=True)
+    unseen = np.setdiff1d(present, live, assume_unique=True)
+    more = _postings(delta.rows_of(conn, table, unseen.tolist()), conn, with_hashes=True)
+    top = max(top, int(present[-1]) if len(present) else 0)
+    index = appended(index, gone, more, version=version, held=replace(index.held, top=top))
+    if index.tokens != tokens_now or len(present) != rows_now:
+        log.info("rebuilding the full-text index %s: it no longer matches the table", table)
+        return build_index(conn, table)
+    changed += len(gone) + len(unseen)
+    return replace(index, held=replace(index.held, rows=rows_now, changed=held.changed + changed))
+
+
+# -- saving across restarts ---------------------------------------------------------------
+
+
+def _digest(body: str) -> int:
+    return int.from_bytes(hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=7).digest(), "big")
+
+
+def _bodies(conn: sa.Connection, table: str, ids: list[int]) -> dict[int, int]:
+    """Digests of the stored text of the given rows (those the table still holds)."""
+    if not ids:
+        return {}
+    listed = ",".join(str(int(i)) for i in ids)
+    try:
+        rows = conn.execute(sa.text(f"SELECT rowid, body FROM {table} WHERE rowid IN ({listed})")).all()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
+    return {int(r[0]): _digest(str(r[1] or "")) for r in rows}
+
+
+def _save(conn: sa.Connection, table: str, index: InvertedIndex) -> bool:
+    path = inverted_index_file.index_file(conn.engine, table)
+    if path is None:
+        return False
+    if index.tail is not None or index.alive is not None:
+        index = compacted(index, np.zeros(0, np.int64), version=index.version, held=index.held)
+    picks = np.unique(np.linspace(0, len(index.ids) - 1, num=min(_SAMPLE, len(index.ids))).astype(np.int64))
+    sample = _bodies(conn, table, index.ids[picks].tolist() if len(index.ids) else [])
+    names = sorted(index.terms, key=index.terms.__getitem__)
+    encoded = [n.encode("utf-8", "surrogatepass") for n in names]
+    held = index.held
+    arrays: dict[str, npt.NDArray[np.generic]] = {
+        "ids": index.ids,
+        "lengths": index.lengths,
+        "starts": index.starts,
+        "ends": index.ends,
+        "positions": index.positions,
+        "frequencies": index.frequencies,
+        "term_lengths": np.fromiter((len(e) for e in encoded), dtype=np.int32, count=len(encoded)),
+        "term_bytes": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+    }
+    if held.hashes is not None:
+        arrays["hashes"] = held.hashes.reshape(-1)
+    header = {
+        "table": table,
+        "tokenizer": FTS_TOKENIZER,
+        "version": index.version.hex(),
+        "top": held.top,
+        "rows": held.rows,
+        "feed": held.feed,
+        "sample": sorted(sample.items()),
+    }
+    return inverted_index_file.save(path, header, arrays)
+
+
+def _restored(conn: sa.Connection, table: str) -> InvertedIndex | None:
+    """The index saved beside the database, when it checks out against it (else ``None``)."""
+    path = inverted_index_file.index_file(conn.engine, table)
+    loaded = inverted_index_file.load(path) if path is not None else None
+    if loaded is None:
+        return None
+    header, arrays = loaded
+    try:
+        index = _from_saved(header, arrays)
+        sample = {int(i): int(d) for i, d in header["sample"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("ignoring the saved full-text index %s: %s", path, exc)
+        return None
+    if index is None or header.get("table") != table or header.get("tokenizer") != FTS_TOKENIZER:
+        return None
+    if (index.held.feed is not None) != delta.has_change_log(conn):
+        return None
+    found = _bodies(conn, table, list(sample))
+    # rows sampled when it was saved must still hold the same text (those deleted since are fine),
+    # and at least one must be there: else the file belongs to another database
+    if sample and (not found or any(sample[i] != d for i, d in found.items())):
+        log.warning("ignoring the saved full-text index %s: it was built from other data", path)
+        return None
+    return index
+
+
+def _from_saved(header: dict[str, object], arrays: dict[str, npt.NDArray[np.generic]]) -> InvertedIndex | None:
+    ids, lengths = arrays["ids"].astype(np.int64, copy=False), arrays["lengths"].astype(np.int32, copy=False)
+    starts, ends = arrays["starts"].astype(np.int64, copy=False), arrays["ends"].astype(np.int64, copy=False)
+    positions = arrays["positions"].astype(np.int32, copy=False)
+    frequencies = arrays["frequencies"].astype(np.int32, copy=False)
+    term_lengths = arrays["term_lengths"].astype(np.int64)
+    blob = arrays["term_bytes"].tobytes()
+    cut = np.concatenate([[0], np.cumsum(term_lengths)])
+    hashes = arrays["hashes"].astype(np.int64).reshape(-1, 2) if "hashes" in arrays else None
+    consistent = (
+        len(lengths) == len(ids)
+        and len(starts) == len(ends) == len(term_lengths)
+        and len(positions) == len(frequencies)
+        and int(cut[-1]) == len(blob)
+        and (hashes is None or len(hashes) == len(ids))
+        and (len(ends) == 0 or int(ends[-1]) == len(positions))
+        and bool(np.all(starts <= ends))
+        and (len(positions) == 0 or (int(positions.min()) >= 0 and int(positions.max()) < len(ids)))
+        and bool(np.all(np.diff(ids) > 0))
+    )
+    if not consistent:
+        return None
+    names = [blob[int(cut[i]) : int(cut[i + 1])].decode("utf-8", "surrogatepass") for i in range(len(term_lengths))]
+    feed = header["feed"]
+    held = Held(
+        top=int(str(header["top"])),
+        rows=int(str(header["rows"])),
+        feed=None if feed is None else int(str(feed)),
+        hashes=hashes,
+    )
     return InvertedIndex(
-        version=version,
+        version=bytes.fromhex(str(header["version"])),
         ids=ids,
         lengths=lengths,
         terms={name: i for i, name in enumerate(names)},
-        starts=ends - per_term,
+        starts=starts,
         ends=ends,
         positions=positions,
-        frequencies=tfs,
+        frequencies=frequencies,
+        held=held,
     )
+
+
+# -- the shared indexes -------------------------------------------------------------------
 
 
 class _EngineIndexes:
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        # per table: the newest index (what the next refresh starts from) ...
         self.indexes: dict[str, InvertedIndex] = {}
+        # ... and the last few versions, for readers whose snapshot is a little older than the newest
+        self.recent: dict[str, OrderedDict[bytes, InvertedIndex]] = {}
+        self.saved: dict[str, int] = {}
+
+    def remember(self, table: str, index: InvertedIndex) -> None:
+        recent = self.recent.setdefault(table, OrderedDict())
+        recent[index.version] = index
+        recent.move_to_end(index.version)
+        while len(recent) > _RECENT:
+            recent.popitem(last=False)
+        head = self.indexes.get(table)
+        if head is None or _not_older(index, head):
+            self.indexes[table] = index
+
+
+_RECENT = 4
+
+
+def _not_older(index: InvertedIndex, than: InvertedIndex) -> bool:
+    """Whether ``index`` was read at a snapshot no older than ``than``'s (by the change log and ids)."""
+    if index.held.feed is None or than.held.feed is None:
+        return True
+    return (index.held.feed, index.held.top) >= (than.held.feed, than.held.top)
 
 
 _BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, _EngineIndexes] = weakref.WeakKeyDictionary()
@@ -234,7 +460,11 @@ _REGISTRY_LOCK = threading.Lock()
 
 
 def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
-    """The inverted index of ``table`` as of ``conn``'s snapshot, built or reused (see module rules)."""
+    """The inverted index of ``table`` as of ``conn``'s snapshot: reused, refreshed, loaded or built.
+
+    A reader whose snapshot is a few writes older than the newest index (a search that began before
+    another refreshed it) gets its own version's index back, not a refresh backwards.
+    """
     version = index_version(conn, table)
     with _REGISTRY_LOCK:
         holder = _BY_ENGINE.get(conn.engine)
@@ -244,218 +474,49 @@ def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
     if current is not None and current.version == version:
         return current
     with holder.lock:
+        found = holder.recent.get(table, OrderedDict()).get(version)
+        if found is not None:
+            return found
         current = holder.indexes.get(table)
-        if current is not None and current.version == version:
-            return current
-        built = build_index(conn, table)
-        holder.indexes[table] = built
-        return built
+        if current is None:
+            current = _restored(conn, table)
+            if current is None:
+                built = build_index(conn, table)
+                holder.remember(table, built)
+                if _save(conn, table, built):
+                    holder.saved[table] = built.held.changed
+                return built
+            holder.saved[table] = current.held.changed
+        refreshed = refresh_index(conn, table, current)
+        holder.remember(table, refreshed)
+        return refreshed
+
+
+def save_text_indexes(engine: sa.Engine) -> list[Path]:
+    """Save the indexes held for ``engine`` that changed enough since they were saved (at close)."""
+    holder = _BY_ENGINE.get(engine)
+    written: list[Path] = []
+    if holder is None:
+        return written
+    with holder.lock:
+        for table, index in list(holder.indexes.items()):
+            path = inverted_index_file.index_file(engine, table)
+            since = index.held.changed - holder.saved.get(table, -1)
+            if path is None or since < max(1.0, _RESAVE_SHARE * len(index.ids)):
+                continue
+            try:
+                with engine.connect() as conn:
+                    saved = _save(conn, table, index)
+            except (StorageError, SQLAlchemyError) as exc:
+                log.warning("could not save the full-text index %s: %s", path, exc)
+                continue
+            if saved:
+                holder.saved[table] = index.held.changed
+                written.append(path)
+    return written
 
 
 def forget(engine: sa.Engine) -> None:
-    """Drop the indexes held for ``engine`` (the next search rebuilds them)."""
+    """Drop the indexes held for ``engine`` (the next search loads or rebuilds them)."""
     with _REGISTRY_LOCK:
         _BY_ENGINE.pop(engine, None)
-
-
-class MaskCache:
-    """Candidate sets per (filter key, data version): a bounded LRU, by count and by bytes."""
-
-    def __init__(self, size: int = 64, max_bytes: int = 256 * 1024 * 1024) -> None:
-        self._size = size
-        self._max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._items: OrderedDict[Hashable, CandidateMask] = OrderedDict()
-
-    def get(self, key: Hashable) -> CandidateMask | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, value: CandidateMask) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            held = sum(v.nbytes for v in self._items.values())
-            while len(self._items) > 1 and (len(self._items) > self._size or held > self._max_bytes):
-                _, dropped = self._items.popitem(last=False)
-                held -= dropped.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-@dataclass(frozen=True)
-class CandidateMask:
-    """The caller's candidates over an index: the mask, their count, mean length and own postings.
-
-    Unless every indexed chunk is a candidate, the postings are a copy restricted to the
-    candidates, made once per (filter, data version): a query then reads only postings of chunks
-    the caller may find, so its cost does not depend on documents outside them.
-    """
-
-    mask: BoolArray
-    count: int
-    mean_length: float
-    starts: IntArray
-    ends: IntArray
-    positions: Int32Array
-    frequencies: Int32Array
-    shared: bool = False
-
-    @staticmethod
-    def of(index: InvertedIndex, mask: BoolArray) -> CandidateMask:
-        count = int(mask.sum())
-        mean = float(index.lengths[mask].mean()) if count else 1.0
-        if count == len(index.ids):
-            return CandidateMask(
-                mask, count, mean, index.starts, index.ends, index.positions, index.frequencies, shared=True
-            )
-        keep = mask[index.positions]
-        term_of = np.repeat(np.arange(len(index.starts), dtype=np.int64), index.ends - index.starts)
-        per_term = np.bincount(term_of[keep], minlength=len(index.starts)).astype(np.int64)
-        ends = np.cumsum(per_term)
-        return CandidateMask(mask, count, mean, ends - per_term, ends, index.positions[keep], index.frequencies[keep])
-
-    def postings(self, index: InvertedIndex, term: str) -> tuple[Int32Array, Int32Array]:
-        """Positions and term frequencies of ``term`` among the candidates only."""
-        tid = index.terms.get(term)
-        if tid is None:
-            return _EMPTY, _EMPTY
-        start, end = int(self.starts[tid]), int(self.ends[tid])
-        return self.positions[start:end], self.frequencies[start:end]
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes this candidate set holds of its own (restricted postings are copies; full ones shared)."""
-        arrays = (self.starts, self.ends, self.positions, self.frequencies)
-        own = 0 if self.shared else sum(a.nbytes for a in arrays)
-        return int(self.mask.nbytes + own)
-
-
-def top_bm25(
-    index: InvertedIndex,
-    candidates: CandidateMask,
-    tokens: Mapping[str, int],
-    *,
-    limit: int,
-    k1: float,
-    b: float,
-    digits: int,
-    budget: float = 1.0,
-) -> list[tuple[int, float]] | None:
-    """The top ``limit`` of BM25 over the candidates, identical to scoring every posting, or ``None``.
-
-    MaxScore pruning. A term can add at most ``weight × idf × (k1 + 1)`` to a chunk's score (its
-    saturation), so the query's terms are taken highest bound first (the rarest), and their
-    postings alone form the *pool*: once the bounds of the terms left out add up to less than the
-    ``limit``-th best score in the pool (counting the taken terms only, so a lower bound), no chunk
-    outside the pool can reach the top, not even in a tie. The pool's chunks then get their full
-    scores — the long postings of frequent words are only looked up for them (a binary search per
-    pool chunk), never walked — computed with the same float operations term by term in the query's
-    order as the exhaustive scorer, so every score is bit-identical and so are the order and its
-    tie-break (rounded to ``digits``, then the smaller chunk id).
-
-    ``None`` when the pool's work (a sort of the postings it takes in, a binary search per pooled
-    chunk and term left out) would pass ``budget`` × the work of walking every posting of the
-    query — a query of frequent words only: the caller then scores exhaustively. That is mostly
-    known before any posting is read, from the terms' bounds and lengths.
-    """
-    total = float(candidates.count)
-    mean = max(candidates.mean_length, 1.0)
-    terms: list[tuple[int, np.float64, Int32Array, Int32Array]] = []
-    for token, weight in tokens.items():
-        positions, frequencies = candidates.postings(index, token)
-        if len(positions):
-            df = float(len(positions))
-            terms.append((weight, np.log(1.0 + (total - df + 0.5) / (df + 0.5)), positions, frequencies))
-    if not terms:
-        return []
-    bounds = [float(weight * idf * (k1 + 1.0)) * (1.0 + 1e-9) for weight, idf, _, _ in terms]
-    order = sorted(range(len(terms)), key=lambda i: (-bounds[i], len(terms[i][2])))
-    # work in posting-sized steps: walking every posting costs about one each; the pool costs a
-    # sort of what it takes in and a binary search per pooled chunk and term left out (~10 each)
-    most = budget * sum(len(t[2]) for t in terms)
-
-    def too_costly(taken_postings: int, pooled: int, left_out: int) -> bool:
-        return 3 * taken_postings + _LOOKUP_COST * pooled * left_out > most
-
-    margin = 2.0 * 10.0**-digits
-    # the pool can stop growing only once the taken terms' bounds outweigh the rest's (the
-    # limit-th pooled score is at most their sum): take every term up to there at once
-    left = sum(bounds)
-    first, held = 0, 0
-    while first < len(order):
-        i = order[first]
-        left -= bounds[i]
-        held += len(terms[i][2])
-        first += 1
-        if too_costly(held, held, len(order) - first):
-            return None
-        if held >= limit and sum(bounds) - left > left * (1.0 + 1e-9) + margin:
-            break
-    taken = set(order[:first])
-    pool = np.unique(np.concatenate([terms[i][2] for i in order[:first]]))
-    partial = np.zeros(len(pool), dtype=np.float64)
-    for i in order[:first]:
-        weight, idf, positions, frequencies = terms[i]
-        partial[np.searchsorted(pool, positions)] += _contribution(
-            index, weight, idf, positions, frequencies, k1, b, mean
-        )
-    for i in order[first:]:
-        if len(pool) >= limit:
-            floor = float(np.partition(partial, len(pool) - limit)[len(pool) - limit])
-            if left * (1.0 + 1e-9) + margin < floor * (1.0 - 1e-9):
-                break
-        weight, idf, positions, frequencies = terms[i]
-        held += len(positions)
-        if too_costly(held, len(pool) + len(positions), len(terms) - len(taken) - 1):
-            return None
-        merged = np.union1d(pool, positions)
-        grown = np.zeros(len(merged), dtype=np.float64)
-        grown[np.searchsorted(merged, pool)] = partial
-        added = _contribution(index, weight, idf, positions, frequencies, k1, b, mean)
-        grown[np.searchsorted(merged, positions)] += added
-        pool, partial = merged, grown
-        taken.add(i)
-        left -= bounds[i]
-    scores = np.zeros(len(pool), dtype=np.float64)
-    for i, (weight, idf, positions, frequencies) in enumerate(terms):
-        if i in taken:
-            where = np.searchsorted(pool, positions)
-            scores[where] += _contribution(index, weight, idf, positions, frequencies, k1, b, mean)
-            continue
-        found = np.searchsorted(positions, pool)
-        hit = found < len(positions)
-        hit[hit] = positions[found[hit]] == pool[hit]
-        at = found[hit]
-        scores[hit] += _contribution(index, weight, idf, positions[at], frequencies[at], k1, b, mean)
-    nonzero = scores != 0
-    matched, scores = pool[nonzero], scores[nonzero]
-    rounded = np.round(scores, digits)
-    if len(matched) > limit:
-        threshold = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
-        keep_top = rounded >= threshold
-        matched, scores, rounded = matched[keep_top], scores[keep_top], rounded[keep_top]
-    best = np.lexsort((index.ids[matched], -rounded))[:limit]
-    return [(int(index.ids[matched[i]]), float(scores[i])) for i in best]
-
-
-def _contribution(
-    index: InvertedIndex,
-    weight: int,
-    idf: np.float64,
-    positions: Int32Array,
-    frequencies: Int32Array,
-    k1: float,
-    b: float,
-    mean: float,
-) -> npt.NDArray[np.float64]:
-    # the exhaustive scorer's expression, operation for operation: elementwise float64 arithmetic
-    # gives the same bits for a posting whichever subset it is computed in
-    tf = frequencies.astype(np.float64)
-    norm = k1 * (1.0 - b + b * index.lengths[positions] / mean)
-    return weight * idf * tf * (k1 + 1.0) / (tf + norm)
