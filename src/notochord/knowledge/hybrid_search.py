@@ -48,7 +48,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -61,7 +61,7 @@ from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.indexing import FTS_TABLE
 from notochord.knowledge.timeranges import TimeRange
 from notochord.knowledge.writes import Store
-from notochord.search.bm25 import query_tokens, rank, rank_documents
+from notochord.search.bm25 import DocumentGroups, document_groups, query_tokens, rank, rank_documents
 from notochord.search.fusion import combine, leg_weights, min_max
 from notochord.search.inverted_index import CandidateMask, InvertedIndex, MaskCache, forget, text_index
 from notochord.search.vector_index import VectorIndex
@@ -199,6 +199,8 @@ class _Owners:
     groups: npt.NDArray[np.int64]
     """Per position of the full-text index: a dense number of the chunk's document, ``-1`` when the
     chunk is not a candidate (what :func:`~notochord.search.bm25.rank_documents` needs)."""
+    made: dict[str, DocumentGroups] = field(default_factory=dict, compare=False, repr=False)
+    """The document statistics of these candidates, made by the first search that ranks documents."""
 
     @staticmethod
     def of(rows: Sequence[Any], index: InvertedIndex) -> _Owners:
@@ -239,7 +241,8 @@ class _Owners:
 
     @property
     def nbytes(self) -> int:
-        return int(self.ids.nbytes + self.documents.nbytes + self.newness.nbytes + self.groups.nbytes)
+        made = sum(stats.nbytes - stats.groups.nbytes for stats in self.made.values())
+        return int(self.ids.nbytes + self.documents.nbytes + self.newness.nbytes + self.groups.nbytes + made)
 
 
 @dataclass(frozen=True)
@@ -256,6 +259,14 @@ class _Candidates:
     @property
     def ids(self) -> npt.NDArray[np.int64]:
         return self.owners.ids
+
+    def document_groups(self) -> DocumentGroups:
+        """The candidates' document statistics for document BM25, made once per candidate set
+        (owners and mask are both of this data version and filter, so any search of it may share them)."""
+        found = self.owners.made.get("documents")
+        if found is None:
+            found = self.owners.made["documents"] = document_groups(self.index, self.text, self.owners.groups)
+        return found
 
 
 _IDS: weakref.WeakKeyDictionary[sa.Engine, OrderedDict[tuple[Any, ...], _Owners]] = weakref.WeakKeyDictionary()
@@ -331,7 +342,7 @@ def full_text_leg(
         candidates = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
     index = candidates.index
     if group_by == "document":
-        return rank_documents(index, candidates.text, tokens, candidates.owners.groups, limit=limit)
+        return rank_documents(index, candidates.text, tokens, candidates.document_groups(), limit=limit)
     return rank(index, candidates.text, tokens, limit=limit)
 
 
