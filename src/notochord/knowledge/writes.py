@@ -373,7 +373,7 @@ def _refuse_nul(
     _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
 ) -> None:
     """``before_execute``: refuse a write statement whose texts hold U+0000 (see :func:`refuse_nul_in`)."""
-    if isinstance(statement, sa.Insert | sa.Update):
+    if isinstance(statement, _CORE_WRITES):
         table = statement.table.name if isinstance(statement.table, sa.Table) else None
         inline = getattr(statement, "_values", None)
         if inline:
@@ -382,9 +382,11 @@ def _refuse_nul(
             for row in rows:
                 if isinstance(row, dict):
                     refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
-    elif not isinstance(statement, str | sa.TextClause) or not _WRITE_SQL.match(str(statement)):
-        return
     else:
+        # a text clause's own text: str() of it would compile the statement on every execution
+        sql = statement.text if isinstance(statement, sa.TextClause) else statement
+        if not isinstance(sql, str) or not _WRITE_SQL.match(sql):
+            return
         table = None
     for given in (params, *multiparams):
         for row in given if isinstance(given, list | tuple) else (given,):
@@ -395,6 +397,7 @@ def _refuse_nul(
 
 
 _WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
+_CORE_WRITES = (sa.Insert, sa.Update)
 
 
 class Store:
