@@ -25,7 +25,7 @@ run: $(STAMP)
 	@$(BIN)/notochord $(DATA_DIR_OPTION) serve --host 127.0.0.1 --port $(PORT)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
