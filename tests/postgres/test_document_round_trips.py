@@ -1,7 +1,7 @@
 """A batch of documents on PostgreSQL costs round trips per document, never per chunk (Issue 17, item 3;
 Issue 16, item 3).
 
-Counted from libpq's own trace (:class:`test_round_trips.RoundTrips`): the chunks, their full-text
+Counted from libpq's own trace (:class:`round_trips.RoundTrips`): the chunks, their full-text
 rows and postings, and the mentions of a whole batch reach the server in one exchange each
 (``COPY`` or one statement), so a batch of long documents takes as many round trips as one of
 short documents: two per document (its row and its change record) and a constant for the batch.
@@ -10,37 +10,16 @@ One upsert after another took about ten per document.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_vector_fixtures import WordHashEmbedder
-from test_round_trips import RoundTrips
+from round_trips import RoundTrips
 
 import notochord
-from notochord.clock import FixedClock
-from notochord.settings import Settings
 
 pytestmark = pytest.mark.postgresql
 
 PARAGRAPH = "Anna Bakker and Bram de Vries met Chen Wei about the quarterly report; Anna Bakker paid. " * 4
-
-
-@pytest.fixture
-def vault(tmp_path: Path, clock: FixedClock, database_url: str) -> Iterator[notochord.Notochord]:
-    settings = Settings(data_dir=tmp_path / "vault", index_in_background=False, database_url=database_url)
-    with notochord.open(tmp_path / "vault", settings, clock=clock, embedder=WordHashEmbedder()) as nc:  # type: ignore[arg-type]
-        yield nc
-
-
-@pytest.fixture
-def trips(vault: notochord.Notochord, tmp_path: Path) -> Iterator[RoundTrips]:
-    counter = RoundTrips(vault.personal.core.store.engine, tmp_path)
-    try:
-        yield counter
-    finally:
-        counter.close()
 
 
 def _items(count: int, paragraphs: int, tag: str) -> list[dict[str, Any]]:
