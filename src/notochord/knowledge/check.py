@@ -40,7 +40,7 @@ from notochord.db.schema import changes, chunk_vectors, chunks, documents, facts
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.indexing import FTS_TABLE, index_document
 from notochord.knowledge.quotas import DAILY_WRITES
-from notochord.search import text_store_pg
+from notochord.search import inverted_index_delta, text_store_pg
 from notochord.search.chunking import DEFAULT_MAX_CHARS, chunk_markdown
 from notochord.search.textindex import FTS_TOKENIZER, fts_delete, fts_insert, index_text
 from notochord.search.vector_index import passage_hash, passage_text
@@ -360,6 +360,9 @@ def repair(core: KnowledgeCore, problems: Sequence[Problem] | None = None) -> li
             conn.execute(sa.delete(chunk_vectors).where(chunk_vectors.c.chunk_id.in_(bad_vectors)))
         if any(p.kind == "quota_undercount" for p in fixable):
             _recount(conn, core)
+        # rows were rewritten outside the change log: every process holding a full-text index
+        # (a running console or service) rebuilds it instead of trusting its refresh
+        inverted_index_delta.new_generation(conn)
     core.vectors.reset()
     core.vectors.notify()
     return fixable

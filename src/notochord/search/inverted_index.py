@@ -208,11 +208,14 @@ def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
     rows, _ = delta.totals(conn, table)
     feed: int | None = None
     hashes: IntArray | None = None
+    generation = ""
     if delta.has_change_log(conn):
         feed = delta.newest_change(conn)
+        generation = delta.generation(conn)
         ids, prints = delta.hashes_of(conn, sa.true())
         hashes = _aligned(index.ids, ids, prints)
-    return replace(index, held=Held(top=_top(conn, table), rows=rows, feed=feed, hashes=hashes))
+    held = Held(top=_top(conn, table), rows=rows, feed=feed, hashes=hashes, generation=generation)
+    return replace(index, held=held)
 
 
 def _top(conn: sa.Connection, table: str) -> int:
@@ -256,8 +259,9 @@ def _positions(index: InvertedIndex, ids: IntArray) -> IntArray:
 def refresh_index(conn: sa.Connection, table: str, index: InvertedIndex) -> InvertedIndex:
     """``index`` brought to ``conn``'s snapshot by applying what changed since (see the module rules)."""
     held = index.held
-    if held.feed is None:
-        # a bare table has no change log to name rows rewritten in place: only a rebuild is exact
+    if held.feed is None or delta.generation(conn) != held.generation:
+        # a bare table has no change log to name rows rewritten in place, and a repair rewrote
+        # rows outside it: only a rebuild is exact
         return build_index(conn, table)
     version = index_version(conn, table)
     rows_now, tokens_now = delta.totals(conn, table)
@@ -348,6 +352,7 @@ def _save(conn: sa.Connection, table: str, index: InvertedIndex) -> bool:
         "top": held.top,
         "rows": held.rows,
         "feed": held.feed,
+        "generation": held.generation,
         "sample": sorted(sample.items()),
     }
     return inverted_index_file.save(path, header, arrays)
@@ -408,6 +413,7 @@ def _from_saved(header: dict[str, object], arrays: dict[str, npt.NDArray[np.gene
         rows=int(str(header["rows"])),
         feed=None if feed is None else int(str(feed)),
         hashes=hashes,
+        generation=str(header.get("generation", "")),
     )
     return InvertedIndex(
         version=bytes.fromhex(str(header["version"])),

@@ -81,7 +81,8 @@ class Held:
     ``feed``: the newest change record applied (``None`` for a table without a change log);
     ``hashes``: each position's chunk fingerprint (``text_hash``) and document id, two columns,
     where a change log exists;
-    ``changed``: chunks applied since the index was built or loaded (when to save it again).
+    ``changed``: chunks applied since the index was built or loaded (when to save it again);
+    ``generation``: the space's full-text generation when it was read (a repair draws a new one).
     """
 
     top: int = 0
@@ -89,6 +90,7 @@ class Held:
     feed: int | None = None
     hashes: IntArray | None = None
     changed: int = 0
+    generation: str = ""
 
 
 @dataclass(frozen=True)

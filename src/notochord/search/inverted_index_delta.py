@@ -18,12 +18,18 @@ module is the part that asks the database (and nothing else). Rules:
   (:func:`totals`, one row); the refreshed index must hold the same, or the held ids are compared
   with the table's (:func:`present`) — which finds whatever left outside the change log (a purge,
   a repair) — and, failing that too, the index is rebuilt.
+- **A repair says so.** ``check --repair`` rewrites full-text rows without a change record (the
+  change log records what people and gems did, not maintenance), and a row rewritten in place with
+  as many tokens as before would pass the totals. So a repair draws a new *generation*
+  (:func:`new_generation`, a random token in ``space_meta``); an index held at another generation
+  is rebuilt, in this process and in any other that holds one.
 - ``reads`` counts every row and posting read here, so a test can tell that a refresh after one
   written document reads that document only, whatever the size of the space.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -34,7 +40,7 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from notochord.db.schema import change_objects, changes, chunks
+from notochord.db.schema import change_objects, changes, chunks, space_meta
 from notochord.errors import StorageError
 from notochord.search import text_store_pg
 from notochord.search.textindex import FTS_TOKENIZER
@@ -43,8 +49,10 @@ __all__ = [
     "Rows",
     "changed_chunks",
     "fingerprint",
+    "generation",
     "has_change_log",
     "hashes_of",
+    "new_generation",
     "newest_change",
     "present",
     "reads",
@@ -264,6 +272,30 @@ def newest_change(conn: sa.Connection) -> int:
         return int(conn.execute(sa.select(sa.func.max(changes.c.id))).scalar() or 0)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the change log: {exc}") from exc
+
+
+GENERATION_KEY = "fulltext.generation"
+
+
+def generation(conn: sa.Connection) -> str:
+    """The space's full-text generation (``""`` until the first repair)."""
+    try:
+        found = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == GENERATION_KEY)).scalar()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not read the full-text generation: {exc}") from exc
+    return "" if found is None else str(found)
+
+
+def new_generation(conn: sa.Connection) -> str:
+    """Draw a new generation in the caller's write transaction, so every held index is rebuilt."""
+    token = secrets.token_hex(8)
+    try:
+        done = conn.execute(sa.update(space_meta).where(space_meta.c.key == GENERATION_KEY).values(value=token))
+        if not done.rowcount:
+            conn.execute(sa.insert(space_meta).values(key=GENERATION_KEY, value=token))
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not write the full-text generation: {exc}") from exc
+    return token
 
 
 def fingerprint(text_hashes: Sequence[str]) -> IntArray:
