@@ -250,3 +250,17 @@ def test_listing_documents_is_one_read_transaction(world: World) -> None:
         assert listed["total"] == 2
         assert [d["chunk_count"] for d in listed["documents"]] == [1]
         assert begun[0] == 1
+
+
+def test_reading_a_document_is_one_read_transaction(world: World) -> None:
+    """Issue 16, item 2: the permission question and the document with its text and chunk count are
+    answered from one snapshot."""
+    kb = world.create_kb()
+    added = world.request("POST", f"/kb/{kb['id']}/documents", world["owner"], json={"content": "Parcels."})
+    assert added.status_code == 201, added.text
+    path = f"/kb/{kb['id']}/documents/{added.json()['document']['id']}"
+    with transactions(world) as begun:
+        response = world.request("GET", path, world["viewer"])
+    assert response.status_code == 200, response.text
+    assert response.json()["document"]["content"] == "Parcels."
+    assert begun[0] == 1

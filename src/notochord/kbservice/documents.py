@@ -440,24 +440,19 @@ class KbDocuments:
         return [_document(kb, r, (int(r.chunk_count), int(r.embedded)), content=None) for r in rows], total
 
     def get(self, *, actor: Actor, kb_id: object, document_id: object) -> KbDocument:
-        """One document with its text (and, for a structured record, its data)."""
-        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
-        return self._get(found.store, kb, parse_uuid(document_id, what="document"), with_content=True)
+        """One document with its text (and, for a structured record, its data), read in the
+        transaction the permission question was answered in."""
+        located = locating(
+            self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=Action.READ_DOCUMENTS
+        )
+        with located as (found, _, conn):
+            kb = kb_from_row(found.row)
+            public_id = parse_uuid(document_id, what="document")
+            return _read_document(conn, found.store, kb, public_id, with_content=True)
 
     def _get(self, store: OrgSpace, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
         with store.read() as conn:
-            row = _live_row(conn, kb, public_id)
-            counts = _chunk_counts(conn, [row.id], _model_id(store))
-            content: str | None = None
-            if with_content:
-                content = row.body
-                if content is None:
-                    content = "\n\n".join(
-                        conn.execute(
-                            sa.select(chunks.c.text).where(chunks.c.document_id == row.id).order_by(chunks.c.idx)
-                        ).scalars()
-                    )
-        return _document(kb, row, counts.get(row.id, (0, 0)), content=content)
+            return _read_document(conn, store, kb, public_id, with_content=with_content)
 
     # ------------------------------------------------------------------ deleting
 
@@ -477,6 +472,23 @@ def _service_meta(meta: Mapping[str, Any]) -> Mapping[str, Any]:
     """The service's own fields in a document's meta (an empty mapping for a foreign document)."""
     value = meta.get("kb")
     return value if isinstance(value, dict) else {}
+
+
+def _read_document(
+    conn: sa.Connection, store: OrgSpace, kb: KnowledgeBase, public_id: str, *, with_content: bool
+) -> KbDocument:
+    row = _live_row(conn, kb, public_id)
+    counts = _chunk_counts(conn, [row.id], _model_id(store))
+    content: str | None = None
+    if with_content:
+        content = row.body
+        if content is None:
+            content = "\n\n".join(
+                conn.execute(
+                    sa.select(chunks.c.text).where(chunks.c.document_id == row.id).order_by(chunks.c.idx)
+                ).scalars()
+            )
+    return _document(kb, row, counts.get(row.id, (0, 0)), content=content)
 
 
 def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
