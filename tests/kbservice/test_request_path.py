@@ -48,7 +48,8 @@ def test_a_search_finds_its_knowledge_base_and_grant_in_one_read(world: World) -
 
 def test_the_grant_read_with_the_resource_still_decides(world: World) -> None:
     """Issue 16: a grant given after the first search counts on the very next request, and one
-    taken away stops counting: nothing about permissions is remembered between requests."""
+    taken away stops counting: what is remembered between requests is used only under the access
+    version it was read under, which every grant replaces."""
     kb = world.create_kb()
     path = f"/kb/{kb['id']}/search"
     who = world["roleless"]

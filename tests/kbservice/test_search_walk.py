@@ -6,7 +6,9 @@ so the permission question is answered in the snapshot the passages are read fro
 come with their documents' keys and sources, so no document is read again; a retrieval reads the
 agent, its links with the caller's grant on each linked knowledge base and every linked knowledge
 base's passages in one transaction too. Counted on the organization space's real engine over real
-HTTP on both backends (statements and transactions, never time). Permissions are still asked on
+HTTP on both backends (statements and transactions, never time). Once read, the knowledge base,
+the agent, its links and the grants are remembered under the space's access version, so a repeated
+search reads only that version of them (``test_access_cache``). Permissions are still asked on
 every request (``test_request_path``), and the audit log is untouched: searching is not audited
 (OD-B19).
 """
@@ -66,9 +68,10 @@ def _kb_with_documents(world: World, name: str, count: int) -> str:
 
 
 def test_a_search_is_one_transaction_and_reads_no_document_twice(world: World) -> None:
-    """Issue 16: one read transaction; one statement finds the knowledge base with the grant; the
-    passages are read once with their documents' keys; at most 6 statements in all (the data
-    versions the caches are keyed by included)."""
+    """Issue 16: one read transaction; the knowledge base and the grant, read by the first search,
+    are not read again (the access version they are remembered under is); the passages are read once
+    with their documents' keys; at most 6 statements in all (the data versions the caches are keyed
+    by included)."""
     kb = _kb_with_documents(world, "Shipping", 3)
     path = f"/kb/{kb}/search"
     assert world.request("POST", path, world["viewer"], json={"query": "parcels"}).status_code == 200  # warm caches
@@ -77,22 +80,24 @@ def test_a_search_is_one_transaction_and_reads_no_document_twice(world: World) -
     assert response.status_code == 200, response.text
     assert response.json()["count"] == 3
     assert walk.transactions == 1
-    assert len(walk.reading("kb_knowledge_bases")) == 1
-    assert len(walk.reading("kb_grants")) == 1, "the grant is read with the knowledge base"
+    assert walk.reading("kb_knowledge_bases") == [], "remembered under the access version"
+    assert walk.reading("kb_grants") == [], "remembered with the knowledge base"
+    assert len(walk.reading("space_meta")) >= 1, "the access version is read"
     assert len(walk.reading("documents")) == 1, "documents are read once, with the passages"
     assert len(walk.statements) <= 6, "\n".join(walk.statements)
     assert not [s for s in walk.statements if s.upper().startswith(("INSERT", "UPDATE", "DELETE"))]
 
 
 def test_a_refused_search_reads_only_the_knowledge_base(world: World) -> None:
-    """Issue 16: a caller without view permission is refused after the one statement that finds the
-    knowledge base and their grant; nothing is searched."""
+    """Issue 16: a caller without view permission is refused after the access version and the one
+    statement that finds the knowledge base and their grant; nothing is searched."""
     kb = _kb_with_documents(world, "Private", 1)
     with counted(world) as walk:
         response = world.request("POST", f"/kb/{kb}/search", world["roleless"], json={"query": "parcels"})
     assert response.status_code == 403
     assert walk.transactions == 1
-    assert len(walk.statements) == 1, "\n".join(walk.statements)
+    assert len(walk.statements) == 2, "\n".join(walk.statements)
+    assert len(walk.reading("space_meta")) == 1
 
 
 def test_a_retrieval_over_two_knowledge_bases_is_one_transaction(world: World) -> None:
@@ -110,6 +115,6 @@ def test_a_retrieval_over_two_knowledge_bases_is_one_transaction(world: World) -
     assert response.status_code == 200, response.text
     assert response.json()["count"] == 4
     assert walk.transactions == 1
-    assert len(walk.reading("kb_grants")) == 2, "the agent's grant, then the links' grants in one statement"
-    assert len(walk.reading("kb_agent_links")) == 1
+    assert walk.reading("kb_grants") == [], "the agent's and the links' grants are remembered"
+    assert walk.reading("kb_agent_links") == [], "the links are remembered"
     assert len(walk.reading("documents")) == 2, "each knowledge base's passages once"

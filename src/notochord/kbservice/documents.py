@@ -52,7 +52,7 @@ from notochord.kbservice.errors import (
     KbUpstreamError,
     KbValidationError,
 )
-from notochord.kbservice.grants import locate
+from notochord.kbservice.grants import locate, locating
 from notochord.kbservice.ingest import (
     UPLOAD_EXTENSIONS,
     Source,
@@ -417,40 +417,42 @@ class KbDocuments:
     # ------------------------------------------------------------------ reading
 
     def list(self, *, actor: Actor, kb_id: object, paging: Paging) -> tuple[list[KbDocument], int]:
-        """The knowledge base's documents, newest first, and their total."""
-        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
-        where = (documents.c.collection_id == kb.collection_id, documents.c.deleted_at.is_(None))
-        with found.store.read() as conn:
-            total = int(conn.execute(sa.select(sa.func.count()).select_from(documents).where(*where)).scalar_one())
-            rows = conn.execute(
-                sa.select(documents)
-                .where(*where)
-                .order_by(documents.c.created_at.desc(), documents.c.id.desc())
-                .limit(paging.limit)
-                .offset(paging.offset)
-            ).all()
-            counts = _chunk_counts(conn, [r.id for r in rows], _model_id(found.store))
-        return [_document(kb, r, counts.get(r.id, (0, 0)), content=None) for r in rows], total
+        """The knowledge base's documents, newest first, and their total.
+
+        One read transaction: the permission question, the total and the page with its chunk
+        counts are answered from one snapshot, so the total and the page agree."""
+        located = locating(
+            self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=Action.READ_DOCUMENTS
+        )
+        with located as (found, _, conn):
+            kb = kb_from_row(found.row)
+            model_id = _model_id(found.store)
+            params: dict[str, Any] = {
+                "collection_id": kb.collection_id,
+                "limit": paging.limit,
+                "offset": paging.offset,
+            }
+            total = int(conn.execute(_COUNT_DOCUMENTS, params).scalar_one())
+            if model_id is None:
+                rows = conn.execute(_PAGE, params).all()
+            else:
+                rows = conn.execute(_PAGE_EMBEDDED_BY, {**params, "model_id": model_id}).all()
+        return [_document(kb, r, (int(r.chunk_count), int(r.embedded)), content=None) for r in rows], total
 
     def get(self, *, actor: Actor, kb_id: object, document_id: object) -> KbDocument:
-        """One document with its text (and, for a structured record, its data)."""
-        found, kb = self._kb(actor=actor, kb_id=kb_id, action=Action.READ_DOCUMENTS)
-        return self._get(found.store, kb, parse_uuid(document_id, what="document"), with_content=True)
+        """One document with its text (and, for a structured record, its data), read in the
+        transaction the permission question was answered in."""
+        located = locating(
+            self._directory, actor=actor, type=ResourceType.KB, resource_id=kb_id, action=Action.READ_DOCUMENTS
+        )
+        with located as (found, _, conn):
+            kb = kb_from_row(found.row)
+            public_id = parse_uuid(document_id, what="document")
+            return _read_document(conn, found.store, kb, public_id, with_content=True)
 
     def _get(self, store: OrgSpace, kb: KnowledgeBase, public_id: str, *, with_content: bool) -> KbDocument:
         with store.read() as conn:
-            row = _live_row(conn, kb, public_id)
-            counts = _chunk_counts(conn, [row.id], _model_id(store))
-            content: str | None = None
-            if with_content:
-                content = row.body
-                if content is None:
-                    content = "\n\n".join(
-                        conn.execute(
-                            sa.select(chunks.c.text).where(chunks.c.document_id == row.id).order_by(chunks.c.idx)
-                        ).scalars()
-                    )
-        return _document(kb, row, counts.get(row.id, (0, 0)), content=content)
+            return _read_document(conn, store, kb, public_id, with_content=with_content)
 
     # ------------------------------------------------------------------ deleting
 
@@ -472,6 +474,23 @@ def _service_meta(meta: Mapping[str, Any]) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _read_document(
+    conn: sa.Connection, store: OrgSpace, kb: KnowledgeBase, public_id: str, *, with_content: bool
+) -> KbDocument:
+    row = _live_row(conn, kb, public_id)
+    counts = _chunk_counts(conn, [row.id], _model_id(store))
+    content: str | None = None
+    if with_content:
+        content = row.body
+        if content is None:
+            content = "\n\n".join(
+                conn.execute(
+                    sa.select(chunks.c.text).where(chunks.c.document_id == row.id).order_by(chunks.c.idx)
+                ).scalars()
+            )
+    return _document(kb, row, counts.get(row.id, (0, 0)), content=content)
+
+
 def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
     row = conn.execute(
         sa.select(documents).where(
@@ -483,6 +502,51 @@ def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
     if row is None:
         raise KbNotFoundError("document")
     return row
+
+
+# A page of the document list. Built once (per dialect, by SQLAlchemy's statement cache): only the
+# parameters change between requests. The page is cut first and its chunks counted after, so a list
+# costs one page of counting whatever the knowledge base holds; the body is not read.
+_LISTED = (
+    documents.c.collection_id == sa.bindparam("collection_id", type_=sa.Integer),
+    documents.c.deleted_at.is_(None),
+)
+_COUNT_DOCUMENTS = sa.select(sa.func.count()).select_from(documents).where(*_LISTED)
+
+
+def _page_query(*, embedded_by_model: bool) -> sa.Select[Any]:
+    page = (
+        sa.select(
+            documents.c.id,
+            documents.c.key,
+            documents.c.title,
+            documents.c.meta_json,
+            documents.c.source_uri,
+            documents.c.created_at,
+            documents.c.updated_at,
+        )
+        .where(*_LISTED)
+        .order_by(documents.c.created_at.desc(), documents.c.id.desc())
+        .limit(sa.bindparam("limit", type_=sa.Integer))
+        .offset(sa.bindparam("offset", type_=sa.Integer))
+        .subquery("page")
+    )
+    chunk_count = sa.select(sa.func.count()).select_from(chunks).where(chunks.c.document_id == page.c.id)
+    embedded = chunk_count
+    if embedded_by_model:
+        embedded = chunk_count.where(
+            sa.exists().where(
+                chunk_vectors.c.chunk_id == chunks.c.id,
+                chunk_vectors.c.model_id == sa.bindparam("model_id", type_=sa.String),
+            )
+        )
+    return sa.select(
+        page, chunk_count.scalar_subquery().label("chunk_count"), embedded.scalar_subquery().label("embedded")
+    ).order_by(page.c.created_at.desc(), page.c.id.desc())
+
+
+_PAGE = _page_query(embedded_by_model=False)
+_PAGE_EMBEDDED_BY = _page_query(embedded_by_model=True)
 
 
 def _model_id(store: OrgSpace) -> str | None:

@@ -21,6 +21,7 @@ Rules:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,7 +218,9 @@ class Links:
         question, asked per knowledge base).
 
         ``within`` is the open read transaction the agent was found in: the agent's own organization
-        is read in it."""
+        is read in it, or taken from what was read under the access version that transaction sees
+        (:attr:`Found.version`; links and grants are written by the service alone, so any change of
+        them replaced the version)."""
         organizations = [agent.organization_id]
         if actor.is_superadmin:
             organizations += [o for o in self._directory.organizations() if o != agent.organization_id]
@@ -225,21 +228,37 @@ class Links:
         linked: list[tuple[LinkedKnowledgeBase, Level]] = []
         for org in organizations:
             if within is not None and org == agent.organization_id:
-                rows = within.execute(_LINKED_WITH_GRANT, params).all()
-            else:
-                store = found.store if org == agent.organization_id else self._directory.store(org)
-                with store.read() as conn:
-                    rows = conn.execute(_LINKED_WITH_GRANT, params).all()
-            linked += [
-                (
-                    LinkedKnowledgeBase(
-                        knowledge_base=kb_from_row(r),
-                        permissions=json.loads(r.permissions_json),
-                        priority=int(r.priority),
-                        linked_at=r.linked_at,
-                    ),
-                    Level.parse(r.granted) or Level.NONE,
-                )
-                for r in rows
-            ]
+                linked += self._own_links(found, agent, actor=actor, conn=within)
+                continue
+            store = found.store if org == agent.organization_id else self._directory.store(org)
+            with store.read() as conn:
+                linked += _linked(conn.execute(_LINKED_WITH_GRANT, params).all())
         return sorted(linked, key=lambda k: (-k[0].priority, k[0].linked_at, k[0].knowledge_base.id))
+
+    def _own_links(
+        self, found: Found, agent: Resource, *, actor: Actor, conn: sa.Connection
+    ) -> list[tuple[LinkedKnowledgeBase, Level]]:
+        key = ("links", agent.organization_id, agent.id, actor.user_id)
+        if found.version is not None:
+            known: list[tuple[LinkedKnowledgeBase, Level]] | None = self._directory.recall(key, found.version)
+            if known is not None:
+                return list(known)
+        linked = _linked(conn.execute(_LINKED_WITH_GRANT, {"agent_id": agent.id, "user_id": actor.user_id}).all())
+        if found.version is not None:
+            self._directory.keep(key, found.version, tuple(linked))
+        return linked
+
+
+def _linked(rows: Sequence[Any]) -> list[tuple[LinkedKnowledgeBase, Level]]:
+    return [
+        (
+            LinkedKnowledgeBase(
+                knowledge_base=kb_from_row(r),
+                permissions=json.loads(r.permissions_json),
+                priority=int(r.priority),
+                linked_at=r.linked_at,
+            ),
+            Level.parse(r.granted) or Level.NONE,
+        )
+        for r in rows
+    ]

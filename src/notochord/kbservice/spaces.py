@@ -11,6 +11,13 @@ Rules:
   organization holds this id": the caller's own space first, then the organization remembered for
   the id, then every organization space on disk. Ids are random UUIDs, so an id is found in at most
   one space.
+- What a request needs to ask the permission question (the resource row and the caller's grant on
+  it, an agent's links) is remembered per space under the space's *access version*, a random token
+  in ``space_meta`` that every write transaction of the service replaces (:meth:`OrgSpace.write`).
+  A request reads the token in its own read transaction, one indexed row, and uses what was
+  remembered only under the token it sees; any grant, rename, deletion or link committed since, by
+  this process or another on the same store, replaced the token, so the next request reads the rows
+  again. The question itself is still asked on every request (:func:`~.policy.decide`).
 """
 
 from __future__ import annotations
@@ -26,15 +33,51 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 
 from notochord.db.migrate import migrate
-from notochord.db.schema import kb_agents, kb_grants, kb_knowledge_bases
+from notochord.db.schema import kb_agents, kb_grants, kb_knowledge_bases, space_meta
 from notochord.errors import SpaceNotFoundError
 from notochord.kbservice.actors import ORG_ID, Actor
 from notochord.kbservice.errors import KbNotFoundError
 from notochord.kbservice.policy import ResourceType
 from notochord.knowledge.core import KnowledgeCore
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.writes import USER
 
-__all__ = ["Directory", "Found", "OrgSpace", "SpaceLike", "Spaces", "require_live"]
+__all__ = [
+    "ACCESS_VERSION_KEY",
+    "Directory",
+    "Found",
+    "OrgSpace",
+    "SpaceLike",
+    "Spaces",
+    "access_version",
+    "require_live",
+]
+
+ACCESS_VERSION_KEY = "kb_access_version"
+"""``space_meta`` key of the token that every write transaction of the service replaces."""
+_READ_ACCESS_VERSION = Prepared(sa.select(space_meta.c.value).where(space_meta.c.key == ACCESS_VERSION_KEY))
+_UPDATE_ACCESS_VERSION = Prepared(
+    sa.update(space_meta).where(space_meta.c.key == ACCESS_VERSION_KEY).values(value=sa.bindparam("token"))
+)
+_INSERT_ACCESS_VERSION = Prepared(sa.insert(space_meta).values(key=ACCESS_VERSION_KEY, value=sa.bindparam("token")))
+_REMEMBERED = 4096
+"""Entries of the access cache before it starts again (it holds rows of live requests only)."""
+
+
+def access_version(conn: sa.Connection) -> str | None:
+    """The access version ``conn``'s transaction sees (``None`` before the service's first write)."""
+    value = _READ_ACCESS_VERSION.scalar(conn, {})
+    return None if value is None else str(value)
+
+
+def _bump_access_version(conn: sa.Connection) -> None:
+    """Replace the access version, inside the write transaction that changes what it covers.
+
+    The write holds the space's write lock, so the update-then-insert cannot race another writer.
+    """
+    token = uuid.uuid4().hex
+    if not _UPDATE_ACCESS_VERSION.run(conn, {"token": token}):
+        _INSERT_ACCESS_VERSION.run(conn, {"token": token})
 
 
 class SpaceLike(Protocol):
@@ -101,9 +144,12 @@ class OrgSpace:
 
         It is the knowledge store's unit of work (``Store.write``), opened as the vault's user: the
         service's own tables are written here, and knowledge rows only through ``knowledge/`` calls.
+        Every such transaction replaces the space's access version as its last statement, so what
+        requests remembered of the rows it wrote is never used again once it commits.
         """
         with self.core.store.write(actor=USER, run_id=None) as tx:
             yield tx.conn
+            _bump_access_version(tx.conn)
 
 
 @dataclass(frozen=True)
@@ -115,6 +161,9 @@ class Found:
     grant: tuple[str, str | None] | None = None
     """``(user id, permission granted to that user or None)``, read in the same snapshot as the row
     when :meth:`Directory.find` was asked for it, so the permission question needs no second read."""
+    version: str | None = None
+    """The space's access version in the snapshot the row was read in (``None``: nothing may be
+    remembered under it), for what else a request remembers about the resource."""
 
 
 _TABLES = {ResourceType.KB: kb_knowledge_bases, ResourceType.AGENT: kb_agents}
@@ -145,7 +194,6 @@ def _found_query(type: ResourceType, *, with_grant: bool) -> sa.Select[Any]:
     return query.add_columns(kb_grants.c.permission.label("granted")).outerjoin(kb_grants, grant)
 
 
-_LIVE = {type: _found_query(type, with_grant=False) for type in ResourceType}
 _WITH_GRANT = {type: _found_query(type, with_grant=True) for type in ResourceType}
 
 
@@ -169,6 +217,9 @@ class Directory:
         self._known: dict[str, str] = {}
         self._lock = threading.Lock()
         self._empty_engine: sa.Engine | None = None
+        # key → (access version, value); each entry is replaced whole, so a reader on another thread
+        # sees the old pair or the new one
+        self._access: dict[tuple[Any, ...], tuple[str, Any]] = {}
 
     def store(self, organization_id: str) -> OrgSpace:
         """The organization's store; one without a space yet reads as empty until its first write.
@@ -232,17 +283,13 @@ class Directory:
         Soft-deleted agents count as missing (OD-B18). With ``with_grant``, the actor's grant on it is
         read in the same transaction (:attr:`Found.grant`): one read per request instead of two.
         """
-        query = _WITH_GRANT[type] if with_grant else _LIVE[type]
-        params = {"resource_id": resource_id, "user_id": actor.user_id}
         for org in self._candidates(actor, resource_id):
             store = self.store(org)
             with store.read() as conn:
-                row = conn.execute(query, params).first()
-            if row is not None:
+                found = self._found(store, conn, actor=actor, type=type, resource_id=resource_id)
+            if found is not None:
                 self.remember(resource_id, org)
-                if with_grant:
-                    return Found(store, row, (actor.user_id, row.granted))
-                return Found(store, row)
+                return found if with_grant else Found(store, found.row, version=found.version)
         return None
 
     @contextlib.contextmanager
@@ -253,16 +300,54 @@ class Directory:
         Raises:
             KbNotFoundError: no live resource ``actor`` may address.
         """
-        params = {"resource_id": resource_id, "user_id": actor.user_id}
         for org in self._candidates(actor, resource_id):
             store = self.store(org)
             with store.read() as conn:
-                row = conn.execute(_WITH_GRANT[type], params).first()
-                if row is not None:
+                found = self._found(store, conn, actor=actor, type=type, resource_id=resource_id)
+                if found is not None:
                     self.remember(resource_id, org)
-                    yield Found(store, row, (actor.user_id, row.granted)), conn
+                    yield found, conn
                     return
         raise KbNotFoundError(type.noun)
+
+    def _found(
+        self, store: OrgSpace, conn: sa.Connection, *, actor: Actor, type: ResourceType, resource_id: str
+    ) -> Found | None:
+        """The live resource with ``actor``'s grant, in ``conn``'s snapshot: remembered under the access
+        version that snapshot sees, or read (and remembered) when the version moved.
+
+        Only a caller's own organization is remembered: a superadmin's look-ups across spaces are
+        read every time."""
+        version = None if actor.is_superadmin else access_version(conn)
+        key = (store.organization_id, type, resource_id, actor.user_id)
+        if version is not None:
+            known = self.recall(key, version)
+            if known is not None:
+                row, granted = known
+                return Found(store, row, (actor.user_id, granted), version)
+        row = conn.execute(_WITH_GRANT[type], {"resource_id": resource_id, "user_id": actor.user_id}).first()
+        if row is None:
+            return None
+        if version is not None:
+            self.keep(key, version, (row, row.granted))
+        return Found(store, row, (actor.user_id, row.granted), version)
+
+    def recall(self, key: tuple[Any, ...], version: str) -> Any:
+        """What was kept under ``key`` while the access version was ``version`` (``None``: nothing)."""
+        known = self._access.get(key)
+        if known is None or known[0] != version:
+            return None
+        return known[1]
+
+    def keep(self, key: tuple[Any, ...], version: str, value: Any) -> None:
+        """Keep ``value`` for ``key`` as read under the access version ``version``.
+
+        ``key`` starts with the organization whose space it was read from and names the caller, so
+        nothing kept for one caller or one space answers another."""
+        with self._lock:
+            if len(self._access) >= _REMEMBERED:
+                self._access.clear()
+            self._access[key] = (version, value)
 
     def remember(self, resource_id: str, organization_id: str) -> None:
         with self._lock:
