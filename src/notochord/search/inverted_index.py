@@ -459,13 +459,15 @@ _BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, _EngineIndexes] = weakref.WeakK
 _REGISTRY_LOCK = threading.Lock()
 
 
-def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
+def text_index(conn: sa.Connection, table: str, *, version: bytes | None = None) -> InvertedIndex:
     """The inverted index of ``table`` as of ``conn``'s snapshot: reused, refreshed, loaded or built.
 
     A reader whose snapshot is a few writes older than the newest index (a search that began before
-    another refreshed it) gets its own version's index back, not a refresh backwards.
+    another refreshed it) gets its own version's index back, not a refresh backwards. ``version`` is
+    :func:`index_version` when the caller read it already, in the same snapshot.
     """
-    version = index_version(conn, table)
+    if version is None:
+        version = index_version(conn, table)
     with _REGISTRY_LOCK:
         holder = _BY_ENGINE.get(conn.engine)
         if holder is None:
