@@ -179,7 +179,10 @@ class Owners:
         if len(index.ids) and len(ids):
             where = np.minimum(np.searchsorted(index.ids, ids), len(index.ids) - 1)
             indexed = index.ids[where] == ids
-            _, dense = np.unique(docs, return_inverse=True)
+            # the rank of each document id among the candidates' (np.unique's numbering, without a sort)
+            present = np.zeros(int(docs.max()) + 1, np.bool_)
+            present[docs] = True
+            dense = (np.cumsum(present) - 1)[docs]
             groups[where[indexed]] = dense[indexed]
         return Owners(ids, docs, newness, groups, days, calendar)
 
@@ -191,7 +194,12 @@ class Owners:
             chunk_col, doc_col, date_col = zip(*sorted(rows), strict=True)
             new_ids = np.array(chunk_col, np.int64)
             new_dates = np.array(date_col, dtype=np.str_)
-            novel = np.setdiff1d(new_dates, calendar) if len(calendar) else np.unique(new_dates)
+            distinct = np.unique(new_dates)
+            if len(calendar):
+                at = np.minimum(np.searchsorted(calendar, distinct), len(calendar) - 1)
+                novel = distinct[calendar[at] != distinct]
+            else:
+                novel = distinct
             if len(novel):
                 at = np.searchsorted(calendar, novel)
                 # an old date moves up by the new dates inserted before it
@@ -536,6 +544,9 @@ def _brought_forward(
     named = delta.named_documents(conn, before.feed, limit=MAX_NAMED, counted=False)
     if named is None:
         return None
+    if not len(named) and index is before.index:
+        # a fact written, an entity named: nothing a search finds changed
+        return Candidates(key, before.text, before.owners, index, feed, window)
     rows: list[Any] = []
     if len(named):
         rows = _rows(

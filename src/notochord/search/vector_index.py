@@ -419,9 +419,11 @@ class VectorIndex:
                 ),
                 {"model": self.embedder.model_id, "docs": json.dumps(named.tolist())},
             ).all()
-            memory.remove([int(r[0]) for r in found if r[1] is None])
-            held = memory.matrix.ids()
-            missing = np.setdiff1d(np.asarray([int(r[0]) for r in found if r[1] is not None], np.int64), held)
+            stale = [int(r[0]) for r in found if r[1] is None]
+            if stale:
+                memory.remove(stale)
+            valid = np.asarray([int(r[0]) for r in found if r[1] is not None], np.int64)
+            missing = valid[memory.matrix.rows_of(valid) < 0]
             for start in range(0, len(missing), 500):
                 part = missing[start : start + 500].tolist()
                 self._add_rows(
