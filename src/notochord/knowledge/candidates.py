@@ -396,6 +396,7 @@ class _Held:
 _HELD: weakref.WeakKeyDictionary[sa.Engine, _Held] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 _KEYS_HELD = 16
+_BYTES_HELD = 256 * 1024 * 1024
 _FILTERS_HELD = 16
 
 
@@ -460,8 +461,10 @@ def candidate_set(
         made = _read_whole(conn, index, key, feed, collection_ids, time_range, entity_ids)
     with _LOCK:
         held.by_key[key] = made
-        while len(held.by_key) > _KEYS_HELD:
-            held.by_key.popitem(last=False)
+        size = sum(c.nbytes for c in held.by_key.values())
+        while len(held.by_key) > 1 and (len(held.by_key) > _KEYS_HELD or size > _BYTES_HELD):
+            _, dropped = held.by_key.popitem(last=False)
+            size -= dropped.nbytes
         newest = held.newest.get(which)
         if newest is None or newest.feed <= made.feed:
             held.newest[which] = made

@@ -20,9 +20,11 @@ Rules:
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
   delete, move to another collection, revert — is seen by the next search. A search reads the
   data version once: the index found with the candidates is the one the full-text leg ranks over.
-- The candidates are read once per (filter, data version) and shared by both legs: the vector leg
-  gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
-  in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
+- The candidates are made once per (filter, data version) and shared by both legs
+  (:mod:`notochord.knowledge.candidates`: read whole on first use, then brought forward from the
+  change log after each write): the vector leg gets the same ids, keyed by the same (filter, data
+  version), and turns them into a mask over its in-memory vectors once
+  (:mod:`notochord.search.vector_memory`); no query rereads them.
 - ``group_by="document"`` ranks documents, and ``limit`` counts documents: full text ranks whole
   documents (a document's candidate chunks scored as one text,
   :func:`~notochord.search.bm25.rank_documents`; on SciFact's 809 train queries 0.7022 nDCG@10

@@ -60,6 +60,7 @@ from notochord.search import inverted_index_delta as delta
 from notochord.search import vector_store_pg
 from notochord.search.embeddings import Embedder
 from notochord.search.hnsw import GRAPH_SUFFIX
+from notochord.search.vector_documents import HeldDocuments
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
 from notochord.search.vectors import from_blob, to_blob
 
@@ -110,6 +111,7 @@ class VectorIndex:
         self._top: Hashable = 0  # the mark of the vectors the memory has read (:meth:`_top_rowid`)
         self._version: Hashable | None = None  # the caller's data version at the last comparison
         self._feed: int | None = None  # the newest change record at the last comparison
+        self._documents = HeldDocuments()  # each held chunk's document
         self._work_lock = threading.Lock()
         self._matrix_lock = threading.Lock()
         self._wake = threading.Event()
@@ -142,6 +144,7 @@ class VectorIndex:
             self._top = 0
             self._version = None
             self._feed = None
+            self._documents.clear()
         self._seen = None
 
     def close(self) -> None:
@@ -352,7 +355,8 @@ class VectorIndex:
         return list(
             conn.execute(
                 sa.text(
-                    "SELECT v.chunk_id, v.vector FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+                    "SELECT v.chunk_id, v.vector, c.document_id FROM chunk_vectors AS v "
+                    "JOIN chunks AS c ON c.id = v.chunk_id "
                     f"WHERE v.model_id = :model AND v.text_hash = c.text_hash AND {where}"
                 ),
                 {"model": self.embedder.model_id, **params},
@@ -362,7 +366,9 @@ class VectorIndex:
     def _add_rows(self, memory: VectorMemory, rows: Sequence[Any]) -> None:
         assert self.embedder is not None
         if rows:
-            memory.add([int(r[0]) for r in rows], _decode([bytes(r[1]) for r in rows], self.embedder.dim))
+            ids = np.asarray([int(r[0]) for r in rows], np.int64)
+            memory.add(ids, _decode([bytes(r[1]) for r in rows], self.embedder.dim))
+            self._documents.note(ids, np.asarray([int(r[2]) for r in rows], np.int64))
 
     @staticmethod
     def _top_rowid(conn: sa.Connection) -> Hashable:
@@ -399,9 +405,8 @@ class VectorIndex:
         """Compare only the chunks of the documents the change log names since the last comparison
         (and read the vector rows added since); ``False`` when the log cannot say (compare everything).
 
-        Chunks that left with their document's rewrite keep their vectors until the next full
-        comparison: ids are never reused and callers pass only current chunks as ``allowed``, so
-        they never rank; the worker's poll compares everything (:meth:`_sync_matrix`).
+        Chunks that left with their document's rewrite are found by the document they belonged to
+        (:class:`~notochord.search.vector_documents.HeldDocuments`).
         """
         assert self.embedder is not None
         feed = delta.newest_change(conn)
@@ -411,18 +416,7 @@ class VectorIndex:
         if named is None:
             return False
         if len(named):
-            found = conn.execute(
-                sa.text(
-                    "SELECT c.id, v.chunk_id FROM chunks AS c LEFT JOIN chunk_vectors AS v "
-                    "ON v.chunk_id = c.id AND v.model_id = :model AND v.text_hash = c.text_hash "
-                    f"WHERE c.document_id IN ({json_ids(conn, 'docs')})"
-                ),
-                {"model": self.embedder.model_id, "docs": json.dumps(named.tolist())},
-            ).all()
-            stale = [int(r[0]) for r in found if r[1] is None]
-            if stale:
-                memory.remove(stale)
-            valid = np.asarray([int(r[0]) for r in found if r[1] is not None], np.int64)
+            valid = self._documents.stale(conn, memory, named, self.embedder.model_id)
             missing = valid[memory.matrix.rows_of(valid) < 0]
             for start in range(0, len(missing), 500):
                 part = missing[start : start + 500].tolist()
