@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 import notochord
+from notochord.db.schema import change_objects, changes
 from notochord.errors import NotochordError
 from notochord.knowledge import candidates as cands
 from notochord.knowledge.hybrid_search import full_text_leg
@@ -196,3 +198,37 @@ def test_the_ids_of_a_spliced_mask_stay_ascending_per_term(spaces_with: SpaceOpe
         positions, _ = ours.text.postings(ours.index, "granit")
         assert np.all(np.diff(positions) > 0)
     _assert_same(space, [given])
+
+
+def test_what_the_change_log_cannot_vouch_for_is_read_whole(spaces_with: SpaceOpener) -> None:
+    """Issue 16: a collection changed, an entity changed under an entity filter, or change records
+    that went missing below the newest held make the next search read its candidates whole — and
+    they still equal a fresh read; a document write under the same filters does not."""
+    space = spaces_with(None)  # type: ignore[arg-type]
+    alice = space.user.entities.resolve(name="Alice", create=True)
+    assert alice is not None
+    for i in range(5):
+        space.user.documents.upsert(collection="keep", key=f"k{i}", title=f"t{i}", body=f"Alice granite {i}")
+    keep = space.user.collections.get("keep").id
+    plain: dict[str, Any] = {"collection_ids": {keep}, "time_range": None, "entity_ids": None}
+    named: dict[str, Any] = {"collection_ids": {keep}, "time_range": None, "entity_ids": [alice.id]}
+
+    def read_whole_by_next_search() -> tuple[bool, bool]:
+        return _assert_same(space, [plain]) > 0, _assert_same(space, [named]) > 0
+
+    read_whole_by_next_search()
+    space.user.documents.upsert(collection="keep", key="k9", title="t9", body="Alice river")
+    assert read_whole_by_next_search() == (False, False)
+    space.user.entities.resolve(name="Bob", create=True)
+    assert read_whole_by_next_search() == (False, True)
+    space.user.collections.rename(space.user.collections.create("Elsewhere").id, "Far away")
+    assert read_whole_by_next_search() == (True, True)
+    # a change record below the newest held disappears (as a purge removes them), then a write
+    with space.core.store.engine.begin() as conn:
+        newest = conn.execute(sa.select(sa.func.max(changes.c.id))).scalar_one()
+        conn.execute(sa.delete(change_objects).where(change_objects.c.change_id == newest - 1))
+        conn.execute(sa.delete(changes).where(changes.c.id == newest - 1))
+    space.user.documents.upsert(collection="keep", key="k1", title="t1", body="Alice quartz")
+    assert read_whole_by_next_search() == (True, True)
+    space.user.documents.upsert(collection="keep", key="k2", title="t2", body="Alice violet")
+    assert read_whole_by_next_search() == (False, False)
