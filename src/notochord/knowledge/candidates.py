@@ -146,7 +146,8 @@ class Owners:
     newness: IntArray
     groups: IntArray
     """Per position of the full-text index: a dense number of the chunk's document, ``-1`` when the
-    chunk is not a candidate (what :func:`~notochord.search.bm25.rank_documents` needs)."""
+    chunk is not a candidate (what :func:`~notochord.search.bm25.rank_documents` needs; ``>= 0`` is
+    the candidates' mask over the index, before dead positions are taken out)."""
     days: IntArray
     calendar: npt.NDArray[np.str_]
     made: dict[str, DocumentGroups] = field(default_factory=dict, compare=False, repr=False)
@@ -507,7 +508,7 @@ def _read_whole(
     rows = _rows(conn, search_filters(collection_ids, time_range, entity_ids))
     reads.add(len(rows), whole=True)
     owners = Owners.of(rows, index)
-    text = CandidateMask.of(index, index.mask_of(owners.ids))
+    text = CandidateMask.of(index, owners.groups >= 0)
     return Candidates(key, text, owners, index, feed, _window(conn, feed - _WINDOW, feed))
 
 
@@ -557,5 +558,5 @@ def _brought_forward(
         )
     reads.add(len(rows), whole=False)
     owners = before.owners.spliced(named, rows, index)
-    text = spliced_mask(before.text, before.index, index, index.mask_of(owners.ids))
+    text = spliced_mask(before.text, before.index, index, owners.groups >= 0)
     return Candidates(key, text, owners, index, feed, window)
