@@ -455,6 +455,10 @@ def candidate_set(
             held.by_key.move_to_end(key)
             return found
         before = held.newest.get(which)
+        if before is not None and before.feed > feed:
+            # a reader a write behind the newest: the newest held at or below its snapshot
+            older = [c for c in held.by_key.values() if c.key[2:] == which and c.feed <= feed]
+            before = max(older, key=lambda c: c.feed) if older else None
     made = None
     if before is not None and before.feed <= feed:
         made = _brought_forward(conn, before, index, key, feed, collection_ids, time_range, entity_ids)

@@ -11,6 +11,7 @@ on both backends.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,12 +19,14 @@ import pytest
 import sqlalchemy as sa
 
 import notochord
+from notochord.clock import FixedClock
 from notochord.db.schema import change_objects, changes
 from notochord.errors import NotochordError
 from notochord.knowledge import candidates as cands
 from notochord.knowledge.hybrid_search import full_text_leg
 from notochord.knowledge.timeranges import TimeRange, parse_time_range
 from notochord.search.bm25 import document_groups, rank, rank_documents
+from notochord.settings import Settings
 
 from .conftest import SpaceOpener
 
@@ -232,3 +235,31 @@ def test_what_the_change_log_cannot_vouch_for_is_read_whole(spaces_with: SpaceOp
     assert read_whole_by_next_search() == (True, True)
     space.user.documents.upsert(collection="keep", key="k2", title="t2", body="Alice violet")
     assert read_whole_by_next_search() == (False, False)
+
+
+def test_a_search_a_write_behind_brings_forward_an_older_set(tmp_path: Path, clock: FixedClock) -> None:
+    """Issue 16: a search whose snapshot began before another search saw a newer write (concurrent
+    requests) brings forward the newest set held at or below its snapshot, not a newer one, and
+    reads nothing whole."""
+    settings = Settings(data_dir=tmp_path, index_in_background=False)
+    with notochord.open(tmp_path, settings, clock=clock, embedder=None) as nc:
+        space = nc.personal
+        for i in range(10):
+            space.user.documents.upsert(collection="keep", key=f"k{i}", title=f"t{i}", body=f"granite {i}")
+        keep = space.user.collections.get("keep").id
+        given: dict[str, Any] = {"collection_ids": {keep}, "time_range": None, "entity_ids": None}
+        _assert_same(space, [given])
+        space.user.documents.upsert(collection="keep", key="one", title="one", body="granite obsidian")
+        with space.core.store.read() as behind:
+            behind.execute(sa.select(changes.c.id).limit(1)).all()  # its snapshot starts here
+            space.user.documents.upsert(collection="keep", key="two", title="two", body="granite basalt")
+            assert _assert_same(space, [given]) == 0
+            before = cands.reads.whole
+            ours = cands.candidate_set(behind, **given)
+            assert cands.reads.whole == before
+            with space.core.store.read() as now:
+                assert ours.feed < now.execute(sa.select(sa.func.max(changes.c.id))).scalar_one()
+            fresh = cands._read_whole(behind, ours.index, ours.key, ours.feed, **given)
+            assert ours.ids.tolist() == fresh.ids.tolist()
+            assert ours.text.mask.tolist() == fresh.text.mask.tolist()
+            assert ours.owners.newness.tolist() == fresh.owners.newness.tolist()
