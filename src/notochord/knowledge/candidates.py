@@ -24,6 +24,9 @@ Rules:
   record that went missing or turned up below the newest one held (a purge; on PostgreSQL a
   transaction that committed late), more documents named than :data:`MAX_NAMED`, or a full-text
   index that moved while the change log did not.
+- **Readers a write behind** (a search whose snapshot began before another saw a newer write) bring
+  forward the newest set held at or below their own snapshot; the last :data:`_KEYS_HELD` sets
+  (within :data:`_BYTES_HELD`) are kept for them and for every filter in use.
 - ``reads`` counts the candidate rows read, so a test can tell that a search after one written
   document reads that document's chunks, whatever the size of the space.
 """
