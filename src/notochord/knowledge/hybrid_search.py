@@ -20,9 +20,11 @@ Rules:
   version is the FTS5 index's own version plus the newest change record, so any write — upsert,
   delete, move to another collection, revert — is seen by the next search. A search reads the
   data version once: the index found with the candidates is the one the full-text leg ranks over.
-- The candidates are read once per (filter, data version) and shared by both legs: the vector leg
-  gets the same ids, keyed by the same (filter, data version), and turns them into a mask over its
-  in-memory vectors once (:mod:`notochord.search.vector_memory`); no query rereads them.
+- The candidates are made once per (filter, data version) and shared by both legs
+  (:mod:`notochord.knowledge.candidates`: read whole on first use, then brought forward from the
+  change log after each write): the vector leg gets the same ids, keyed by the same (filter, data
+  version), and turns them into a mask over its in-memory vectors once
+  (:mod:`notochord.search.vector_memory`); no query rereads them.
 - ``group_by="document"`` ranks documents, and ``limit`` counts documents: full text ranks whole
   documents (a document's candidate chunks scored as one text,
   :func:`~notochord.search.bm25.rank_documents`; on SciFact's 809 train queries 0.7022 nDCG@10
@@ -44,26 +46,26 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-import numpy.typing as npt
 import sqlalchemy as sa
 
 from notochord.db.dialect import json_ids
-from notochord.db.schema import changes, chunks, documents, mentions
+from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeValidationError
-from notochord.knowledge.indexing import FTS_TABLE
+from notochord.knowledge.candidates import (
+    Candidates,
+    candidate_set,
+    candidates_query,
+    forget_search_caches,
+    search_filters,
+)
 from notochord.knowledge.timeranges import TimeRange
 from notochord.knowledge.writes import Store
-from notochord.search.bm25 import DocumentGroups, document_groups, query_tokens, rank, rank_documents
+from notochord.search.bm25 import query_tokens, rank, rank_documents
 from notochord.search.fusion import combine, leg_weights, min_max
-from notochord.search.inverted_index import CandidateMask, InvertedIndex, MaskCache, forget, text_index
 from notochord.search.vector_index import VectorIndex
 
 __all__ = [
@@ -134,191 +136,6 @@ def is_relevant(hit: Hit, *, min_similarity: float = MIN_SIMILARITY) -> bool:
     return hit.text_match or (hit.similarity is not None and hit.similarity >= min_similarity)
 
 
-def search_filters(
-    collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
-) -> list[sa.ColumnElement[bool]]:
-    """The conditions on ``chunks`` joined with ``documents`` that make a chunk findable."""
-    conditions: list[sa.ColumnElement[bool]] = [
-        documents.c.deleted_at.is_(None),
-        documents.c.collection_id.in_(sorted(collection_ids)),
-    ]
-    if time_range is not None and time_range.start is not None:
-        conditions.append(documents.c.doc_date >= time_range.start)
-    if time_range is not None and time_range.end is not None:
-        conditions.append(documents.c.doc_date <= time_range.end)
-    if entity_ids is not None:
-        conditions.append(
-            chunks.c.id.in_(sa.select(mentions.c.chunk_id).where(mentions.c.entity_id.in_(list(entity_ids))))
-        )
-    return conditions
-
-
-def _candidates(
-    collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
-) -> sa.Select[Any]:
-    """Ids of the chunks the caller may find: the one filter both legs share."""
-    return (
-        sa.select(chunks.c.id)
-        .join(documents, documents.c.id == chunks.c.document_id)
-        .where(*search_filters(collection_ids, time_range, entity_ids))
-    )
-
-
-_MASKS: weakref.WeakKeyDictionary[sa.Engine, MaskCache] = weakref.WeakKeyDictionary()
-_MASKS_LOCK = threading.Lock()
-
-
-def _mask_cache(engine: sa.Engine) -> MaskCache:
-    with _MASKS_LOCK:
-        found = _MASKS.get(engine)
-        if found is None:
-            found = _MASKS[engine] = MaskCache()
-        return found
-
-
-def forget_search_caches(engine: sa.Engine) -> None:
-    """Drop the full-text index and candidate masks held for ``engine``; the next search rebuilds them."""
-    forget(engine)
-    with _MASKS_LOCK:
-        _MASKS.pop(engine, None)
-        _IDS.pop(engine, None)
-
-
-@dataclass(frozen=True)
-class _Owners:
-    """Each candidate chunk's document and date rank, aligned with the chunk ids in ascending order.
-
-    ``newness`` is the rank of the document date among the candidates' dates, newest first (0 is the
-    newest); only the order of dates matters for ties, and comparing small integers is cheaper than
-    comparing timestamps.
-    """
-
-    ids: npt.NDArray[np.int64]
-    documents: npt.NDArray[np.int64]
-    newness: npt.NDArray[np.int64]
-    groups: npt.NDArray[np.int64]
-    """Per position of the full-text index: a dense number of the chunk's document, ``-1`` when the
-    chunk is not a candidate (what :func:`~notochord.search.bm25.rank_documents` needs)."""
-    made: dict[str, DocumentGroups] = field(default_factory=dict, compare=False, repr=False)
-    """The document statistics of these candidates, made by the first search that ranks documents."""
-
-    @staticmethod
-    def of(rows: Sequence[Any], index: InvertedIndex) -> _Owners:
-        groups = np.full(len(index.ids), -1, np.int64)
-        if not rows:
-            empty = np.zeros(0, np.int64)
-            return _Owners(empty, empty, empty, groups)
-        chunk_col, doc_col, date_col = zip(*rows, strict=True)
-        ids = np.array(chunk_col, np.int64)
-        docs = np.array(doc_col, np.int64)
-        dates = np.array(date_col, dtype=np.str_)
-        order = np.argsort(ids, kind="stable")
-        _, inverse = np.unique(dates[order], return_inverse=True)
-        newness = (int(inverse.max()) - inverse).astype(np.int64)
-        ids, docs = ids[order], docs[order]
-        if len(index.ids):
-            where = np.minimum(np.searchsorted(index.ids, ids), len(index.ids) - 1)
-            indexed = index.ids[where] == ids
-            _, dense = np.unique(docs, return_inverse=True)
-            groups[where[indexed]] = dense[indexed]
-        return _Owners(ids, docs, newness, groups)
-
-    def keys(self, chunk_ids: Set[int]) -> dict[int, tuple[int, int]]:
-        """``chunk id → (date rank, document id)`` for the given candidates (others are left out)."""
-        if not chunk_ids or len(self.ids) == 0:
-            return {}
-        wanted = np.fromiter(chunk_ids, np.int64, count=len(chunk_ids))
-        where = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        hit = self.ids[where] == wanted
-        where, wanted = where[hit], wanted[hit]
-        return dict(
-            zip(
-                wanted.tolist(),
-                zip(self.newness[where].tolist(), self.documents[where].tolist(), strict=True),
-                strict=True,
-            )
-        )
-
-    @property
-    def nbytes(self) -> int:
-        made = sum(stats.nbytes - stats.groups.nbytes for stats in self.made.values())
-        return int(self.ids.nbytes + self.documents.nbytes + self.newness.nbytes + self.groups.nbytes + made)
-
-
-@dataclass(frozen=True)
-class _Candidates:
-    """The caller's candidates at one data version: computed once, used by both legs."""
-
-    key: tuple[Any, ...]
-    text: CandidateMask
-    owners: _Owners
-    index: InvertedIndex
-    """The full-text index the mask was made over, as of the snapshot the candidates were read in:
-    the ranking uses it rather than asking for the index (and reading its version) again."""
-
-    @property
-    def ids(self) -> npt.NDArray[np.int64]:
-        return self.owners.ids
-
-    def document_groups(self) -> DocumentGroups:
-        """The candidates' document statistics for document BM25, made once per candidate set
-        (owners and mask are both of this data version and filter, so any search of it may share them)."""
-        found = self.owners.made.get("documents")
-        if found is None:
-            found = self.owners.made["documents"] = document_groups(self.index, self.text, self.owners.groups)
-        return found
-
-
-_IDS: weakref.WeakKeyDictionary[sa.Engine, OrderedDict[tuple[Any, ...], _Owners]] = weakref.WeakKeyDictionary()
-_IDS_HELD = 16
-# built once: building a statement costs more than running this one
-_NEWEST_CHANGE = sa.select(sa.func.max(changes.c.id))
-
-
-def _candidate_set(
-    conn: sa.Connection,
-    *,
-    collection_ids: Set[int],
-    time_range: TimeRange | None,
-    entity_ids: Sequence[int] | None,
-) -> _Candidates:
-    """The candidates of a filter: one SQL read per (filter, data version), cached for every query after."""
-    index = text_index(conn, FTS_TABLE)
-    # documents change (moves, deletions, dates) without touching the full-text index; every such
-    # write appends a change record
-    newest_change = conn.execute(_NEWEST_CHANGE).scalar()
-    key = (
-        index.version,
-        newest_change,
-        tuple(sorted(collection_ids)),
-        None if time_range is None else (time_range.start, time_range.end),
-        None if entity_ids is None else tuple(sorted(set(entity_ids))),
-    )
-    cache = _mask_cache(conn.engine)
-    text = cache.get(key)
-    with _MASKS_LOCK:
-        held = _IDS.setdefault(conn.engine, OrderedDict())
-        owners = held.get(key)
-        if owners is not None:
-            held.move_to_end(key)
-    if text is None or owners is None:
-        # every chunk the filter allows, not only those the full-text index holds: a chunk without
-        # a single word (an emoji, a picture's caption) can still be found by meaning
-        rows = conn.execute(
-            sa.select(chunks.c.id, documents.c.id, documents.c.doc_date)
-            .join(documents, documents.c.id == chunks.c.document_id)
-            .where(*search_filters(collection_ids, time_range, entity_ids))
-        ).all()
-        owners = _Owners.of(rows, index)
-        text = CandidateMask.of(index, index.mask_of(owners.ids))
-        cache.put(key, text)
-        with _MASKS_LOCK:
-            held[key] = owners
-            while len(held) > _IDS_HELD:
-                held.popitem(last=False)
-    return _Candidates(key, text, owners, index)
-
-
 def full_text_leg(
     conn: sa.Connection,
     query: str,
@@ -327,7 +144,7 @@ def full_text_leg(
     time_range: TimeRange | None = None,
     entity_ids: Sequence[int] | None = None,
     limit: int,
-    candidates: _Candidates | None = None,
+    candidates: Candidates | None = None,
     group_by: Literal["chunk", "document"] = "chunk",
 ) -> list[tuple[int, float]]:
     """BM25 over the chunks the filters allow (see :func:`search_filters`), best first.
@@ -339,7 +156,7 @@ def full_text_leg(
     if not tokens or limit <= 0 or not collection_ids:
         return []
     if candidates is None:
-        candidates = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+        candidates = candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
     index = candidates.index
     if group_by == "document":
         return rank_documents(index, candidates.text, tokens, candidates.document_groups(), limit=limit)
@@ -369,8 +186,8 @@ def hybrid_search(
         return []
     with store.read() if within is None else contextlib.nullcontext(within) as conn:
         if not query.strip():
-            return _newest(conn, _candidates(collection_ids, time_range, entity_ids), limit)
-        shared = _candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+            return _newest(conn, candidates_query(collection_ids, time_range, entity_ids), limit)
+        shared = candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
         depth = max(limit * _DEPTH, _MIN_DEPTH)
         text_leg = full_text_leg(
             conn, query, collection_ids=collection_ids, limit=depth, candidates=shared, group_by=group_by

@@ -47,9 +47,10 @@ which an older one holds its own until three newer versions have replaced it.
 
 Kept current and saved, measured on a copy of the 100k synthetic space (100,007 chunks, 4.50M
 postings) on a machine at load 7–12, each figure beside its baseline in the same process: the
-refresh after one added document takes 22–30 ms where a rebuild takes 35–40 s (the search right
-after the write then still spends 2–4 s reading the candidates' rows anew for the new data version,
-in :mod:`notochord.knowledge.hybrid_search`). A restarted process has its index in 0.6–1.1 s from
+refresh after one added document takes 22–30 ms where a rebuild takes 35–40 s (the candidates
+are then brought forward from the change log too, :mod:`notochord.knowledge.candidates`: the whole
+first hybrid search after a one-document write took 28–35 ms where a warm one took 5–9 ms, against
+0.8–2.1 s when the candidates were read again). A restarted process has its index in 0.6–1.1 s from
 the saved file where reading the table whole takes 18–31 s; its first search, candidates included,
 in 2.7 s. Without a file, the first build costs the whole read plus ~0.9 s for the chunks' hashes
 and ~0.3 s to save. The file: 39.8 MB per 100k such chunks (~8.8 bytes a posting). A compaction
@@ -465,13 +466,15 @@ _BY_ENGINE: weakref.WeakKeyDictionary[sa.Engine, _EngineIndexes] = weakref.WeakK
 _REGISTRY_LOCK = threading.Lock()
 
 
-def text_index(conn: sa.Connection, table: str) -> InvertedIndex:
+def text_index(conn: sa.Connection, table: str, *, version: bytes | None = None) -> InvertedIndex:
     """The inverted index of ``table`` as of ``conn``'s snapshot: reused, refreshed, loaded or built.
 
     A reader whose snapshot is a few writes older than the newest index (a search that began before
-    another refreshed it) gets its own version's index back, not a refresh backwards.
+    another refreshed it) gets its own version's index back, not a refresh backwards. ``version`` is
+    :func:`index_version` when the caller read it already, in the same snapshot.
     """
-    version = index_version(conn, table)
+    if version is None:
+        version = index_version(conn, table)
     with _REGISTRY_LOCK:
         holder = _BY_ENGINE.get(conn.engine)
         if holder is None:

