@@ -18,7 +18,7 @@ Rules:
   ``(id, text_hash)`` and re-read when rewritten, and the result must hold exactly the rows and
   tokens FTS5 counts — else the ids are compared whole, and failing that it is rebuilt. Appends and
   deletions cost what changed; a rewrite in place, an id below the highest held, or dead chunks /
-  tail postings past :data:`~.inverted_index_arrays.COMPACT_SHARE` compact the arrays (a pass over the
+  tail postings past :data:`~.inverted_index_changes.COMPACT_SHARE` compact the arrays (a pass over the
   postings, no read). Refreshes are serialised per engine.
 - **Saved across restarts.** A space on a SQLite file keeps its built index beside the database
   (:mod:`.inverted_index_file`); the next process loads it, checks it against the database (table,
@@ -88,11 +88,10 @@ from notochord.search.inverted_index_arrays import (
     InvertedIndex,
     MaskCache,
     Postings,
-    appended,
     assemble,
-    compacted,
     top_bm25,
 )
+from notochord.search.inverted_index_changes import appended, compacted
 from notochord.search.textindex import FTS_TOKENIZER
 
 __all__ = [

@@ -8,9 +8,8 @@ postings of chunks appended since the arrays were last compacted. Appended chunk
 every held one, so their positions come after every held position and a term's postings stay
 ascending by concatenation. A chunk that left stays at its position, marked dead in ``alive``,
 until the next compaction (:func:`compacted`): no candidate mask ever includes a dead position, so
-BM25 over the candidates never counts it. Compaction rebuilds the arrays without the dead and with
-the tail merged in; it runs once the dead or the tail pass :data:`COMPACT_SHARE` of the base, and
-for any change that is not an append (a chunk rewritten in place, an id below the highest held).
+BM25 over the candidates never counts it. Changing the arrays (appending, compacting) is
+:mod:`~notochord.search.inverted_index_changes`'.
 """
 
 from __future__ import annotations
@@ -18,34 +17,28 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "COMPACT_SHARE",
+    "EMPTY_POSITIONS",
     "CandidateMask",
     "Held",
     "InvertedIndex",
     "MaskCache",
     "Postings",
     "Segment",
-    "appended",
     "assemble",
-    "compacted",
+    "merged_runs",
+    "segment_of",
     "top_bm25",
 ]
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
-
-COMPACT_SHARE = 0.125
-"""Compact once the dead chunks pass this share of the positions, or the tail's postings this share
-of the base's: until then a refresh costs what changed; a compaction costs a pass over the postings.
-Measured at 100k chunks (4.5M postings): a compaction ~2 s, so at this share ~0.16 ms per chunk
-written; a candidate set restricted from arrays with a tail costs 1.2× one without (0.29 / 0.25 s)."""
 
 _LOOKUP_COST = 10
 
@@ -61,7 +54,7 @@ class Segment:
 
     def slice(self, tid: int) -> tuple[Int32Array, Int32Array]:
         if tid >= len(self.starts):
-            return _EMPTY, _EMPTY
+            return EMPTY_POSITIONS, EMPTY_POSITIONS
         start, end = int(self.starts[tid]), int(self.ends[tid])
         return self.positions[start:end], self.frequencies[start:end]
 
@@ -123,7 +116,7 @@ class InvertedIndex:
         positions included, which no candidate mask holds)."""
         tid = self.terms.get(term)
         if tid is None:
-            return _EMPTY, _EMPTY
+            return EMPTY_POSITIONS, EMPTY_POSITIONS
         return _joined(self.base, self.tail, tid)
 
     def mask_of(self, chunk_ids: IntArray) -> BoolArray:
@@ -161,7 +154,8 @@ class InvertedIndex:
         return int(sum(a.nbytes for a in arrays) + extra + hashes)
 
 
-_EMPTY: Int32Array = np.zeros(0, dtype=np.int32)
+EMPTY_POSITIONS: Int32Array = np.zeros(0, dtype=np.int32)
+"""No postings: what a term no chunk holds reads as."""
 
 
 def _joined(base: Segment, tail: Segment | None, tid: int) -> tuple[Int32Array, Int32Array]:
@@ -176,14 +170,14 @@ def _joined(base: Segment, tail: Segment | None, tid: int) -> tuple[Int32Array, 
     return np.concatenate([positions, more]), np.concatenate([frequencies, more_tf])
 
 
-def _segment(term_of: IntArray, positions: Int32Array, frequencies: Int32Array, terms: int) -> Segment:
+def segment_of(term_of: IntArray, positions: Int32Array, frequencies: Int32Array, terms: int) -> Segment:
     """Postings given in term order (ascending positions within a term) as a :class:`Segment`."""
     per_term = np.bincount(term_of, minlength=terms).astype(np.int64)
     ends = np.cumsum(per_term)
     return Segment(ends - per_term, ends, positions.astype(np.int32), frequencies.astype(np.int32))
 
 
-def _merged(runs: list[tuple[IntArray, Int32Array, Int32Array]], terms: int) -> Segment:
+def merged_runs(runs: list[tuple[IntArray, Int32Array, Int32Array]], terms: int) -> Segment:
     """Runs of ``(term, position, tf)``, each in term order, with every term's postings in a later run
     after its postings in an earlier one: one segment, by placing each posting where it goes (no sort)."""
     counts = [np.bincount(run[0], minlength=terms).astype(np.int64) for run in runs]
@@ -238,137 +232,6 @@ class Postings:
     term_of: IntArray
     chunk_of: IntArray
     frequencies: Int32Array
-
-
-def appended(index: InvertedIndex, dead: IntArray, added: Postings, *, version: bytes, held: Held) -> InvertedIndex:
-    """``index`` with the chunks ``dead`` gone and ``added`` in: appended when every added id is above
-    every held one, else merged by :func:`compacted`; compacted, too, once the dead or the tail pass
-    :data:`COMPACT_SHARE`."""
-    words = added.lengths > 0
-    if len(added.ids) and len(index.ids) and int(added.ids[words].min(initial=2**62)) <= int(index.ids[-1]):
-        return compacted(index, dead, added, version=version, held=held)
-    alive = index.alive
-    if len(dead):
-        where = np.minimum(np.searchsorted(index.ids, dead), max(len(index.ids) - 1, 0))
-        hit = index.ids[where] == dead if len(index.ids) else np.zeros(len(dead), np.bool_)
-        if hit.any():
-            alive = np.ones(len(index.ids), np.bool_) if alive is None else alive.copy()
-            alive[where[hit]] = False
-    terms, tids = _term_ids(index.terms, added.names)
-    # chunks without a token hold no position (a rebuild would not know them either)
-    new_position = np.cumsum(words) - 1 + len(index.ids)
-    old_tail = index.tail or Segment(np.zeros(0, np.int64), np.zeros(0, np.int64), _EMPTY, _EMPTY)
-    term_of = np.concatenate([old_tail.term_of(), tids[added.term_of]])
-    positions = np.concatenate([old_tail.positions, new_position[added.chunk_of].astype(np.int32)])
-    frequencies = np.concatenate([old_tail.frequencies, added.frequencies])
-    # both runs are in term order; a stable sort keeps each term's old postings before its new
-    order = np.argsort(term_of, kind="stable")
-    tail = _segment(term_of[order], positions[order], frequencies[order], len(terms)) if len(order) else None
-    hashes = None
-    if index.held.hashes is not None:
-        fresh = added.hashes if added.hashes is not None else np.zeros((len(added.ids), 2), np.int64)
-        hashes = np.concatenate([index.held.hashes, fresh[words]])
-    if alive is not None:
-        alive = np.concatenate([alive, np.ones(int(words.sum()), np.bool_)])
-    grown = replace(
-        index,
-        version=version,
-        ids=np.concatenate([index.ids, added.ids[words]]),
-        lengths=np.concatenate([index.lengths, added.lengths[words]]),
-        terms=terms,
-        tail=tail,
-        alive=alive,
-        held=replace(held, hashes=hashes),
-    )
-    dead_share = 0 if alive is None else len(alive) - int(alive.sum())
-    tail_postings = 0 if tail is None else len(tail.positions)
-    if dead_share > COMPACT_SHARE * max(len(grown.ids), 1) or tail_postings > COMPACT_SHARE * max(
-        len(index.positions), 1
-    ):
-        return compacted(grown, np.zeros(0, np.int64), _NOTHING, version=version, held=grown.held)
-    return grown
-
-
-def _term_ids(terms: dict[str, int], names: list[str]) -> tuple[dict[str, int], IntArray]:
-    """Each name's term id, new terms appended (the dict is copied only when one is new)."""
-    if any(name not in terms for name in names):
-        terms = dict(terms)
-        for name in names:
-            if name not in terms:
-                terms[name] = len(terms)
-    return terms, np.fromiter((terms[n] for n in names), dtype=np.int64, count=len(names))
-
-
-_NOTHING = Postings(
-    np.zeros(0, np.int64), np.zeros(0, np.int32), None, [], np.zeros(0, np.int64), np.zeros(0, np.int64), _EMPTY
-)
-
-
-def compacted(
-    index: InvertedIndex, dead: IntArray, added: Postings = _NOTHING, *, version: bytes, held: Held
-) -> InvertedIndex:
-    """The arrays rebuilt: dead chunks (and ``dead``, and every id of ``added``) out, the tail and
-    ``added`` merged in, terms without a posting dropped — what a rebuild from the table gives."""
-    alive = np.ones(len(index.ids), np.bool_) if index.alive is None else index.alive.copy()
-    gone = np.concatenate([dead, added.ids]) if len(added.ids) else dead
-    if len(gone) and len(index.ids):
-        where = np.minimum(np.searchsorted(index.ids, gone), len(index.ids) - 1)
-        alive[where[index.ids[where] == gone]] = False
-    if not len(added.ids):
-        return _without_dead(index, alive, version=version, held=held)
-    terms, tids = _term_ids(index.terms, added.names)
-    segments = [index.base] + ([index.tail] if index.tail is not None else [])
-    term_parts = [s.term_of() for s in segments]
-    doc_parts = [index.ids[s.positions] for s in segments]
-    tf_parts = [s.frequencies for s in segments]
-    keep_parts = [alive[s.positions] for s in segments]
-    term_of = np.concatenate([t[k] for t, k in zip(term_parts, keep_parts, strict=True)] + [tids[added.term_of]])
-    docs = np.concatenate([d[k] for d, k in zip(doc_parts, keep_parts, strict=True)] + [added.ids[added.chunk_of]])
-    tfs = np.concatenate([f[k] for f, k in zip(tf_parts, keep_parts, strict=True)] + [added.frequencies])
-    # added rows may fall anywhere among the held: sort (the rare path: rewrites in place)
-    order = np.lexsort((docs, term_of))
-    term_of, docs, tfs = term_of[order], docs[order], tfs[order]
-    used = np.bincount(term_of, minlength=len(terms)) > 0
-    renumber = np.cumsum(used) - 1
-    by_id = sorted(terms.items(), key=lambda item: item[1])
-    names = [name for name, tid in by_id if used[tid]]
-    per_term = np.bincount(renumber[term_of], minlength=len(names)).astype(np.int64)
-    hashes = None
-    if index.held.hashes is not None:
-        old_ids = index.ids[alive]
-        old_hashes = index.held.hashes[alive]
-        words = added.lengths > 0
-        new_hashes = added.hashes[words] if added.hashes is not None else np.zeros((int(words.sum()), 2), np.int64)
-        all_ids = np.concatenate([old_ids, added.ids[words]])
-        all_hashes = np.concatenate([old_hashes, new_hashes])
-        hashes = all_hashes[np.argsort(all_ids, kind="stable")]
-    return assemble(version, names, per_term, docs, tfs.astype(np.int32), replace(held, hashes=hashes))
-
-
-def _without_dead(index: InvertedIndex, alive: BoolArray, *, version: bytes, held: Held) -> InvertedIndex:
-    """Compaction when nothing is added: the live chunks keep their order, so positions are renumbered
-    through a table and the tail is merged in by placement — a pass over the postings, no sort."""
-    renumber = (np.cumsum(alive) - 1).astype(np.int32)
-    runs: list[tuple[IntArray, Int32Array, Int32Array]] = []
-    for segment in [index.base] + ([index.tail] if index.tail is not None else []):
-        keep = alive[segment.positions]
-        runs.append((segment.term_of()[keep], renumber[segment.positions[keep]], segment.frequencies[keep]))
-    merged = _merged(runs, len(index.terms))
-    used = merged.ends > merged.starts
-    by_id = sorted(index.terms.items(), key=lambda item: item[1])
-    names = [name for name, tid in by_id if used[tid]]
-    hashes = index.held.hashes[alive] if index.held.hashes is not None else None
-    return InvertedIndex(
-        version=version,
-        ids=index.ids[alive],
-        lengths=index.lengths[alive],
-        terms={name: i for i, name in enumerate(names)},
-        starts=merged.starts[used],
-        ends=merged.ends[used],
-        positions=merged.positions,
-        frequencies=merged.frequencies,
-        held=replace(held, hashes=hashes),
-    )
 
 
 class MaskCache:
@@ -442,14 +305,14 @@ class CandidateMask:
         for segment in [index.base] + ([index.tail] if index.tail is not None else []):
             keep = mask[segment.positions]
             runs.append((segment.term_of()[keep], segment.positions[keep], segment.frequencies[keep]))
-        own = _merged(runs, len(index.terms)) if len(runs) > 1 else _segment(*runs[0], len(index.terms))
+        own = merged_runs(runs, len(index.terms)) if len(runs) > 1 else segment_of(*runs[0], len(index.terms))
         return CandidateMask(mask, count, mean, own.starts, own.ends, own.positions, own.frequencies)
 
     def postings(self, index: InvertedIndex, term: str) -> tuple[Int32Array, Int32Array]:
         """Positions and term frequencies of ``term`` among the candidates only."""
         tid = index.terms.get(term)
         if tid is None:
-            return _EMPTY, _EMPTY
+            return EMPTY_POSITIONS, EMPTY_POSITIONS
         return _joined(Segment(self.starts, self.ends, self.positions, self.frequencies), self.tail, tid)
 
     @property
