@@ -37,6 +37,7 @@ class Prepared:
         self._lock = threading.Lock()
         self._compiled: dict[tuple[str, ...], tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]] = {}
         self._row_type: Any = None
+        self._positional: dict[tuple[str, ...], tuple[str, tuple[int, ...] | None]] = {}
 
     def _sqlite(
         self, conn: sa.Connection, names: tuple[str, ...]
@@ -120,6 +121,44 @@ class Prepared:
         driver = conn.connection.driver_connection
         assert driver is not None
         values = [value_of(r) for r in rows]
+        cursor = driver.cursor()
+        if conn.engine.dispatch.before_cursor_execute:
+            conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, True)
+        cursor.executemany(sql, values)
+
+    def run_tuples(
+        self, conn: sa.Connection, names: tuple[str, ...], rows: Sequence[tuple[Any, ...]], *, texts_checked: bool
+    ) -> None:
+        """:meth:`run_many` with each parameter set a tuple of the values of ``names``, in that order.
+
+        ``texts_checked``: the caller refused U+0000 in every text of ``rows`` already (a batch
+        checks each text once, where it enters), so the rows are not checked again here.
+        """
+        if not rows:
+            return
+        if self._writes and not texts_checked:
+            for row in rows:
+                refuse_nul_in(self._table, dict(zip(names, row, strict=True)))
+        if not self._native(conn):
+            conn.execute(self.statement, [dict(zip(names, row, strict=True)) for row in rows])
+            return
+        found = self._positional.get(names)
+        if found is None:
+            sql, _ = self._sqlite(conn, names)
+            compiled = self.statement.compile(dialect=conn.dialect, column_keys=sorted(names))  # type: ignore[attr-defined]
+            order = tuple(compiled.positiontup or ())
+            if set(order) != set(names):
+                raise TypeError("a positional statement takes exactly the values of its names")
+            moved = tuple(names.index(n) for n in order)
+            found = (sql, None if moved == tuple(range(len(names))) else moved)
+            with self._lock:
+                self._positional[names] = found
+        sql, permutation = found
+        values: Sequence[tuple[Any, ...]] = (
+            rows if permutation is None else [tuple(row[i] for i in permutation) for row in rows]
+        )
+        driver = conn.connection.driver_connection
+        assert driver is not None
         cursor = driver.cursor()
         if conn.engine.dispatch.before_cursor_execute:
             conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, True)

@@ -56,6 +56,7 @@ __all__ = [
     "Store",
     "WriteTx",
     "Writing",
+    "change_json",
     "data_versions",
     "entities_changing",
     "forget_lookups",
@@ -77,6 +78,21 @@ _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 _INSERT_CHANGE = Prepared(sa.insert(changes).returning(changes.c.id))
 _INSERT_CHANGE_WITH_ID = Prepared(sa.insert(changes))
 _INSERT_OBJECTS = Prepared(sa.insert(change_objects))
+_CHANGE_COLUMNS = (
+    "id",
+    "run_id",
+    "actor",
+    "op",
+    "target_type",
+    "target_id",
+    "summary",
+    "before_json",
+    "after_json",
+    "proposed_json",
+    "status",
+    "created_at",
+)
+_OBJECT_COLUMNS = ("change_id", "object_type", "object_id")
 _BUMP_ENTITY_VERSION = Prepared(
     sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
 )
@@ -225,8 +241,23 @@ USER = Actor("user")
 ASSISTANT = Actor("assistant")
 
 
+# One encoder for every change's JSON: ``json.dumps`` with options builds a new one per call.
+_CHANGE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return None if value is None else _CHANGE_ENCODER.encode(value)
+
+
+def change_json(value: Any, compact: str | None = None) -> str | None:
+    """How a change records ``value`` (``before``, ``after``, ``proposed``). ``compact``: the value's
+    canonical compact JSON (:func:`~notochord.knowledge.quotas.compact_json`) when known; for a
+    string, number, boolean or null it is the same text, so it is not encoded again."""
+    if value is None:
+        return None
+    if compact is not None and compact[0] not in "[{":
+        return compact
+    return _CHANGE_ENCODER.encode(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,9 +306,9 @@ class WriteTx:
     defer_objects: bool = False
     """Collect the touched-object rows of :meth:`record` and write them in one statement when the
     transaction's operation ends (a batch of many changes)."""
-    _deferred: list[dict[str, Any]] = field(default_factory=list)
+    _deferred: list[tuple[int, str, int]] = field(default_factory=list)
     _next_change: int | None = None
-    _deferred_changes: list[dict[str, Any]] = field(default_factory=list)
+    _deferred_changes: list[tuple[Any, ...]] = field(default_factory=list)
 
     def defer_changes(self, first_id: int) -> None:
         """From now on give each change the next id from ``first_id`` and write the change rows in
@@ -317,36 +348,89 @@ class WriteTx:
         A change touching an entity or an identifier also renews the entity-data version, which
         tells cached derivations of the entities (the mention automaton) that they are stale.
         """
-        row = {
-            "run_id": self.run_id,
-            "actor": str(self.actor),
-            "op": op,
-            "target_type": target_type,
-            "target_id": target_id,
-            "summary": summary[:1000],
-            "before_json": _dump(before),
-            "after_json": _dump(after),
-            "proposed_json": _dump(proposed),
-            "status": status,
-            "created_at": self.now,
-        }
+        return self.record_encoded(
+            op=op,
+            target_type=target_type,
+            target_id=target_id,
+            summary=summary,
+            touched=touched,
+            before_json=_dump(before),
+            after_json=_dump(after),
+            proposed_json=_dump(proposed),
+            status=status,
+        )
+
+    def record_encoded(
+        self,
+        *,
+        op: str,
+        target_type: str,
+        target_id: int | None,
+        summary: str,
+        touched: Iterable[tuple[str, int]] = (),
+        before_json: str | None = None,
+        after_json: str | None = None,
+        proposed_json: str | None = None,
+        status: str = "applied",
+    ) -> int:
+        """:meth:`record`, with ``before``, ``after`` and ``proposed`` already encoded as :meth:`record`
+        encodes them (:func:`change_json`): a batch encodes a value once for its fact and its change."""
+        summary = summary[:1000]
+        # the change's only free texts: the JSON columns escape U+0000 (see quotas.refuse_nul_in)
+        if "\x00" in summary or (self.run_id is not None and "\x00" in self.run_id):
+            refuse_nul_in("changes", {"summary": summary, "run_id": self.run_id})
+        touched = tuple(touched)
         if self._next_change is None:
-            change_id = _INSERT_CHANGE.scalar(self.conn, row)
+            change_id = _INSERT_CHANGE.scalar(
+                self.conn,
+                {
+                    "run_id": self.run_id,
+                    "actor": str(self.actor),
+                    "op": op,
+                    "target_type": target_type,
+                    "target_id": target_id,
+                    "summary": summary,
+                    "before_json": before_json,
+                    "after_json": after_json,
+                    "proposed_json": proposed_json,
+                    "status": status,
+                    "created_at": self.now,
+                },
+            )
         else:
-            change_id = row["id"] = self._next_change
+            change_id = self._next_change
             self._next_change += 1
-            self._deferred_changes.append(row)
-        objects = {(target_type, target_id)} if target_id is not None else set()
-        objects.update(touched)
-        if objects:
-            rows = [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)]
+            self._deferred_changes.append(
+                (
+                    change_id,
+                    self.run_id,
+                    str(self.actor),
+                    op,
+                    target_type,
+                    target_id,
+                    summary,
+                    before_json,
+                    after_json,
+                    proposed_json,
+                    status,
+                    self.now,
+                )
+            )
+        if touched:
+            objects = set(touched)
+            if target_id is not None:
+                objects.add((target_type, target_id))
+            rows = [(change_id, t, i) for t, i in sorted(objects)]
+        elif target_id is not None:
+            rows = [(change_id, target_type, target_id)]
+        else:
+            rows = []
+        if rows:
             if self.defer_objects:
                 self._deferred.extend(rows)
-            elif len(rows) == 1:
-                _INSERT_OBJECTS.run(self.conn, rows[0])
             else:
-                _INSERT_OBJECTS.run_many(self.conn, rows)
-            if any(t in _ENTITY_OBJECTS for t, _ in objects):
+                _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True)
+            if target_type in _ENTITY_OBJECTS or any(t in _ENTITY_OBJECTS for t, _ in touched):
                 _bump_entity_version(self.conn)
                 forget_lookups(self.conn)
         self.recorded.append(change_id)
@@ -356,9 +440,9 @@ class WriteTx:
         """Write the change rows and object rows collected while deferred (changes first: the
         objects refer to them)."""
         changes_rows, self._deferred_changes = self._deferred_changes, []
-        _INSERT_CHANGE_WITH_ID.run_many(self.conn, changes_rows)
+        _INSERT_CHANGE_WITH_ID.run_tuples(self.conn, _CHANGE_COLUMNS, changes_rows, texts_checked=True)
         rows, self._deferred = self._deferred, []
-        _INSERT_OBJECTS.run_many(self.conn, rows)
+        _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
