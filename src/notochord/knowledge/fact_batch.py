@@ -101,7 +101,7 @@ class FactWriter(Protocol):
     def prime(self, conn: sa.Connection, entity_ids: Iterable[int]) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Item:
     given: PutArguments
     subject_id: int
@@ -177,8 +177,9 @@ def _resolved(
     objects: dict[tuple[type, Any, bool], int] = {}
     predicates: dict[tuple[str | None, str | None], Resolution] = {}
     resolved: list[_Item] = []
-    for index, g in enumerate(given):
-        with item_errors(index):
+    index = 0
+    try:
+        for index, g in enumerate(given):  # noqa: B007 (the handler below names it)
             if tally is not None:
                 tally.add(len(g.value_json))
             key = (g.subject.__class__, g.subject, g.by_ref)
@@ -207,6 +208,10 @@ def _resolved(
             resolved.append(
                 _Item(g, subject[0], object_id, resolution.name, resolution.cardinality == "one", subject[1])
             )
+    except Exception:
+        # one handler for the whole loop (a context per item costs more than the item's look-ups)
+        with item_errors(index):
+            raise
     if refused is not None:
         with item_errors(refused[0]):
             raise refused[1]
@@ -232,16 +237,13 @@ def _apply(
         slot = slots.get((item.subject_id, item.name))
         if slot is None:
             slot = slots[(item.subject_id, item.name)] = []
-        duplicate = next(
-            (
-                row
-                for row in slot
-                if row.value_json == value_json and writer.same_object(conn, row.object_id, item.object_id)
-            ),
-            None,
-        )
+        duplicate = None
+        for row in slot:
+            if row.value_json == value_json and writer.same_object(conn, row.object_id, item.object_id):
+                duplicate = row
+                break
         if duplicate is not None:
-            results.append(_result("duplicate", duplicate.id, item.name, None))
+            results.append(PutResult(status="duplicate", id=duplicate.id, predicate=item.name, change_id=None))
             continue
         if item.whole and slot and not is_user:
             blocker = next((row for row in slot if row.origin == "user"), None)
@@ -256,7 +258,7 @@ def _apply(
                     proposed=given.value,
                     status="conflict",
                 )
-                results.append(_result("conflict", blocker.id, item.name, change_id))
+                results.append(PutResult(status="conflict", id=blocker.id, predicate=item.name, change_id=change_id))
                 continue
         if next_fact is None:
             fact_id = int(
@@ -288,7 +290,7 @@ def _apply(
         if item.whole:
             slot.clear()
         bisect.insort(slot, _Live(item.subject_id, fact_id, value_json, item.object_id, given.origin), key=_order)
-        results.append(_result("applied", fact_id, item.name, change_id))
+        results.append(PutResult(status="applied", id=fact_id, predicate=item.name, change_id=change_id))
     # facts first: the expiries may end facts of this batch
     INSERT_FACT_WITH_ID.run_tuples(conn, _FACT_COLUMNS, new_facts, texts_checked=True)
     tx.flush()
@@ -313,11 +315,6 @@ def _fact_row(item: _Item, writer_name: str, now: str) -> tuple[Any, ...]:
         None,
         now,
     )
-
-
-def _result(status: str, fact_id: int, predicate: str, change_id: int | None) -> PutResult:
-    # every field is already of its type: built without a second validation
-    return PutResult.model_construct(status=status, id=fact_id, predicate=predicate, change_id=change_id)
 
 
 def _stored_json(value_json: str) -> str:
