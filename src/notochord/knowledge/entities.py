@@ -164,7 +164,11 @@ class Entities:
         if self._store.memo(conn) is None:
             return  # nothing would remember the answers
         lookups = self._lookups(conn)
-        wanted = sorted(i for i in set(entity_ids) if ("members", i) not in lookups)
+        wanted = sorted(
+            i
+            for i in set(entity_ids)
+            if ("members", i) not in lookups or ("kind", i) not in lookups or ("canonical", i) not in lookups
+        )
         for start in range(0, len(wanted), _PRIME_CHUNK):
             chunk = wanted[start : start + _PRIME_CHUNK]
             rows = conn.execute(_PRIME, {"ids": chunk}).all()

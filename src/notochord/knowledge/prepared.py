@@ -160,9 +160,13 @@ class Prepared:
         driver = conn.connection.driver_connection
         assert driver is not None
         cursor = driver.cursor()
+        many = len(values) > 1  # one row: a plain execute costs less than setting up executemany
         if conn.engine.dispatch.before_cursor_execute:
-            conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, True)
-        cursor.executemany(sql, values)
+            conn.dispatch.before_cursor_execute(conn, cursor, sql, values if many else values[0], None, many)
+        if many:
+            cursor.executemany(sql, values)
+        else:
+            cursor.execute(sql, values[0])
 
 
 def _values(order: tuple[str, ...], fixed: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:

@@ -1,0 +1,148 @@
+"""``put_many`` works in passes over the whole batch and still writes exactly what single puts write
+(Issue 16, item 3; K-FACT, K-CHG, K-QUOTA).
+
+A batch validates every item first, then charges and resolves them in order, reads the entities it
+names and the counter of the writer's quota once each, and decides in memory. What callers see
+stays what one put per item gives: the first refused item is the one a loop of puts would refuse
+(a bad text is refused where it enters, before anything is read), a merged entity's facts land on
+the entity it was merged into, a deleted one is not found, and the quota counts each item exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from notochord import KnowledgeQuotaError, Space
+from notochord.db.schema import facts
+from notochord.knowledge.batches import BatchItemError
+from notochord.knowledge.quotas import DailyLimits, usage
+from notochord.knowledge.writes import ASSISTANT
+
+
+@contextmanager
+def sent(space: Space) -> Iterator[list[str]]:
+    """The statements the space's engine sends while the block runs."""
+    seen: list[str] = []
+    engine = space.core.store.engine
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def _people(space: Space, count: int) -> list[int]:
+    ids = []
+    for n in range(count):
+        person = space.user.entities.resolve(name=f"Person {n}", create=True)
+        assert person is not None
+        ids.append(person.id)
+    return ids
+
+
+def _fact_count(space: Space) -> int:
+    with space.core.store.read() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(facts)).scalar_one())
+
+
+def test_a_text_holding_nul_is_refused_at_its_own_item_before_a_later_items_problem(space: Space) -> None:
+    """Issue 16, item 3: the origin of item 0 holds U+0000 and item 1 has no value; the batch names
+    item 0 (the text is refused where it enters, not when its row is sent) and writes nothing."""
+    items: list[dict[str, Any]] = [
+        {"predicate": "pref.food.like", "value": "tea", "source_ref": "chat\x00log"},
+        {"predicate": "pref.food.like"},
+    ]
+    with pytest.raises(BatchItemError) as refused:
+        space.user.facts.put_many(items)
+    assert refused.value.index == 0
+    assert "sourceRef" in refused.value.problem and "NUL" in refused.value.problem
+    assert _fact_count(space) == 0
+
+
+def test_an_unknown_entity_is_refused_before_a_later_items_bad_arguments(space: Space) -> None:
+    """Issue 16, item 3: item 1 names no entity, item 2 has no value: item 1 is the one refused,
+    as a loop of puts would refuse it, though all items are validated before any is resolved."""
+    items: list[dict[str, Any]] = [
+        {"predicate": "pref.food.like", "value": "tea"},
+        {"predicate": "pref.food.like", "value": "tea", "subject": 987_654},
+        {"predicate": "pref.food.like"},
+    ]
+    with pytest.raises(BatchItemError) as refused:
+        space.user.facts.put_many(items)
+    assert refused.value.index == 1
+    assert "entity" in refused.value.problem
+    assert _fact_count(space) == 0
+
+
+def test_a_batch_about_many_entities_reads_them_in_a_constant_number_of_statements(space: Space) -> None:
+    """Issue 16, item 3: 40 facts about 40 entities not looked up since they were created read the
+    entities in one statement, and the entities merged into them in one more."""
+    people = _people(space, 40)
+    items = [{"predicate": "pref.food.like", "value": "tea", "subject": p} for p in people]
+    with sent(space) as statements:
+        results = space.user.facts.put_many(items).results
+    assert [r.status for r in results] == ["applied"] * 40
+    reads = [s for s in statements if "FROM entities" in s]
+    assert len(reads) <= 2, "\n".join(reads)
+
+
+def test_a_merged_entity_in_a_batch_writes_on_the_kept_one_and_a_deleted_one_is_not_found(space: Space) -> None:
+    """Issue 16, item 3; K-ENT-12, K-ENT-13: facts about (and pointing at) a merged-away id land on
+    the kept entity, as single puts land them; an item about a deleted entity names its index."""
+    kept, merged, deleted = _people(space, 3)
+    space.user.entities.merge(keep=kept, merge=merged)
+    space.user.entities.delete(deleted)
+    results = space.user.facts.put_many(
+        [
+            {"predicate": "pref.food.like", "value": "tea", "subject": merged},
+            {"predicate": "relation.friend", "value": None, "object": merged},
+            {"predicate": "pref.food.like", "value": "tea", "subject": kept},
+        ]
+    ).results
+    assert [r.status for r in results] == ["applied", "applied", "duplicate"]
+    assert results[2].id == results[0].id
+    [friend] = space.user.facts.lookup("self", "relation.friend")
+    assert friend.object == kept
+    before = _fact_count(space)
+    with pytest.raises(BatchItemError) as refused:
+        space.user.facts.put_many(
+            [
+                {"predicate": "pref.food.like", "value": "coffee", "subject": kept},
+                {"predicate": "pref.food.like", "value": "coffee", "subject": deleted},
+            ]
+        )
+    assert refused.value.index == 1
+    assert _fact_count(space) == before
+
+
+def test_the_quota_counts_each_item_of_a_batch_and_reads_its_counter_once(space: Space) -> None:
+    """Issue 16, item 3; K-QUOTA: the assistant's batch of 5 is charged 5 writes and their
+    characters, with one read and one write of the counter; a batch that goes over the limit is
+    refused whole and leaves the counter as it was."""
+    limits = DailyLimits(writes=7)
+    items = [{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(5)]
+    with sent(space) as statements:
+        space.core.facts.put_many(items, actor=ASSISTANT, limits=limits)
+    assert len([s for s in statements if "quota_usage" in s]) == 2, "\n".join(statements)
+    day = space.core.store.today()
+    chars = sum(len(f'"dish {n}"') for n in range(5))
+    with space.core.store.read() as conn:
+        assert usage(conn, writer="assistant", day=day) == (5, chars)
+    more = [{"predicate": "pref.food.like", "value": f"more {n}"} for n in range(3)]
+    with pytest.raises(KnowledgeQuotaError):
+        space.core.facts.put_many(more, actor=ASSISTANT, limits=limits)
+    with space.core.store.read() as conn:
+        assert usage(conn, writer="assistant", day=day) == (5, chars)
+    space.core.facts.put_many(more[:2], actor=ASSISTANT, limits=limits)
+    with space.core.store.read() as conn:
+        assert usage(conn, writer="assistant", day=day) == (7, chars + 2 * len('"more 0"'))
