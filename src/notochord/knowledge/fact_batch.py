@@ -28,8 +28,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import sqlalchemy as sa
 
@@ -101,8 +100,7 @@ class FactWriter(Protocol):
     def prime(self, conn: sa.Connection, entity_ids: Iterable[int]) -> None: ...
 
 
-@dataclass(slots=True)
-class _Item:
+class _Item(NamedTuple):
     given: PutArguments
     subject_id: int
     object_id: int | None
@@ -111,8 +109,7 @@ class _Item:
     members: tuple[int, ...]
 
 
-@dataclass(slots=True)
-class _Live:
+class _Live(NamedTuple):
     """A current fact of a slot, as far as the batch's decisions need it."""
 
     subject_id: int

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -71,9 +70,11 @@ EXPIRE_ONE = Prepared(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PutArguments:
-    """One put's arguments, validated and with the writer's defaults filled in (before any read)."""
+class PutArguments(NamedTuple):
+    """One put's arguments, validated and with the writer's defaults filled in (before any read).
+
+    A named tuple: immutable like a frozen dataclass, and several times cheaper to build (a batch
+    builds one per item)."""
 
     subject: Subject
     predicate: str | None
