@@ -26,6 +26,8 @@ rules are :mod:`notochord.knowledge.facts`' and :mod:`notochord.knowledge.batche
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
@@ -129,9 +131,29 @@ def put_batch(
     limits: DailyLimits | None,
 ) -> list[PutResult]:
     """Write ``items`` (checked argument mappings of ``put``) in one transaction; one result each."""
-    with store.write(actor=actor, run_id=run_id) as tx:
+    with _cycle_collection_paused(), store.write(actor=actor, run_id=run_id) as tx:
         resolved = _resolved(writer, tx, *_validated(actor, items), limits=limits)
         return _apply(writer, tx, resolved, _current_slots(tx.conn, resolved))
+
+
+@contextlib.contextmanager
+def _cycle_collection_paused() -> Iterator[None]:
+    """Hold off Python's cycle collector while a batch runs.
+
+    A batch allocates a few small objects per item that live until it ends (arguments, rows,
+    results); in a process holding many objects, these set off full collections that cost more
+    than the batch's own work (measured on batches of 500: about 40–70 µs a fact, and three to five
+    times that in a batch where one landed). Reference counting still frees everything as usual; cycles
+    are collected when the batch is over. Another thread's batch may turn collection back on
+    early, which only costs speed.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _validated(

@@ -10,6 +10,7 @@ the entity it was merged into, a deleted one is not found, and the quota counts 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -146,3 +147,20 @@ def test_the_quota_counts_each_item_of_a_batch_and_reads_its_counter_once(space:
     space.core.facts.put_many(more[:2], actor=ASSISTANT, limits=limits)
     with space.core.store.read() as conn:
         assert usage(conn, writer="assistant", day=day) == (7, chars + 2 * len('"more 0"'))
+
+
+def test_a_batch_leaves_the_cycle_collector_as_it_found_it(space: Space) -> None:
+    """Issue 16, item 3: the collector paused for a batch runs again after it, whether the batch
+    wrote or was refused, and stays off when the caller had turned it off."""
+    assert gc.isenabled()
+    space.user.facts.put_many([{"predicate": "pref.food.like", "value": "tea"}])
+    assert gc.isenabled()
+    with pytest.raises(BatchItemError):
+        space.user.facts.put_many([{"predicate": "pref.food.like"}])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        space.user.facts.put_many([{"predicate": "pref.food.like", "value": "coffee"}])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
