@@ -430,7 +430,7 @@ class WriteTx:
                 self._deferred.extend(rows)
             else:
                 _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True)
-            if target_type in _ENTITY_OBJECTS or any(t in _ENTITY_OBJECTS for t, _ in touched):
+            if target_type in _ENTITY_OBJECTS or (touched and any(t in _ENTITY_OBJECTS for t, _ in touched)):
                 _bump_entity_version(self.conn)
                 forget_lookups(self.conn)
         self.recorded.append(change_id)

@@ -19,9 +19,10 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from notochord import KnowledgeQuotaError, Space
+from notochord import KnowledgeQuotaError, KnowledgeValidationError, Space
 from notochord.db.schema import facts
 from notochord.knowledge.batches import BatchItemError
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, usage
 from notochord.knowledge.writes import ASSISTANT
 
@@ -164,3 +165,21 @@ def test_a_batch_leaves_the_cycle_collector_as_it_found_it(space: Space) -> None
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_rows_sent_as_tuples_keep_their_columns_and_unchecked_ones_are_refused_for_nul(space: Space) -> None:
+    """Issue 16, item 3: a statement run with value tuples writes each value into its named column
+    whatever order the statement binds them in, and rows whose texts were not checked where they
+    entered are checked (U+0000 refused, nothing written)."""
+    statement = Prepared(
+        sa.update(facts).where(facts.c.id == sa.bindparam("fact_id")).values(source_ref=sa.bindparam("ref"))
+    )
+    [result] = space.user.facts.put_many([{"predicate": "pref.food.like", "value": "tea"}]).results
+    with space.core.store.batch() as conn:
+        statement.run_tuples(conn, ("fact_id", "ref"), [(result.id, "note 7")], texts_checked=False)
+    with space.core.store.read() as conn:
+        assert conn.execute(sa.select(facts.c.source_ref).where(facts.c.id == result.id)).scalar_one() == "note 7"
+    with pytest.raises(KnowledgeValidationError), space.core.store.batch() as conn:
+        statement.run_tuples(conn, ("fact_id", "ref"), [(result.id, "note\x008")], texts_checked=False)
+    with space.core.store.read() as conn:
+        assert conn.execute(sa.select(facts.c.source_ref).where(facts.c.id == result.id)).scalar_one() == "note 7"
