@@ -134,9 +134,6 @@ def refuse_nul_in(table: str | None, row: Any) -> None:
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
     """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes; return the JSON."""
     encoded = compact_json(value)
-    # a code point is at most four bytes: most values need no encoding to be measured
-    if len(encoded) * 4 <= limit:
-        return encoded
     size = len(encoded.encode("utf-8"))
     if size > limit:
         raise KnowledgeValidationError(

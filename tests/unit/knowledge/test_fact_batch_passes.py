@@ -183,3 +183,18 @@ def test_rows_sent_as_tuples_keep_their_columns_and_unchecked_ones_are_refused_f
         statement.run_tuples(conn, ("fact_id", "ref"), [(result.id, "note\x008")], texts_checked=False)
     with space.core.store.read() as conn:
         assert conn.execute(sa.select(facts.c.source_ref).where(facts.c.id == result.id)).scalar_one() == "note 7"
+
+
+def test_a_hint_later_in_a_batch_finds_the_predicate_an_earlier_item_declared(space: Space) -> None:
+    """Issue 16, item 3: each distinct predicate is resolved once per batch, yet a predicate the
+    batch itself declares is seen by the items after it: a second hint matching the first one's
+    description lands on the same new predicate, and a third item repeats the first hint."""
+    items: list[dict[str, Any]] = [
+        {"hint": "favourite tea brand", "description": "favourite tea brand", "value": "Lipton"},
+        {"hint": "tea brand", "value": "Pickwick"},
+        {"hint": "favourite tea brand", "value": "Lipton"},
+    ]
+    results = space.core.facts.put_many(items, actor=ASSISTANT, limits=DailyLimits()).results
+    assert [r.status for r in results] == ["applied", "applied", "duplicate"]
+    assert results[0].predicate.startswith("x.")
+    assert results[1].predicate == results[2].predicate == results[0].predicate
