@@ -14,9 +14,11 @@ statement per item:
    them reaches them. The first refused item, by index, is the one a loop of puts would refuse;
 3. the current facts of every slot the batch touches are read in one statement;
 4. the decisions are made in memory, each value encoded once for its fact and its change;
-5. on SQLite the facts, the changes, the objects they touched and the facts they expired are
-   written in one statement per table, with the ids SQLite would give them one by one (the batch
-   holds the write lock); elsewhere each fact and change is inserted as it is decided.
+5. the facts, the changes, the objects they touched and the facts they expired are written in
+   one statement per table, with the ids single puts would get (the batch holds the write lock):
+   on SQLite the largest ids plus one, known up front; on PostgreSQL provisional ids until the
+   decisions are made, then as many ids drawn from each table's sequence in one statement, and
+   the rows sent with ``COPY``.
 
 Every text a row holds was refused for U+0000 where it entered (the item's validation, the
 vocabulary, the change's summary), so the rows are not checked again statement by statement. The
@@ -37,7 +39,7 @@ import sqlalchemy as sa
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.batches import item_errors
-from notochord.knowledge.fact_rows import EXPIRE_ONE, INSERT_FACT, PutArguments, Subject, prepare_put, short
+from notochord.knowledge.fact_rows import EXPIRE_ONE, PutArguments, Subject, prepare_put, short
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, QuotaTally
 from notochord.knowledge.records import PutResult
@@ -245,7 +247,13 @@ def _apply(
     """Decide each item against the slots (kept current as the batch goes) and write the rows."""
     conn, now, writer_name = tx.conn, tx.now, str(tx.actor)
     tx.defer_objects = True
-    next_fact = _next_ids(tx)
+    # SQLite: the ids single puts would get; elsewhere -1, -2, … until the sequences give them
+    provisional = conn.dialect.name != "sqlite"
+    if provisional:
+        tx.defer_changes_provisionally()
+        next_fact, step = -1, -1
+    else:
+        next_fact, step = _next_ids(tx), 1
     results: list[PutResult] = []
     new_facts: list[tuple[Any, ...]] = []
     expired: list[tuple[str, int, int]] = []
@@ -279,14 +287,9 @@ def _apply(
                 )
                 results.append(PutResult(status="conflict", id=blocker.id, predicate=item.name, change_id=change_id))
                 continue
-        if next_fact is None:
-            fact_id = int(
-                INSERT_FACT.scalar(conn, dict(zip(_FACT_COLUMNS[1:], _fact_row(item, writer_name, now), strict=True)))
-            )
-        else:
-            fact_id = next_fact
-            next_fact += 1
-            new_facts.append((fact_id, *_fact_row(item, writer_name, now)))
+        fact_id = next_fact
+        next_fact += step
+        new_facts.append((fact_id, *_fact_row(item, writer_name, now)))
         value = given.value
         shown = value if value.__class__ is str and len(value) <= 80 else short(value)
         if item.whole and slot:
@@ -310,11 +313,56 @@ def _apply(
             slot.clear()
         bisect.insort(slot, _Live(item.subject_id, fact_id, value_json, item.object_id, given.origin), key=_order)
         results.append(PutResult(status="applied", id=fact_id, predicate=item.name, change_id=change_id))
+    if provisional:
+        new_facts, expired, results = _renumbered(tx, new_facts, expired, results)
     # facts first: the expiries may end facts of this batch
     INSERT_FACT_WITH_ID.run_tuples(conn, _FACT_COLUMNS, new_facts, texts_checked=True)
     tx.flush()
     EXPIRE_ONE.run_tuples(conn, _EXPIRY, expired, texts_checked=True)
     return results
+
+
+def _renumbered(
+    tx: WriteTx, new_facts: list[tuple[Any, ...]], expired: list[tuple[str, int, int]], results: list[PutResult]
+) -> tuple[list[tuple[Any, ...]], list[tuple[str, int, int]], list[PutResult]]:
+    """The batch's rows and results with the ids its facts and changes get from the database's
+    sequences (one statement each): provisional id -k becomes the k-th id drawn, so the ids ascend
+    in the order of the items, as they do one put at a time (the batch holds the write lock)."""
+    fact_ids = _draw(tx.conn, "facts", len(new_facts))
+    change_ids = _draw(tx.conn, "changes", tx.provisional_changes)
+
+    def fact(given: int) -> int:
+        return fact_ids[-given - 1] if given < 0 else given
+
+    def change(given: int) -> int:
+        return change_ids[-given - 1] if given < 0 else given
+
+    tx.renumber(change, {"fact": fact})
+    return (
+        [(fact(row[0]), *row[1:]) for row in new_facts],
+        [(at, change(by), fact(fact_id)) for at, by, fact_id in expired],
+        [
+            PutResult(
+                status=r.status,
+                id=fact(r.id),
+                predicate=r.predicate,
+                change_id=None if r.change_id is None else change(r.change_id),
+            )
+            for r in results
+        ],
+    )
+
+
+def _draw(conn: sa.Connection, table: str, count: int) -> list[int]:
+    """``count`` new ids of ``table``'s ``id`` sequence, ascending (a rolled-back batch leaves a gap,
+    as rolled-back single puts do)."""
+    if not count:
+        return []
+    drawn = conn.execute(
+        sa.text(f"SELECT nextval(pg_get_serial_sequence('{table}', 'id')) FROM generate_series(1, :count)"),
+        {"count": count},
+    ).scalars()
+    return sorted(int(i) for i in drawn)
 
 
 def _fact_row(item: _Item, writer_name: str, now: str) -> tuple[Any, ...]:
@@ -343,22 +391,23 @@ def _stored_json(value_json: str) -> str:
     return str(change_json(json.loads(value_json)))
 
 
-def _next_ids(tx: WriteTx) -> int | None:
-    """On SQLite, the id of the batch's first new fact, and its changes' ids known up front (``None``
-    elsewhere: each row is inserted as it is decided).
+def _next_ids(tx: WriteTx) -> int:
+    """On SQLite, the id of the batch's first new fact, and its changes' ids known up front.
 
     The batch holds the write lock, and SQLite gives a new row the largest id plus one, so these are
     the ids the same puts one by one would get; the rows then go in one statement per table.
     """
-    if tx.conn.dialect.name != "sqlite":
-        return None
     tx.defer_changes(int(_LAST_CHANGE.scalar(tx.conn, {}) or 0) + 1)
     return int(_LAST_FACT.scalar(tx.conn, {}) or 0) + 1
 
 
 def _order(row: _Live) -> int:
-    # oldest first, as a single put reads a slot (fact_rows.slot_rows)
-    return row.id
+    # oldest first, as a single put reads a slot (fact_rows.slot_rows); a provisional id (-1, -2, …)
+    # is newer than every stored fact, and -2 newer than -1
+    return row.id if row.id > 0 else _PROVISIONAL - row.id
+
+
+_PROVISIONAL = 1 << 62
 
 
 def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:

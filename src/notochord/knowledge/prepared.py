@@ -21,6 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from notochord.db.bulk import copy_rows
 from notochord.knowledge.quotas import refuse_nul_in
 
 __all__ = ["Prepared"]
@@ -33,6 +34,13 @@ class Prepared:
         self.statement = statement
         # a write's texts are checked before they are sent (see quotas.refuse_nul_in)
         self._writes = isinstance(statement, sa.Insert | sa.Update)
+        # a plain INSERT of a table's columns: many rows of it may go as one COPY on PostgreSQL
+        self._copies = (
+            isinstance(statement, sa.Insert)
+            and isinstance(getattr(statement, "table", None), sa.Table)
+            and not getattr(statement, "_returning", ())
+            and not getattr(statement, "_values", None)
+        )
         self._table: str | None = getattr(getattr(statement, "table", None), "name", None)
         self._lock = threading.Lock()
         self._compiled: dict[tuple[str, ...], tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]] = {}
@@ -140,7 +148,11 @@ class Prepared:
             for row in rows:
                 refuse_nul_in(self._table, dict(zip(names, row, strict=True)))
         if not self._native(conn):
-            conn.execute(self.statement, [dict(zip(names, row, strict=True)) for row in rows])
+            if self._copies and len(rows) > 1 and conn.dialect.name == "postgresql":
+                assert self._table is not None
+                copy_rows(conn, self._table, names, rows)  # one COPY: one exchange for all the rows
+            else:
+                conn.execute(self.statement, [dict(zip(names, row, strict=True)) for row in rows])
             return
         found = self._positional.get(names)
         if found is None:

@@ -30,7 +30,7 @@ import contextvars
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -308,14 +308,44 @@ class WriteTx:
     transaction's operation ends (a batch of many changes)."""
     _deferred: list[tuple[int, str, int]] = field(default_factory=list)
     _next_change: int | None = None
+    _change_step: int = 1
     _deferred_changes: list[tuple[Any, ...]] = field(default_factory=list)
 
     def defer_changes(self, first_id: int) -> None:
         """From now on give each change the next id from ``first_id`` and write the change rows in
         one statement when the operation ends (with :attr:`defer_objects`). ``first_id`` must be
         the id the database would give the next change (the caller read it under the write lock)."""
-        self._next_change = first_id
+        self._next_change, self._change_step = first_id, 1
         self.defer_objects = True
+
+    def defer_changes_provisionally(self) -> None:
+        """:meth:`defer_changes` where the next ids cannot be known up front (PostgreSQL's sequences):
+        the changes are numbered -1, -2, … until :meth:`renumber` gives them their ids."""
+        self._next_change, self._change_step = -1, -1
+        self.defer_objects = True
+
+    @property
+    def provisional_changes(self) -> int:
+        """How many changes hold provisional ids (see :meth:`defer_changes_provisionally`)."""
+        return sum(1 for row in self._deferred_changes if row[0] < 0)
+
+    def renumber(self, change: Callable[[int], int], objects: Mapping[str, Callable[[int], int]]) -> None:
+        """Give the deferred rows their ids: ``change`` maps each provisional change id, ``objects``
+        each provisional id of an object of that type (the facts of a batch) that a change targets
+        or touched. Ids that are not provisional (not negative) stay as they are."""
+
+        def of(kind: str, given: Any) -> Any:
+            found = objects.get(kind)
+            return found(given) if found is not None and given is not None and given < 0 else given
+
+        self._deferred_changes = [
+            (change(row[0]) if row[0] < 0 else row[0], *row[1:5], of(row[4], row[5]), *row[6:])
+            for row in self._deferred_changes
+        ]
+        self._deferred = [
+            (change(c) if c < 0 else c, kind, of(kind, object_id)) for c, kind, object_id in self._deferred
+        ]
+        self.recorded = [change(c) if c < 0 else c for c in self.recorded]
 
     def allow(self, writing: Writing) -> None:
         """Ask the permit about ``writing`` and charge the quota it answers with.
@@ -399,7 +429,7 @@ class WriteTx:
             )
         else:
             change_id = self._next_change
-            self._next_change += 1
+            self._next_change += self._change_step
             self._deferred_changes.append(
                 (
                     change_id,

@@ -198,3 +198,22 @@ def test_a_hint_later_in_a_batch_finds_the_predicate_an_earlier_item_declared(sp
     assert [r.status for r in results] == ["applied", "applied", "duplicate"]
     assert results[0].predicate.startswith("x.")
     assert results[1].predicate == results[2].predicate == results[0].predicate
+
+
+def test_a_batch_writes_each_table_in_one_statement_on_either_backend(space: Space) -> None:
+    """Issue 16, item 3: 60 facts, 10 of them replacing a ``one`` value, go into the facts, the
+    changes and the touched objects in one statement each (SQLite: one ``INSERT``; PostgreSQL: one
+    ``COPY`` after one draw of ids per sequence), with ids ascending in the order of the items."""
+    items: list[dict[str, Any]] = [{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(50)]
+    items += [{"predicate": "location.home.city", "value": f"city {n}"} for n in range(10)]
+    with sent(space) as statements:
+        results = space.user.facts.put_many(items).results
+    for table in ("facts", "changes", "change_objects"):
+        writes = [s for s in statements if s.startswith((f"INSERT INTO {table} ", f'COPY "{table}"', f"COPY {table} "))]
+        assert len(writes) == 1, (table, statements)
+    assert len([s for s in statements if "nextval" in s]) <= 2
+    ids = [r.id for r in results]
+    changes = [r.change_id or 0 for r in results]
+    assert ids == sorted(ids) and len(set(ids)) == 60
+    assert changes == sorted(changes) and len(set(changes)) == 60 and min(changes) > 0
+    assert [f.value for f in space.user.facts.lookup("self", "location.home.city")] == ["city 9"]
