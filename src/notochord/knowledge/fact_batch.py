@@ -428,7 +428,9 @@ def _current_slots(conn: sa.Connection, resolved: Sequence[_Item]) -> dict[tuple
     if not keys:
         return {}
     if conn.dialect.name == "sqlite":
-        rows: Iterable[Any] = _SLOTS_SQLITE.rows(conn, {"keys": json.dumps(sorted(keys, key=_key_order))})
+        rows: Iterable[Any] = _SLOTS_SQLITE.rows(
+            conn, {"keys": json.dumps(sorted(keys, key=_key_order), ensure_ascii=False)}
+        )
     else:
         rows = _read_slots(conn, keys)
     slots: dict[tuple[int, str], list[_Live]] = {}

@@ -217,3 +217,12 @@ def test_a_batch_writes_each_table_in_one_statement_on_either_backend(space: Spa
     assert ids == sorted(ids) and len(set(ids)) == 60
     assert changes == sorted(changes) and len(set(changes)) == 60 and min(changes) > 0
     assert [f.value for f in space.user.facts.lookup("self", "location.home.city")] == ["city 9"]
+
+
+def test_a_batch_knows_the_stored_values_it_repeats_whatever_their_characters(space: Space) -> None:
+    """Issue 16, item 3; K-FACT-05: values with emoji, Chinese, quotes, backslashes and newlines
+    stored before are found again by the batch's one read of its slots: each repeat is a duplicate."""
+    values: list[Any] = ["😀 tea", "小笼包", 'say "hi"\\now\n', {"k": "ü", "n": [1, 2]}, 3.5, True]
+    first = [space.user.facts.put(predicate="pref.food.like", value=v).id for v in values]
+    results = space.user.facts.put_many([{"predicate": "pref.food.like", "value": v} for v in values]).results
+    assert [(r.status, r.id) for r in results] == [("duplicate", i) for i in first]
