@@ -329,6 +329,8 @@ class Facts:
                     "valid_to": None,
                     "recorded_at": tx.now,
                 },
+                # refused for U+0000 where they entered: prepare_put, the vocabulary; the JSON escapes it
+                texts_checked=True,
             )
             replaced = current if resolution.cardinality == "one" else []
             change_id = tx.record(

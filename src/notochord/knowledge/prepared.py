@@ -74,8 +74,8 @@ class Prepared:
     def _native(conn: sa.Connection) -> Any:
         return conn.dialect.name == "sqlite"
 
-    def _cursor(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
-        if self._writes:
+    def _cursor(self, conn: sa.Connection, params: Mapping[str, Any], *, texts_checked: bool = False) -> Any:
+        if self._writes and not texts_checked:
             refuse_nul_in(self._table, params)
         sql, values = self._sqlite(conn, tuple(params))
         driver = conn.connection.driver_connection
@@ -102,11 +102,12 @@ class Prepared:
         found = self.rows(conn, params)
         return found[0] if found else None
 
-    def scalar(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
-        """The first column of the first row (``None`` without one)."""
+    def scalar(self, conn: sa.Connection, params: Mapping[str, Any], *, texts_checked: bool = False) -> Any:
+        """The first column of the first row (``None`` without one). ``texts_checked``: as for
+        :meth:`run_tuples` (on SQLite; elsewhere the engine's hook checks every statement anyway)."""
         if not self._native(conn):
             return conn.execute(self.statement, self._checked(params)).scalar()
-        row = self._cursor(conn, params).fetchone()
+        row = self._cursor(conn, params, texts_checked=texts_checked).fetchone()
         return None if row is None else row[0]
 
     def run(self, conn: sa.Connection, params: Mapping[str, Any]) -> int:

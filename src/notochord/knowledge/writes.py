@@ -426,6 +426,7 @@ class WriteTx:
                     "status": status,
                     "created_at": self.now,
                 },
+                texts_checked=True,  # the summary and the run id just above; the rest is code's or JSON
             )
         else:
             change_id = self._next_change
