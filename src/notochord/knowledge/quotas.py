@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "compact_json",
     "refuse_nul",
     "refuse_nul_in",
+    "refuse_nul_statement",
 ]
 
 DAILY_WRITES = 500
@@ -129,6 +131,38 @@ def refuse_nul_in(table: str | None, row: Any) -> None:
         if value.__class__ is str and "\x00" in value:
             column = str(key)
             raise _nul_error(_FIELDS.get((table or "", column), f"{column.replace('_', ' ')} of {table or 'a row'}"))
+
+
+def refuse_nul_statement(
+    _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
+) -> None:
+    """``before_execute`` of a store's engine: refuse a write statement whose texts hold U+0000 (see
+    :func:`refuse_nul_in`)."""
+    if isinstance(statement, _CORE_WRITES):
+        table = statement.table.name if isinstance(statement.table, sa.Table) else None
+        inline = getattr(statement, "_values", None)
+        if inline:
+            refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", None) for k, v in inline.items()})
+        for rows in getattr(statement, "_multi_values", ()):
+            for row in rows:
+                if isinstance(row, dict):
+                    refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
+    else:
+        # a text clause's own text: str() of it would compile the statement on every execution
+        sql = statement.text if isinstance(statement, sa.TextClause) else statement
+        if not isinstance(sql, str) or not _WRITE_SQL.match(sql):
+            return
+        table = None
+    for given in (params, *multiparams):
+        for row in given if isinstance(given, list | tuple) else (given,):
+            if isinstance(row, dict):
+                refuse_nul_in(table, row)
+            elif isinstance(row, list | tuple):
+                refuse_nul_in(table, dict(enumerate(row)))
+
+
+_WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
+_CORE_WRITES = (sa.Insert, sa.Update)
 
 
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:

@@ -42,7 +42,7 @@ from notochord.db.schema import change_objects, changes, space_meta
 from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in
+from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement
 
 __all__ = [
     "ASSISTANT",
@@ -484,37 +484,6 @@ def _bump_entity_version(conn: sa.Connection) -> None:
         _INSERT_ENTITY_VERSION.run(conn, token)
 
 
-def _refuse_nul(
-    _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
-) -> None:
-    """``before_execute``: refuse a write statement whose texts hold U+0000 (see :func:`refuse_nul_in`)."""
-    if isinstance(statement, _CORE_WRITES):
-        table = statement.table.name if isinstance(statement.table, sa.Table) else None
-        inline = getattr(statement, "_values", None)
-        if inline:
-            refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", None) for k, v in inline.items()})
-        for rows in getattr(statement, "_multi_values", ()):
-            for row in rows:
-                if isinstance(row, dict):
-                    refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
-    else:
-        # a text clause's own text: str() of it would compile the statement on every execution
-        sql = statement.text if isinstance(statement, sa.TextClause) else statement
-        if not isinstance(sql, str) or not _WRITE_SQL.match(sql):
-            return
-        table = None
-    for given in (params, *multiparams):
-        for row in given if isinstance(given, list | tuple) else (given,):
-            if isinstance(row, dict):
-                refuse_nul_in(table, row)
-            elif isinstance(row, list | tuple):
-                refuse_nul_in(table, dict(enumerate(row)))
-
-
-_WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
-_CORE_WRITES = (sa.Insert, sa.Update)
-
-
 class Store:
     """A space's database and clock: the shared handle of every knowledge module.
 
@@ -526,8 +495,8 @@ class Store:
     def __init__(self, engine: sa.Engine, clock: Clock) -> None:
         self.engine = engine
         self.clock = clock
-        if not sa.event.contains(engine, "before_execute", _refuse_nul):
-            sa.event.listen(engine, "before_execute", _refuse_nul)
+        if not sa.event.contains(engine, "before_execute", refuse_nul_statement):
+            sa.event.listen(engine, "before_execute", refuse_nul_statement)
 
     def now(self) -> str:
         return iso_utc(self.clock.now())
