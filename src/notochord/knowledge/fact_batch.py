@@ -318,7 +318,7 @@ def _apply(
     if provisional:
         new_facts, expired, results = _renumbered(tx, new_facts, expired, results)
     # facts first: the expiries may end facts of this batch
-    INSERT_FACT_WITH_ID.run_tuples(conn, _FACT_COLUMNS, new_facts, texts_checked=True)
+    INSERT_FACT_WITH_ID.run_tuples(conn, _FACT_COLUMNS, new_facts, texts_checked=True, copy=True)
     tx.flush()
     EXPIRE_ONE.run_tuples(conn, _EXPIRY, expired, texts_checked=True)
     return results

@@ -136,12 +136,19 @@ class Prepared:
         cursor.executemany(sql, values)
 
     def run_tuples(
-        self, conn: sa.Connection, names: tuple[str, ...], rows: Sequence[tuple[Any, ...]], *, texts_checked: bool
+        self,
+        conn: sa.Connection,
+        names: tuple[str, ...],
+        rows: Sequence[tuple[Any, ...]],
+        *,
+        texts_checked: bool,
+        copy: bool = False,
     ) -> None:
         """:meth:`run_many` with each parameter set a tuple of the values of ``names``, in that order.
 
         ``texts_checked``: the caller refused U+0000 in every text of ``rows`` already (a batch
         checks each text once, where it enters), so the rows are not checked again here.
+        ``copy``: on PostgreSQL, send many rows of a plain ``INSERT`` as one ``COPY``.
         """
         if not rows:
             return
@@ -149,7 +156,7 @@ class Prepared:
             for row in rows:
                 refuse_nul_in(self._table, dict(zip(names, row, strict=True)))
         if not self._native(conn):
-            if self._copies and len(rows) > 1 and conn.dialect.name == "postgresql":
+            if copy and self._copies and len(rows) > 1 and conn.dialect.name == "postgresql":
                 assert self._table is not None
                 copy_rows(conn, self._table, names, rows)  # one COPY: one exchange for all the rows
             else:

@@ -309,6 +309,7 @@ class WriteTx:
     _deferred: list[tuple[int, str, int]] = field(default_factory=list)
     _next_change: int | None = None
     _change_step: int = 1
+    _copy: bool = False
     _deferred_changes: list[tuple[Any, ...]] = field(default_factory=list)
 
     def defer_changes(self, first_id: int) -> None:
@@ -320,9 +321,11 @@ class WriteTx:
 
     def defer_changes_provisionally(self) -> None:
         """:meth:`defer_changes` where the next ids cannot be known up front (PostgreSQL's sequences):
-        the changes are numbered -1, -2, … until :meth:`renumber` gives them their ids."""
+        the changes are numbered -1, -2, … until :meth:`renumber` gives them their ids, and their
+        rows then go with ``COPY``."""
         self._next_change, self._change_step = -1, -1
         self.defer_objects = True
+        self._copy = True
 
     @property
     def provisional_changes(self) -> int:
@@ -471,9 +474,9 @@ class WriteTx:
         """Write the change rows and object rows collected while deferred (changes first: the
         objects refer to them)."""
         changes_rows, self._deferred_changes = self._deferred_changes, []
-        _INSERT_CHANGE_WITH_ID.run_tuples(self.conn, _CHANGE_COLUMNS, changes_rows, texts_checked=True)
+        _INSERT_CHANGE_WITH_ID.run_tuples(self.conn, _CHANGE_COLUMNS, changes_rows, texts_checked=True, copy=self._copy)
         rows, self._deferred = self._deferred, []
-        _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True)
+        _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True, copy=self._copy)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
