@@ -16,7 +16,7 @@ Rules:
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -47,6 +47,14 @@ _LINK = Prepared(sa.select(entities.c.deleted_at, entities.c.merged_into).where(
 _KIND = Prepared(sa.select(entities.c.kind).where(entities.c.id == sa.bindparam("id")))
 _LOOKUPS = "entity_lookups"
 _MERGED_INTO = sa.select(entities.c.id).where(entities.c.merged_into.in_(sa.bindparam("ids", expanding=True)))
+_PRIME = sa.select(entities.c.id, entities.c.kind, entities.c.merged_into, entities.c.deleted_at).where(
+    entities.c.id.in_(sa.bindparam("ids", expanding=True))
+)
+_MERGED_INTO_ANY = (
+    sa.select(entities.c.merged_into).where(entities.c.merged_into.in_(sa.bindparam("ids", expanding=True))).distinct()
+)
+# ids per statement: well below every backend's limit of bound parameters
+_PRIME_CHUNK = 500
 
 
 class Entities:
@@ -144,6 +152,36 @@ class Entities:
         if found is None:
             found = lookups[key] = tuple(self._members(conn, entity_id))
         return list(found)
+
+    def prime(self, conn: sa.Connection, entity_ids: Iterable[int]) -> None:
+        """Answer :meth:`canonical`, :meth:`kind_of` and :meth:`members` for many entities at once.
+
+        One statement reads the entities not looked up yet, one more the entities merged into them;
+        a live entity that is neither merged nor merged into is answered from these (itself, its
+        kind, itself alone). Any other (merged, deleted, missing) is left to the single look-ups,
+        which follow chains and raise exactly as before.
+        """
+        if self._store.memo(conn) is None:
+            return  # nothing would remember the answers
+        lookups = self._lookups(conn)
+        wanted = sorted(
+            i
+            for i in set(entity_ids)
+            if ("members", i) not in lookups or ("kind", i) not in lookups or ("canonical", i) not in lookups
+        )
+        for start in range(0, len(wanted), _PRIME_CHUNK):
+            chunk = wanted[start : start + _PRIME_CHUNK]
+            rows = conn.execute(_PRIME, {"ids": chunk}).all()
+            roots = {r.id: r.kind for r in rows if r.merged_into is None and r.deleted_at is None}
+            if not roots:
+                continue
+            merged_into = set(conn.execute(_MERGED_INTO_ANY, {"ids": sorted(roots)}).scalars())
+            for entity_id, kind in roots.items():
+                if entity_id in merged_into:
+                    continue
+                lookups[("canonical", entity_id)] = entity_id
+                lookups[("kind", entity_id)] = str(kind)
+                lookups[("members", entity_id)] = (entity_id,)
 
     def _members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         found = [entity_id]

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul
+from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul, refuse_nul_in
 from notochord.knowledge.vocabulary import check_hint
 from notochord.knowledge.writes import Actor
 
@@ -71,9 +70,11 @@ EXPIRE_ONE = Prepared(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PutArguments:
-    """One put's arguments, validated and with the writer's defaults filled in (before any read)."""
+class PutArguments(NamedTuple):
+    """One put's arguments, validated and with the writer's defaults filled in (before any read).
+
+    A named tuple: immutable like a frozen dataclass, and several times cheaper to build (a batch
+    builds one per item)."""
 
     subject: Subject
     predicate: str | None
@@ -132,6 +133,10 @@ def prepare_put(
     source = source or ("user" if actor.is_user else "extracted")
     check_length("origin", origin, 200)
     check_length("source", source, 200)
+    # the texts of a fact row besides its JSON value (which escapes U+0000), refused where they
+    # enter: a batch writes its rows without checking them again
+    if "\x00" in origin or "\x00" in source or (source_ref is not None and "\x00" in source_ref):
+        refuse_nul_in("facts", {"origin": origin, "source": source, "source_ref": source_ref})
     if decode_ref is not None:
         subject = "self" if subject == "self" else decode_ref(subject)
         object_id = None if object_id is None else decode_ref(object_id)

@@ -25,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -127,10 +127,23 @@ class Facts:
             raise KnowledgeNotFoundError("entity")
         object_id = given.object_id
         if object_id is not None:
-            object_id = self._entities.canonical(conn, object_id)
-            if given.by_ref and self._entities.kind_of(conn, object_id) == "self":
-                raise KnowledgeNotFoundError("entity")
-        return subject_id, subject_kind, object_id, self._resolve(conn, predicate=given.predicate, hint=given.hint)
+            object_id = self.object_of(conn, object_id, by_ref=given.by_ref)
+        return subject_id, subject_kind, object_id, self.predicate_of(conn, given)
+
+    def object_of(self, conn: sa.Connection, object_id: int, *, by_ref: bool) -> int:
+        """The canonical entity a put's object points to (a gem's ref never points to the user)."""
+        canonical = self._entities.canonical(conn, object_id)
+        if by_ref and self._entities.kind_of(conn, canonical) == "self":
+            raise KnowledgeNotFoundError("entity")
+        return canonical
+
+    def predicate_of(self, conn: sa.Connection, given: PutArguments) -> Resolution:
+        """The predicate a put names (``predicate``) or hints at (``hint``)."""
+        return self._resolve(conn, predicate=given.predicate, hint=given.hint)
+
+    def prime(self, conn: sa.Connection, entity_ids: Iterable[int]) -> None:
+        """Read what the transaction will ask about these entities in one go (a batch's)."""
+        self._entities.prime(conn, entity_ids)
 
     def declare(
         self, conn: sa.Connection, given: PutArguments, resolution: Resolution, *, actor: Actor, now: str
@@ -316,6 +329,8 @@ class Facts:
                     "valid_to": None,
                     "recorded_at": tx.now,
                 },
+                # refused for U+0000 where they entered: prepare_put, the vocabulary; the JSON escapes it
+                texts_checked=True,
             )
             replaced = current if resolution.cardinality == "one" else []
             change_id = tx.record(

@@ -21,6 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from notochord.db.bulk import copy_rows
 from notochord.knowledge.quotas import refuse_nul_in
 
 __all__ = ["Prepared"]
@@ -33,10 +34,18 @@ class Prepared:
         self.statement = statement
         # a write's texts are checked before they are sent (see quotas.refuse_nul_in)
         self._writes = isinstance(statement, sa.Insert | sa.Update)
+        # a plain INSERT of a table's columns: many rows of it may go as one COPY on PostgreSQL
+        self._copies = (
+            isinstance(statement, sa.Insert)
+            and isinstance(getattr(statement, "table", None), sa.Table)
+            and not getattr(statement, "_returning", ())
+            and not getattr(statement, "_values", None)
+        )
         self._table: str | None = getattr(getattr(statement, "table", None), "name", None)
         self._lock = threading.Lock()
         self._compiled: dict[tuple[str, ...], tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]] = {}
         self._row_type: Any = None
+        self._positional: dict[tuple[str, ...], tuple[str, tuple[int, ...] | None]] = {}
 
     def _sqlite(
         self, conn: sa.Connection, names: tuple[str, ...]
@@ -65,8 +74,8 @@ class Prepared:
     def _native(conn: sa.Connection) -> Any:
         return conn.dialect.name == "sqlite"
 
-    def _cursor(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
-        if self._writes:
+    def _cursor(self, conn: sa.Connection, params: Mapping[str, Any], *, texts_checked: bool = False) -> Any:
+        if self._writes and not texts_checked:
             refuse_nul_in(self._table, params)
         sql, values = self._sqlite(conn, tuple(params))
         driver = conn.connection.driver_connection
@@ -93,11 +102,12 @@ class Prepared:
         found = self.rows(conn, params)
         return found[0] if found else None
 
-    def scalar(self, conn: sa.Connection, params: Mapping[str, Any]) -> Any:
-        """The first column of the first row (``None`` without one)."""
+    def scalar(self, conn: sa.Connection, params: Mapping[str, Any], *, texts_checked: bool = False) -> Any:
+        """The first column of the first row (``None`` without one). ``texts_checked``: as for
+        :meth:`run_tuples` (on SQLite; elsewhere the engine's hook checks every statement anyway)."""
         if not self._native(conn):
             return conn.execute(self.statement, self._checked(params)).scalar()
-        row = self._cursor(conn, params).fetchone()
+        row = self._cursor(conn, params, texts_checked=texts_checked).fetchone()
         return None if row is None else row[0]
 
     def run(self, conn: sa.Connection, params: Mapping[str, Any]) -> int:
@@ -124,6 +134,59 @@ class Prepared:
         if conn.engine.dispatch.before_cursor_execute:
             conn.dispatch.before_cursor_execute(conn, cursor, sql, values, None, True)
         cursor.executemany(sql, values)
+
+    def run_tuples(
+        self,
+        conn: sa.Connection,
+        names: tuple[str, ...],
+        rows: Sequence[tuple[Any, ...]],
+        *,
+        texts_checked: bool,
+        copy: bool = False,
+    ) -> None:
+        """:meth:`run_many` with each parameter set a tuple of the values of ``names``, in that order.
+
+        ``texts_checked``: the caller refused U+0000 in every text of ``rows`` already (a batch
+        checks each text once, where it enters), so the rows are not checked again here.
+        ``copy``: on PostgreSQL, send many rows of a plain ``INSERT`` as one ``COPY``.
+        """
+        if not rows:
+            return
+        if self._writes and not texts_checked:
+            for row in rows:
+                refuse_nul_in(self._table, dict(zip(names, row, strict=True)))
+        if not self._native(conn):
+            if copy and self._copies and len(rows) > 1 and conn.dialect.name == "postgresql":
+                assert self._table is not None
+                copy_rows(conn, self._table, names, rows)  # one COPY: one exchange for all the rows
+            else:
+                conn.execute(self.statement, [dict(zip(names, row, strict=True)) for row in rows])
+            return
+        found = self._positional.get(names)
+        if found is None:
+            sql, _ = self._sqlite(conn, names)
+            compiled = self.statement.compile(dialect=conn.dialect, column_keys=sorted(names))  # type: ignore[attr-defined]
+            order = tuple(compiled.positiontup or ())
+            if set(order) != set(names):
+                raise TypeError("a positional statement takes exactly the values of its names")
+            moved = tuple(names.index(n) for n in order)
+            found = (sql, None if moved == tuple(range(len(names))) else moved)
+            with self._lock:
+                self._positional[names] = found
+        sql, permutation = found
+        values: Sequence[tuple[Any, ...]] = (
+            rows if permutation is None else [tuple(row[i] for i in permutation) for row in rows]
+        )
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        cursor = driver.cursor()
+        many = len(values) > 1  # one row: a plain execute costs less than setting up executemany
+        if conn.engine.dispatch.before_cursor_execute:
+            conn.dispatch.before_cursor_execute(conn, cursor, sql, values if many else values[0], None, many)
+        if many:
+            cursor.executemany(sql, values)
+        else:
+            cursor.execute(sql, values[0])
 
 
 def _values(order: tuple[str, ...], fixed: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:

@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +29,14 @@ __all__ = [
     "DAILY_CHARS_BULK",
     "DAILY_WRITES",
     "DailyLimits",
+    "QuotaTally",
     "charge",
     "check_json_size",
     "check_length",
     "compact_json",
     "refuse_nul",
     "refuse_nul_in",
+    "refuse_nul_statement",
 ]
 
 DAILY_WRITES = 500
@@ -55,10 +58,18 @@ class DailyLimits:
         return cls(chars=DAILY_CHARS_BULK if bulk else DAILY_CHARS)
 
 
+# What ``json.dumps(..., ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)``
+# uses, built once (``dumps`` with options builds one per call); a string is encoded directly.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+_encode_string = json.encoder.encode_basestring
+
+
 def compact_json(value: Any) -> str:
     """The canonical JSON used for size limits, equality and character counts (OD-K17, OD-K23)."""
+    if value.__class__ is str:
+        return _encode_string(value)
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+        return _COMPACT.encode(value)
     except (TypeError, ValueError) as exc:
         raise KnowledgeValidationError(f"value is not JSON-serialisable: {exc}") from exc
 
@@ -122,6 +133,38 @@ def refuse_nul_in(table: str | None, row: Any) -> None:
             raise _nul_error(_FIELDS.get((table or "", column), f"{column.replace('_', ' ')} of {table or 'a row'}"))
 
 
+def refuse_nul_statement(
+    _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
+) -> None:
+    """``before_execute`` of a store's engine: refuse a write statement whose texts hold U+0000 (see
+    :func:`refuse_nul_in`)."""
+    if isinstance(statement, _CORE_WRITES):
+        table = statement.table.name if isinstance(statement.table, sa.Table) else None
+        inline = getattr(statement, "_values", None)
+        if inline:
+            refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", None) for k, v in inline.items()})
+        for rows in getattr(statement, "_multi_values", ()):
+            for row in rows:
+                if isinstance(row, dict):
+                    refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
+    else:
+        # a text clause's own text: str() of it would compile the statement on every execution
+        sql = statement.text if isinstance(statement, sa.TextClause) else statement
+        if not isinstance(sql, str) or not _WRITE_SQL.match(sql):
+            return
+        table = None
+    for given in (params, *multiparams):
+        for row in given if isinstance(given, list | tuple) else (given,):
+            if isinstance(row, dict):
+                refuse_nul_in(table, row)
+            elif isinstance(row, list | tuple):
+                refuse_nul_in(table, dict(enumerate(row)))
+
+
+_WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
+_CORE_WRITES = (sa.Insert, sa.Update)
+
+
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
     """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes; return the JSON."""
     encoded = compact_json(value)
@@ -131,6 +174,19 @@ def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
             f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document"
         )
     return encoded
+
+
+def _check(writer: str, day: str, writes: int, used: int, chars: int, limits: DailyLimits) -> None:
+    if writes + 1 > limits.writes:
+        raise KnowledgeQuotaError(
+            f"daily write quota of {limits.writes} writes reached for {writer} on {day}; "
+            "writes succeed again on the next local date"
+        )
+    if used + chars > limits.chars:
+        raise KnowledgeQuotaError(
+            f"daily text quota of {limits.chars} characters would be exceeded for {writer} on {day} "
+            f"({used} used, this write needs {chars}); writes succeed again on the next local date"
+        )
 
 
 def charge(conn: sa.Connection, *, writer: str, day: str, chars: int, limits: DailyLimits) -> None:
@@ -144,16 +200,7 @@ def charge(conn: sa.Connection, *, writer: str, day: str, chars: int, limits: Da
         )
     ).first()
     writes, used = (row.writes, row.chars) if row else (0, 0)
-    if writes + 1 > limits.writes:
-        raise KnowledgeQuotaError(
-            f"daily write quota of {limits.writes} writes reached for {writer} on {day}; "
-            "writes succeed again on the next local date"
-        )
-    if used + chars > limits.chars:
-        raise KnowledgeQuotaError(
-            f"daily text quota of {limits.chars} characters would be exceeded for {writer} on {day} "
-            f"({used} used, this write needs {chars}); writes succeed again on the next local date"
-        )
+    _check(writer, day, writes, used, chars, limits)
     if row is None:
         conn.execute(sa.insert(quota_usage).values(writer=writer, day=day, writes=1, chars=chars))
     else:
@@ -162,6 +209,43 @@ def charge(conn: sa.Connection, *, writer: str, day: str, chars: int, limits: Da
             .where(quota_usage.c.writer == writer, quota_usage.c.day == day)
             .values(writes=writes + 1, chars=used + chars)
         )
+
+
+class QuotaTally:
+    """Many writes of one writer on one day, counted as :func:`charge` counts each (same checks,
+    same refusals, in order), with the counter read once and written once (a batch)."""
+
+    def __init__(self, conn: sa.Connection, *, writer: str, day: str, limits: DailyLimits) -> None:
+        self._writer, self._day, self._limits = writer, day, limits
+        row = conn.execute(
+            sa.select(quota_usage.c.writes, quota_usage.c.chars).where(
+                quota_usage.c.writer == writer, quota_usage.c.day == day
+            )
+        ).first()
+        self._stored: tuple[int, int] | None = None if row is None else (int(row.writes), int(row.chars))
+        self.writes, self.chars = self._stored or (0, 0)
+
+    def add(self, chars: int) -> None:
+        """Count one write of ``chars`` characters, or raise (as :func:`charge`) without counting it."""
+        _check(self._writer, self._day, self.writes, self.chars, chars, self._limits)
+        self.writes += 1
+        self.chars += chars
+
+    def save(self, conn: sa.Connection) -> None:
+        """Write the counter (nothing when nothing was counted)."""
+        if self._stored is None:
+            if self.writes:
+                conn.execute(
+                    sa.insert(quota_usage).values(
+                        writer=self._writer, day=self._day, writes=self.writes, chars=self.chars
+                    )
+                )
+        elif (self.writes, self.chars) != self._stored:
+            conn.execute(
+                sa.update(quota_usage)
+                .where(quota_usage.c.writer == self._writer, quota_usage.c.day == self._day)
+                .values(writes=self.writes, chars=self.chars)
+            )
 
 
 def usage(conn: sa.Connection, *, writer: str, day: str) -> tuple[int, int]:

@@ -88,15 +88,21 @@ class HostFacts:
         """
         checked = check_items(items, _HOST_PUT_ARGUMENTS, what="put_many")
         core_items: builtins.list[dict[str, Any]] = []
-        for index, item in enumerate(checked):
-            with item_errors(index):
+        index = 0
+        try:  # one handler for the whole loop: a context per item costs more than its checks
+            for index, item in enumerate(checked):  # noqa: B007 (the handler names it)
                 if "predicate" not in item:
                     raise KnowledgeValidationError("predicate is required")
                 self._check_source(item.get("source"))
-            core = {k: v for k, v in item.items() if k != "object"}
-            if "object" in item:
-                core["object_id"] = item["object"]
-            core_items.append(core)
+                if "object" in item:
+                    core = {k: v for k, v in item.items() if k != "object"}
+                    core["object_id"] = item["object"]
+                else:
+                    core = dict(item)
+                core_items.append(core)
+        except KnowledgeValidationError:
+            with item_errors(index):
+                raise
         return self._core.facts.put_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
 
     def _check_source(self, source: str | None) -> None:

@@ -30,7 +30,7 @@ import contextvars
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -42,7 +42,7 @@ from notochord.db.schema import change_objects, changes, space_meta
 from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in
+from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement
 
 __all__ = [
     "ASSISTANT",
@@ -56,6 +56,7 @@ __all__ = [
     "Store",
     "WriteTx",
     "Writing",
+    "change_json",
     "data_versions",
     "entities_changing",
     "forget_lookups",
@@ -77,6 +78,21 @@ _ENTITY_OBJECTS = frozenset({"entity", "identifier"})
 _INSERT_CHANGE = Prepared(sa.insert(changes).returning(changes.c.id))
 _INSERT_CHANGE_WITH_ID = Prepared(sa.insert(changes))
 _INSERT_OBJECTS = Prepared(sa.insert(change_objects))
+_CHANGE_COLUMNS = (
+    "id",
+    "run_id",
+    "actor",
+    "op",
+    "target_type",
+    "target_id",
+    "summary",
+    "before_json",
+    "after_json",
+    "proposed_json",
+    "status",
+    "created_at",
+)
+_OBJECT_COLUMNS = ("change_id", "object_type", "object_id")
 _BUMP_ENTITY_VERSION = Prepared(
     sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
 )
@@ -225,8 +241,23 @@ USER = Actor("user")
 ASSISTANT = Actor("assistant")
 
 
+# One encoder for every change's JSON: ``json.dumps`` with options builds a new one per call.
+_CHANGE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return None if value is None else _CHANGE_ENCODER.encode(value)
+
+
+def change_json(value: Any, compact: str | None = None) -> str | None:
+    """How a change records ``value`` (``before``, ``after``, ``proposed``). ``compact``: the value's
+    canonical compact JSON (:func:`~notochord.knowledge.quotas.compact_json`) when known; for a
+    string, number, boolean or null it is the same text, so it is not encoded again."""
+    if value is None:
+        return None
+    if compact is not None and compact[0] not in "[{":
+        return compact
+    return _CHANGE_ENCODER.encode(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,16 +306,49 @@ class WriteTx:
     defer_objects: bool = False
     """Collect the touched-object rows of :meth:`record` and write them in one statement when the
     transaction's operation ends (a batch of many changes)."""
-    _deferred: list[dict[str, Any]] = field(default_factory=list)
+    _deferred: list[tuple[int, str, int]] = field(default_factory=list)
     _next_change: int | None = None
-    _deferred_changes: list[dict[str, Any]] = field(default_factory=list)
+    _change_step: int = 1
+    _copy: bool = False
+    _deferred_changes: list[tuple[Any, ...]] = field(default_factory=list)
 
     def defer_changes(self, first_id: int) -> None:
         """From now on give each change the next id from ``first_id`` and write the change rows in
         one statement when the operation ends (with :attr:`defer_objects`). ``first_id`` must be
         the id the database would give the next change (the caller read it under the write lock)."""
-        self._next_change = first_id
+        self._next_change, self._change_step = first_id, 1
         self.defer_objects = True
+
+    def defer_changes_provisionally(self) -> None:
+        """:meth:`defer_changes` where the next ids cannot be known up front (PostgreSQL's sequences):
+        the changes are numbered -1, -2, … until :meth:`renumber` gives them their ids, and their
+        rows then go with ``COPY``."""
+        self._next_change, self._change_step = -1, -1
+        self.defer_objects = True
+        self._copy = True
+
+    @property
+    def provisional_changes(self) -> int:
+        """How many changes hold provisional ids (see :meth:`defer_changes_provisionally`)."""
+        return sum(1 for row in self._deferred_changes if row[0] < 0)
+
+    def renumber(self, change: Callable[[int], int], objects: Mapping[str, Callable[[int], int]]) -> None:
+        """Give the deferred rows their ids: ``change`` maps each provisional change id, ``objects``
+        each provisional id of an object of that type (the facts of a batch) that a change targets
+        or touched. Ids that are not provisional (not negative) stay as they are."""
+
+        def of(kind: str, given: Any) -> Any:
+            found = objects.get(kind)
+            return found(given) if found is not None and given is not None and given < 0 else given
+
+        self._deferred_changes = [
+            (change(row[0]) if row[0] < 0 else row[0], *row[1:5], of(row[4], row[5]), *row[6:])
+            for row in self._deferred_changes
+        ]
+        self._deferred = [
+            (change(c) if c < 0 else c, kind, of(kind, object_id)) for c, kind, object_id in self._deferred
+        ]
+        self.recorded = [change(c) if c < 0 else c for c in self.recorded]
 
     def allow(self, writing: Writing) -> None:
         """Ask the permit about ``writing`` and charge the quota it answers with.
@@ -317,36 +381,90 @@ class WriteTx:
         A change touching an entity or an identifier also renews the entity-data version, which
         tells cached derivations of the entities (the mention automaton) that they are stale.
         """
-        row = {
-            "run_id": self.run_id,
-            "actor": str(self.actor),
-            "op": op,
-            "target_type": target_type,
-            "target_id": target_id,
-            "summary": summary[:1000],
-            "before_json": _dump(before),
-            "after_json": _dump(after),
-            "proposed_json": _dump(proposed),
-            "status": status,
-            "created_at": self.now,
-        }
+        return self.record_encoded(
+            op=op,
+            target_type=target_type,
+            target_id=target_id,
+            summary=summary,
+            touched=touched,
+            before_json=_dump(before),
+            after_json=_dump(after),
+            proposed_json=_dump(proposed),
+            status=status,
+        )
+
+    def record_encoded(
+        self,
+        *,
+        op: str,
+        target_type: str,
+        target_id: int | None,
+        summary: str,
+        touched: Iterable[tuple[str, int]] = (),
+        before_json: str | None = None,
+        after_json: str | None = None,
+        proposed_json: str | None = None,
+        status: str = "applied",
+    ) -> int:
+        """:meth:`record`, with ``before``, ``after`` and ``proposed`` already encoded as :meth:`record`
+        encodes them (:func:`change_json`): a batch encodes a value once for its fact and its change."""
+        summary = summary[:1000]
+        # the change's only free texts: the JSON columns escape U+0000 (see quotas.refuse_nul_in)
+        if "\x00" in summary or (self.run_id is not None and "\x00" in self.run_id):
+            refuse_nul_in("changes", {"summary": summary, "run_id": self.run_id})
+        touched = tuple(touched)
         if self._next_change is None:
-            change_id = _INSERT_CHANGE.scalar(self.conn, row)
+            change_id = _INSERT_CHANGE.scalar(
+                self.conn,
+                {
+                    "run_id": self.run_id,
+                    "actor": str(self.actor),
+                    "op": op,
+                    "target_type": target_type,
+                    "target_id": target_id,
+                    "summary": summary,
+                    "before_json": before_json,
+                    "after_json": after_json,
+                    "proposed_json": proposed_json,
+                    "status": status,
+                    "created_at": self.now,
+                },
+                texts_checked=True,  # the summary and the run id just above; the rest is code's or JSON
+            )
         else:
-            change_id = row["id"] = self._next_change
-            self._next_change += 1
-            self._deferred_changes.append(row)
-        objects = {(target_type, target_id)} if target_id is not None else set()
-        objects.update(touched)
-        if objects:
-            rows = [{"change_id": change_id, "object_type": t, "object_id": i} for t, i in sorted(objects)]
+            change_id = self._next_change
+            self._next_change += self._change_step
+            self._deferred_changes.append(
+                (
+                    change_id,
+                    self.run_id,
+                    str(self.actor),
+                    op,
+                    target_type,
+                    target_id,
+                    summary,
+                    before_json,
+                    after_json,
+                    proposed_json,
+                    status,
+                    self.now,
+                )
+            )
+        if touched:
+            objects = set(touched)
+            if target_id is not None:
+                objects.add((target_type, target_id))
+            rows = [(change_id, t, i) for t, i in sorted(objects)]
+        elif target_id is not None:
+            rows = [(change_id, target_type, target_id)]
+        else:
+            rows = []
+        if rows:
             if self.defer_objects:
                 self._deferred.extend(rows)
-            elif len(rows) == 1:
-                _INSERT_OBJECTS.run(self.conn, rows[0])
             else:
-                _INSERT_OBJECTS.run_many(self.conn, rows)
-            if any(t in _ENTITY_OBJECTS for t, _ in objects):
+                _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True)
+            if target_type in _ENTITY_OBJECTS or (touched and any(t in _ENTITY_OBJECTS for t, _ in touched)):
                 _bump_entity_version(self.conn)
                 forget_lookups(self.conn)
         self.recorded.append(change_id)
@@ -356,9 +474,9 @@ class WriteTx:
         """Write the change rows and object rows collected while deferred (changes first: the
         objects refer to them)."""
         changes_rows, self._deferred_changes = self._deferred_changes, []
-        _INSERT_CHANGE_WITH_ID.run_many(self.conn, changes_rows)
+        _INSERT_CHANGE_WITH_ID.run_tuples(self.conn, _CHANGE_COLUMNS, changes_rows, texts_checked=True, copy=self._copy)
         rows, self._deferred = self._deferred, []
-        _INSERT_OBJECTS.run_many(self.conn, rows)
+        _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True, copy=self._copy)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
@@ -367,37 +485,6 @@ def _bump_entity_version(conn: sa.Connection) -> None:
     token = {"token": uuid.uuid4().hex}
     if not _BUMP_ENTITY_VERSION.run(conn, token):
         _INSERT_ENTITY_VERSION.run(conn, token)
-
-
-def _refuse_nul(
-    _conn: sa.Connection, statement: Any, multiparams: Any, params: Any, _options: Any, *_rest: Any
-) -> None:
-    """``before_execute``: refuse a write statement whose texts hold U+0000 (see :func:`refuse_nul_in`)."""
-    if isinstance(statement, _CORE_WRITES):
-        table = statement.table.name if isinstance(statement.table, sa.Table) else None
-        inline = getattr(statement, "_values", None)
-        if inline:
-            refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", None) for k, v in inline.items()})
-        for rows in getattr(statement, "_multi_values", ()):
-            for row in rows:
-                if isinstance(row, dict):
-                    refuse_nul_in(table, {getattr(k, "key", k): getattr(v, "value", v) for k, v in row.items()})
-    else:
-        # a text clause's own text: str() of it would compile the statement on every execution
-        sql = statement.text if isinstance(statement, sa.TextClause) else statement
-        if not isinstance(sql, str) or not _WRITE_SQL.match(sql):
-            return
-        table = None
-    for given in (params, *multiparams):
-        for row in given if isinstance(given, list | tuple) else (given,):
-            if isinstance(row, dict):
-                refuse_nul_in(table, row)
-            elif isinstance(row, list | tuple):
-                refuse_nul_in(table, dict(enumerate(row)))
-
-
-_WRITE_SQL = re.compile(r"\s*(INSERT|UPDATE|REPLACE)\b", re.IGNORECASE)
-_CORE_WRITES = (sa.Insert, sa.Update)
 
 
 class Store:
@@ -411,8 +498,8 @@ class Store:
     def __init__(self, engine: sa.Engine, clock: Clock) -> None:
         self.engine = engine
         self.clock = clock
-        if not sa.event.contains(engine, "before_execute", _refuse_nul):
-            sa.event.listen(engine, "before_execute", _refuse_nul)
+        if not sa.event.contains(engine, "before_execute", refuse_nul_statement):
+            sa.event.listen(engine, "before_execute", refuse_nul_statement)
 
     def now(self) -> str:
         return iso_utc(self.clock.now())
