@@ -2,8 +2,9 @@
 
 A chunk whose full-text row is replaced under the same id (a repair of an imported document, a
 write that keeps a document's chunk ids) is re-read by the refresh and replaced. That used to sort
-every posting of the index again; now its new postings are placed among the held ones. Whatever the index held before (a tail of appended chunks, dead chunks), the result is
-the one the sorting merge gives, array for array, and holds what the chunks now hold.
+every posting of the index again; now its new postings are placed among the held ones. Whatever
+the index held before (a tail of appended chunks, dead chunks), the result is the one the sorting
+merge gives, array for array, and holds what the chunks now hold.
 """
 
 from __future__ import annotations
