@@ -172,6 +172,12 @@ class _Guarded:
             except sqlcipher3.Error as exc:
                 full = disk_full(exc, f"the gem's {self._what}")
                 raise full or FileError(f"the gem's {self._what} refused the statement: {exc}") from exc
+            except UnicodeEncodeError as exc:
+                # a lone surrogate (half of a UTF-16 pair) is no character: UTF-8 cannot hold it
+                raise FileError(
+                    f"the gem's {self._what} cannot hold a text with a lone surrogate "
+                    f"(U+{ord(exc.object[exc.start]):04X}); remove it, or store the text's bytes instead"
+                ) from None
 
     def close(self) -> None:
         with self._lock:

@@ -139,8 +139,10 @@ class RunFolder:
         journal[key] = result
         try:
             text = json.dumps(journal, ensure_ascii=False, allow_nan=False)
+            # a lone surrogate (half of a UTF-16 pair) dumps, but no UTF-8 file can hold it
+            text.encode("utf-8")
         except (TypeError, ValueError) as exc:
-            raise FileError(f"the result of step {key!r} is not JSON-serialisable") from exc
+            raise FileError(f"the result of step {key!r} is not JSON-serialisable, or holds a lone surrogate") from exc
         self._write_journal(text)
         return result
 

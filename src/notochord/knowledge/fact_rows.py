@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul, refuse_nul_in
+from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul, refuse_nul_in, storable
 from notochord.knowledge.vocabulary import check_hint
 from notochord.knowledge.writes import Actor
 
@@ -133,9 +133,9 @@ def prepare_put(
     source = source or ("user" if actor.is_user else "extracted")
     check_length("origin", origin, 200)
     check_length("source", source, 200)
-    # the texts of a fact row besides its JSON value (which escapes U+0000), refused where they
+    # the texts of a fact row besides its JSON value (checked as it is encoded), refused where they
     # enter: a batch writes its rows without checking them again
-    if "\x00" in origin or "\x00" in source or (source_ref is not None and "\x00" in source_ref):
+    if not (storable(origin) and storable(source) and storable(source_ref)):
         refuse_nul_in("facts", {"origin": origin, "source": source, "source_ref": source_ref})
     if decode_ref is not None:
         subject = "self" if subject == "self" else decode_ref(subject)

@@ -37,6 +37,7 @@ __all__ = [
     "refuse_nul",
     "refuse_nul_in",
     "refuse_nul_statement",
+    "storable",
 ]
 
 DAILY_WRITES = 500
@@ -101,18 +102,47 @@ _FIELDS = {
 }
 
 
-def _nul_error(field: str) -> KnowledgeValidationError:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unstorable(text: str) -> str | None:
+    """What in ``text`` the store cannot hold, said for a person, or ``None``.
+
+    U+0000 (PostgreSQL's text cannot hold it) and a lone surrogate (half of a UTF-16 pair, as a
+    ``\\ud83d`` escape without its partner decodes to: not a character, so not UTF-8-encodable).
+    """
+    if "\x00" in text:
+        return "the NUL character (U+0000)"
+    if not text.isascii():
+        found = _SURROGATE.search(text)
+        if found is not None:
+            return _lone_surrogate(found.group())
+    return None
+
+
+def storable(text: str | None) -> bool:
+    """Whether the store can hold ``text`` as it is (the quick test before naming what it cannot)."""
+    return text is None or ("\x00" not in text and (text.isascii() or _SURROGATE.search(text) is None))
+
+
+def _lone_surrogate(char: str) -> str:
+    return f"a lone surrogate (U+{ord(char):04X}, half of a UTF-16 pair, not a character)"
+
+
+def _unstorable_error(field: str, what: str) -> KnowledgeValidationError:
     return KnowledgeValidationError(
-        f"{field} contains the NUL character (U+0000), which the store cannot hold; "
+        f"{field} contains {what}, which the store cannot hold; "
         "remove it (or replace it, e.g. with a space) and write again"
     )
 
 
 def refuse_nul(field: str, value: Any) -> None:
-    """Refuse ``value`` (a string, or JSON-like data holding strings) if any of its text holds U+0000."""
+    """Refuse ``value`` (a string, or JSON-like data holding strings) if any of its text holds what the
+    store cannot hold: U+0000 or a lone surrogate (:func:`_unstorable`)."""
     if isinstance(value, str):
-        if "\x00" in value:
-            raise _nul_error(field)
+        what = _unstorable(value)
+        if what is not None:
+            raise _unstorable_error(field, what)
     elif isinstance(value, dict):
         for key, item in value.items():
             refuse_nul(field, key)
@@ -124,13 +154,17 @@ def refuse_nul(field: str, value: Any) -> None:
 
 def refuse_nul_in(table: str | None, row: Any) -> None:
     """Refuse a row about to be written to ``table`` (a mapping of column keys to values) when one
-    of its texts holds U+0000, naming the field. PostgreSQL cannot store the character at all, so
-    the store holds it on no backend: every write statement of the knowledge store passes here
-    (:class:`~notochord.knowledge.prepared.Prepared` and the engine's ``before_execute`` hook)."""
+    of its texts holds U+0000 or a lone surrogate, naming the field. PostgreSQL cannot store the
+    first and no UTF-8 store the second, so the store holds them on no backend: every write statement
+    of the knowledge store passes here (:class:`~notochord.knowledge.prepared.Prepared` and the
+    engine's ``before_execute`` hook)."""
     for key, value in row.items():
-        if value.__class__ is str and "\x00" in value:
-            column = str(key)
-            raise _nul_error(_FIELDS.get((table or "", column), f"{column.replace('_', ' ')} of {table or 'a row'}"))
+        if value.__class__ is str:
+            what = _unstorable(value)
+            if what is not None:
+                column = str(key)
+                field = _FIELDS.get((table or "", column), f"{column.replace('_', ' ')} of {table or 'a row'}")
+                raise _unstorable_error(field, what)
 
 
 def refuse_nul_statement(
@@ -168,7 +202,10 @@ _CORE_WRITES = (sa.Insert, sa.Update)
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
     """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes; return the JSON."""
     encoded = compact_json(value)
-    size = len(encoded.encode("utf-8"))
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise _unstorable_error(what, _lone_surrogate(exc.object[exc.start])) from None
     if size > limit:
         raise KnowledgeValidationError(
             f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document"

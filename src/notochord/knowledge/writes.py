@@ -42,7 +42,7 @@ from notochord.db.schema import change_objects, changes, space_meta
 from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement
+from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement, storable
 
 __all__ = [
     "ASSISTANT",
@@ -409,8 +409,8 @@ class WriteTx:
         """:meth:`record`, with ``before``, ``after`` and ``proposed`` already encoded as :meth:`record`
         encodes them (:func:`change_json`): a batch encodes a value once for its fact and its change."""
         summary = summary[:1000]
-        # the change's only free texts: the JSON columns escape U+0000 (see quotas.refuse_nul_in)
-        if "\x00" in summary or (self.run_id is not None and "\x00" in self.run_id):
+        # the change's only free texts: the JSON columns are checked as they are encoded
+        if not (storable(summary) and storable(self.run_id)):
             refuse_nul_in("changes", {"summary": summary, "run_id": self.run_id})
         touched = tuple(touched)
         if self._next_change is None:

@@ -296,3 +296,16 @@ def test_scheduled_run_folders_live_in_the_gem_folder_and_go_with_it(tmp_path: P
 def test_gem_folder_is_private_to_its_owner(store: GemStore) -> None:
     """P-STOR-08: the folder is created readable by its owner only."""
     assert store.folder.stat().st_mode & 0o077 == 0
+
+
+def test_a_text_with_a_lone_surrogate_is_refused_with_the_gems_own_error(store: GemStore) -> None:
+    """P-STOR-02: half of a UTF-16 pair is no character; storage says so instead of leaking an encoding error."""
+    with pytest.raises(FileError, match="lone surrogate \\(U\\+D800\\)"):
+        store.kv.set("note", "a\ud800b")
+    store.sql.execute("CREATE TABLE t (x TEXT)")
+    with pytest.raises(FileError, match="lone surrogate"):
+        store.sql.execute("INSERT INTO t VALUES (?)", ["\udfff"])
+    assert store.kv.get("note") is None
+    assert store.sql.query("SELECT count(*) AS n FROM t") == [{"n": 0}]
+    store.kv.set("note", "tea \U0001f375")
+    assert store.kv.get("note") == "tea \U0001f375"

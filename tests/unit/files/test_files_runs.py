@@ -166,3 +166,11 @@ def test_resume_of_a_missing_run_is_not_found(conversation: Path) -> None:
 def test_start_needs_an_existing_base(tmp_path: Path, clock: FixedClock) -> None:
     with pytest.raises(FileNotFoundInWorkspaceError):
         RunFolders.start(tmp_path / "missing", "tool", clock=clock)
+
+
+def test_a_step_result_with_a_lone_surrogate_is_refused_and_not_recorded(conversation: Path, clock: FixedClock) -> None:
+    """P-FILE-10: the journal is UTF-8, which cannot hold half of a UTF-16 pair: a clear error, no record."""
+    run = RunFolders.start(conversation, "digest", clock=clock)
+    with pytest.raises(FileError, match="lone surrogate"):
+        run.step("title", lambda: "x\ud800")
+    assert run.step("title", lambda: "fixed") == "fixed"

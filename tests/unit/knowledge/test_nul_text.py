@@ -27,35 +27,48 @@ def _counts(space: notochord.Space) -> dict[str, int]:
         return {t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()) for t in _TABLES}
 
 
-# each write takes the space and the id of its "notes" collection
-WRITES: list[tuple[str, Callable[[notochord.Space, int], Any], str]] = [
-    ("fact value", lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value="te\x00a"), "value"),
-    ("nested value", lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value={"a": ["x\x00"]}), "value"),
-    (
-        "sourceRef",
-        lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value="tea", source_ref="doc\x00"),
-        "sourceRef",
-    ),
-    ("entity name", lambda s, _notes: s.user.entities.resolve(name="An\x00na", create=True), "the entity name"),
-    ("collection name", lambda s, _notes: s.user.collections.create("no\x00tes"), "the collection name"),
-    (
-        "document title",
-        lambda s, _notes: s.user.documents.upsert(collection=_notes, title="Da\x00y", body="Fine."),
-        "the document title",
-    ),
-    (
-        "document body",
-        lambda s, _notes: s.user.documents.upsert(collection=_notes, title="Day", body="Anna\x00 came."),
-        "the document",
-    ),
-    (
-        "batch item",
-        lambda s, _notes: s.user.facts.put_many(
-            [{"predicate": "pref.food.like", "value": "tea"}, {"predicate": "pref.food.like", "value": "\x00"}]
+Write = tuple[str, Callable[[notochord.Space, int], Any], str]
+
+
+def writes_holding(bad: str) -> list[Write]:
+    """Every kind of write, each with ``bad`` in one of its texts; each takes the space and the id of
+    its "notes" collection."""
+    return [
+        ("fact value", lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value=f"te{bad}a"), "value"),
+        (
+            "nested value",
+            lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value={"a": [f"x{bad}"]}),
+            "value",
         ),
-        "value",
-    ),
-]
+        (
+            "sourceRef",
+            lambda s, _notes: s.user.facts.put(predicate="pref.food.like", value="tea", source_ref=f"doc{bad}"),
+            "sourceRef",
+        ),
+        ("entity name", lambda s, _notes: s.user.entities.resolve(name=f"An{bad}na", create=True), "the entity name"),
+        ("collection name", lambda s, _notes: s.user.collections.create(f"no{bad}tes"), "the collection name"),
+        (
+            "document title",
+            lambda s, _notes: s.user.documents.upsert(collection=_notes, title=f"Da{bad}y", body="Fine."),
+            "the document title",
+        ),
+        (
+            "document body",
+            lambda s, _notes: s.user.documents.upsert(collection=_notes, title="Day", body=f"Anna{bad} came."),
+            "the document",
+        ),
+        (
+            "batch item",
+            lambda s, _notes: s.user.facts.put_many(
+                [{"predicate": "pref.food.like", "value": "tea"}, {"predicate": "pref.food.like", "value": bad}]
+            ),
+            "value",
+        ),
+    ]
+
+
+WRITES = writes_holding("\x00")
+SURROGATE_WRITES = writes_holding("\ud800")
 
 
 @pytest.mark.parametrize(("what", "write", "field"), WRITES, ids=[w[0] for w in WRITES])
@@ -72,6 +85,31 @@ def test_a_write_holding_nul_is_refused_naming_the_field_and_writes_nothing(
     assert field in message, message
     assert "NUL" in message and "remove it" in message, message
     assert _counts(space) == before, what
+
+
+@pytest.mark.parametrize(("what", "write", "field"), SURROGATE_WRITES, ids=[w[0] for w in SURROGATE_WRITES])
+def test_a_write_holding_a_lone_surrogate_is_refused_naming_the_field_and_writes_nothing(
+    space: notochord.Space, what: str, write: Callable[[notochord.Space, int], Any], field: str
+) -> None:
+    """Half of a UTF-16 pair is no character and no UTF-8 store can hold it: the write is refused
+    with ``KnowledgeValidationError`` naming the field, where ``UnicodeEncodeError`` used to escape."""
+    space.user.facts.put(predicate="pref.food.like", value="coffee")
+    notes = space.user.collections.create("notes").id
+    before = _counts(space)
+    with pytest.raises((KnowledgeValidationError, BatchItemError)) as refused:
+        write(space, notes)
+    message = str(refused.value)
+    assert field in message, message
+    assert "lone surrogate (U+D800" in message and "remove it" in message, message
+    assert _counts(space) == before, what
+
+
+def test_text_beyond_the_basic_plane_is_written_as_before(space: notochord.Space) -> None:
+    """Characters written as surrogate pairs in UTF-16 (emoji, rare CJK) are whole characters here."""
+    notes = space.user.collections.create("notes").id
+    assert space.user.facts.put(predicate="pref.food.like", value="tea \U0001f375 \U00020000").status == "applied"
+    assert space.user.documents.upsert(collection=notes, title="\U0001f375", body="\U0001f600 fine").status == "created"
+    assert [f.value for f in space.user.facts.lookup("self", "pref")] == ["tea \U0001f375 \U00020000"]
 
 
 def test_text_without_nul_is_written_as_before(space: notochord.Space) -> None:
