@@ -3,16 +3,19 @@ and a world of two fresh organizations per test."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import jwt
+import sqlalchemy as sa
 import uvicorn
 from fastapi import FastAPI
 
@@ -175,3 +178,19 @@ def unsigned_token(user: str, org: str) -> str:
     """A token with ``alg: none``."""
     claims = {"sub": user, "org": org, "org_role": "owner", "exp": int(time.time()) + 3600}
     return jwt.encode(claims, "", algorithm="none")
+
+
+@contextlib.contextmanager
+def transactions(world: World) -> Iterator[list[int]]:
+    """Counts the transactions begun on organization A's engine inside the ``with`` block."""
+    engine = world.live.nc.org(world.a).core.store.engine
+    begun = [0]
+
+    def count(_conn: Any) -> None:
+        begun[0] += 1
+
+    sa.event.listen(engine, "begin", count)
+    try:
+        yield begun
+    finally:
+        sa.event.remove(engine, "begin", count)

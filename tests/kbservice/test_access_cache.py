@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
-from kb_harness import World, bearer, caller, expired_token
+from kb_harness import World, bearer, caller, expired_token, transactions
 
 from notochord.kbservice import JsonBody, KbService
 from notochord.kbservice.actors import actor_from_claims
@@ -38,22 +38,6 @@ def statements(world: World, table: str) -> Iterator[list[str]]:
         yield sent
     finally:
         sa.event.remove(engine, "before_cursor_execute", seen)
-
-
-@contextlib.contextmanager
-def transactions(world: World) -> Iterator[list[int]]:
-    """Counts the transactions begun on organization A's engine inside the ``with`` block."""
-    engine = world.live.nc.org(world.a).core.store.engine
-    begun = [0]
-
-    def count(_conn: Any) -> None:
-        begun[0] += 1
-
-    sa.event.listen(engine, "begin", count)
-    try:
-        yield begun
-    finally:
-        sa.event.remove(engine, "begin", count)
 
 
 def _kb_with_document(world: World, text: str = "Parcels leave the depot on Mondays.") -> dict[str, Any]:

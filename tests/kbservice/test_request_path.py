@@ -8,28 +8,7 @@ HTTP, on both backends (transactions are counted, never timed).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from typing import Any
-
-import sqlalchemy as sa
-from kb_harness import World
-
-
-@contextlib.contextmanager
-def transactions(world: World) -> Iterator[list[int]]:
-    """Counts the transactions begun on organization A's engine inside the ``with`` block."""
-    engine = world.live.nc.org(world.a).core.store.engine
-    begun = [0]
-
-    def count(_conn: Any) -> None:
-        begun[0] += 1
-
-    sa.event.listen(engine, "begin", count)
-    try:
-        yield begun
-    finally:
-        sa.event.remove(engine, "begin", count)
+from kb_harness import World, transactions
 
 
 def test_a_search_finds_its_knowledge_base_and_grant_in_one_read(world: World) -> None:
