@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.batches import item_errors
-from notochord.knowledge.fact_rows import EXPIRE_ONE, PutArguments, Subject, prepare_put, short
+from notochord.knowledge.fact_rows import EXPIRE_ONE, PutArguments, Subject, prepare_put, record_user_conflict, short
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, QuotaTally
 from notochord.knowledge.records import PutResult
@@ -277,15 +277,13 @@ def _apply(
         if item.whole and slot and not is_user:
             blocker = next((row for row in slot if row.origin == "user"), None)
             if blocker is not None:
-                change_id = tx.record(
-                    op="facts.put",
-                    target_type="fact",
-                    target_id=blocker.id,
-                    summary=f"conflict on {item.name}: kept the user's value",
-                    before=json.loads(blocker.value_json),
-                    after={"object": item.object_id, "sourceRef": given.source_ref},
-                    proposed=given.value,
-                    status="conflict",
+                change_id = record_user_conflict(
+                    tx,
+                    blocker,
+                    name=item.name,
+                    object_id=item.object_id,
+                    source_ref=given.source_ref,
+                    value=given.value,
                 )
                 results.append(PutResult(status="conflict", id=blocker.id, predicate=item.name, change_id=change_id))
                 continue

@@ -15,7 +15,7 @@ from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul, refuse_nul_in, storable
 from notochord.knowledge.vocabulary import check_hint
-from notochord.knowledge.writes import Actor
+from notochord.knowledge.writes import Actor, WriteTx
 
 __all__ = [
     "EXPIRE_ONE",
@@ -190,3 +190,23 @@ def written_by(writer: str) -> sa.ColumnElement[bool]:
     only what the user did not write)."""
     mine = facts.c.writer == writer
     return mine if writer == "user" else sa.and_(mine, not_by_user(facts.c.writer))
+
+
+def record_user_conflict(
+    tx: WriteTx, blocker: Any, *, name: str, object_id: int | None, source_ref: str | None, value: Any
+) -> int:
+    """Record that a gem's or assistant's put met the user's own value in the slot, which is kept.
+
+    The change is a ``conflict``: its ``after`` is what resolving it in the proposal's favour writes
+    besides the value, ``proposed`` the value. One put and a batch record it alike.
+    """
+    return tx.record(
+        op="facts.put",
+        target_type="fact",
+        target_id=blocker.id,
+        summary=f"conflict on {name}: kept the user's value",
+        before=json.loads(blocker.value_json),
+        after={"object": object_id, "sourceRef": source_ref},
+        proposed=value,
+        status="conflict",
+    )

@@ -42,6 +42,7 @@ from notochord.knowledge.fact_rows import (
     Subject,
     expire,
     prepare_put,
+    record_user_conflict,
     short,
     slot_rows,
     written_by,
@@ -301,16 +302,8 @@ class Facts:
                 said_by_user = [r for r in current if r.origin == "user"]
                 if said_by_user and not actor.is_user:
                     blocker = said_by_user[0]
-                    change_id = tx.record(
-                        op="facts.put",
-                        target_type="fact",
-                        target_id=blocker.id,
-                        summary=f"conflict on {name}: kept the user's value",
-                        before=json.loads(blocker.value_json),
-                        # what resolving the conflict in the proposal's favour writes (besides the value)
-                        after={"object": object_id, "sourceRef": source_ref},
-                        proposed=value,
-                        status="conflict",
+                    change_id = record_user_conflict(
+                        tx, blocker, name=name, object_id=object_id, source_ref=source_ref, value=value
                     )
                     return PutResult(status="conflict", id=blocker.id, predicate=name, change_id=change_id)
             fact_id = INSERT_FACT.scalar(
