@@ -52,7 +52,7 @@ from notochord.knowledge.timeranges import TimeRange
 from notochord.search import inverted_index_delta as delta
 from notochord.search import text_store_pg
 from notochord.search.bm25 import DocumentGroups, document_groups
-from notochord.search.inverted_index import CandidateMask, InvertedIndex, forget, text_index
+from notochord.search.inverted_index import CandidateMask, InvertedIndex, forget, text_index, version_query
 from notochord.search.inverted_index_arrays import Segment
 
 __all__ = [
@@ -421,9 +421,8 @@ def _data_version(conn: sa.Connection) -> tuple[bytes | None, int]:
         return None, int(newest or 0)
     statement = _VERSIONS.get(FTS_TABLE)
     if statement is None:
-        # the structure record FTS5 rewrites on every commit (see inverted_index.index_version)
         statement = _VERSIONS[FTS_TABLE] = sa.text(
-            f"SELECT (SELECT block FROM {FTS_TABLE}_data WHERE id = 10), (SELECT max(id) FROM changes)"
+            f"SELECT ({version_query(FTS_TABLE)}), (SELECT max(id) FROM changes)"
         )
     try:
         row = conn.execute(statement).one()

@@ -27,7 +27,7 @@ Rules:
   at close, once enough changed.
 - **Candidates are a mask.** The caller's candidate chunk ids become a boolean mask over the
   index's chunk order, cached per (filter, data version) by the caller
-  (:class:`MaskCache`); BM25 statistics — N, the mean length, each term's document frequency —
+  (:mod:`notochord.knowledge.candidates`); BM25 statistics — N, the mean length, each term's document frequency —
   are computed over the mask only (:mod:`notochord.search.bm25`), dead chunks never in it. With the
   mask comes a copy of the postings restricted to the candidates (made once per filter and
   version; shared when every chunk is a candidate), so a query reads no posting of a chunk its
@@ -86,7 +86,6 @@ from notochord.search.inverted_index_arrays import (
     CandidateMask,
     Held,
     InvertedIndex,
-    MaskCache,
     Postings,
     assemble,
     top_bm25,
@@ -97,7 +96,6 @@ from notochord.search.textindex import FTS_TOKENIZER
 __all__ = [
     "CandidateMask",
     "InvertedIndex",
-    "MaskCache",
     "build_index",
     "forget",
     "index_version",
@@ -105,6 +103,7 @@ __all__ = [
     "save_text_indexes",
     "text_index",
     "top_bm25",
+    "version_query",
 ]
 
 log = logging.getLogger(__name__)
@@ -120,12 +119,18 @@ loaded (at least one): below it, the next process's refresh costs less than the 
 _SAMPLE = 16
 
 
+def version_query(table: str) -> str:
+    """SQLite's statement reading the data version of the FTS5 ``table`` (its structure record), for
+    a caller that reads it together with other values in one statement."""
+    return f"SELECT block FROM {table}_data WHERE id = {_STRUCTURE_ROWID}"
+
+
 def index_version(conn: sa.Connection, table: str) -> bytes:
     """The data version of the FTS5 ``table``: its structure record, rewritten by every commit."""
     if text_store_pg.is_postgresql(conn):
         return text_store_pg.version(conn, table)
     try:
-        raw = conn.exec_driver_sql(f"SELECT block FROM {table}_data WHERE id = {_STRUCTURE_ROWID}").scalar()
+        raw = conn.exec_driver_sql(version_query(table)).scalar()
     except SQLAlchemyError as exc:
         raise StorageError(f"could not read the version of the full-text index {table}: {exc}") from exc
     return bytes(raw) if raw is not None else b""

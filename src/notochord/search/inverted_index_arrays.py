@@ -14,9 +14,7 @@ BM25 over the candidates never counts it. Changing the arrays (appending, compac
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +25,6 @@ __all__ = [
     "CandidateMask",
     "Held",
     "InvertedIndex",
-    "MaskCache",
     "Postings",
     "Segment",
     "assemble",
@@ -232,36 +229,6 @@ class Postings:
     term_of: IntArray
     chunk_of: IntArray
     frequencies: Int32Array
-
-
-class MaskCache:
-    """Candidate sets per (filter key, data version): a bounded LRU, by count and by bytes."""
-
-    def __init__(self, size: int = 64, max_bytes: int = 256 * 1024 * 1024) -> None:
-        self._size = size
-        self._max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._items: OrderedDict[Hashable, CandidateMask] = OrderedDict()
-
-    def get(self, key: Hashable) -> CandidateMask | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, value: CandidateMask) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            held = sum(v.nbytes for v in self._items.values())
-            while len(self._items) > 1 and (len(self._items) > self._size or held > self._max_bytes):
-                _, dropped = self._items.popitem(last=False)
-                held -= dropped.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
 
 
 @dataclass(frozen=True)
