@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import sqlite3
+import time
 import urllib.parse
 import weakref
 from collections.abc import Iterator
@@ -83,6 +84,24 @@ def _read_only_uri(path: Path) -> str:
     return f"file:{quoted}?immutable=1"
 
 
+def _enter_wal(cursor: sqlite3.Cursor, busy_seconds: float) -> None:
+    """Switch the database to WAL, waiting out other processes doing the same.
+
+    Changing the journal mode of a database another connection is creating or switching can answer
+    "database is locked" at once, without SQLite's busy handler: so many processes opening a fresh
+    data directory together retry here, within the busy timeout, as any other lock is waited for.
+    """
+    deadline = time.monotonic() + busy_seconds
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
     """An engine for the SQLite file at ``path`` with the pragmas above (read-only if it cannot be written)."""
     if not path.exists() and path.parent.is_dir() and not os.access(path.parent, os.W_OK):
@@ -114,7 +133,7 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
         cursor = dbapi_conn.cursor()
         try:
             if not read_only:
-                cursor.execute("PRAGMA journal_mode=WAL")
+                _enter_wal(cursor, busy_timeout_ms / 1000)
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
