@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import kb_audit_log, kb_usage
 from notochord.kbservice.actors import Actor
-from notochord.kbservice.errors import KbNotFoundError
+from notochord.kbservice.errors import KbNotFoundError, KbValidationError
 from notochord.kbservice.policy import Action, OrgScope, authorize
 from notochord.kbservice.spaces import Directory
 from notochord.kbservice.validation import Paging
@@ -138,6 +138,11 @@ class AuditLog:
             raise KbNotFoundError("organization")
         condition = kb_audit_log.c.organization_id == org
         if action is not None:
+            if action not in AUDIT_ACTIONS:
+                raise KbValidationError(
+                    f"action must be one of {', '.join(AUDIT_ACTIONS)} (the only actions the log records); "
+                    "leave it out for every entry"
+                )
             condition = sa.and_(condition, kb_audit_log.c.action == action)
         with self._directory.store(org).read() as conn:
             total = conn.execute(sa.select(sa.func.count()).select_from(kb_audit_log).where(condition))

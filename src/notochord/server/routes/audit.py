@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from notochord.kbservice import Paging
+from notochord.kbservice.audit import AUDIT_ACTIONS
 from notochord.server.deps import CurrentActor, Service, permission
 from notochord.server.errors import documented
 from notochord.server.routes.kb import Limit, Offset
@@ -29,7 +30,10 @@ def audit_log(
     actor: CurrentActor,
     limit: Limit = None,
     offset: Offset = None,
-    action: Annotated[str | None, Query(description="Only entries of this action.")] = None,
+    action: Annotated[
+        str | None,
+        Query(description=f"Only entries of this action: one of {', '.join(AUDIT_ACTIONS)}."),
+    ] = None,
     organization_id: Annotated[
         str | None,
         Query(alias="organizationId", description="Another organization (superadmin only).", max_length=63),
