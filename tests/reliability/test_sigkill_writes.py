@@ -57,9 +57,21 @@ def _settings(data: Path, url: str | None) -> Settings:
     return Settings(data_dir=data, index_in_background=False, embedder="none", jwt_secret=SECRET, database_url=url)
 
 
+# A writer that is not the user may make 500 writes a day: the writers below move their clock a day
+# forward before they reach it, and each round starts far from the days of the others, so the quota
+# never ends a trial early however fast the machine writes.
+_WRITES_BEFORE_NEXT_DAY = 400
+_DAYS_PER_ROUND = 1000
+
+
 def _clock(round_no: int) -> FixedClock:
-    # A new day each round: a gem's daily quota never ends a trial early.
-    return FixedClock(datetime(2026, 9, 29, 8, 0, tzinfo=UTC) + timedelta(days=round_no), tz_name="UTC")
+    start = datetime(2026, 9, 29, 8, 0, tzinfo=UTC) + timedelta(days=round_no * _DAYS_PER_ROUND)
+    return FixedClock(start, tz_name="UTC")
+
+
+def _next_day_if_due(clock: FixedClock, writes: int) -> None:
+    if writes % _WRITES_BEFORE_NEXT_DAY == 0:
+        clock.advance(timedelta(days=1))
 
 
 @dataclass
@@ -74,13 +86,14 @@ class Trial:
         os.write(fd, (line + "\n").encode())
 
 
-def _facts(trial: Trial, space: notochord.Space, fd: int) -> None:
+def _facts(trial: Trial, space: notochord.Space, fd: int, clock: FixedClock) -> None:
     i = 0
     trial.ready.set()
     while True:
         r = space.as_assistant.facts.put(predicate="x.counter", value=f"{trial.round_no}-{i}", run_id="batch")
         trial.report(fd, str(r.id))
         i += 1
+        _next_day_if_due(clock, i)
         if i % 37 == 0:  # a single-valued fact: each put supersedes the last, in the same transaction
             space.user.facts.put(predicate="work.title", value=f"title {trial.round_no}-{i}")
 
@@ -98,7 +111,7 @@ def _documents(trial: Trial, space: notochord.Space, fd: int, *, pause: float = 
             time.sleep(pause)
 
 
-def _gem(trial: Trial, space: notochord.Space, fd: int) -> None:
+def _gem(trial: Trial, space: notochord.Space, fd: int, clock: FixedClock) -> None:
     knowledge = space.gems.context(GEM, run_id=None).knowledge
     assert knowledge is not None
 
@@ -110,6 +123,7 @@ def _gem(trial: Trial, space: notochord.Space, fd: int) -> None:
             await knowledge.facts.put(predicate_hint="pref.food.like", value=value)
             trial.report(fd, json.dumps(value))
             i += 1
+            _next_day_if_due(clock, i)
 
     asyncio.run(loop())
 
@@ -165,13 +179,14 @@ def _child(kind: str, trial: Trial, kb_id: str) -> None:
         with notochord.open(trial.data, settings, clock=_clock(trial.round_no), embedder=CountingEmbedder()) as nc:
             _documents(trial, nc.personal, fd, pause=0.01)  # the worker needs the write lock between writes
         return
-    with notochord.open(
-        trial.data, _settings(trial.data, trial.url), clock=_clock(trial.round_no), embedder=None
-    ) as nc:
+    clock = _clock(trial.round_no)
+    with notochord.open(trial.data, _settings(trial.data, trial.url), clock=clock, embedder=None) as nc:
         if kind == "rest":
             _rest(trial, nc, fd, kb_id)
+        elif kind == "documents":
+            _documents(trial, nc.personal, fd)
         else:
-            {"facts": _facts, "documents": _documents, "gem": _gem}[kind](trial, nc.personal, fd)
+            {"facts": _facts, "gem": _gem}[kind](trial, nc.personal, fd, clock)
 
 
 def _reported(log: Path) -> list[str]:
