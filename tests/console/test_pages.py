@@ -314,3 +314,15 @@ def test_a_builtin_collection_cannot_be_ticked_from_the_page(console: ConsoleSer
     answer = client.post("/gems/reader/ticks", data={"csrf": token, "collection": str(diary.id), "on": "1"})
     assert answer.status_code == 404
     assert console.space.core.collections.ticked_now("reader") == set()
+
+
+@pytest.mark.parametrize("field", ["run", "gem"])
+def test_a_changes_filter_holding_a_nul_is_refused_with_a_sentence_not_an_error_page(
+    console: ConsoleServer, field: str
+) -> None:
+    """K-UI-11: no change holds U+0000 in its run or its gem, so the filter is refused and named."""
+    console.space.user.facts.put(predicate="location.home.city", value="Leiden")
+    answer = console.client().get(f"/changes?{field}=a%00b")
+    assert answer.status_code == 422, answer.text
+    assert "the NUL character (U+0000), which no stored text can hold" in answer.text
+    assert "Leiden" in answer.text  # the list without the filter, as for any refused filter

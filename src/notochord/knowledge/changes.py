@@ -47,7 +47,7 @@ import sqlalchemy as sa
 from notochord.clock import iso_utc
 from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
-from notochord.knowledge.quotas import DailyLimits
+from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
 from notochord.knowledge.records import Change, RevertResult
 from notochord.knowledge.writes import Actor, Store, WriteTx, entities_changing
 
@@ -128,6 +128,8 @@ class ChangeLog:
         caller's visible scope)."""
         if status is not None and status not in {"applied", "conflict", "reverted"}:
             raise KnowledgeValidationError(f"status {status!r} is not one of applied, conflict, reverted")
+        refuse_unstorable_filter("runId", run_id)
+        refuse_unstorable_filter("actor", actor)
         query = sa.select(changes)
         if since is not None:
             query = query.where(changes.c.created_at >= parse_since(since, tz=self._store.clock.tz))
@@ -172,6 +174,8 @@ class ChangeLog:
         """
         if (change_id is None) == (run_id is None):
             raise KnowledgeValidationError("revert needs exactly one of a change or a runId")
+        refuse_unstorable_filter("runId", run_id)
+        refuse_unstorable_filter("the run's writer", run_actor)
         with self._store.write(actor=actor, run_id=current_run_id, limits=limits) as tx:
             if change_id is not None:
                 row = tx.conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()

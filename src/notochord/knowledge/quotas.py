@@ -37,6 +37,7 @@ __all__ = [
     "refuse_nul",
     "refuse_nul_in",
     "refuse_nul_statement",
+    "refuse_unstorable_filter",
     "storable",
 ]
 
@@ -150,6 +151,16 @@ def refuse_nul(field: str, value: Any) -> None:
     elif isinstance(value, list | tuple):
         for item in value:
             refuse_nul(field, item)
+
+
+def refuse_unstorable_filter(field: str, value: str | None) -> None:
+    """Refuse a read filter holding what no stored text can hold (U+0000 or a lone surrogate): no
+    row could match it, so it is the caller's mistake, and PostgreSQL cannot even compare a NUL."""
+    what = None if value is None else _unstorable(value)
+    if what is not None:
+        raise KnowledgeValidationError(
+            f"{field} contains {what}, which no stored text can hold, so nothing could match; remove it and ask again"
+        )
 
 
 def refuse_nul_in(table: str | None, row: Any) -> None:
