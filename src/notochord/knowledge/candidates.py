@@ -33,6 +33,7 @@ Rules:
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import weakref
 from collections import OrderedDict
@@ -48,6 +49,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import StorageError
 from notochord.knowledge.indexing import FTS_TABLE
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.timeranges import TimeRange
 from notochord.search import inverted_index_delta as delta
 from notochord.search import text_store_pg
@@ -411,22 +413,21 @@ def forget_search_caches(engine: sa.Engine) -> None:
         _HELD.pop(engine, None)
 
 
-_VERSIONS: dict[str, sa.TextClause] = {}
+_DATA_VERSION = Prepared(sa.text(f"SELECT ({version_query(FTS_TABLE)}) AS fts, (SELECT max(id) FROM changes) AS feed"))
 
 
 def _data_version(conn: sa.Connection) -> tuple[bytes | None, int]:
-    """The full-text index's version (``None``: read it separately) and the newest change id, in one read."""
+    """The full-text index's version (``None``: read it separately) and the newest change id, in one read.
+
+    On SQLite it runs on the driver's connection of the transaction (:class:`Prepared`): every search
+    reads it, and SQLAlchemy's set-up of a text statement cost several times what SQLite takes.
+    """
     if text_store_pg.is_postgresql(conn):
         newest = conn.execute(sa.select(sa.func.max(changes.c.id))).scalar()
         return None, int(newest or 0)
-    statement = _VERSIONS.get(FTS_TABLE)
-    if statement is None:
-        statement = _VERSIONS[FTS_TABLE] = sa.text(
-            f"SELECT ({version_query(FTS_TABLE)}), (SELECT max(id) FROM changes)"
-        )
     try:
-        row = conn.execute(statement).one()
-    except SQLAlchemyError as exc:
+        row = _DATA_VERSION.first(conn, {})
+    except (SQLAlchemyError, sqlite3.Error) as exc:
         raise StorageError(f"could not read the data version of the space: {exc}") from exc
     return (bytes(row[0]) if row[0] is not None else b""), int(row[1] or 0)
 
