@@ -372,6 +372,10 @@ class Candidates:
     """The newest change record as of that snapshot."""
     window: tuple[int, ...] = ()
     """The ids of the change records just below (and at) ``feed`` (see :data:`_WINDOW`)."""
+    passages: dict[int, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
+    """The rows of the passages searches of these candidates returned, by chunk id, as read at this
+    data version (:mod:`~notochord.knowledge.hybrid_search` fills it): a write makes a new data
+    version and so a new, empty one, so a row kept here is never older than the snapshot asking."""
 
     @property
     def ids(self) -> IntArray:
@@ -387,7 +391,9 @@ class Candidates:
 
     @property
     def nbytes(self) -> int:
-        return self.owners.nbytes + self.text.nbytes
+        # a passage row is mostly its text (and a title); the rest is a few small values
+        passages = sum(64 + len(row[2]) for row in list(self.passages.values()))
+        return self.owners.nbytes + self.text.nbytes + passages
 
 
 class _Held:

@@ -36,6 +36,12 @@ Rules:
 - What ties and grouping need — each candidate's document and the rank of its date among the
   candidates — is read with the candidates, in the same query, and cached with them: fusing asks
   no SQL of its own, and a tie among hundreds of equal fused scores costs array look-ups only.
+- The rows of the passages returned (chunk text and offsets, the document's title, key, source
+  and metadata) are kept with the candidates of the data version they were read at
+  (:attr:`~notochord.knowledge.candidates.Candidates.passages`): any write to a chunk or its
+  document moves the data version, so a kept row is exactly what the snapshot would read, and a
+  search reads only the rows of passages no search of that version has shown yet. Each hit still
+  gets metadata of its own to change.
 - Every hit says why it was found: ``text_match`` (the full-text leg matched a query word in it)
   and ``similarity`` (its cosine similarity to the query, when the vector leg ranked it). The
   ranking is the fused one whatever these say; :func:`is_relevant` is the separate judgement of
@@ -217,7 +223,7 @@ def hybrid_search(
         else:
             legs = [(text_leg, text_weight)] + ([(vector_leg, vector_weight)] if vectors.enabled else [])
             fused = combine(legs, limit=limit, tie_key=lambda i: (*keys[i], i))
-        rows = _rows(conn, {i for i, _ in fused})
+        rows = _rows(conn, {i for i, _ in fused}, held=shared)
         if group_by == "document":
             # the text leg names one passage per document; a word found anywhere in it counts
             matched_documents = {keys[i][1] for i, _ in text_leg if i in keys}
@@ -225,7 +231,7 @@ def hybrid_search(
                 _hit(
                     rows[i],
                     score,
-                    text_match=rows[i]["document_id"] in matched_documents,
+                    text_match=rows[i][_DOCUMENT_ID] in matched_documents,
                     similarity=similarities.get(i),
                 )
                 for i, score in fused
@@ -279,21 +285,13 @@ def _fuse_documents(
 
 # one text statement per dialect, built once: the ids go in as one JSON array, so nothing is
 # rendered per search (an expanding ``IN`` list is compiled anew for every count of ids)
-_ROW_NAMES = (
-    "id",
-    "idx",
-    "text",
-    "start",
-    "end",
-    "document_id",
-    "document_key",
-    "source_uri",
-    "title",
-    "collection_id",
-    "meta_json",
-    "doc_date",
-)
 _ROWS: dict[str, sa.TextClause] = {}
+# the columns of a passage row, in the statement's order
+(_ID, _IDX, _TEXT, _START, _END, _DOCUMENT_ID, _KEY, _SOURCE_URI, _TITLE, _COLLECTION_ID, _META_JSON, _DOC_DATE) = (
+    range(12)
+)
+_PASSAGES_HELD = 4096
+"""Passage rows kept per candidate set; past it, further rows are read for each search that shows them."""
 
 
 def _rows_statement(conn: sa.Connection) -> sa.TextClause:
@@ -308,29 +306,44 @@ def _rows_statement(conn: sa.Connection) -> sa.TextClause:
     return found
 
 
-def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
+def _rows(conn: sa.Connection, ids: Set[int], *, held: Candidates | None = None) -> dict[int, tuple[Any, ...]]:
+    """The passage rows of chunks ``ids`` as of ``conn``'s snapshot, by chunk id.
+
+    ``held`` are the candidates of this snapshot's data version the ids were ranked from: their rows
+    are the same for every snapshot of that version (any write to a chunk or its document moves
+    the version), so rows read once are kept with them and only the others are read.
+    """
     if not ids:
         return {}
-    found = conn.execute(_rows_statement(conn), {"ids": json.dumps(sorted(ids))})
-    return {row[0]: dict(zip(_ROW_NAMES, row, strict=True)) for row in found}
+    kept = held.passages if held is not None else {}
+    found = {i: kept[i] for i in ids if i in kept}
+    if len(found) == len(ids):
+        return found
+    missing = sorted(ids - found.keys())
+    read = {row[_ID]: tuple(row) for row in conn.execute(_rows_statement(conn), {"ids": json.dumps(missing)})}
+    found.update(read)
+    if held is not None and len(kept) + len(read) <= _PASSAGES_HELD:
+        kept.update(read)
+    return found
 
 
-def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
+def _hit(row: tuple[Any, ...], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
     return Hit(
-        document_id=row["document_id"],
-        title=row["title"],
-        collection_id=row["collection_id"],
-        text=row["text"],
-        chunk=row["idx"],
-        start=row["start"],
-        end=row["end"],
-        meta=json.loads(row["meta_json"]),
-        doc_date=row["doc_date"],
+        document_id=row[_DOCUMENT_ID],
+        title=row[_TITLE],
+        collection_id=row[_COLLECTION_ID],
+        text=row[_TEXT],
+        chunk=row[_IDX],
+        start=row[_START],
+        end=row[_END],
+        # parsed for each hit: a caller (a gem) gets a dict of its own, which it may change
+        meta=json.loads(row[_META_JSON]),
+        doc_date=row[_DOC_DATE],
         score=score,
         text_match=text_match,
         similarity=similarity,
-        document_key=row["document_key"],
-        source_uri=row["source_uri"],
+        document_key=row[_KEY],
+        source_uri=row[_SOURCE_URI],
     )
 
 
