@@ -214,15 +214,16 @@ def hybrid_search(
             )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
-        keys = shared.owners.keys({i for i, _ in text_leg} | {i for i, _ in vector_leg})
+        ranked = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
         similarities = dict(vector_leg)
         if group_by == "document":
+            keys = shared.owners.keys(ranked)
             fused = _fuse_documents(
                 text_leg, vector_leg if vectors.enabled else None, (text_weight, vector_weight), keys, limit
             )
         else:
             legs = [(text_leg, text_weight)] + ([(vector_leg, vector_weight)] if vectors.enabled else [])
-            fused = combine(legs, limit=limit, tie_key=lambda i: (*keys[i], i))
+            fused = combine(legs, limit=limit, tie_key=_TieKeys(shared, ranked))
         rows = _rows(conn, {i for i, _ in fused}, held=shared)
         if group_by == "document":
             # the text leg names one passage per document; a word found anywhere in it counts
@@ -243,6 +244,24 @@ def hybrid_search(
             for i, score in fused
             if i in rows
         ]
+
+
+class _TieKeys:
+    """The tie key of a ranked chunk, ``(date rank, document id, chunk id)``: newer documents first.
+
+    Fusion asks for it only among equal scores in the head it returns, which most searches never
+    reach, so the candidates' keys for the ranked chunks are looked up on the first call only.
+    """
+
+    def __init__(self, candidates: Candidates, ranked: Set[int]) -> None:
+        self._candidates = candidates
+        self._ranked = ranked
+        self._keys: dict[int, tuple[int, int]] | None = None
+
+    def __call__(self, chunk_id: int) -> tuple[int, int, int]:
+        if self._keys is None:
+            self._keys = self._candidates.owners.keys(self._ranked)
+        return (*self._keys[chunk_id], chunk_id)
 
 
 def _fuse_documents(
