@@ -58,12 +58,15 @@ from notochord.search.inverted_index import CandidateMask, InvertedIndex, forget
 from notochord.search.inverted_index_arrays import Segment
 
 __all__ = [
+    "DATA_VERSION_COLUMNS",
     "MAX_NAMED",
     "Candidates",
+    "DataVersion",
     "Owners",
     "SplicedMask",
     "candidate_set",
     "candidates_query",
+    "data_version_of",
     "forget_search_caches",
     "reads",
     "search_filters",
@@ -419,11 +422,21 @@ def forget_search_caches(engine: sa.Engine) -> None:
         _HELD.pop(engine, None)
 
 
-_DATA_VERSION = Prepared(sa.text(f"SELECT ({version_query(FTS_TABLE)}) AS fts, (SELECT max(id) FROM changes) AS feed"))
+DataVersion = tuple[bytes | None, int]
+"""The full-text index's version (``None``: read it separately) and the newest change id."""
+DATA_VERSION_COLUMNS = f"({version_query(FTS_TABLE)}) AS fts, (SELECT max(id) FROM changes) AS feed"
+"""On SQLite, the columns that read the data version, for a caller that reads it in one statement
+with other values of the same snapshot (:func:`data_version_of` turns them into the version)."""
+_DATA_VERSION = Prepared(sa.text(f"SELECT {DATA_VERSION_COLUMNS}"))
 
 
-def _data_version(conn: sa.Connection) -> tuple[bytes | None, int]:
-    """The full-text index's version (``None``: read it separately) and the newest change id, in one read.
+def data_version_of(fts: bytes | None, feed: int | None) -> DataVersion:
+    """The data version from the values of :data:`DATA_VERSION_COLUMNS`."""
+    return (bytes(fts) if fts is not None else b""), int(feed or 0)
+
+
+def _data_version(conn: sa.Connection) -> DataVersion:
+    """The data version as of ``conn``'s snapshot, in one read.
 
     On SQLite it runs on the driver's connection of the transaction (:class:`Prepared`): every search
     reads it, and SQLAlchemy's set-up of a text statement cost several times what SQLite takes.
@@ -435,7 +448,7 @@ def _data_version(conn: sa.Connection) -> tuple[bytes | None, int]:
         row = _DATA_VERSION.first(conn, {})
     except (SQLAlchemyError, sqlite3.Error) as exc:
         raise StorageError(f"could not read the data version of the space: {exc}") from exc
-    return (bytes(row[0]) if row[0] is not None else b""), int(row[1] or 0)
+    return data_version_of(row[0], row[1])
 
 
 def candidate_set(
@@ -444,10 +457,14 @@ def candidate_set(
     collection_ids: Set[int],
     time_range: TimeRange | None,
     entity_ids: Sequence[int] | None,
+    data_version: DataVersion | None = None,
 ) -> Candidates:
     """The candidates of a filter as of ``conn``'s snapshot: cached per (filter, data version), and
-    on a new data version brought forward from the ones held (see the module rules)."""
-    version, feed = _data_version(conn)
+    on a new data version brought forward from the ones held (see the module rules).
+
+    ``data_version`` is the version the caller read in ``conn``'s transaction already (with
+    :data:`DATA_VERSION_COLUMNS`); by default it is read here."""
+    version, feed = data_version if data_version is not None else _data_version(conn)
     index = text_index(conn, FTS_TABLE, version=version)
     which = (
         tuple(sorted(collection_ids)),

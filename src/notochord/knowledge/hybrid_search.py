@@ -63,6 +63,7 @@ from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.candidates import (
     Candidates,
+    DataVersion,
     candidate_set,
     candidates_query,
     forget_search_caches,
@@ -180,11 +181,14 @@ def hybrid_search(
     limit: int = DEFAULT_LIMIT,
     group_by: Literal["chunk", "document"] = "chunk",
     within: sa.Connection | None = None,
+    data_version: DataVersion | None = None,
 ) -> list[Hit]:
     """Rank the passages (or, with ``group_by="document"``, the documents) the filters allow for ``query``.
 
     ``within`` is a read transaction of ``store`` the caller already holds (it checked permissions
-    in the same snapshot); by default one is opened.
+    in the same snapshot); by default one is opened. ``data_version`` is the data version the caller
+    read in ``within`` (with its own statement, :data:`~.candidates.DATA_VERSION_COLUMNS`), so it is
+    not read again; it is only ever passed with ``within``.
     """
     if group_by not in GROUP_BY:
         raise KnowledgeValidationError(f"search hits group by 'chunk' or 'document', not {group_by!r}")
@@ -193,7 +197,9 @@ def hybrid_search(
     with store.read() if within is None else contextlib.nullcontext(within) as conn:
         if not query.strip():
             return _newest(conn, candidates_query(collection_ids, time_range, entity_ids), limit)
-        shared = candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+        shared = candidate_set(
+            conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids, data_version=data_version
+        )
         depth = max(limit * _DEPTH, _MIN_DEPTH)
         text_leg = full_text_leg(
             conn, query, collection_ids=collection_ids, limit=depth, candidates=shared, group_by=group_by
