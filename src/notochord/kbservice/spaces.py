@@ -18,6 +18,10 @@ Rules:
   remembered only under the token it sees; any grant, rename, deletion or link committed since, by
   this process or another on the same store, replaced the token, so the next request reads the rows
   again. The question itself is still asked on every request (:func:`~.policy.decide`).
+- A request that keeps its read transaction open for what it reads next (:meth:`Directory.reading`:
+  searches, retrievals, document lists) reads, on SQLite, the space's data version (what the search
+  caches are keyed by, :mod:`notochord.knowledge.candidates`) in the same statement as the access
+  version, so both come from the snapshot the permission question is answered in.
 """
 
 from __future__ import annotations
