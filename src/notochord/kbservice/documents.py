@@ -66,6 +66,7 @@ from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.policy import Action, ResourceType
 from notochord.kbservice.spaces import Directory, Found, OrgSpace
 from notochord.kbservice.validation import BUNDLED_MODELS, KbSettings, Paging, parse_json_object, parse_uuid
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.purge import purge_documents
 from notochord.knowledge.quotas import MAX_JSON_BYTES, MAX_NAME
 from notochord.net.hosts import HostEntry, NetworkPermission
@@ -432,11 +433,11 @@ class KbDocuments:
                 "limit": paging.limit,
                 "offset": paging.offset,
             }
-            total = int(conn.execute(_COUNT_DOCUMENTS, params).scalar_one())
+            total = int(_COUNT_DOCUMENTS.scalar(conn, params))
             if model_id is None:
-                rows = conn.execute(_PAGE, params).all()
+                rows = _PAGE.rows(conn, params)
             else:
-                rows = conn.execute(_PAGE_EMBEDDED_BY, {**params, "model_id": model_id}).all()
+                rows = _PAGE_EMBEDDED_BY.rows(conn, {**params, "model_id": model_id})
         return [_document(kb, r, (int(r.chunk_count), int(r.embedded)), content=None) for r in rows], total
 
     def get(self, *, actor: Actor, kb_id: object, document_id: object) -> KbDocument:
@@ -504,14 +505,15 @@ def _live_row(conn: sa.Connection, kb: KnowledgeBase, public_id: str) -> Any:
     return row
 
 
-# A page of the document list. Built once (per dialect, by SQLAlchemy's statement cache): only the
+# A page of the document list. Built once and compiled once per dialect (:class:`Prepared`: on
+# SQLite run on the driver's connection, without SQLAlchemy's set-up per statement): only the
 # parameters change between requests. The page is cut first and its chunks counted after, so a list
 # costs one page of counting whatever the knowledge base holds; the body is not read.
 _LISTED = (
     documents.c.collection_id == sa.bindparam("collection_id", type_=sa.Integer),
     documents.c.deleted_at.is_(None),
 )
-_COUNT_DOCUMENTS = sa.select(sa.func.count()).select_from(documents).where(*_LISTED)
+_COUNT_DOCUMENTS = Prepared(sa.select(sa.func.count()).select_from(documents).where(*_LISTED))
 
 
 def _page_query(*, embedded_by_model: bool) -> sa.Select[Any]:
@@ -545,8 +547,8 @@ def _page_query(*, embedded_by_model: bool) -> sa.Select[Any]:
     ).order_by(page.c.created_at.desc(), page.c.id.desc())
 
 
-_PAGE = _page_query(embedded_by_model=False)
-_PAGE_EMBEDDED_BY = _page_query(embedded_by_model=True)
+_PAGE = Prepared(_page_query(embedded_by_model=False))
+_PAGE_EMBEDDED_BY = Prepared(_page_query(embedded_by_model=True))
 
 
 def _model_id(store: OrgSpace) -> str | None:

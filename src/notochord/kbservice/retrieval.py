@@ -50,6 +50,7 @@ from notochord.kbservice.links import Links
 from notochord.kbservice.policy import Action, Resource, ResourceType, decide
 from notochord.kbservice.spaces import Directory, OrgSpace
 from notochord.kbservice.validation import JsonBody, Paging
+from notochord.knowledge.candidates import DataVersion
 from notochord.knowledge.hybrid_search import Hit, hybrid_search
 from notochord.knowledge.timeranges import TimeRange, parse_time_range
 
@@ -190,7 +191,9 @@ class KbRetrieval:
             kb = kb_from_row(found.row)
             request = SearchRequest.parse(body.object(), store=found.store)
             searched = {kb.collection_id: _Searched(kb, 0, 0)}
-            return _search_store(found.store, request, searched, depth=request.limit, within=conn)
+            return _search_store(
+                found.store, request, searched, depth=request.limit, within=conn, data_version=found.data_version
+            )
 
     def retrieve(self, *, actor: Actor, agent_id: object, body: JsonBody) -> list[Passage]:
         """Passages from every knowledge base linked to the agent that the caller may view."""
@@ -209,7 +212,14 @@ class KbRetrieval:
                 same = kb.organization_id == agent.organization_id
                 store = found.store if same else self._directory.store(kb.organization_id)
                 searched = {kb.collection_id: _Searched(kb, link.priority, order)}
-                passages = _search_store(store, request, searched, depth=request.limit, within=conn if same else None)
+                passages = _search_store(
+                    store,
+                    request,
+                    searched,
+                    depth=request.limit,
+                    within=conn if same else None,
+                    data_version=found.data_version if same else None,
+                )
                 ranked += [(p, order) for p in passages]
         ranked.sort(
             key=lambda p: (-round(p[0].score, _SCORE_DIGITS), -p[0].priority, p[1], p[0].document_id, p[0].chunk)
@@ -242,6 +252,7 @@ def _search_store(
     *,
     depth: int,
     within: sa.Connection | None = None,
+    data_version: DataVersion | None = None,
 ) -> list[Passage]:
     core = store.core
     hits = hybrid_search(
@@ -252,6 +263,7 @@ def _search_store(
         time_range=request.time_range,
         limit=depth,
         within=within,
+        data_version=data_version,
     )
     return [_passage(hit, searched[hit.collection_id]) for hit in hits]
 

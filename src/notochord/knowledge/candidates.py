@@ -33,6 +33,7 @@ Rules:
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import weakref
 from collections import OrderedDict
@@ -48,6 +49,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from notochord.db.schema import changes, chunks, documents, mentions
 from notochord.errors import StorageError
 from notochord.knowledge.indexing import FTS_TABLE
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.timeranges import TimeRange
 from notochord.search import inverted_index_delta as delta
 from notochord.search import text_store_pg
@@ -56,12 +58,15 @@ from notochord.search.inverted_index import CandidateMask, InvertedIndex, forget
 from notochord.search.inverted_index_arrays import Segment
 
 __all__ = [
+    "DATA_VERSION_COLUMNS",
     "MAX_NAMED",
     "Candidates",
+    "DataVersion",
     "Owners",
     "SplicedMask",
     "candidate_set",
     "candidates_query",
+    "data_version_of",
     "forget_search_caches",
     "reads",
     "search_filters",
@@ -370,6 +375,10 @@ class Candidates:
     """The newest change record as of that snapshot."""
     window: tuple[int, ...] = ()
     """The ids of the change records just below (and at) ``feed`` (see :data:`_WINDOW`)."""
+    passages: dict[int, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
+    """The rows of the passages searches of these candidates returned, by chunk id, as read at this
+    data version (:mod:`~notochord.knowledge.hybrid_search` fills it): a write makes a new data
+    version and so a new, empty one, so a row kept here is never older than the snapshot asking."""
 
     @property
     def ids(self) -> IntArray:
@@ -385,7 +394,9 @@ class Candidates:
 
     @property
     def nbytes(self) -> int:
-        return self.owners.nbytes + self.text.nbytes
+        # a passage row is mostly its text (and a title); the rest is a few small values
+        passages = sum(64 + len(row[2]) for row in list(self.passages.values()))
+        return self.owners.nbytes + self.text.nbytes + passages
 
 
 class _Held:
@@ -411,24 +422,33 @@ def forget_search_caches(engine: sa.Engine) -> None:
         _HELD.pop(engine, None)
 
 
-_VERSIONS: dict[str, sa.TextClause] = {}
+DataVersion = tuple[bytes | None, int]
+"""The full-text index's version (``None``: read it separately) and the newest change id."""
+DATA_VERSION_COLUMNS = f"({version_query(FTS_TABLE)}) AS fts, (SELECT max(id) FROM changes) AS feed"
+"""On SQLite, the columns that read the data version, for a caller that reads it in one statement
+with other values of the same snapshot (:func:`data_version_of` turns them into the version)."""
+_DATA_VERSION = Prepared(sa.text(f"SELECT {DATA_VERSION_COLUMNS}"))
 
 
-def _data_version(conn: sa.Connection) -> tuple[bytes | None, int]:
-    """The full-text index's version (``None``: read it separately) and the newest change id, in one read."""
+def data_version_of(fts: bytes | None, feed: int | None) -> DataVersion:
+    """The data version from the values of :data:`DATA_VERSION_COLUMNS`."""
+    return (bytes(fts) if fts is not None else b""), int(feed or 0)
+
+
+def _data_version(conn: sa.Connection) -> DataVersion:
+    """The data version as of ``conn``'s snapshot, in one read.
+
+    On SQLite it runs on the driver's connection of the transaction (:class:`Prepared`): every search
+    reads it, and SQLAlchemy's set-up of a text statement cost several times what SQLite takes.
+    """
     if text_store_pg.is_postgresql(conn):
         newest = conn.execute(sa.select(sa.func.max(changes.c.id))).scalar()
         return None, int(newest or 0)
-    statement = _VERSIONS.get(FTS_TABLE)
-    if statement is None:
-        statement = _VERSIONS[FTS_TABLE] = sa.text(
-            f"SELECT ({version_query(FTS_TABLE)}), (SELECT max(id) FROM changes)"
-        )
     try:
-        row = conn.execute(statement).one()
-    except SQLAlchemyError as exc:
+        row = _DATA_VERSION.first(conn, {})
+    except (SQLAlchemyError, sqlite3.Error) as exc:
         raise StorageError(f"could not read the data version of the space: {exc}") from exc
-    return (bytes(row[0]) if row[0] is not None else b""), int(row[1] or 0)
+    return data_version_of(row[0], row[1])
 
 
 def candidate_set(
@@ -437,10 +457,14 @@ def candidate_set(
     collection_ids: Set[int],
     time_range: TimeRange | None,
     entity_ids: Sequence[int] | None,
+    data_version: DataVersion | None = None,
 ) -> Candidates:
     """The candidates of a filter as of ``conn``'s snapshot: cached per (filter, data version), and
-    on a new data version brought forward from the ones held (see the module rules)."""
-    version, feed = _data_version(conn)
+    on a new data version brought forward from the ones held (see the module rules).
+
+    ``data_version`` is the version the caller read in ``conn``'s transaction already (with
+    :data:`DATA_VERSION_COLUMNS`); by default it is read here."""
+    version, feed = data_version if data_version is not None else _data_version(conn)
     index = text_index(conn, FTS_TABLE, version=version)
     which = (
         tuple(sorted(collection_ids)),

@@ -36,6 +36,12 @@ Rules:
 - What ties and grouping need — each candidate's document and the rank of its date among the
   candidates — is read with the candidates, in the same query, and cached with them: fusing asks
   no SQL of its own, and a tie among hundreds of equal fused scores costs array look-ups only.
+- The rows of the passages returned (chunk text and offsets, the document's title, key, source
+  and metadata) are kept with the candidates of the data version they were read at
+  (:attr:`~notochord.knowledge.candidates.Candidates.passages`): any write to a chunk or its
+  document moves the data version, so a kept row is exactly what the snapshot would read, and a
+  search reads only the rows of passages no search of that version has shown yet. Each hit still
+  gets metadata of its own to change.
 - Every hit says why it was found: ``text_match`` (the full-text leg matched a query word in it)
   and ``similarity`` (its cosine similarity to the query, when the vector leg ranked it). The
   ranking is the fused one whatever these say; :func:`is_relevant` is the separate judgement of
@@ -57,6 +63,7 @@ from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.candidates import (
     Candidates,
+    DataVersion,
     candidate_set,
     candidates_query,
     forget_search_caches,
@@ -174,11 +181,14 @@ def hybrid_search(
     limit: int = DEFAULT_LIMIT,
     group_by: Literal["chunk", "document"] = "chunk",
     within: sa.Connection | None = None,
+    data_version: DataVersion | None = None,
 ) -> list[Hit]:
     """Rank the passages (or, with ``group_by="document"``, the documents) the filters allow for ``query``.
 
     ``within`` is a read transaction of ``store`` the caller already holds (it checked permissions
-    in the same snapshot); by default one is opened.
+    in the same snapshot); by default one is opened. ``data_version`` is the data version the caller
+    read in ``within`` (with its own statement, :data:`~.candidates.DATA_VERSION_COLUMNS`), so it is
+    not read again; it is only ever passed with ``within``.
     """
     if group_by not in GROUP_BY:
         raise KnowledgeValidationError(f"search hits group by 'chunk' or 'document', not {group_by!r}")
@@ -187,7 +197,9 @@ def hybrid_search(
     with store.read() if within is None else contextlib.nullcontext(within) as conn:
         if not query.strip():
             return _newest(conn, candidates_query(collection_ids, time_range, entity_ids), limit)
-        shared = candidate_set(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+        shared = candidate_set(
+            conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids, data_version=data_version
+        )
         depth = max(limit * _DEPTH, _MIN_DEPTH)
         text_leg = full_text_leg(
             conn, query, collection_ids=collection_ids, limit=depth, candidates=shared, group_by=group_by
@@ -208,16 +220,17 @@ def hybrid_search(
             )
         multilingual = bool(vectors.embedder and vectors.embedder.multilingual)
         text_weight, vector_weight = leg_weights(query, embedder_multilingual=multilingual)
-        keys = shared.owners.keys({i for i, _ in text_leg} | {i for i, _ in vector_leg})
+        ranked = {i for i, _ in text_leg} | {i for i, _ in vector_leg}
         similarities = dict(vector_leg)
         if group_by == "document":
+            keys = shared.owners.keys(ranked)
             fused = _fuse_documents(
                 text_leg, vector_leg if vectors.enabled else None, (text_weight, vector_weight), keys, limit
             )
         else:
             legs = [(text_leg, text_weight)] + ([(vector_leg, vector_weight)] if vectors.enabled else [])
-            fused = combine(legs, limit=limit, tie_key=lambda i: (*keys[i], i))
-        rows = _rows(conn, {i for i, _ in fused})
+            fused = combine(legs, limit=limit, tie_key=_TieKeys(shared, ranked))
+        rows = _rows(conn, {i for i, _ in fused}, held=shared)
         if group_by == "document":
             # the text leg names one passage per document; a word found anywhere in it counts
             matched_documents = {keys[i][1] for i, _ in text_leg if i in keys}
@@ -225,7 +238,7 @@ def hybrid_search(
                 _hit(
                     rows[i],
                     score,
-                    text_match=rows[i]["document_id"] in matched_documents,
+                    text_match=rows[i][_DOCUMENT_ID] in matched_documents,
                     similarity=similarities.get(i),
                 )
                 for i, score in fused
@@ -237,6 +250,24 @@ def hybrid_search(
             for i, score in fused
             if i in rows
         ]
+
+
+class _TieKeys:
+    """The tie key of a ranked chunk, ``(date rank, document id, chunk id)``: newer documents first.
+
+    Fusion asks for it only among equal scores in the head it returns, which most searches never
+    reach, so the candidates' keys for the ranked chunks are looked up on the first call only.
+    """
+
+    def __init__(self, candidates: Candidates, ranked: Set[int]) -> None:
+        self._candidates = candidates
+        self._ranked = ranked
+        self._keys: dict[int, tuple[int, int]] | None = None
+
+    def __call__(self, chunk_id: int) -> tuple[int, int, int]:
+        if self._keys is None:
+            self._keys = self._candidates.owners.keys(self._ranked)
+        return (*self._keys[chunk_id], chunk_id)
 
 
 def _fuse_documents(
@@ -279,21 +310,13 @@ def _fuse_documents(
 
 # one text statement per dialect, built once: the ids go in as one JSON array, so nothing is
 # rendered per search (an expanding ``IN`` list is compiled anew for every count of ids)
-_ROW_NAMES = (
-    "id",
-    "idx",
-    "text",
-    "start",
-    "end",
-    "document_id",
-    "document_key",
-    "source_uri",
-    "title",
-    "collection_id",
-    "meta_json",
-    "doc_date",
-)
 _ROWS: dict[str, sa.TextClause] = {}
+# the columns of a passage row, in the statement's order
+(_ID, _IDX, _TEXT, _START, _END, _DOCUMENT_ID, _KEY, _SOURCE_URI, _TITLE, _COLLECTION_ID, _META_JSON, _DOC_DATE) = (
+    range(12)
+)
+_PASSAGES_HELD = 4096
+"""Passage rows kept per candidate set; past it, further rows are read for each search that shows them."""
 
 
 def _rows_statement(conn: sa.Connection) -> sa.TextClause:
@@ -308,29 +331,44 @@ def _rows_statement(conn: sa.Connection) -> sa.TextClause:
     return found
 
 
-def _rows(conn: sa.Connection, ids: Set[int]) -> dict[int, dict[str, Any]]:
+def _rows(conn: sa.Connection, ids: Set[int], *, held: Candidates | None = None) -> dict[int, tuple[Any, ...]]:
+    """The passage rows of chunks ``ids`` as of ``conn``'s snapshot, by chunk id.
+
+    ``held`` are the candidates of this snapshot's data version the ids were ranked from: their rows
+    are the same for every snapshot of that version (any write to a chunk or its document moves
+    the version), so rows read once are kept with them and only the others are read.
+    """
     if not ids:
         return {}
-    found = conn.execute(_rows_statement(conn), {"ids": json.dumps(sorted(ids))})
-    return {row[0]: dict(zip(_ROW_NAMES, row, strict=True)) for row in found}
+    kept = held.passages if held is not None else {}
+    found = {i: kept[i] for i in ids if i in kept}
+    if len(found) == len(ids):
+        return found
+    missing = sorted(ids - found.keys())
+    read = {row[_ID]: tuple(row) for row in conn.execute(_rows_statement(conn), {"ids": json.dumps(missing)})}
+    found.update(read)
+    if held is not None and len(kept) + len(read) <= _PASSAGES_HELD:
+        kept.update(read)
+    return found
 
 
-def _hit(row: dict[str, Any], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
+def _hit(row: tuple[Any, ...], score: float, *, text_match: bool = False, similarity: float | None = None) -> Hit:
     return Hit(
-        document_id=row["document_id"],
-        title=row["title"],
-        collection_id=row["collection_id"],
-        text=row["text"],
-        chunk=row["idx"],
-        start=row["start"],
-        end=row["end"],
-        meta=json.loads(row["meta_json"]),
-        doc_date=row["doc_date"],
+        document_id=row[_DOCUMENT_ID],
+        title=row[_TITLE],
+        collection_id=row[_COLLECTION_ID],
+        text=row[_TEXT],
+        chunk=row[_IDX],
+        start=row[_START],
+        end=row[_END],
+        # parsed for each hit: a caller (a gem) gets a dict of its own, which it may change
+        meta=json.loads(row[_META_JSON]),
+        doc_date=row[_DOC_DATE],
         score=score,
         text_match=text_match,
         similarity=similarity,
-        document_key=row["document_key"],
-        source_uri=row["source_uri"],
+        document_key=row[_KEY],
+        source_uri=row[_SOURCE_URI],
     )
 
 

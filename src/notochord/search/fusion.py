@@ -126,6 +126,13 @@ def combine(
     total = sum(weight for _, weight in weighted)
     if limit <= 0 or total <= 0.0:
         return []
+    if len(weighted) == 1:
+        # one leg (a search without vectors): the same float operations as the sum below, whose
+        # ``0.0 +`` changes no positive number, in one pass instead of two
+        ((normalised, weight),) = weighted
+        rescale = 1.0 - FOUND_FLOOR
+        fused = {i: weight * (FOUND_FLOOR + rescale * v) / total for i, v in normalised.items()}
+        return _ordered(fused, limit, tie_key)
     scores: dict[int, float] = {}
     for normalised, weight in weighted:
         for item_id, value in normalised.items():
