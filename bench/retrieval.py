@@ -11,9 +11,10 @@ Run from the repository root::
 For every BEIR-style data set under ``../shared/bench/`` (``corpus.jsonl[.gz]``, ``queries.jsonl``,
 ``qrels/test.tsv``) it measures, in one process:
 
-- **indexing, as the product indexes**: one document per corpus record (title + text) written with
-  ``space.user.documents.upsert`` into the personal space, one write transaction each (chunks,
-  full-text rows and mentions are written inside it): *word indexing* in chunks/s. Then
+- **indexing, as the product imports**: one document per corpus record (title + text) written with
+  ``space.user.documents.upsert_many`` into the personal space, 50 documents a write transaction
+  (chunks, full-text rows and mentions are written inside it, each document its own change):
+  *word indexing* in chunks/s. Then
   ``space.index.wait()`` embeds the pending chunks with the default embedder: *vector indexing* in
   chunks/s, beside the embedder's raw ``embed_passages`` throughput on a sample of the same passages,
   measured in the same process, half just before and half just after;
@@ -102,6 +103,7 @@ from retrieval_data import (  # noqa: E402
     DOC_DEPTH,
     RAW_SAMPLE,
     REPO,
+    WORDS_BATCH,
     Dataset,
     EmbeddingCache,
     Ranked,
@@ -543,7 +545,11 @@ def bench_dataset(
     for col in ("stage", "items", "seconds", "chunks/s", "note"):
         index.add_column(col, justify="left" if col in ("stage", "note") else "right")
     index.add_row(
-        "words: documents.upsert", f"{figures.chunks}", f"{figures.words_s:.1f}", f"{figures.words_rate:,.0f}", ""
+        f"words: documents.upsert_many ({WORDS_BATCH}/tx)",
+        f"{figures.chunks}",
+        f"{figures.words_s:.1f}",
+        f"{figures.words_rate:,.0f}",
+        "",
     )
     if embedder is not None:
         vec_note = f"{figures.prefilled} chunks pre-filled from the embedding cache" if figures.prefilled else ""
@@ -795,7 +801,7 @@ def print_targets(summaries: Sequence[Summary], synthetic: dict[int, float]) -> 
             s.fts_p50_ratio <= TARGETS["fts_vs_bm25s"],
         )
         row(
-            f"{tag}: word indexing ≥ {TARGETS['words_chunks_per_s']:,.0f} chunks/s",
+            f"{tag}: word indexing ≥ {TARGETS['words_chunks_per_s']:,.0f} chunks/s in batches",
             s.words_rate,
             f"{s.words_rate:,.0f}",
             s.words_rate >= TARGETS["words_chunks_per_s"],
