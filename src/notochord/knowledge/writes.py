@@ -30,7 +30,7 @@ import contextvars
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -469,6 +469,81 @@ class WriteTx:
                 forget_lookups(self.conn)
         self.recorded.append(change_id)
         return int(change_id)
+
+    def change_recorder(
+        self, *, op: str, target_type: str
+    ) -> Callable[[int, str, str | None, str | None, Sequence[tuple[str, int]]], int]:
+        """:meth:`record_encoded` of many applied changes of one ``op`` on ``target_type`` (a batch's),
+        with what they share (the actor, the run id and its check) worked out once.
+
+        The returned function takes a change's target id, summary, ``before`` and ``after`` JSON and
+        touched objects, and records it exactly as :meth:`record_encoded` would; it may be called
+        interleaved with :meth:`record`, and until :meth:`flush`.
+        """
+        if self._next_change is None or not self.defer_objects or target_type in _ENTITY_OBJECTS:
+
+            def one_by_one(
+                target_id: int,
+                summary: str,
+                before_json: str | None,
+                after_json: str | None,
+                touched: Sequence[tuple[str, int]],
+            ) -> int:
+                return self.record_encoded(
+                    op=op,
+                    target_type=target_type,
+                    target_id=target_id,
+                    summary=summary,
+                    touched=touched,
+                    before_json=before_json,
+                    after_json=after_json,
+                )
+
+            return one_by_one
+        run_id, actor = self.run_id, str(self.actor)
+        run_id_storable = storable(run_id)
+
+        def deferred(
+            target_id: int,
+            summary: str,
+            before_json: str | None,
+            after_json: str | None,
+            touched: Sequence[tuple[str, int]],
+        ) -> int:
+            summary = summary[:1000]
+            if not (run_id_storable and storable(summary)):
+                refuse_nul_in("changes", {"summary": summary, "run_id": run_id})
+            change_id = self._next_change
+            assert change_id is not None
+            self._next_change = change_id + self._change_step
+            self._deferred_changes.append(
+                (
+                    change_id,
+                    run_id,
+                    actor,
+                    op,
+                    target_type,
+                    target_id,
+                    summary,
+                    before_json,
+                    after_json,
+                    None,
+                    "applied",
+                    self.now,
+                )
+            )
+            if touched:
+                objects = {*touched, (target_type, target_id)}
+                self._deferred.extend((change_id, t, i) for t, i in sorted(objects))
+                if any(t in _ENTITY_OBJECTS for t, _ in touched):
+                    _bump_entity_version(self.conn)
+                    forget_lookups(self.conn)
+            else:
+                self._deferred.append((change_id, target_type, target_id))
+            self.recorded.append(change_id)
+            return change_id
+
+        return deferred
 
     def flush(self) -> None:
         """Write the change rows and object rows collected while deferred (changes first: the
