@@ -46,6 +46,13 @@ from notochord.knowledge.fact_rows import (
     record_user_conflict,
     short,
 )
+from notochord.knowledge.many_rows import (
+    KEYS_PER_SHORT_STATEMENT,
+    KEYS_PER_STATEMENT,
+    insert_rows,
+    keyed_rows,
+    values_list,
+)
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, QuotaTally
 from notochord.knowledge.records import PutResult
@@ -76,20 +83,17 @@ _FACT_COLUMNS = (
 _EXPIRY = ("at", "by", "fact_id")
 _LAST_FACT = Prepared(sa.select(sa.func.max(facts.c.id)))
 _LAST_CHANGE = Prepared(sa.select(sa.func.max(changes.c.id)))
-# The current facts of the batch's slots on SQLite, in one statement whatever the batch's size:
-# the keys are one JSON array of [subject, predicate, value or null] (null: the whole slot of a
-# `one` predicate), each looked up on the (subject_id, predicate, valid_to) index. The keys are
-# taken apart once (MATERIALIZED, SQLite 3.35 like RETURNING): in the join, json_extract would run
-# again for every fact of a slot the index visits.
-_SLOTS_SQLITE = Prepared(
-    sa.text(
-        "WITH k(s, p, v) AS MATERIALIZED (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
-        "json_extract(value, '$[2]') FROM json_each(:keys)) "
-        "SELECT f.id, f.subject_id, f.predicate, f.value_json, f.object_id, f.origin "
-        "FROM k JOIN facts AS f ON f.subject_id = k.s AND f.predicate = k.p AND f.valid_to IS NULL "
-        "AND (k.v IS NULL OR f.value_json = k.v)"
-    )
-)
+# The current facts of the batch's slots on SQLite, for a chunk of keys at a time: the keys are the
+# rows of a VALUES list, (subject, predicate, value or null) (null: the whole slot of a `one`
+# predicate), each looked up on the (subject_id, predicate, valid_to) index. The keys are read once
+# (MATERIALIZED, SQLite 3.35 like RETURNING), not again for every fact of a slot the index visits.
+_SLOTS_SQLITE = {
+    count: f"WITH k(s, p, v) AS MATERIALIZED (VALUES {values_list(3, count)}) "
+    "SELECT f.id, f.subject_id, f.predicate, f.value_json, f.object_id, f.origin "
+    "FROM k JOIN facts AS f ON f.subject_id = k.s AND f.predicate = k.p AND f.valid_to IS NULL "
+    "AND (k.v IS NULL OR f.value_json = k.v)"
+    for count in (KEYS_PER_STATEMENT, KEYS_PER_SHORT_STATEMENT)
+}
 
 
 class FactWriter(Protocol):
@@ -364,7 +368,7 @@ def _apply(
     if provisional:
         new_facts, expired, results = _renumbered(tx, new_facts, expired, results)
     # facts first: the expiries may end facts of this batch
-    INSERT_FACT_WITH_ID.run_tuples(conn, _FACT_COLUMNS, new_facts, texts_checked=True, copy=True)
+    insert_rows(conn, INSERT_FACT_WITH_ID, facts, _FACT_COLUMNS, new_facts, copy=True)
     tx.flush()
     EXPIRE_ONE.run_tuples(conn, _EXPIRY, expired, texts_checked=True)
     return results
@@ -448,28 +452,28 @@ def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:
 def _current_slots(conn: sa.Connection, resolved: Sequence[_Item]) -> dict[tuple[int, str], list[_Live]]:
     """The current facts the batch's decisions depend on, by (canonical subject, predicate): the
     whole slot of a ``one`` predicate, the rows holding the batch's values of a ``many`` one."""
-    canonical = {member: item.subject_id for item in resolved for member in item.members}
-    keys = {
-        (member, item.name, None if item.whole else item.given.value_json)
-        for item in resolved
-        for member in item.members
-    }
+    canonical: dict[int, int] = {}
+    keys: set[tuple[int, str, str | None]] = set()
+    for given, subject_id, _object_id, name, whole, members in resolved:
+        value_json = None if whole else given.value_json
+        for member in members:
+            canonical[member] = subject_id
+            keys.add((member, name, value_json))
     if not keys:
         return {}
+    rows: Iterable[Any]
     if conn.dialect.name == "sqlite":
-        rows: Iterable[Any] = _SLOTS_SQLITE.rows(
-            conn, {"keys": json.dumps(sorted(keys, key=_key_order), ensure_ascii=False)}
-        )
+        rows = keyed_rows(conn, _SLOTS_SQLITE.__getitem__, sorted(keys, key=_key_order))
     else:
         rows = _read_slots(conn, keys)
     slots: dict[tuple[int, str], list[_Live]] = {}
     seen: set[int] = set()
-    for row in rows:
-        if row.id in seen:
+    for fact_id, subject_id, predicate, value_json, object_id, origin in rows:
+        if fact_id in seen:
             continue
-        seen.add(row.id)
-        slot = slots.setdefault((canonical[row.subject_id], row.predicate), [])
-        slot.append(_Live(row.subject_id, row.id, row.value_json, row.object_id, row.origin))
+        seen.add(fact_id)
+        slot = slots.setdefault((canonical[subject_id], predicate), [])
+        slot.append(_Live(subject_id, fact_id, value_json, object_id, origin))
     for slot in slots.values():
         slot.sort(key=_order)
     return slots

@@ -214,8 +214,13 @@ def put_preparer(actor: Actor) -> Callable[[Mapping[str, Any]], PutArguments]:
     return prepare
 
 
+# What ``json.dumps(value, ensure_ascii=False)`` uses, built once (``dumps`` with an option builds one per call).
+_SHOWN = json.JSONEncoder(ensure_ascii=False)
+
+
 def short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """``value`` as a change's summary shows it: its text, or its JSON, cut to 80 characters."""
+    text = value if isinstance(value, str) else _SHOWN.encode(value)
     return text if len(text) <= 80 else text[:77] + "…"
 
 

@@ -41,6 +41,7 @@ from notochord.db.engine import read_tx
 from notochord.db.schema import change_objects, changes, space_meta
 from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.many_rows import insert_rows
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement, storable
 
@@ -549,9 +550,9 @@ class WriteTx:
         """Write the change rows and object rows collected while deferred (changes first: the
         objects refer to them)."""
         changes_rows, self._deferred_changes = self._deferred_changes, []
-        _INSERT_CHANGE_WITH_ID.run_tuples(self.conn, _CHANGE_COLUMNS, changes_rows, texts_checked=True, copy=self._copy)
+        insert_rows(self.conn, _INSERT_CHANGE_WITH_ID, changes, _CHANGE_COLUMNS, changes_rows, copy=self._copy)
         rows, self._deferred = self._deferred, []
-        _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True, copy=self._copy)
+        insert_rows(self.conn, _INSERT_OBJECTS, change_objects, _OBJECT_COLUMNS, rows, copy=self._copy)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
