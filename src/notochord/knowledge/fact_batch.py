@@ -7,18 +7,23 @@ writes and the rows holding the values it writes under ``many`` predicates, kept
 as the batch goes. The work is done in passes over the whole batch rather than statement by
 statement per item:
 
-1. every item is validated (no database), up to the first one refused;
+1. every item is validated (no database), up to the first one refused: the writer's defaults
+   worked out once, an item of the usual shape checked by a single put's checks, any other by
+   the single put's own validation (:func:`~notochord.knowledge.fact_rows.put_preparer`);
 2. in order, each item is charged to the quota (counted in memory, the counter read and written
    once) and resolved: its subject, object and predicate, each distinct one once (the entities of
-   the batch are read in one statement first), new predicates declared as the first item naming
-   them reaches them. The first refused item, by index, is the one a loop of puts would refuse;
-3. the current facts of every slot the batch touches are read in one statement;
+   the batch are answered from the transaction's look-ups, those not looked up yet read in one
+   statement first), new predicates declared as the first item naming them reaches them. The
+   first refused item, by index, is the one a loop of puts would refuse;
+3. the current facts of every slot the batch touches are read, on SQLite for 100 (or 10) bound
+   keys per statement;
 4. the decisions are made in memory, each value encoded once for its fact and its change;
 5. the facts, the changes, the objects they touched and the facts they expired are written in
-   one statement per table, with the ids single puts would get (the batch holds the write lock):
-   on SQLite the largest ids plus one, known up front; on PostgreSQL provisional ids until the
-   decisions are made, then as many ids drawn from each table's sequence in one statement, and
-   the rows sent with ``COPY``.
+   a few statements per table, with the ids single puts would get (the batch holds the write
+   lock): on SQLite the largest ids plus one, known up front, the rows in multi-row statements
+   (:mod:`notochord.knowledge.many_rows`); on PostgreSQL provisional ids until the decisions are
+   made, then as many ids drawn from each table's sequence in one statement, and the rows sent
+   with ``COPY``.
 
 Every text a row holds was refused for U+0000 where it entered (the item's validation, the
 vocabulary, the change's summary), so the rows are not checked again statement by statement. The
@@ -428,7 +433,7 @@ def _next_ids(tx: WriteTx) -> int:
     """On SQLite, the id of the batch's first new fact, and its changes' ids known up front.
 
     The batch holds the write lock, and SQLite gives a new row the largest id plus one, so these are
-    the ids the same puts one by one would get; the rows then go in one statement per table.
+    the ids the same puts one by one would get; the rows then go in a few statements per table.
     """
     tx.defer_changes(int(_LAST_CHANGE.scalar(tx.conn, {}) or 0) + 1)
     return int(_LAST_FACT.scalar(tx.conn, {}) or 0) + 1
