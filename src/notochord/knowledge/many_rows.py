@@ -2,11 +2,11 @@
 
 On SQLite, ``executemany`` of a one-row ``INSERT`` runs the statement once per row, and each run
 opens the table's and every index's cursor anew; a multi-row ``INSERT … VALUES (…), (…), …`` opens
-them once for all its rows, which halves the cost of a row of a table with several indexes. Such a
-statement is sent for each full chunk of :data:`ROWS_PER_STATEMENT` rows, always with the same
-text, so the driver compiles it once per connection and keeps it (compiling one costs about as much
-as writing its rows). The rows after the last full chunk go in one ``executemany``: a statement of
-their exact count would be compiled anew.
+them once for all its rows, which halves the cost of a row of a table with several indexes. Rows
+fewer than :data:`ROWS_PER_STATEMENT` go in one ``executemany`` as before; more go in statements of
+that many rows, then of a quarter as many, always with the same two texts, so the driver compiles
+each once per connection and keeps it (compiling one costs about as much as writing its rows); the
+last few go in one ``executemany``: a statement of their exact count would be compiled anew.
 
 Reading the rows of many keys (:func:`keyed_rows`) takes the keys as the rows of a ``VALUES`` list
 in the statement the same way, in chunks of two fixed sizes, the last one filled up by repeating its
@@ -32,6 +32,7 @@ __all__ = [
     "KEYS_PER_SHORT_STATEMENT",
     "KEYS_PER_STATEMENT",
     "ROWS_PER_STATEMENT",
+    "SHORT_CHUNKS",
     "insert_rows",
     "keyed_rows",
     "values_list",
@@ -39,6 +40,9 @@ __all__ = [
 
 ROWS_PER_STATEMENT = 128
 """New rows per multi-row statement; fewer go in one ``executemany``."""
+SHORT_CHUNKS = 4
+"""After the full statements, the rest goes in statements of a quarter as many rows, then the last
+few in one ``executemany``."""
 KEYS_PER_STATEMENT = 100
 KEYS_PER_SHORT_STATEMENT = 10
 
@@ -66,12 +70,16 @@ def insert_rows(
     if per == 0 or len(rows) < per:
         statement.run_tuples(conn, columns, rows, texts_checked=True, copy=copy)
         return
-    full = len(rows) - len(rows) % per
-    sql = _multi_row_sql(conn, table, columns, per)
-    for start in range(0, full, per):
-        _execute(conn, sql, [value for row in rows[start : start + per] for value in row])
-    if full < len(rows):
-        statement.run_tuples(conn, columns, rows[full:], texts_checked=True, copy=copy)
+    start = 0
+    for size in (per, per // SHORT_CHUNKS):
+        if size < 2:
+            break
+        sql = _multi_row_sql(conn, table, columns, size)
+        while len(rows) - start >= size:
+            _execute(conn, sql, [value for row in rows[start : start + size] for value in row])
+            start += size
+    if start < len(rows):
+        statement.run_tuples(conn, columns, rows[start:], texts_checked=True, copy=copy)
 
 
 def _rows_per_statement(conn: sa.Connection, width: int) -> int:
