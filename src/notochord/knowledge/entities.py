@@ -15,6 +15,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -55,6 +56,14 @@ _MERGED_INTO_ANY = (
 )
 # ids per statement: well below every backend's limit of bound parameters
 _PRIME_CHUNK = 500
+# The same two on SQLite, the ids given as one JSON array: expanding an IN list through SQLAlchemy
+# costs more than SQLite takes to answer it (a batch primes hundreds of entities).
+_PRIME_SQLITE = Prepared(
+    sa.text("SELECT id, kind, merged_into, deleted_at FROM entities WHERE id IN (SELECT value FROM json_each(:ids))")
+)
+_MERGED_INTO_ANY_SQLITE = Prepared(
+    sa.text("SELECT DISTINCT merged_into FROM entities WHERE merged_into IN (SELECT value FROM json_each(:ids))")
+)
 
 
 class Entities:
@@ -169,19 +178,49 @@ class Entities:
             for i in set(entity_ids)
             if ("members", i) not in lookups or ("kind", i) not in lookups or ("canonical", i) not in lookups
         )
+        sqlite = conn.dialect.name == "sqlite"
         for start in range(0, len(wanted), _PRIME_CHUNK):
             chunk = wanted[start : start + _PRIME_CHUNK]
-            rows = conn.execute(_PRIME, {"ids": chunk}).all()
+            rows: Iterable[Any] = (
+                _PRIME_SQLITE.rows(conn, {"ids": json.dumps(chunk)}) if sqlite else conn.execute(_PRIME, {"ids": chunk})
+            )
             roots = {r.id: r.kind for r in rows if r.merged_into is None and r.deleted_at is None}
             if not roots:
                 continue
-            merged_into = set(conn.execute(_MERGED_INTO_ANY, {"ids": sorted(roots)}).scalars())
+            if sqlite:
+                found = _MERGED_INTO_ANY_SQLITE.rows(conn, {"ids": json.dumps(sorted(roots))})
+                merged_into = {r.merged_into for r in found}
+            else:
+                merged_into = set(conn.execute(_MERGED_INTO_ANY, {"ids": sorted(roots)}).scalars())
             for entity_id, kind in roots.items():
                 if entity_id in merged_into:
                     continue
                 lookups[("canonical", entity_id)] = entity_id
                 lookups[("kind", entity_id)] = str(kind)
                 lookups[("members", entity_id)] = (entity_id,)
+
+    def known(self, conn: sa.Connection, entity_ids: Iterable[int]) -> dict[int, tuple[int, str, tuple[int, ...]]]:
+        """The canonical entity, its kind and its members (:meth:`canonical`, :meth:`kind_of`,
+        :meth:`members`) of each of ``entity_ids`` the transaction has looked up or can look up in
+        the statements of :meth:`prime`; an id left out (merged, deleted, missing) is for the single
+        look-ups, which follow chains and raise as usual.
+
+        Answers come from the same remembered look-ups as the single ones, so they are exactly as
+        current: a write that changes entities renews them (:func:`~notochord.knowledge.writes.forget_lookups`).
+        """
+        wanted = set(entity_ids)
+        self.prime(conn, wanted)
+        lookups = self._lookups(conn)
+        found: dict[int, tuple[int, str, tuple[int, ...]]] = {}
+        for entity_id in wanted:
+            canonical = lookups.get(("canonical", entity_id))
+            if canonical is None:
+                continue
+            kind = lookups.get(("kind", canonical))
+            members = lookups.get(("members", canonical))
+            if kind is not None and members is not None:
+                found[entity_id] = (int(canonical), str(kind), members)
+        return found
 
     def _members(self, conn: sa.Connection, entity_id: int) -> list[int]:
         found = [entity_id]

@@ -7,18 +7,23 @@ writes and the rows holding the values it writes under ``many`` predicates, kept
 as the batch goes. The work is done in passes over the whole batch rather than statement by
 statement per item:
 
-1. every item is validated (no database), up to the first one refused;
+1. every item is validated (no database), up to the first one refused: the writer's defaults
+   worked out once, an item of the usual shape checked by a single put's checks, any other by
+   the single put's own validation (:func:`~notochord.knowledge.fact_rows.put_preparer`);
 2. in order, each item is charged to the quota (counted in memory, the counter read and written
    once) and resolved: its subject, object and predicate, each distinct one once (the entities of
-   the batch are read in one statement first), new predicates declared as the first item naming
-   them reaches them. The first refused item, by index, is the one a loop of puts would refuse;
-3. the current facts of every slot the batch touches are read in one statement;
+   the batch are answered from the transaction's look-ups, those not looked up yet read in one
+   statement first), new predicates declared as the first item naming them reaches them. The
+   first refused item, by index, is the one a loop of puts would refuse;
+3. the current facts of every slot the batch touches are read, on SQLite for 100 (or 10) bound
+   keys per statement;
 4. the decisions are made in memory, each value encoded once for its fact and its change;
 5. the facts, the changes, the objects they touched and the facts they expired are written in
-   one statement per table, with the ids single puts would get (the batch holds the write lock):
-   on SQLite the largest ids plus one, known up front; on PostgreSQL provisional ids until the
-   decisions are made, then as many ids drawn from each table's sequence in one statement, and
-   the rows sent with ``COPY``.
+   a few statements per table, with the ids single puts would get (the batch holds the write
+   lock): on SQLite the largest ids plus one, known up front, the rows in multi-row statements
+   (:mod:`notochord.knowledge.many_rows`); on PostgreSQL provisional ids until the decisions are
+   made, then as many ids drawn from each table's sequence in one statement, and the rows sent
+   with ``COPY``.
 
 Every text a row holds was refused for U+0000 where it entered (the item's validation, the
 vocabulary, the change's summary), so the rows are not checked again statement by statement. The
@@ -27,7 +32,6 @@ rules are :mod:`notochord.knowledge.facts`' and :mod:`notochord.knowledge.batche
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import gc
 import json
@@ -39,7 +43,21 @@ import sqlalchemy as sa
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.batches import item_errors
-from notochord.knowledge.fact_rows import EXPIRE_ONE, PutArguments, Subject, prepare_put, record_user_conflict, short
+from notochord.knowledge.fact_rows import (
+    EXPIRE_ONE,
+    PutArguments,
+    Subject,
+    put_preparer,
+    record_user_conflict,
+    short,
+)
+from notochord.knowledge.many_rows import (
+    KEYS_PER_SHORT_STATEMENT,
+    KEYS_PER_STATEMENT,
+    insert_rows,
+    keyed_rows,
+    values_list,
+)
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, QuotaTally
 from notochord.knowledge.records import PutResult
@@ -70,20 +88,17 @@ _FACT_COLUMNS = (
 _EXPIRY = ("at", "by", "fact_id")
 _LAST_FACT = Prepared(sa.select(sa.func.max(facts.c.id)))
 _LAST_CHANGE = Prepared(sa.select(sa.func.max(changes.c.id)))
-# The current facts of the batch's slots on SQLite, in one statement whatever the batch's size:
-# the keys are one JSON array of [subject, predicate, value or null] (null: the whole slot of a
-# `one` predicate), each looked up on the (subject_id, predicate, valid_to) index. The keys are
-# taken apart once (MATERIALIZED, SQLite 3.35 like RETURNING): in the join, json_extract would run
-# again for every fact of a slot the index visits.
-_SLOTS_SQLITE = Prepared(
-    sa.text(
-        "WITH k(s, p, v) AS MATERIALIZED (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), "
-        "json_extract(value, '$[2]') FROM json_each(:keys)) "
-        "SELECT f.id, f.subject_id, f.predicate, f.value_json, f.object_id, f.origin "
-        "FROM k JOIN facts AS f ON f.subject_id = k.s AND f.predicate = k.p AND f.valid_to IS NULL "
-        "AND (k.v IS NULL OR f.value_json = k.v)"
-    )
-)
+# The current facts of the batch's slots on SQLite, for a chunk of keys at a time: the keys are the
+# rows of a VALUES list, (subject, predicate, value or null) (null: the whole slot of a `one`
+# predicate), each looked up on the (subject_id, predicate, valid_to) index. The keys are read once
+# (MATERIALIZED, SQLite 3.35 like RETURNING), not again for every fact of a slot the index visits.
+_SLOTS_SQLITE = {
+    count: f"WITH k(s, p, v) AS MATERIALIZED (VALUES {values_list(3, count)}) "
+    "SELECT f.id, f.subject_id, f.predicate, f.value_json, f.object_id, f.origin "
+    "FROM k JOIN facts AS f ON f.subject_id = k.s AND f.predicate = k.p AND f.valid_to IS NULL "
+    "AND (k.v IS NULL OR f.value_json = k.v)"
+    for count in (KEYS_PER_STATEMENT, KEYS_PER_SHORT_STATEMENT)
+}
 
 
 class FactWriter(Protocol):
@@ -103,7 +118,9 @@ class FactWriter(Protocol):
 
     def members(self, conn: sa.Connection, entity_id: int) -> list[int]: ...
 
-    def prime(self, conn: sa.Connection, entity_ids: Iterable[int]) -> None: ...
+    def known(self, conn: sa.Connection, entity_ids: Iterable[int]) -> Mapping[int, tuple[int, str, tuple[int, ...]]]:
+        """Canonical id, kind and members of the entities answered without a chain to follow."""
+        ...
 
 
 class _Item(NamedTuple):
@@ -164,10 +181,11 @@ def _validated(
     actor: Actor, items: Sequence[Mapping[str, Any]]
 ) -> tuple[list[PutArguments], tuple[int, Exception] | None]:
     """The items' validated arguments up to the first refused item, and that item's index and error."""
+    prepare = put_preparer(actor)
     given: list[PutArguments] = []
     for index, arguments in enumerate(items):
         try:
-            given.append(prepare_put(actor, **arguments))
+            given.append(prepare(arguments))
         except Exception as error:  # raised in index order by _resolved, as a loop of puts raises it
             return given, (index, error)
     return given, None
@@ -190,47 +208,66 @@ def _resolved(
     *,
     limits: DailyLimits | None,
 ) -> list[_Item]:
-    """Charge and resolve the items in order; raise the first refusal (by index) of either pass."""
+    """Charge and resolve the items in order; raise the first refusal (by index) of either pass.
+
+    Each distinct subject, object and predicate is resolved once. The entities named by id are
+    looked up for the whole batch first (:meth:`FactWriter.known`); nothing the batch does before
+    its rows are written changes an entity (declaring a predicate changes the vocabulary only), so
+    those answers hold for every item. An entity they leave out, and any subject that is not an
+    entity id (``"self"``, or a mistake), is resolved on its own at the first item naming it, so the
+    first refused item is the one a loop of puts would refuse.
+    """
     conn, actor = tx.conn, tx.actor
     tally = None if limits is None or actor.is_user else QuotaTally(conn, writer=str(actor), day=tx.day, limits=limits)
-    writer.prime(conn, _entity_ids(given))
-    # each distinct subject, object and predicate is resolved once; keys carry the type, so that
-    # True is not taken for entity 1
-    subjects: dict[tuple[type, Any, bool], tuple[int, tuple[int, ...]]] = {}
+    known = writer.known(conn, _entity_ids(given))
+    # answers by entity id (a batch names entities by their ids), and by type and value for the
+    # rest, so that True is not taken for entity 1; a gem's refs (by_ref) are checked on their own
+    by_id: dict[int, tuple[int, tuple[int, ...]]] = {}
+    others: dict[tuple[type, Any, bool], tuple[int, tuple[int, ...]]] = {}
     objects: dict[tuple[type, Any, bool], int] = {}
-    predicates: dict[tuple[str | None, str | None], Resolution] = {}
+    named: dict[str | None, Resolution] = {}
+    hinted: dict[str | None, Resolution] = {}
     resolved: list[_Item] = []
+    append = resolved.append
     index = 0
     try:
         for index, g in enumerate(given):  # noqa: B007 (the handler below names it)
             if tally is not None:
                 tally.add(len(g.value_json))
-            key = (g.subject.__class__, g.subject, g.by_ref)
-            subject = subjects.get(key)
-            if subject is None:
-                subject_id, kind = writer.subject_of(conn, g.subject)
-                if g.by_ref and g.subject != "self" and kind == "self":
-                    raise KnowledgeNotFoundError("entity")
-                subject = subjects[key] = (subject_id, tuple(writer.members(conn, subject_id)))
+            subject_given = g.subject
+            if subject_given.__class__ is int and not g.by_ref:
+                subject = by_id.get(subject_given)
+                if subject is None:
+                    entry = known.get(subject_given)
+                    subject = by_id[subject_given] = (
+                        _subject(writer, conn, g) if entry is None else (entry[0], entry[2])
+                    )
+            else:
+                key = (subject_given.__class__, subject_given, g.by_ref)
+                subject = others.get(key)
+                if subject is None:
+                    subject = others[key] = _subject(writer, conn, g)
             object_id = g.object_id
             if object_id is not None:
-                object_key = (object_id.__class__, object_id, g.by_ref)
-                found = objects.get(object_key)
-                if found is None:
-                    found = objects[object_key] = writer.object_of(conn, object_id, by_ref=g.by_ref)
-                object_id = found
-            predicate_key = (g.predicate, g.hint)
-            resolution = predicates.get(predicate_key)
+                if object_id.__class__ is int and not g.by_ref and object_id in known:
+                    object_id = known[object_id][0]
+                else:
+                    object_key = (object_id.__class__, object_id, g.by_ref)
+                    found = objects.get(object_key)
+                    if found is None:
+                        found = objects[object_key] = writer.object_of(conn, object_id, by_ref=g.by_ref)
+                    object_id = found
+            resolutions = named if g.hint is None else hinted
+            resolution = resolutions.get(g.predicate if g.hint is None else g.hint)
             if resolution is None:
                 resolution = writer.predicate_of(conn, g)
                 if resolution.is_new:
                     resolution = writer.declare(conn, g, resolution, actor=actor, now=tx.now)
                     # the vocabulary changed: a hint may now resolve to the new predicate
-                    predicates.clear()
-                predicates[predicate_key] = resolution
-            resolved.append(
-                _Item(g, subject[0], object_id, resolution.name, resolution.cardinality == "one", subject[1])
-            )
+                    named.clear()
+                    hinted.clear()
+                resolutions[g.predicate if g.hint is None else g.hint] = resolution
+            append(_Item(g, subject[0], object_id, resolution.name, resolution.cardinality == "one", subject[1]))
     except Exception:
         # one handler for the whole loop (a context per item costs more than the item's look-ups)
         with item_errors(index):
@@ -241,6 +278,14 @@ def _resolved(
     if tally is not None:
         tally.save(conn)
     return resolved
+
+
+def _subject(writer: FactWriter, conn: sa.Connection, given: PutArguments) -> tuple[int, tuple[int, ...]]:
+    """A put's canonical subject and its members, looked up on their own (as a single put does)."""
+    subject_id, kind = writer.subject_of(conn, given.subject)
+    if given.by_ref and given.subject != "self" and kind == "self":
+        raise KnowledgeNotFoundError("entity")
+    return subject_id, tuple(writer.members(conn, subject_id))
 
 
 def _apply(
@@ -256,67 +301,79 @@ def _apply(
         next_fact, step = -1, -1
     else:
         next_fact, step = _next_ids(tx), 1
+    record = tx.change_recorder(op="facts.put", target_type="fact")
     results: list[PutResult] = []
     new_facts: list[tuple[Any, ...]] = []
     expired: list[tuple[str, int, int]] = []
     is_user = tx.actor.is_user
     for item in resolved:
-        given = item.given
+        given, subject_id, object_id, name, whole, _members = item
         value_json = given.value_json
-        slot = slots.get((item.subject_id, item.name))
+        slot = slots.get((subject_id, name))
         if slot is None:
-            slot = slots[(item.subject_id, item.name)] = []
+            slot = slots[(subject_id, name)] = []
         duplicate = None
         for row in slot:
-            if row.value_json == value_json and writer.same_object(conn, row.object_id, item.object_id):
+            if row.value_json == value_json and writer.same_object(conn, row.object_id, object_id):
                 duplicate = row
                 break
         if duplicate is not None:
-            results.append(PutResult(status="duplicate", id=duplicate.id, predicate=item.name, change_id=None))
+            results.append(PutResult(status="duplicate", id=duplicate.id, predicate=name, change_id=None))
             continue
-        if item.whole and slot and not is_user:
+        if whole and slot and not is_user:
             blocker = next((row for row in slot if row.origin == "user"), None)
             if blocker is not None:
                 change_id = record_user_conflict(
                     tx,
                     blocker,
-                    name=item.name,
-                    object_id=item.object_id,
+                    name=name,
+                    object_id=object_id,
                     source_ref=given.source_ref,
                     value=given.value,
                 )
-                results.append(PutResult(status="conflict", id=blocker.id, predicate=item.name, change_id=change_id))
+                results.append(PutResult(status="conflict", id=blocker.id, predicate=name, change_id=change_id))
                 continue
         fact_id = next_fact
         next_fact += step
-        new_facts.append((fact_id, *_fact_row(item, writer_name, now)))
+        new_facts.append(
+            (
+                fact_id,
+                subject_id,
+                name,
+                value_json,
+                object_id,
+                given.origin,
+                given.source,
+                given.source_ref,
+                writer_name,
+                given.pinned,
+                now,
+                None,
+                now,
+            )
+        )
         value = given.value
         shown = value if value.__class__ is str and len(value) <= 80 else short(value)
-        if item.whole and slot:
-            replaced = list(slot)
-            summary = f"{item.name} = {shown} (replaced {len(replaced)})"
-            before_json: str | None = "[" + ", ".join(_stored_json(r.value_json) for r in replaced) + "]"
-            touched: Sequence[tuple[str, int]] = [("fact", r.id) for r in replaced]
+        if whole and slot:
+            replaced = slot
+            change_id = record(
+                fact_id,
+                f"{name} = {shown} (replaced {len(replaced)})",
+                "[" + ", ".join(_stored_json(r.value_json) for r in replaced) + "]",
+                change_json(value, value_json),
+                [("fact", r.id) for r in replaced],
+            )
+            expired.extend((now, change_id, r.id) for r in replaced)
+            slot = slots[(subject_id, name)] = []
         else:
-            replaced, summary, before_json, touched = [], f"{item.name} = {shown}", None, ()
-        change_id = tx.record_encoded(
-            op="facts.put",
-            target_type="fact",
-            target_id=fact_id,
-            touched=touched,
-            summary=summary,
-            before_json=before_json,
-            after_json=change_json(value, value_json),
-        )
-        expired.extend((now, change_id, r.id) for r in replaced)
-        if item.whole:
-            slot.clear()
-        bisect.insort(slot, _Live(item.subject_id, fact_id, value_json, item.object_id, given.origin), key=_order)
-        results.append(PutResult(status="applied", id=fact_id, predicate=item.name, change_id=change_id))
+            change_id = record(fact_id, f"{name} = {shown}", None, change_json(value, value_json), ())
+        # the newest fact of its slot: stored facts have smaller ids, and provisional ids sort after them
+        slot.append(_Live(subject_id, fact_id, value_json, object_id, given.origin))
+        results.append(PutResult(status="applied", id=fact_id, predicate=name, change_id=change_id))
     if provisional:
         new_facts, expired, results = _renumbered(tx, new_facts, expired, results)
     # facts first: the expiries may end facts of this batch
-    INSERT_FACT_WITH_ID.run_tuples(conn, _FACT_COLUMNS, new_facts, texts_checked=True, copy=True)
+    insert_rows(conn, INSERT_FACT_WITH_ID, facts, _FACT_COLUMNS, new_facts, copy=True)
     tx.flush()
     EXPIRE_ONE.run_tuples(conn, _EXPIRY, expired, texts_checked=True)
     return results
@@ -365,25 +422,6 @@ def _draw(conn: sa.Connection, table: str, count: int) -> list[int]:
     return sorted(int(i) for i in drawn)
 
 
-def _fact_row(item: _Item, writer_name: str, now: str) -> tuple[Any, ...]:
-    """A new fact's columns after its id, in the order of :data:`_FACT_COLUMNS`."""
-    g = item.given
-    return (
-        item.subject_id,
-        item.name,
-        g.value_json,
-        item.object_id,
-        g.origin,
-        g.source,
-        g.source_ref,
-        writer_name,
-        g.pinned,
-        now,
-        None,
-        now,
-    )
-
-
 def _stored_json(value_json: str) -> str:
     """How a change records a stored value (its canonical JSON ``value_json``), as :meth:`WriteTx.record` would."""
     if value_json[0] not in "[{":
@@ -395,7 +433,7 @@ def _next_ids(tx: WriteTx) -> int:
     """On SQLite, the id of the batch's first new fact, and its changes' ids known up front.
 
     The batch holds the write lock, and SQLite gives a new row the largest id plus one, so these are
-    the ids the same puts one by one would get; the rows then go in one statement per table.
+    the ids the same puts one by one would get; the rows then go in a few statements per table.
     """
     tx.defer_changes(int(_LAST_CHANGE.scalar(tx.conn, {}) or 0) + 1)
     return int(_LAST_FACT.scalar(tx.conn, {}) or 0) + 1
@@ -419,28 +457,28 @@ def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:
 def _current_slots(conn: sa.Connection, resolved: Sequence[_Item]) -> dict[tuple[int, str], list[_Live]]:
     """The current facts the batch's decisions depend on, by (canonical subject, predicate): the
     whole slot of a ``one`` predicate, the rows holding the batch's values of a ``many`` one."""
-    canonical = {member: item.subject_id for item in resolved for member in item.members}
-    keys = {
-        (member, item.name, None if item.whole else item.given.value_json)
-        for item in resolved
-        for member in item.members
-    }
+    canonical: dict[int, int] = {}
+    keys: set[tuple[int, str, str | None]] = set()
+    for given, subject_id, _object_id, name, whole, members in resolved:
+        value_json = None if whole else given.value_json
+        for member in members:
+            canonical[member] = subject_id
+            keys.add((member, name, value_json))
     if not keys:
         return {}
+    rows: Iterable[Any]
     if conn.dialect.name == "sqlite":
-        rows: Iterable[Any] = _SLOTS_SQLITE.rows(
-            conn, {"keys": json.dumps(sorted(keys, key=_key_order), ensure_ascii=False)}
-        )
+        rows = keyed_rows(conn, _SLOTS_SQLITE.__getitem__, sorted(keys, key=_key_order))
     else:
         rows = _read_slots(conn, keys)
     slots: dict[tuple[int, str], list[_Live]] = {}
     seen: set[int] = set()
-    for row in rows:
-        if row.id in seen:
+    for fact_id, subject_id, predicate, value_json, object_id, origin in rows:
+        if fact_id in seen:
             continue
-        seen.add(row.id)
-        slot = slots.setdefault((canonical[row.subject_id], row.predicate), [])
-        slot.append(_Live(row.subject_id, row.id, row.value_json, row.object_id, row.origin))
+        seen.add(fact_id)
+        slot = slots.setdefault((canonical[subject_id], predicate), [])
+        slot.append(_Live(subject_id, fact_id, value_json, object_id, origin))
     for slot in slots.values():
         slot.sort(key=_order)
     return slots

@@ -5,7 +5,7 @@ current facts, insert a fact and expire the facts it replaces (shared by :mod:`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -25,6 +25,7 @@ __all__ = [
     "Subject",
     "expire",
     "prepare_put",
+    "put_preparer",
     "short",
     "slot_rows",
     "written_by",
@@ -160,8 +161,66 @@ def prepare_put(
     )
 
 
+_PLAIN_ARGUMENTS = frozenset({"subject", "predicate", "value", "object_id"})
+
+
+def put_preparer(actor: Actor) -> Callable[[Mapping[str, Any]], PutArguments]:
+    """:func:`prepare_put` of ``actor``'s puts, for the many items of a batch.
+
+    What depends only on the writer (its default origin and source, and their checks) is worked
+    out once. An item of the usual shape (a subject, a full predicate, a value or an entity id as
+    the object, nothing else) is then checked by the same functions in the same order as
+    :func:`prepare_put` checks it; an item of any other shape, or one that is refused, goes through
+    :func:`prepare_put` itself, so it is refused with the same error.
+    """
+    is_user = actor.is_user
+    origin = "user" if is_user else str(actor)
+    source = "user" if is_user else "extracted"
+    check_length("origin", origin, 200)
+    check_length("source", source, 200)
+    if not (storable(origin) and storable(source)):
+        refuse_nul_in("facts", {"origin": origin, "source": source})
+
+    def prepare(arguments: Mapping[str, Any]) -> PutArguments:
+        if arguments.keys() <= _PLAIN_ARGUMENTS:
+            predicate = arguments.get("predicate")
+            value = arguments.get("value", MISSING)
+            object_id = arguments.get("object_id")
+            if predicate is not None and (object_id is None or object_id.__class__ is int):
+                if value is MISSING:
+                    value = None if object_id is not None else MISSING
+                if value is not MISSING:
+                    value_json = check_json_size("value", value)
+                    refuse_nul("value", value)
+                    subject = arguments.get("subject", "self")
+                    pinned = is_user and subject == "self"
+                    return PutArguments(
+                        subject,
+                        predicate,
+                        None,
+                        value,
+                        value_json,
+                        object_id,
+                        None,
+                        origin,
+                        source,
+                        None,
+                        pinned if pinned.__class__ is bool else bool(pinned),
+                        False,
+                        False,
+                    )
+        return prepare_put(actor, **arguments)
+
+    return prepare
+
+
+# What ``json.dumps(value, ensure_ascii=False)`` uses, built once (``dumps`` with an option builds one per call).
+_SHOWN = json.JSONEncoder(ensure_ascii=False)
+
+
 def short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """``value`` as a change's summary shows it: its text, or its JSON, cut to 80 characters."""
+    text = value if isinstance(value, str) else _SHOWN.encode(value)
     return text if len(text) <= 80 else text[:77] + "…"
 
 

@@ -142,9 +142,10 @@ class Facts:
         """The predicate a put names (``predicate``) or hints at (``hint``)."""
         return self._resolve(conn, predicate=given.predicate, hint=given.hint)
 
-    def prime(self, conn: sa.Connection, entity_ids: Iterable[int]) -> None:
-        """Read what the transaction will ask about these entities in one go (a batch's)."""
-        self._entities.prime(conn, entity_ids)
+    def known(self, conn: sa.Connection, entity_ids: Iterable[int]) -> dict[int, tuple[int, str, tuple[int, ...]]]:
+        """What the transaction will ask about these entities, read in one go (a batch's): see
+        :meth:`~notochord.knowledge.entities.Entities.known`."""
+        return self._entities.known(conn, entity_ids)
 
     def declare(
         self, conn: sa.Connection, given: PutArguments, resolution: Resolution, *, actor: Actor, now: str

@@ -28,11 +28,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -41,6 +40,8 @@ from notochord.db.engine import read_tx
 from notochord.db.schema import change_objects, changes, space_meta
 from notochord.db.writer import lasting_memo, write_session
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.actors import ASSISTANT, USER, Actor, Permit, Writing
+from notochord.knowledge.many_rows import insert_rows
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement, storable
 
@@ -63,8 +64,6 @@ __all__ = [
     "lookup_memo",
     "shares_entity_lookups",
 ]
-
-_GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
 ENTITY_VERSION_KEY = "entity_data_version"
 """``space_meta`` key of a token that changes with every recorded write of an entity or identifier."""
@@ -202,45 +201,6 @@ def data_versions(conn: sa.Connection) -> DataVersions:
     return versions
 
 
-@dataclass(frozen=True)
-class Actor:
-    """Who performs a call: the user, the assistant, or one gem."""
-
-    kind: str
-    gem_id: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in {"user", "assistant", "gem"}:
-            raise KnowledgeValidationError(f"unknown actor kind {self.kind!r}")
-        if (self.kind == "gem") != (self.gem_id is not None):
-            raise KnowledgeValidationError("a gem actor needs a gem id, and only a gem actor has one")
-        if self.gem_id is not None and not _GEM_ID.match(self.gem_id):
-            raise KnowledgeValidationError(f"malformed gem id {self.gem_id!r}")
-
-    @classmethod
-    def gem(cls, gem_id: str) -> Actor:
-        return cls("gem", gem_id)
-
-    @classmethod
-    def parse(cls, text: str) -> Actor:
-        if text in {"user", "assistant"}:
-            return cls(text)
-        if text.startswith("gem:"):
-            return cls.gem(text[4:])
-        raise KnowledgeValidationError(f"unknown actor {text!r}: use user, assistant or gem:<id>")
-
-    @property
-    def is_user(self) -> bool:
-        return self.kind == "user"
-
-    def __str__(self) -> str:
-        return f"gem:{self.gem_id}" if self.gem_id else self.kind
-
-
-USER = Actor("user")
-ASSISTANT = Actor("assistant")
-
-
 # One encoder for every change's JSON: ``json.dumps`` with options builds a new one per call.
 _CHANGE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
@@ -258,36 +218,6 @@ def change_json(value: Any, compact: str | None = None) -> str | None:
     if compact is not None and compact[0] not in "[{":
         return compact
     return _CHANGE_ENCODER.encode(value)
-
-
-@dataclass(frozen=True, slots=True)
-class Writing:
-    """What a write is about to touch, in the terms a permission decision needs; one shape for
-    every kind of write (facts, entities, documents, collections).
-
-    - ``fact``: ``subject_kind`` and ``predicate``; ``writer`` when an existing fact is retracted;
-      ``sets_origin`` when the write sets its own origin or source;
-    - ``entity``: ``kind``;
-    - ``document``: ``collection_id`` (where it is or goes); ``writer`` when it already exists;
-    - ``collection``: ``collection_id``, the parent it is created in (``None``: top level).
-    """
-
-    what: Literal["fact", "entity", "document", "collection"]
-    subject_kind: str | None = None
-    predicate: str | None = None
-    kind: str | None = None
-    collection_id: int | None = None
-    writer: str | None = None
-    sets_origin: bool = False
-
-
-class Permit(Protocol):
-    """A writer's permission, asked on the write transaction's connection.
-
-    Raises the refusal, or answers with the writer's daily quota (``None``: no quota).
-    """
-
-    def __call__(self, conn: sa.Connection, writing: Writing) -> DailyLimits | None: ...
 
 
 @dataclass
@@ -470,13 +400,88 @@ class WriteTx:
         self.recorded.append(change_id)
         return int(change_id)
 
+    def change_recorder(
+        self, *, op: str, target_type: str
+    ) -> Callable[[int, str, str | None, str | None, Sequence[tuple[str, int]]], int]:
+        """:meth:`record_encoded` of many applied changes of one ``op`` on ``target_type`` (a batch's),
+        with what they share (the actor, the run id and its check) worked out once.
+
+        The returned function takes a change's target id, summary, ``before`` and ``after`` JSON and
+        touched objects, and records it exactly as :meth:`record_encoded` would; it may be called
+        interleaved with :meth:`record`, and until :meth:`flush`.
+        """
+        if self._next_change is None or not self.defer_objects or target_type in _ENTITY_OBJECTS:
+
+            def one_by_one(
+                target_id: int,
+                summary: str,
+                before_json: str | None,
+                after_json: str | None,
+                touched: Sequence[tuple[str, int]],
+            ) -> int:
+                return self.record_encoded(
+                    op=op,
+                    target_type=target_type,
+                    target_id=target_id,
+                    summary=summary,
+                    touched=touched,
+                    before_json=before_json,
+                    after_json=after_json,
+                )
+
+            return one_by_one
+        run_id, actor = self.run_id, str(self.actor)
+        run_id_storable = storable(run_id)
+
+        def deferred(
+            target_id: int,
+            summary: str,
+            before_json: str | None,
+            after_json: str | None,
+            touched: Sequence[tuple[str, int]],
+        ) -> int:
+            summary = summary[:1000]
+            if not (run_id_storable and storable(summary)):
+                refuse_nul_in("changes", {"summary": summary, "run_id": run_id})
+            change_id = self._next_change
+            assert change_id is not None
+            self._next_change = change_id + self._change_step
+            self._deferred_changes.append(
+                (
+                    change_id,
+                    run_id,
+                    actor,
+                    op,
+                    target_type,
+                    target_id,
+                    summary,
+                    before_json,
+                    after_json,
+                    None,
+                    "applied",
+                    self.now,
+                )
+            )
+            if touched:
+                objects = {*touched, (target_type, target_id)}
+                self._deferred.extend((change_id, t, i) for t, i in sorted(objects))
+                if any(t in _ENTITY_OBJECTS for t, _ in touched):
+                    _bump_entity_version(self.conn)
+                    forget_lookups(self.conn)
+            else:
+                self._deferred.append((change_id, target_type, target_id))
+            self.recorded.append(change_id)
+            return change_id
+
+        return deferred
+
     def flush(self) -> None:
         """Write the change rows and object rows collected while deferred (changes first: the
         objects refer to them)."""
         changes_rows, self._deferred_changes = self._deferred_changes, []
-        _INSERT_CHANGE_WITH_ID.run_tuples(self.conn, _CHANGE_COLUMNS, changes_rows, texts_checked=True, copy=self._copy)
+        insert_rows(self.conn, _INSERT_CHANGE_WITH_ID, changes, _CHANGE_COLUMNS, changes_rows, copy=self._copy)
         rows, self._deferred = self._deferred, []
-        _INSERT_OBJECTS.run_tuples(self.conn, _OBJECT_COLUMNS, rows, texts_checked=True, copy=self._copy)
+        insert_rows(self.conn, _INSERT_OBJECTS, change_objects, _OBJECT_COLUMNS, rows, copy=self._copy)
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:

@@ -1,0 +1,105 @@
+"""Batches large enough to be written in multi-row statements and to read their slots in chunks of
+keys store exactly what single puts store (K-FACT, K-CHG, K-QUOTA).
+
+A batch's facts, changes and touched objects go in statements of a fixed number of rows plus one
+for the rest, and its slots are read a fixed number of keys at a time, the last chunk filled up
+with repeated keys (:mod:`notochord.knowledge.many_rows`). Seeded batches of a few hundred items
+(several full chunks and a rest; ``one`` values replaced, duplicates, objects, the assistant's
+conflicts with the user's values) on two stores: one through ``put_many``, the other through
+``put`` per item inside one ``Store.batch``. Results, facts, changes, touched objects and the
+quota counter must be identical, ids included.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+import notochord
+from notochord.clock import FixedClock
+from notochord.db.schema import change_objects, changes, facts
+from notochord.knowledge.many_rows import KEYS_PER_STATEMENT, ROWS_PER_STATEMENT
+from notochord.knowledge.quotas import DailyLimits, usage
+from notochord.knowledge.writes import ASSISTANT, USER, Actor
+from notochord.settings import Settings
+
+PREDICATES = ["location.home.city", "work.title", "pref.food.like", "contact.email", "x.note"]
+
+
+@pytest.fixture
+def two(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[list[Any]]:
+    with (
+        notochord.open(
+            tmp_path / "a",
+            Settings(data_dir=tmp_path / "a", index_in_background=False, database_url=new_database_url()),
+            clock=clock,
+            embedder=None,
+        ) as first,
+        notochord.open(
+            tmp_path / "b",
+            Settings(data_dir=tmp_path / "b", index_in_background=False, database_url=new_database_url()),
+            clock=clock,
+            embedder=None,
+        ) as second,
+    ):
+        yield [first.personal, second.personal]
+
+
+def _rows(space: notochord.Space) -> dict[str, list[tuple[Any, ...]]]:
+    with space.core.store.read() as conn:
+        return {
+            name: [tuple(r) for r in conn.execute(sa.select(table).order_by(*table.primary_key.columns)).all()]
+            for name, table in (("facts", facts), ("changes", changes), ("objects", change_objects))
+        }
+
+
+def _people(space: notochord.Space) -> list[Any]:
+    ids: list[Any] = ["self"]
+    for n in range(30):
+        person = space.user.entities.resolve(name=f"Person {n}", create=True)
+        assert person is not None
+        ids.append(person.id)
+    return ids
+
+
+def _items(rng: random.Random, subjects: list[Any], count: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for _ in range(count):
+        item: dict[str, Any] = {
+            "subject": rng.choice(subjects),
+            "predicate": rng.choice(PREDICATES),
+            "value": rng.choice(["tea", "Lyon", "小笼包", {"n": rng.randrange(3)}, rng.randrange(40)]),
+        }
+        if rng.random() < 0.1:
+            item["object_id"] = rng.choice(subjects[1:])
+        items.append(item)
+    return items
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_batch_of_several_chunks_stores_exactly_what_single_puts_store(two: list[notochord.Space], seed: int) -> None:
+    """K-FACT, K-CHG, K-QUOTA: batches of a few full chunks and a rest, by the user and then by the
+    assistant (whose ``one`` values conflict with the user's), equal single puts row for row."""
+    fast, plain = two
+    subjects = _people(fast)
+    assert _people(plain) == subjects
+    rng = random.Random(seed)
+    actor: Actor
+    for actor, count in ((USER, 3 * ROWS_PER_STATEMENT + 37), (ASSISTANT, 2 * KEYS_PER_STATEMENT + 63)):
+        items = _items(rng, subjects, count)
+        limits = None if actor.is_user else DailyLimits(writes=10_000)
+        batched = fast.core.facts.put_many(items, actor=actor, run_id=f"run-{count}", limits=limits).results
+        with plain.core.store.batch():
+            single = [plain.core.facts.put(actor=actor, run_id=f"run-{count}", limits=limits, **item) for item in items]
+        assert batched == single
+        assert {r.status for r in batched} >= {"applied", "duplicate"}
+        assert _rows(fast) == _rows(plain)
+        with fast.core.store.read() as a, plain.core.store.read() as b:
+            day = fast.core.store.today()
+            assert usage(a, writer=str(actor), day=day) == usage(b, writer=str(actor), day=day)
+    assert any(r.status == "conflict" for r in batched)
