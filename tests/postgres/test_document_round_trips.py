@@ -48,7 +48,7 @@ def test_a_batch_of_long_documents_takes_the_round_trips_of_one_of_short_documen
     # psycopg prepares a statement on its fifth use, which moves a round trip or two either way
     assert abs(long - short) <= 2, (long, short)
     assert max(long, short) <= 2 * 20 + 16, trips.statements
-    assert sum(s.startswith("COPY") for s in trips.statements) == 3, "chunks, postings, mentions"
+    assert sum(s.startswith("COPY") for s in trips.statements) == 4, "chunks, full-text rows, postings, mentions"
     assert space.core.vectors.wait() >= 20 * 8, "every new chunk waits for its vector"
     hits = space.user.search("long 19 quarterly", group_by="document")
     assert hits and hits[0].title.startswith("long")

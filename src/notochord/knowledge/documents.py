@@ -38,7 +38,7 @@ from notochord.knowledge.collections import Collections
 from notochord.knowledge.document_batch import PendingIndex, Targets, item_write
 from notochord.knowledge.indexing import IndexWork, index_document
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
+from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length, refuse_nul_in, storable
 from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
@@ -326,6 +326,9 @@ class Documents:
                 if not isinstance(value, str):
                     raise KnowledgeValidationError(f"{name} must be a string")
                 check_length(name, value, MAX_BODY)
+        if not storable(text):
+            # an imported text is stored only as chunks, which go in bulk, unchecked by statement
+            refuse_nul_in("chunks", {"text": text})
         meta_dict = dict(meta or {})
         check_json_size("meta", meta_dict)
         if body is None and text is None:
