@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 import sqlalchemy as sa
 
-__all__ = ["copy_rows", "insert_rows"]
+__all__ = ["copy_rows", "copy_text", "insert_rows"]
 
 _SQL: dict[tuple[str, str, tuple[str, ...]], str] = {}
 _LOCK = threading.Lock()
@@ -66,6 +66,30 @@ def copy_rows(conn: sa.Connection, table: str, names: Sequence[str], rows: Itera
         with cursor.copy(sql) as copy:
             for row in rows:
                 copy.write_row(row)
+    except psycopg.Error as error:
+        raise sa.exc.DBAPIError.instance(sql, None, error, psycopg.Error) from error
+    finally:
+        cursor.close()
+
+
+def copy_text(conn: sa.Connection, table: str, names: Sequence[str], data: str) -> None:
+    """Store the rows of ``data``, already in ``COPY``'s text format (values of ``names`` separated by
+    tabs, one row a line, ``\\``, tab, newline and carriage return escaped), in ``table``, in
+    ``conn``'s transaction: PostgreSQL only.
+
+    For rows made in bulk elsewhere (the postings a tokenizer gives): one string to send, rather than
+    a Python call per row.
+    """
+    if conn.dialect.name != "postgresql":
+        raise TypeError("rows in COPY's text format are for PostgreSQL")
+    sql = _statement(conn, table, tuple(names))
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    cursor = driver.cursor()
+    _announce(conn, cursor, sql)
+    try:
+        with cursor.copy(sql) as copy:
+            copy.write(data)
     except psycopg.Error as error:
         raise sa.exc.DBAPIError.instance(sql, None, error, psycopg.Error) from error
     finally:

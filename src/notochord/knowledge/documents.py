@@ -35,10 +35,10 @@ from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, R
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.collections import Collections
-from notochord.knowledge.document_batch import PendingIndex, Targets, item_write
+from notochord.knowledge.document_batch import NewDocuments, PendingIndex, Renumbering, Targets, item_write
 from notochord.knowledge.indexing import IndexWork, index_document
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length
+from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length, refuse_nul_in, storable
 from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
@@ -228,8 +228,9 @@ class Documents:
         Each item holds the arguments of :meth:`upsert` (``collection_id``, ``key``, ``doc_id``,
         ``title``, ``body``, ``meta``, ``text``, ``source_uri``) and is written exactly as
         :meth:`upsert` writes it, in order, each its own counted write and its own change record;
-        the rules of :mod:`notochord.knowledge.batches` apply. The chunks, full-text rows and
-        mentions of the whole batch are written together before it commits
+        the rules of :mod:`notochord.knowledge.batches` apply. The new documents' rows and the
+        change records (without a permit), and the chunks, full-text rows and mentions of the whole
+        batch are written together before it commits
         (:func:`~notochord.knowledge.indexing.index_documents`), and the embedding worker hears of
         them once, after the commit.
         """
@@ -256,24 +257,24 @@ class Documents:
         """Write ``items`` in order in one transaction; ``numbered``: refusals name the item's index.
 
         The collection tree and the documents the items name are read once for all of them; the
-        index work of every written document waits in a :class:`PendingIndex` until the end.
+        index work of every written document waits in a :class:`PendingIndex` until the end, and
+        in a shared write so do the documents it creates and the change records
+        (:class:`~notochord.knowledge.document_batch.NewDocuments`).
         """
-        results: builtins.list[UpsertOutcome] = []
         with self._store.batch() as conn, contextlib.ExitStack() as stack:
             targets = Targets.read(conn, self._collections.tree(conn), items)
-            indexing = PendingIndex(max_chars)
             # Without a permit to ask per item, the items share one write: each is still charged and
-            # recorded alone, and the objects of all their changes go in one statement at the end.
+            # recorded alone, and the documents they create, their changes and the objects of those
+            # go in one statement each at the end.
             shared: WriteTx | None = None
             if permit is None:
                 shared = stack.enter_context(self._store.write(actor=actor, run_id=run_id))
-                shared.defer_objects = True
+            pending = _Pending(conn, targets, PendingIndex(max_chars), None if shared is None else NewDocuments(shared))
             for index, item in enumerate(items):
                 with item_errors(index) if numbered else contextlib.nullcontext():
-                    results.append(
+                    pending.results.append(
                         self._upsert(
-                            targets,
-                            indexing,
+                            pending,
                             shared,
                             actor=actor,
                             run_id=run_id,
@@ -282,13 +283,12 @@ class Documents:
                             **item,
                         )
                     )
-            indexing.flush(conn)
-        return results
+            pending.flush()
+        return pending.results
 
     def _upsert(
         self,
-        targets: Targets,
-        indexing: PendingIndex,
+        pending: _Pending,
         shared: WriteTx | None,
         *,
         actor: Actor,
@@ -317,6 +317,8 @@ class Documents:
             raise KnowledgeValidationError("key must be a non-empty string")
         if key is not None:
             check_length("key", key)
+            if not storable(key):
+                refuse_nul_in("documents", {"key": key})  # before it is looked up
         title = "" if title is None else title
         if not isinstance(title, str):
             raise KnowledgeValidationError("title must be a string")
@@ -326,6 +328,9 @@ class Documents:
                 if not isinstance(value, str):
                     raise KnowledgeValidationError(f"{name} must be a string")
                 check_length(name, value, MAX_BODY)
+        if not storable(text):
+            # an imported text is stored only as chunks, which go in bulk, unchecked by statement
+            refuse_nul_in("chunks", {"text": text})
         meta_dict = dict(meta or {})
         check_json_size("meta", meta_dict)
         if body is None and text is None:
@@ -334,9 +339,12 @@ class Documents:
         assert content is not None
 
         # 2. resolving the target
+        targets = pending.targets
         tree = targets.tree
         existing: int | None = None
         if doc_id is not None:
+            if pending.holds_documents and not targets.knows(doc_id):
+                pending.write_documents()  # it may be one this call created
             existing, target = targets.by_id(doc_id)
             if collection_id is not None and collection_id != target:
                 raise KnowledgeValidationError(
@@ -348,6 +356,9 @@ class Documents:
             target = tree.get(collection_id).id
             if key is not None:
                 existing = targets.by_key(target, key)
+                if existing is not None and existing < 0:
+                    pending.write_documents()  # created by an earlier item: read it as stored
+                    existing = targets.by_key(target, key)
         if key is not None and tree.class_of(target) == "diary" and _is_iso_date(key) and "date" not in meta_dict:
             meta_dict["date"] = key
 
@@ -365,8 +376,8 @@ class Documents:
                     raise KnowledgeNotFoundError("document")
                 if current.content_hash == content_hash:
                     return UpsertOutcome("unchanged", existing, None)
-                if existing in indexing:
-                    indexing.flush(conn)  # its snapshot reads the chunks an earlier item of the batch wrote
+                if existing in pending.indexing:
+                    pending.flush()  # its snapshot reads the chunks an earlier item of the batch wrote
                 before = self._snapshot(conn, current)
                 doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
                 conn.execute(
@@ -383,7 +394,7 @@ class Documents:
                         doc_date=doc_date,
                     )
                 )
-                indexing.add(IndexWork(existing, content, title))
+                pending.indexing.add(IndexWork(existing, content, title))
                 change_id = tx.record(
                     op="documents.update",
                     target_type="document",
@@ -396,25 +407,24 @@ class Documents:
             else:
                 tx.allow(Writing("document", collection_id=target))
                 doc_date = document_date(meta_dict, updated_at=tx.now, tz=self._store.clock.tz)
-                new_id = _INSERT_DOCUMENT.scalar(
-                    conn,
-                    {
-                        "collection_id": target,
-                        "key": key,
-                        "title": title,
-                        "body": body,
-                        "meta_json": json.dumps(meta_dict, ensure_ascii=False),
-                        "source_uri": source_uri,
-                        "content_hash": content_hash,
-                        "created_by": str(actor),
-                        "writer": str(actor),
-                        "created_at": tx.now,
-                        "updated_at": tx.now,
-                        "doc_date": doc_date,
-                    },
-                )
+                row = {
+                    "collection_id": target,
+                    "key": key,
+                    "title": title,
+                    "body": body,
+                    "meta_json": json.dumps(meta_dict, ensure_ascii=False),
+                    "source_uri": source_uri,
+                    "content_hash": content_hash,
+                    "created_by": str(actor),
+                    "writer": str(actor),
+                    "created_at": tx.now,
+                    "updated_at": tx.now,
+                    "doc_date": doc_date,
+                }
+                # in a shared write the row waits for the end of the call (see document_batch)
+                new_id = _INSERT_DOCUMENT.scalar(conn, row) if pending.new is None else pending.new.add(row)
                 targets.created(new_id, target, key)
-                indexing.add(IndexWork(new_id, content, title, new=True))
+                pending.indexing.add(IndexWork(new_id, content, title, new=True))
                 change_id = tx.record(
                     op="documents.create",
                     target_type="document",
@@ -521,6 +531,43 @@ class Documents:
             "writer": row.writer,
             "docDate": row.doc_date,
         }
+
+
+class _Pending:
+    """What one call holds back until its end: the index work of the documents it wrote and, in a
+    shared write, the documents it created with the change records (:class:`NewDocuments`); and the
+    outcomes so far, which name the ids those get."""
+
+    def __init__(self, conn: sa.Connection, targets: Targets, indexing: PendingIndex, new: NewDocuments | None) -> None:
+        self.conn = conn
+        self.targets = targets
+        self.indexing = indexing
+        self.new = new
+        self.results: builtins.list[UpsertOutcome] = []
+
+    @property
+    def holds_documents(self) -> bool:
+        return self.new is not None and self.new.held > 0
+
+    def write_documents(self) -> None:
+        """Write the held documents and changes, and use their ids from now on."""
+        found = None if self.new is None else self.new.write()
+        if found is None:
+            return
+        document, change = found
+        self.targets.renumber(document)
+        self.indexing.renumber(document)
+        self.results[:] = [_renumbered(r, document, change) for r in self.results]
+
+    def flush(self) -> None:
+        """Write everything held: the documents and changes, then the chunks and what derives from them."""
+        self.write_documents()
+        self.indexing.flush(self.conn)
+
+
+def _renumbered(outcome: UpsertOutcome, document: Renumbering, change: Renumbering) -> UpsertOutcome:
+    change_id = None if outcome.change_id is None else change(outcome.change_id)
+    return UpsertOutcome(outcome.status, document(outcome.id), change_id)
 
 
 # ---------------------------------------------------------------------- reverters

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from notochord.db.bulk import copy_rows
+from notochord.db.bulk import copy_text
 from notochord.errors import StorageError
 
 __all__ = ["delete_terms", "index_terms", "is_postgresql", "read_postings", "version"]
@@ -42,21 +43,41 @@ def is_postgresql(conn: sa.Connection) -> bool:
 
 def tokenize(rows: Sequence[tuple[int, str]], tokenizer: str) -> list[dict[str, object]]:
     """``(chunk id, derived text)`` → one ``{term, chunk_id, tf}`` per distinct term of each chunk, by FTS5."""
-    terms, ids, tfs = _postings(rows, tokenizer)
-    return [{"term": t, "chunk_id": i, "tf": f} for t, i, f in zip(terms, ids, tfs, strict=True)]
+    found = _vocabulary(rows, tokenizer, "SELECT term, doc, count(*) FROM v GROUP BY term, doc")
+    return [{"term": str(t), "chunk_id": int(i), "tf": int(f)} for t, i, f in found]
 
 
-def _postings(rows: Sequence[tuple[int, str]], tokenizer: str) -> tuple[list[str], list[int], list[int]]:
-    """:func:`tokenize` as three columns: terms, chunk ids, term frequencies."""
+# COPY's text format, made by SQLite in one string: a Python call per posting costs more than the
+# tokenizer does. A term holds letters and digits only, but escaping costs nothing and keeps that
+# an assumption of nobody's.
+_ESCAPED_TERM = (
+    "replace(replace(replace(replace(term, '\\', '\\\\'), char(9), '\\t'), char(10), '\\n'), char(13), '\\r')"
+)
+_POSTINGS_AS_COPY = (
+    f"SELECT group_concat({_ESCAPED_TERM} || char(9) || doc || char(9) || n, char(10)) "
+    "FROM (SELECT term, doc, count(*) AS n FROM v GROUP BY term, doc)"
+)
+
+
+def _postings_copy(rows: Sequence[tuple[int, str]], tokenizer: str) -> str:
+    """:func:`tokenize` as ``COPY`` text of ``(term, chunk_id, tf)`` rows, one a line ("" without any)."""
+    ((found,),) = _vocabulary(rows, tokenizer, _POSTINGS_AS_COPY)
+    return str(found or "")
+
+
+def _vocabulary(rows: Sequence[tuple[int, str]], tokenizer: str, query: str) -> list[Any]:
+    """What ``query`` reads from ``v``, the ``instance`` vocabulary of an FTS5 table holding ``rows``.
+
+    The table is contentless: only its index is read, and there is no copy of the text to store.
+    """
     db = sqlite3.connect(":memory:")
     try:
-        db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, tokenize='{tokenizer}')")
+        db.execute(f"CREATE VIRTUAL TABLE w USING fts5(t, content='', tokenize='{tokenizer}')")
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, instance)")
         db.executemany("INSERT INTO w(rowid, t) VALUES (?, ?)", rows)
-        found = db.execute("SELECT term, doc, count(*) FROM v GROUP BY term, doc").fetchall()
+        return db.execute(query).fetchall()
     finally:
         db.close()
-    return [str(r[0]) for r in found], [int(r[1]) for r in found], [int(r[2]) for r in found]
 
 
 def _bump(conn: sa.Connection, table: str) -> None:
@@ -69,19 +90,23 @@ def _bump(conn: sa.Connection, table: str) -> None:
     )
 
 
-def index_terms(conn: sa.Connection, table: str, rows: Sequence[tuple[int, str]], tokenizer: str) -> None:
+def index_terms(
+    conn: sa.Connection, table: str, rows: Sequence[tuple[int, str]], tokenizer: str, *, fresh: bool = False
+) -> None:
     """Replace the postings of the chunks in ``rows`` (``(chunk id, derived text)``), in ``conn``'s transaction.
 
     Three statements whatever the number of chunks: the old postings go, the new ones arrive in one
-    ``COPY`` (:func:`~notochord.db.bulk.copy_rows`), and the version moves on.
+    ``COPY`` (:func:`~notochord.db.bulk.copy_text`), and the version moves on. ``fresh``: the chunk
+    ids were just created in this transaction, so they have no postings to remove.
     """
-    terms, ids, tfs = _postings(rows, tokenizer)
+    postings = _postings_copy(rows, tokenizer)
     try:
-        conn.execute(
-            sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": [int(i) for i, _ in rows]}
-        )
-        if terms:
-            copy_rows(conn, f"{table}_terms", ("term", "chunk_id", "tf"), zip(terms, ids, tfs, strict=True))
+        if not fresh:
+            conn.execute(
+                sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": [int(i) for i, _ in rows]}
+            )
+        if postings:
+            copy_text(conn, f"{table}_terms", ("term", "chunk_id", "tf"), postings)
         _bump(conn, table)
     except SQLAlchemyError as exc:
         raise StorageError(f"could not write the full-text index {table}: {exc}") from exc

@@ -35,12 +35,14 @@ Rules:
 from __future__ import annotations
 
 import re
+import sqlite3
 import unicodedata
 from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.bulk import copy_rows
 from notochord.errors import KnowledgeValidationError, StorageError
 from notochord.search import text_store_pg
 
@@ -185,23 +187,26 @@ def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]], *,
 
     The text is derived with :func:`index_text` here, so callers pass the chunk text itself.
     Runs in the caller's transaction. Returns the number of rows written. ``fresh``: the ids were
-    just created in this transaction, so there is nothing to replace.
+    just created in this transaction, so there is nothing to replace (no full-text rows, no
+    postings), and the rows go in one bulk statement (:func:`~notochord.db.bulk.copy_rows`).
     """
     name = _table(table)
     derived = [(int(rowid), index_text(body)) for rowid, body in rows]
-    batch = [{"id": rowid, "body": body} for rowid, body in derived]
-    if not batch:
+    if not derived:
         return 0
     try:
-        # FTS5 has no upsert; delete first so re-indexing an edited chunk never duplicates it.
-        if not fresh:
+        if fresh:
+            copy_rows(conn, name, ("rowid", "body"), derived)
+        else:
+            batch = [{"id": rowid, "body": body} for rowid, body in derived]
+            # FTS5 has no upsert; delete first so re-indexing an edited chunk never duplicates it.
             conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), [{"id": r["id"]} for r in batch])
-        conn.execute(text(f"INSERT INTO {name}(rowid, body) VALUES (:id, :body)"), batch)
-    except SQLAlchemyError as exc:
+            conn.execute(text(f"INSERT INTO {name}(rowid, body) VALUES (:id, :body)"), batch)
+    except (SQLAlchemyError, sqlite3.Error) as exc:
         raise StorageError(f"could not write the full-text index {name}: {exc}") from exc
     if text_store_pg.is_postgresql(conn):
-        text_store_pg.index_terms(conn, name, derived, FTS_TOKENIZER)
-    return len(batch)
+        text_store_pg.index_terms(conn, name, derived, FTS_TOKENIZER, fresh=fresh)
+    return len(derived)
 
 
 def fts_delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:

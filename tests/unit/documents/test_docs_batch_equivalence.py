@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 
 import notochord
 from notochord.clock import FixedClock
+from notochord.errors import KnowledgeNotFoundError
+from notochord.knowledge.batches import BatchItemError
 from notochord.knowledge.user import HostDocuments
 from notochord.settings import Settings
 
@@ -119,6 +121,13 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"id": 2, "title": "imported, again", "text": PARAGRAPHS[2], "source_uri": "file:///i"},
         {"id": 1, "title": "first, third time", "body": PARAGRAPHS[4]},
     ],
+    "a new document named by its id by a later item of the same batch": [
+        {"collection": "keep", "title": "third", "body": PARAGRAPHS[0]},
+        {"collection": "keep", "key": "fourth", "title": "fourth", "body": PARAGRAPHS[1]},
+        {"id": 3, "title": "third, again", "body": PARAGRAPHS[2]},
+        {"collection": "keep", "title": "fifth", "body": PARAGRAPHS[3]},
+        {"collection": "keep", "key": "fourth", "title": "fourth, again", "body": PARAGRAPHS[4]},
+    ],
     "a diary entry keyed by its date, and the same key elsewhere": [
         {"collection": "diary", "key": "2026-09-29", "title": "Tuesday", "body": PARAGRAPHS[0]},
         {"collection": "keep", "key": "2026-09-29", "title": "not a diary", "body": PARAGRAPHS[1], "meta": {"x": 1}},
@@ -134,6 +143,40 @@ def test_a_batch_stores_what_one_upsert_at_a_time_stores(
     """Issue 16, item 3: the same documents, chunks, full-text rows, postings, mentions, changes and
     quota, ids included, for the chosen cases; the assistant's items are each charged alone."""
     _both_ways(pair, CASES[case], who)
+
+
+def test_a_negative_id_names_no_document_of_the_batch(pair: tuple[notochord.Space, notochord.Space]) -> None:
+    """K-DOC: the documents a batch creates wait under ids of their own until its end; an item naming
+    such an id is refused as one upsert refuses it ("no document"), and nothing is written."""
+    single, batched = pair
+    with pytest.raises(KnowledgeNotFoundError):
+        single.user.documents.upsert(id=-1, title="x", body="y")
+    before = _stored(batched)
+    with pytest.raises(BatchItemError) as refused:
+        batched.user.documents.upsert_many(
+            [{"collection": "keep", "title": "new", "body": PARAGRAPHS[0]}, {"id": -1, "title": "x", "body": "y"}]
+        )
+    assert refused.value.index == 1 and "no document" in refused.value.problem
+    assert _stored(batched) == before
+
+
+@pytest.mark.parametrize("field", ["title", "body", "text", "key"])
+def test_a_nul_character_in_a_later_item_names_it_and_writes_nothing(
+    pair: tuple[notochord.Space, notochord.Space], field: str
+) -> None:
+    """K-DOC, K-API errors: a document held for the end of the batch is still checked in its turn, so
+    U+0000 in any of its texts is refused naming the item, on both backends, and nothing is written."""
+    _, batched = pair
+    bad: dict[str, Any] = {"collection": "keep", "title": "bad", "body": "fine"}
+    if field == "text":
+        bad = {"collection": "keep", "title": "bad", "text": "imported\x00text", "source_uri": "https://x.example"}
+    else:
+        bad[field] = "with\x00nul"
+    before = _stored(batched)
+    with pytest.raises(BatchItemError, match=r"NUL character \(U\+0000\).*remove it") as refused:
+        batched.user.documents.upsert_many([{"collection": "keep", "title": "fine", "body": PARAGRAPHS[0]}, bad])
+    assert refused.value.index == 1
+    assert _stored(batched) == before
 
 
 _ITEM = st.one_of(
