@@ -2,10 +2,10 @@
 
 Rules:
 
-- ``upsert`` by ``key`` (unique within a collection across writers, OD-K34), by id, or new. The
-  argument rules of OD-K35: ``key`` with an id, ``body`` with ``text``, and ``text`` without
-  ``sourceUri`` (or the reverse) are refused; a new or keyed document needs a collection; with an id
-  the collection, if given, must be the document's current one (only the user moves documents).
+- ``upsert`` by ``key`` (unique within a collection across writers, OD-K34), by id, or new. What
+  one write may hold is checked first (:mod:`~notochord.knowledge.document_content`, OD-K35); a new
+  or keyed document needs a collection; with an id the collection, if given, must be the document's
+  current one (only the user moves documents).
 - Identical content (title, body or text, meta, sourceUri) is ``unchanged``: nothing is written,
   nothing re-indexed (K-DOC-03). It still counts as a write for the quota (OD-K22).
 - Imported documents (``text`` + ``sourceUri``) keep no body: only their chunks exist (K-DOC-06).
@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -36,9 +34,10 @@ from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items,
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.collections import Collections
 from notochord.knowledge.document_batch import NewDocuments, PendingIndex, Renumbering, Targets, item_write
+from notochord.knowledge.document_content import UPSERT_ARGUMENTS, checked_content, content_hash, is_iso_date
 from notochord.knowledge.indexing import IndexWork, index_document
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import MAX_BODY, DailyLimits, check_json_size, check_length, refuse_nul_in, storable
+from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
@@ -71,29 +70,6 @@ class UpsertOutcome:
     status: Literal["created", "updated", "unchanged"]
     id: int
     change_id: int | None
-
-
-UPSERT_ARGUMENTS = frozenset({"collection_id", "key", "doc_id", "title", "body", "meta", "text", "source_uri"})
-"""What one item of :meth:`Documents.upsert_many` may hold."""
-
-
-def _hash(title: str, body: str | None, text: str | None, meta: Mapping[str, Any], source_uri: str | None) -> str:
-    canonical = json.dumps(
-        {"title": title, "body": body, "text": text, "meta": meta, "sourceUri": source_uri},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    # a lone surrogate hashes too: the write seam, not the hash, refuses what the store cannot hold
-    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _is_iso_date(text: str) -> bool:
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
 
 
 class Documents:
@@ -305,38 +281,10 @@ class Documents:
         permit: Permit | None = None,
     ) -> UpsertOutcome:
         # 1. validation and single-write limits
-        if key is not None and doc_id is not None:
-            raise KnowledgeValidationError("pass either key or ref, not both")
-        if body is not None and text is not None:
-            raise KnowledgeValidationError(
-                "pass either body (your own content) or text with sourceUri (imported), not both"
-            )
-        if (text is None) != (source_uri is None):
-            raise KnowledgeValidationError("text and sourceUri go together: imported content needs both")
-        if key is not None and (not isinstance(key, str) or not key):
-            raise KnowledgeValidationError("key must be a non-empty string")
-        if key is not None:
-            check_length("key", key)
-            if not storable(key):
-                refuse_nul_in("documents", {"key": key})  # before it is looked up
-        title = "" if title is None else title
-        if not isinstance(title, str):
-            raise KnowledgeValidationError("title must be a string")
-        check_length("title", title)
-        for name, value in (("body", body), ("text", text)):
-            if value is not None:
-                if not isinstance(value, str):
-                    raise KnowledgeValidationError(f"{name} must be a string")
-                check_length(name, value, MAX_BODY)
-        if not storable(text):
-            # an imported text is stored only as chunks, which go in bulk, unchecked by statement
-            refuse_nul_in("chunks", {"text": text})
-        meta_dict = dict(meta or {})
-        check_json_size("meta", meta_dict)
-        if body is None and text is None:
-            body = ""
-        content = body if body is not None else text
-        assert content is not None
+        checked = checked_content(
+            key=key, doc_id=doc_id, title=title, body=body, meta=meta, text=text, source_uri=source_uri
+        )
+        title, body, meta_dict, content = checked.title, checked.body, checked.meta, checked.content
 
         # 2. resolving the target
         targets = pending.targets
@@ -359,11 +307,11 @@ class Documents:
                 if existing is not None and existing < 0:
                     pending.write_documents()  # created by an earlier item: read it as stored
                     existing = targets.by_key(target, key)
-        if key is not None and tree.class_of(target) == "diary" and _is_iso_date(key) and "date" not in meta_dict:
+        if key is not None and tree.class_of(target) == "diary" and is_iso_date(key) and "date" not in meta_dict:
             meta_dict["date"] = key
 
         # 3. permission and quota (the permit, inside the write transaction), 4. apply
-        content_hash = _hash(title, body, text, meta_dict, source_uri)
+        digest = content_hash(title, body, text, meta_dict, source_uri)
         chars = len(title) + len(content)
         with item_write(
             self._store, shared, actor=actor, run_id=run_id, chars=chars, limits=limits, permit=permit
@@ -374,7 +322,7 @@ class Documents:
                 tx.allow(Writing("document", collection_id=target, writer=current.writer))
                 if current.deleted_at is not None:
                     raise KnowledgeNotFoundError("document")
-                if current.content_hash == content_hash:
+                if current.content_hash == digest:
                     return UpsertOutcome("unchanged", existing, None)
                 if existing in pending.indexing:
                     pending.flush()  # its snapshot reads the chunks an earlier item of the batch wrote
@@ -388,7 +336,7 @@ class Documents:
                         body=body,
                         meta_json=json.dumps(meta_dict, ensure_ascii=False),
                         source_uri=source_uri,
-                        content_hash=content_hash,
+                        content_hash=digest,
                         writer=str(actor),
                         updated_at=tx.now,
                         doc_date=doc_date,
@@ -414,7 +362,7 @@ class Documents:
                     "body": body,
                     "meta_json": json.dumps(meta_dict, ensure_ascii=False),
                     "source_uri": source_uri,
-                    "content_hash": content_hash,
+                    "content_hash": digest,
                     "created_by": str(actor),
                     "writer": str(actor),
                     "created_at": tx.now,
@@ -588,7 +536,9 @@ def _revert_update(tx: WriteTx, row: Any) -> None:
             body=before["body"],
             meta_json=json.dumps(before["meta"], ensure_ascii=False),
             source_uri=before["sourceUri"],
-            content_hash=_hash(before["title"], before["body"], before["text"], before["meta"], before["sourceUri"]),
+            content_hash=content_hash(
+                before["title"], before["body"], before["text"], before["meta"], before["sourceUri"]
+            ),
             writer=before["writer"],
             updated_at=tx.now,
             doc_date=before["docDate"],
