@@ -1,6 +1,6 @@
 """``put_many``'s rows, written in one statement per table with ids known up front, are exactly the
 rows of one ``put`` per transaction, and undoing the batch's run restores the state before it
-(Issue 16, item 3; K-FACT, K-CHG, K-QUOTA).
+(K-FACT, K-CHG, K-QUOTA).
 
 Seeded random batches (``one`` and ``many`` predicates, repeated values, replacements inside the
 batch, conflicts of the assistant with the user's values, duplicates of earlier facts) on two
@@ -13,43 +13,18 @@ open conflicts must be those from before the batch.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 import notochord
-from notochord.clock import FixedClock
 from notochord.db.schema import change_objects, changes, facts
 from notochord.knowledge.quotas import DailyLimits, usage
 from notochord.knowledge.writes import ASSISTANT, USER
-from notochord.settings import Settings
 
 PREDICATES = ["location.home.city", "identity.name", "pref.food.like", "contact.email"]
 VALUES = ["tea", "coffee", "Paris", "Lyon", {"n": 1}, 3]
-
-
-@pytest.fixture
-def two(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[list[Any]]:
-    spaces = []
-    with (
-        notochord.open(
-            tmp_path / "a",
-            Settings(data_dir=tmp_path / "a", index_in_background=False, database_url=new_database_url()),
-            clock=clock,
-            embedder=None,
-        ) as first,
-        notochord.open(
-            tmp_path / "b",
-            Settings(data_dir=tmp_path / "b", index_in_background=False, database_url=new_database_url()),
-            clock=clock,
-            embedder=None,
-        ) as second,
-    ):
-        spaces = [first.personal, second.personal]
-        yield spaces
 
 
 def _rows(space: notochord.Space) -> dict[str, list[tuple[Any, ...]]]:
@@ -80,7 +55,7 @@ def _setup(space: notochord.Space, rng: random.Random) -> list[Any]:
 def test_put_many_rows_equal_one_put_per_transaction_and_undo_restores_the_state(
     two: list[notochord.Space], seed: int
 ) -> None:
-    """Issue 16, item 3: same rows and ids as single puts; the run's undo brings the state back."""
+    """Same rows and ids as single puts; the run's undo brings the state back."""
     fast, plain = two
     subjects = _setup(fast, random.Random(seed))
     assert _setup(plain, random.Random(seed)) == subjects

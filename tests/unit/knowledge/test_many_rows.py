@@ -13,41 +13,18 @@ quota counter must be identical, ids included.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 import notochord
-from notochord.clock import FixedClock
 from notochord.db.schema import change_objects, changes, facts
 from notochord.knowledge.many_rows import KEYS_PER_STATEMENT, ROWS_PER_STATEMENT
 from notochord.knowledge.quotas import DailyLimits, usage
 from notochord.knowledge.writes import ASSISTANT, USER, Actor
-from notochord.settings import Settings
 
 PREDICATES = ["location.home.city", "work.title", "pref.food.like", "contact.email", "x.note"]
-
-
-@pytest.fixture
-def two(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[list[Any]]:
-    with (
-        notochord.open(
-            tmp_path / "a",
-            Settings(data_dir=tmp_path / "a", index_in_background=False, database_url=new_database_url()),
-            clock=clock,
-            embedder=None,
-        ) as first,
-        notochord.open(
-            tmp_path / "b",
-            Settings(data_dir=tmp_path / "b", index_in_background=False, database_url=new_database_url()),
-            clock=clock,
-            embedder=None,
-        ) as second,
-    ):
-        yield [first.personal, second.personal]
 
 
 def _rows(space: notochord.Space) -> dict[str, list[tuple[Any, ...]]]:
