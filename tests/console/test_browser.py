@@ -1,5 +1,5 @@
 """The console in a real browser: Playwright driving the system's Chromium against a real server
-(Issue 14, items 2 and 3). One browser serves the whole module; each test has its own data
+. One browser serves the whole module; each test has its own data
 directory and browser context."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def console_url(page: Page) -> str:
 def test_install_shows_every_sentence_and_reason_then_every_switch_is_off(
     browser: Browser, console: ConsoleServer
 ) -> None:
-    """Issue 14, item 2; K-UI-01, K-UI-02, K-UI-03: the install screen reads as sentences with the
+    """K-UI-01, K-UI-02, K-UI-03: the install screen reads as sentences with the
     gem's reason, and after install every switch is off."""
     page = signed_in_page(browser, console)
     page.get_by_label("From a folder on this computer").fill(str(WEATHER))
@@ -59,7 +59,7 @@ def test_install_shows_every_sentence_and_reason_then_every_switch_is_off(
 def test_a_switch_turned_on_lets_the_gem_s_next_call_read_and_off_stops_it(
     browser: Browser, console: ConsoleServer
 ) -> None:
-    """Issue 14, item 2; K-UI-01, K-UI-07, P-KVAL-09: the user fills in their city, turns the one
+    """K-UI-01, K-UI-07, P-KVAL-09: the user fills in their city, turns the one
     switch on (a partial update, no reload) and the gem's next call reads it; off again, it cannot."""
     page = signed_in_page(browser, console)
     _install_weather(page)
@@ -85,7 +85,7 @@ def test_a_switch_turned_on_lets_the_gem_s_next_call_read_and_off_stops_it(
 
 
 def test_a_self_fact_is_edited_and_deleted_on_the_gem_s_page(browser: Browser, console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-04, K-UI-05, K-UI-07: values appear under the app's own names and can
+    """K-UI-04, K-UI-05, K-UI-07: values appear under the app's own names and can
     be changed and deleted as the user."""
     console.space.user.facts.put(predicate="location.home.city", value="Utrecht")
     page = signed_in_page(browser, console)
@@ -102,7 +102,7 @@ def test_a_self_fact_is_edited_and_deleted_on_the_gem_s_page(browser: Browser, c
 
 
 def test_the_chinese_labels_from_accept_language_and_the_switch_back(browser: Browser, console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-02, K-UI-05, SPEC §24 D-16: a Chinese browser gets the seed's Chinese
+    """K-UI-02, K-UI-05, SPEC §24 D-16: a Chinese browser gets the seed's Chinese
     labels and sentences; the header's switch changes the language and keeps it."""
     console.space.gems.install(WEATHER)
     page = signed_in_page(browser, console, locale="zh-CN")
@@ -119,7 +119,7 @@ def test_the_chinese_labels_from_accept_language_and_the_switch_back(browser: Br
 
 @pytest.mark.parametrize("path", ["/gems", "/gems/weather", "/gems/weather/uninstall", "/changes", "/studio"])
 def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: ConsoleServer, path: str) -> None:
-    """Issue 14, item 3: the console works on a 360 px wide phone, with no sideways scrolling, and
+    """The console works on a 360 px wide phone, with no sideways scrolling, and
     nothing on the page breaks the Content-Security-Policy."""
     console.space.gems.install(WEATHER)
     console.space.user.facts.put(predicate="location.home.city", value="Amsterdam")
@@ -128,7 +128,7 @@ def test_at_360_px_no_page_is_wider_than_the_screen(browser: Browser, console: C
 
 
 def test_gem_studio_lists_a_manifest_mistake_while_typing(browser: Browser, console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-14, P-KVAL-07, P-KVAL-03: install's own message appears as the
+    """K-UI-14, P-KVAL-07, P-KVAL-03: install's own message appears as the
     user types, with no button pressed, and goes away when the mistake is fixed."""
     page = signed_in_page(browser, console)
     page.get_by_role("link", name="Gem Studio").click()
@@ -161,7 +161,7 @@ def _recipes_rated(console: ConsoleServer, *dishes: str) -> None:
 
 
 def test_uninstall_with_delete_them_too_and_undo_in_the_browser(browser: Browser, console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-13, K-UNINST-01, K-UNINST-02, K-UNINST-09: the dialog counts what the
+    """K-UI-13, K-UNINST-01, K-UNINST-02, K-UNINST-09: the dialog counts what the
     gem wrote with Keep focused first; "Delete them too" removes it, and the undo brings it back."""
     _recipes_rated(console, "braised pork", "mapo tofu")
     page = signed_in_page(browser, console)
@@ -189,7 +189,7 @@ def _mover_gem(folder: Path) -> Path:
 def test_a_value_the_user_edited_turns_a_gem_s_write_into_a_conflict_shown_with_both_values(
     browser: Browser, console: ConsoleServer, tmp_path: Path
 ) -> None:
-    """Issue 14, item 2; K-UI-07, K-UI-08, K-UI-11: the user's city, entered on the gem's page,
+    """K-UI-07, K-UI-08, K-UI-11: the user's city, entered on the gem's page,
     is kept when the gem writes another; "View changes" shows the conflict with both values."""
     console.space.gems.install(_mover_gem(tmp_path / "mover"))
     for permission in ("facts.read:self:location.home.*", "facts.write:self:location.home.*"):

@@ -1,5 +1,5 @@
 """The Knowledge pages in a real browser: Playwright driving the system's Chromium against a real
-server (Issue 14, "Knowledge (K-UI-12)" and item 3). One browser serves the module; each test has
+server (K-UI-12). One browser serves the module; each test has
 its own data directory and browser context."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, expect
 def test_move_a_collection_under_another_and_see_a_refused_move_explained(
     browser: Browser, console: ConsoleServer
 ) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-COL-13, OD-K56: from the Knowledge nav, the user moves
+    """K-UI-12, K-COL-13, OD-K56: from the Knowledge nav, the user moves
     Soups into Recipes in place (no reload); moving Recipes into its own subfolder is refused with
     the API's sentence next to the picker, which takes the focus, and nothing moves."""
     space = console.space
@@ -53,7 +53,7 @@ def test_move_a_collection_under_another_and_see_a_refused_move_explained(
 def test_merge_two_entities_by_name_with_the_keyboard_and_undo_it_on_view_changes(
     browser: Browser, console: ConsoleServer
 ) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-ENT-11, K-ENT-12, K-UI-11: the user types the other's
+    """K-UI-12, K-ENT-11, K-ENT-12, K-UI-11: the user types the other's
     name and presses Enter; the kept entity now has both sets of identifiers, the old id leads
     to it, and the merge is on "View changes" where Undo separates them again."""
     space = console.space
@@ -85,7 +85,7 @@ def test_merge_two_entities_by_name_with_the_keyboard_and_undo_it_on_view_change
 
 
 def test_the_knowledge_pages_in_chinese(browser: Browser, console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; SPEC §24 D-03: the Knowledge page and collections are 知识库 in Chinese."""
+    """SPEC §24 D-03: the Knowledge page and collections are 知识库 in Chinese."""
     space = console.space
     space.user.collections.create("菜谱")
     person = space.user.entities.resolve(kind="person", create=True, name="张三")
@@ -103,7 +103,7 @@ def test_the_knowledge_pages_in_chinese(browser: Browser, console: ConsoleServer
 def test_at_360_px_no_knowledge_page_is_wider_than_the_screen(
     browser: Browser, console: ConsoleServer, which: str
 ) -> None:
-    """Issue 14, item 3: the Knowledge pages work on a 360 px phone, with no sideways scrolling,
+    """The Knowledge pages work on a 360 px phone, with no sideways scrolling,
     long names wrapping, and nothing breaking the Content-Security-Policy."""
     space = console.space
     long_name = "A-very-long-collection-name-without-any-spaces-" * 3

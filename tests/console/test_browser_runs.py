@@ -1,5 +1,5 @@
 """The Runs pages and Search in a real browser: Playwright driving the system's Chromium against a
-real server, with a real gem run in its own process (Issue 14, items "Runs" and "Search")."""
+real server, with a real gem run in its own process."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def ran(console: ConsoleServer, tmp_path: Path) -> tuple[str, Path]:
 
 
 def test_undo_a_run_from_its_page(browser: Browser, console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; K-UI-11: from the gem's page to its run, "Undo this run" reverts what it wrote."""
+    """K-UI-11: from the gem's page to its run, "Undo this run" reverts what it wrote."""
     run_id, conversation = ran
     page = signed_in_page(browser, console)
     page.goto(f"{console.url}/gems/{GEM}")
@@ -38,7 +38,7 @@ def test_undo_a_run_from_its_page(browser: Browser, console: ConsoleServer, ran:
 
 
 def test_roll_back_a_run_s_files_from_its_page(browser: Browser, console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; P-FILE-21, P-FILE-25: the Runs page leads to the run; its files are rolled back."""
+    """P-FILE-21, P-FILE-25: the Runs page leads to the run; its files are rolled back."""
     run_id, conversation = ran
     page = signed_in_page(browser, console, width=360)
     page.get_by_role("link", name="Runs").click()
@@ -56,7 +56,7 @@ def test_roll_back_a_run_s_files_from_its_page(browser: Browser, console: Consol
 def test_search_marks_the_matched_words_and_never_runs_a_document_s_script(
     browser: Browser, console: ConsoleServer
 ) -> None:
-    """Issue 14: passages are escaped, then the query's words marked; a document's markup stays text."""
+    """Passages are escaped, then the query's words marked; a document's markup stays text."""
     console.space.user.documents.upsert(
         collection="keep", title="Trap", body="<img src=x onerror=\"document.title='owned'\"> tomato soup"
     )

@@ -1,4 +1,4 @@
-"""The console stays plain and fast as the vault grows (Issue 14, item 3): a list page runs the same
+"""The console stays plain and fast as the vault grows: a list page runs the same
 number of SQL statements whether it shows a few rows or many, so no page does a query per row
 (no N+1). Tests never time pages; ``bench/console.py`` measures them."""
 
@@ -72,7 +72,7 @@ def _same_count(
 def test_the_gems_list_does_not_query_per_gem(
     console: ConsoleServer, counter: StatementCounter, tmp_path: Path
 ) -> None:
-    """Issue 14, item 3: the Gems page reads every gem and every switch at once."""
+    """The Gems page reads every gem and every switch at once."""
     made: list[int] = []
 
     def grow(n: int) -> None:
@@ -84,7 +84,7 @@ def test_the_gems_list_does_not_query_per_gem(
 
 
 def test_view_changes_does_not_query_per_change(console: ConsoleServer, counter: StatementCounter) -> None:
-    """Issue 14, item 3; K-UI-11: one page of changes is one read of changes."""
+    """K-UI-11: one page of changes is one read of changes."""
 
     def grow(n: int) -> None:
         for i in range(n):
@@ -95,7 +95,7 @@ def test_view_changes_does_not_query_per_change(console: ConsoleServer, counter:
 
 
 def test_search_does_not_query_per_passage(console: ConsoleServer, counter: StatementCounter) -> None:
-    """Issue 14, item 3: the hits of a search are read together."""
+    """The hits of a search are read together."""
 
     def grow(n: int) -> None:
         for i in range(n):
@@ -109,7 +109,7 @@ def test_search_does_not_query_per_passage(console: ConsoleServer, counter: Stat
 def test_runs_and_a_run_s_page_do_not_query_per_row(
     console: ConsoleServer, counter: StatementCounter, tmp_path: Path
 ) -> None:
-    """Issue 14, item 3: the Runs list, a gem's page with its runs, and a run's changes."""
+    """The Runs list, a gem's page with its runs, and a run's changes."""
     installed(console.space, tmp_path)
     conversation = tmp_path / "conversation"
     run_id = run_once(console.space, conversation)
@@ -131,7 +131,7 @@ def test_runs_and_a_run_s_page_do_not_query_per_row(
 def test_a_gem_s_page_does_not_query_per_fact(
     console: ConsoleServer, counter: StatementCounter, tmp_path: Path
 ) -> None:
-    """Issue 14, item 3; K-UI-04: the values listed under a gem's switches are read per prefix, not per fact."""
+    """K-UI-04: the values listed under a gem's switches are read per prefix, not per fact."""
     installed(console.space, tmp_path)
 
     def grow(n: int) -> None:
@@ -142,7 +142,7 @@ def test_a_gem_s_page_does_not_query_per_fact(
 
 
 def test_a_later_page_of_changes_reads_only_its_own_rows(console: ConsoleServer) -> None:
-    """Issue 14, item 3: ``space.changes.list(offset=…)`` skips the newer pages in SQL, so page ten
+    """``space.changes.list(offset=…)`` skips the newer pages in SQL, so page ten
     of "View changes" costs what page one does; a bad offset is refused and reads nothing."""
     ids = [console.space.user.facts.put(predicate="identity.nickname", value=f"n{i}").change_id for i in range(7)]
     newest_first = ids[::-1]

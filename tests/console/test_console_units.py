@@ -1,5 +1,5 @@
 """The console's pure parts: link and session lifetimes, the Host rule, the language choice, and
-unpacking uploaded gem packages (Issue 14, items 1 and 2)."""
+unpacking uploaded gem packages."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from notochord.errors import ConfigurationError, GemError
 
 
 def test_a_link_expires_after_a_day_and_is_spent_across_restarts(tmp_path: Path) -> None:
-    """Issue 14, item 1: a used link stays used when the server is started again."""
+    """A used link stays used when the server is started again."""
     keys = ConsoleKeys(tmp_path)
     now = time.time()
     old = keys.mint_login_token(now=now - LINK_LIFETIME - 1)
@@ -31,7 +31,7 @@ def test_a_link_expires_after_a_day_and_is_spent_across_restarts(tmp_path: Path)
 
 
 def test_a_session_expires_and_a_new_secret_signs_everyone_out(tmp_path: Path) -> None:
-    """Issue 14, item 1: deleting console.secret voids every session."""
+    """Deleting console.secret voids every session."""
     keys = ConsoleKeys(tmp_path)
     now = time.time()
     cookie = keys.new_session(now=now)
@@ -67,7 +67,7 @@ def test_a_damaged_secret_is_a_configuration_error_naming_the_fix(tmp_path: Path
     ],
 )
 def test_the_host_header_must_name_this_server(host: str | None, server: tuple[str, int] | None, allowed: bool) -> None:
-    """Issue 14, item 1: the bound address and the loopback names, on the bound port only."""
+    """The bound address and the loopback names, on the bound port only."""
     assert host_allowed(host, server) is allowed
 
 
@@ -86,12 +86,12 @@ def test_the_host_header_must_name_this_server(host: str | None, server: tuple[s
     ],
 )
 def test_the_language_is_the_switch_else_accept_language(cookie: str | None, header: str | None, lang: str) -> None:
-    """Issue 14, item 2: Accept-Language chooses, the header's switch (a cookie) overrides."""
+    """Accept-Language chooses, the header's switch (a cookie) overrides."""
     assert choose_lang(cookie, header) == lang
 
 
 def test_the_seed_labels_are_used_word_for_word() -> None:
-    """Issue 14, item 2; SPEC §23, §24 D-16: the fixed UI labels in both languages."""
+    """SPEC §23, §24 D-16: the fixed UI labels in both languages."""
     assert LABELS["settings_knowledge"] == ("Settings › Knowledge", "设置 › 知识库")
     assert LABELS["nav_changes"] == ("View changes", "查看改动")
     assert LABELS["added_by_gem"] == ("Added by this gem", "这个 gem 新加的")
@@ -112,7 +112,7 @@ def _zip(entries: dict[str, bytes], *, link: str | None = None) -> bytes:
 
 
 def test_a_zipped_gem_folder_is_staged_and_found_inside_one_top_folder(tmp_path: Path) -> None:
-    """Issue 14, item 2: the packaged file of a gem is a .zip of its folder."""
+    """The packaged file of a gem is a .zip of its folder."""
     uploads = Uploads(tmp_path)
     token, folder = uploads.stage("weather.zip", _zip({"weather/notochord.json": b"{}", "weather/tools/a.mjs": b""}))
     assert (folder / "notochord.json").is_file()
@@ -133,7 +133,7 @@ def test_a_zipped_gem_folder_is_staged_and_found_inside_one_top_folder(tmp_path:
     ],
 )
 def test_a_hostile_or_foreign_package_is_refused_and_nothing_is_kept(tmp_path: Path, data: bytes, problem: str) -> None:
-    """Issue 14, item 2: unpacking never writes outside the staging folder."""
+    """Unpacking never writes outside the staging folder."""
     uploads = Uploads(tmp_path)
     with pytest.raises(GemError, match=problem):
         uploads.stage("gem.zip", data)
@@ -147,7 +147,7 @@ def test_the_upload_token_cannot_name_a_path(tmp_path: Path) -> None:
 
 
 def test_a_lone_manifest_file_keeps_its_form_from_its_name(tmp_path: Path) -> None:
-    """Issue 14, item 2: an uploaded manifest.json is read as Studio's draft, any other .json as packaged."""
+    """An uploaded manifest.json is read as Studio's draft, any other .json as packaged."""
     uploads = Uploads(tmp_path)
     _, draft = uploads.stage("manifest.json", b"{}")
     _, packaged = uploads.stage("weather.json", b"{}")

@@ -1,5 +1,5 @@
-"""A gem's "Settings › Working folder" over HTTP against a real server (Issue 14, item "Working
-folder"; P-FILE-29, P-FILE-30, P-FILE-31), and the manifest's ``sops`` it depends on."""
+"""A gem's "Settings › Working folder" over HTTP against a real server
+(P-FILE-29, P-FILE-30, P-FILE-31), and the manifest's ``sops`` it depends on."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def scheduled(console: ConsoleServer, tmp_path: Path) -> ConsoleServer:
 def test_the_working_folder_is_offered_only_to_gems_with_a_background_sop(
     console: ConsoleServer, tmp_path: Path
 ) -> None:
-    """Issue 14; P-FILE-30: a gem whose SOPs all run from a chat (or that has none) shows no such setting."""
+    """P-FILE-30: a gem whose SOPs all run from a chat (or that has none) shows no such setting."""
     console.space.gems.install(write_gem(tmp_path / "a", sops=[{"name": "reply", "trigger": "chat"}]))
     client = console.client()
     assert 'id="working-folder"' not in client.get(f"/gems/{GEM}").text
@@ -50,7 +50,7 @@ def test_the_working_folder_is_offered_only_to_gems_with_a_background_sop(
 
 
 def test_a_folder_is_chosen_and_cleared(scheduled: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14; P-FILE-29: the chosen folder is the ``workspace:`` of its scheduled SOPs."""
+    """P-FILE-29: the chosen folder is the ``workspace:`` of its scheduled SOPs."""
     reports = tmp_path / "reports"
     reports.mkdir()
     client = scheduled.client()
@@ -76,7 +76,7 @@ def test_a_folder_is_chosen_and_cleared(scheduled: ConsoleServer, tmp_path: Path
 def test_a_refused_folder_is_named_with_its_rule_next_to_the_field(
     scheduled: ConsoleServer, tmp_path: Path, make: object, rule: str
 ) -> None:
-    """Issue 14; P-FILE-31: the rule the folder breaks is said beside the field; nothing is chosen."""
+    """P-FILE-31: the rule the folder breaks is said beside the field; nothing is chosen."""
     (tmp_path / ".hidden").mkdir()
     assert callable(make)
     typed = make(tmp_path)
@@ -96,7 +96,7 @@ def test_a_relative_or_empty_path_says_what_to_type(scheduled: ConsoleServer) ->
 
 
 def test_choosing_without_the_csrf_token_is_refused(scheduled: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14, item 1: no change without the session's token."""
+    """No change without the session's token."""
     answer = scheduled.client().post(f"/gems/{GEM}/working-folder", data={"path": str(tmp_path)})
     assert answer.status_code == 403
     assert _chosen(scheduled) is None
@@ -107,7 +107,7 @@ def _manifest(sops: object) -> dict[str, object]:
 
 
 def test_a_manifest_s_sops_say_how_each_starts() -> None:
-    """Issue 14; P-FILE-30: ``trigger`` is chat (the default), schedule or event."""
+    """P-FILE-30: ``trigger`` is chat (the default), schedule or event."""
     manifest = parse_manifest(_manifest([{"name": "a"}, {"name": "b", "trigger": "schedule", "cron": "0 8 * * *"}]))
     assert [(s.name, s.trigger, s.background) for s in manifest.sops] == [
         ("a", "chat", False),
@@ -116,7 +116,7 @@ def test_a_manifest_s_sops_say_how_each_starts() -> None:
 
 
 def test_malformed_sops_are_manifest_problems() -> None:
-    """Issue 14; OD-P10: each mistake is listed with its path, as install and Gem Studio show them."""
+    """OD-P10: each mistake is listed with its path, as install and Gem Studio show them."""
     with pytest.raises(ManifestError) as caught:
         parse_manifest(_manifest([{"trigger": "schedule"}, {"name": "x", "trigger": "hourly"}, "y"]))
     assert list(caught.value.problems) == [

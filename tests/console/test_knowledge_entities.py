@@ -1,5 +1,5 @@
-"""The Knowledge pages' entities and contacts over HTTP against a real server (Issue 14,
-"Knowledge (K-UI-12)" and K-UI-09): listing and filtering, an entity's page, merging by name,
+"""The Knowledge pages' entities and contacts over HTTP against a real server (K-UI-12,
+K-UI-09): listing and filtering, an entity's page, merging by name,
 deleting, the contacts page; and who may drive them (sign-in, CSRF), and lists costing the same
 number of queries whatever their length."""
 
@@ -27,7 +27,7 @@ def _person(console: ConsoleServer, name: str, **identifiers: str) -> Entity:
 
 
 def test_entities_are_listed_by_name_and_filtered_by_kind_and_name(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-ENT-08, K-CON-09: the user (self) is never listed."""
+    """K-UI-12, K-ENT-08, K-CON-09: the user (self) is never listed."""
     _person(console, "Zhang San", email="zhangsan@acme.nl")
     _person(console, "Ann Lee")
     acme = console.space.user.entities.resolve(kind="org", create=True, name="Acme", domain="acme.nl")
@@ -47,7 +47,7 @@ def test_entities_are_listed_by_name_and_filtered_by_kind_and_name(console: Cons
 
 
 def test_entities_come_a_page_at_a_time(console: ConsoleServer) -> None:
-    """Issue 14, item 3: fifty to a page, with the next page linked."""
+    """Fifty to a page, with the next page linked."""
     for n in range(53):
         _person(console, f"person {n:02}")
     client = console.client()
@@ -59,7 +59,7 @@ def test_entities_come_a_page_at_a_time(console: ConsoleServer) -> None:
 
 
 def test_an_entity_s_page_shows_its_identifiers_and_facts_under_the_app_s_names(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-ENT-07, K-VOCAB-32: identifiers, and facts by their labels."""
+    """K-ENT-07, K-VOCAB-32: identifiers, and facts by their labels."""
     ann = _person(console, "Ann Lee", email="ann@example.com")
     console.space.user.facts.put(subject=ann.id, predicate="work.company", value="Acme")
     page = console.client().get(f"/knowledge/entities/{ann.id}").text
@@ -69,7 +69,7 @@ def test_an_entity_s_page_shows_its_identifiers_and_facts_under_the_app_s_names(
 
 
 def test_merging_by_name_keeps_this_entity_and_the_old_id_leads_to_it(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-ENT-11, K-ENT-12, K-UI-11: the merge is one undoable change."""
+    """K-UI-12, K-ENT-11, K-ENT-12, K-UI-11: the merge is one undoable change."""
     ann = _person(console, "Ann Lee", email="ann@example.com")
     annie = _person(console, "Annie", phone="+31 6 12345678")
     console.space.user.facts.put(subject=annie.id, predicate="work.title", value="Chef")
@@ -91,7 +91,7 @@ def test_merging_by_name_keeps_this_entity_and_the_old_id_leads_to_it(console: C
 
 
 def test_a_merge_that_names_nobody_is_refused_next_to_the_field(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge: the sentence says what is wrong, and nothing is merged."""
+    """The sentence says what is wrong, and nothing is merged."""
     ann = _person(console, "Ann Lee")
     _person(console, "Bob")
     acme = console.space.user.entities.resolve(kind="org", create=True, name="Acme")
@@ -108,7 +108,7 @@ def test_a_merge_that_names_nobody_is_refused_next_to_the_field(console: Console
 
 
 def test_a_name_several_entities_share_lists_them_to_choose_from(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge: "pick the other by name" when the name is ambiguous."""
+    """ "Pick the other by name" when the name is ambiguous."""
     ann = _person(console, "Ann Lee")
     first = _person(console, "Ann Smith", email="a@one.nl")
     _person(console, "Ann Jones", email="a@two.nl")
@@ -128,7 +128,7 @@ def test_a_name_several_entities_share_lists_them_to_choose_from(console: Consol
 def test_the_one_entity_with_exactly_that_name_is_merged_however_many_others_contain_it(
     console: ConsoleServer,
 ) -> None:
-    """Issue 14, Knowledge; K-ENT-11: the exact name wins, even when many other names contain the
+    """K-ENT-11: the exact name wins, even when many other names contain the
     typed one and sort before it."""
     kept = _person(console, "Ann Lee")
     exact = _person(console, "Zz", email="zz@example.com")
@@ -141,7 +141,7 @@ def test_the_one_entity_with_exactly_that_name_is_merged_however_many_others_con
 
 
 def test_deleting_an_entity_ends_the_relations_to_it_and_can_be_undone(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-ENT-13, K-UI-11: the relation ends in the same change."""
+    """K-UI-12, K-ENT-13, K-UI-11: the relation ends in the same change."""
     ann = _person(console, "Ann Lee")
     bob = _person(console, "Bob")
     console.space.user.facts.put(subject=bob.id, predicate="relation.colleague", object=ann.id)
@@ -160,7 +160,7 @@ def test_deleting_an_entity_ends_the_relations_to_it_and_can_be_undone(console: 
 
 
 def test_the_contacts_page_has_one_set_per_person_and_never_the_user(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-09, K-VOCAB-32: people's facts under the app's names."""
+    """K-UI-09, K-VOCAB-32: people's facts under the app's names."""
     ann = _person(console, "Ann Lee")
     bob = _person(console, "Bob")
     console.space.user.facts.put(subject=ann.id, predicate="work.company", value="Acme")
@@ -177,7 +177,7 @@ def test_the_contacts_page_has_one_set_per_person_and_never_the_user(console: Co
 
 
 def test_a_contact_fact_is_filled_in_changed_and_deleted_as_the_user(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-09, K-FACT-27: what the user enters counts as said by the user."""
+    """K-UI-09, K-FACT-27: what the user enters counts as said by the user."""
     ann = _person(console, "Ann Lee")
     client, token = console.signed_in("/knowledge/entities")
     headers = {"HX-Request": "true"}
@@ -202,7 +202,7 @@ def test_a_contact_fact_is_filled_in_changed_and_deleted_as_the_user(console: Co
 
 
 def test_a_contact_fact_the_page_does_not_offer_or_an_empty_one_is_refused(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-09: the page writes only what it lists, and says what is missing."""
+    """K-UI-09: the page writes only what it lists, and says what is missing."""
     ann = _person(console, "Ann Lee")
     bob = _person(console, "Bob")
     bobs = console.space.user.facts.put(subject=bob.id, predicate="work.title", value="Chef")
@@ -239,7 +239,7 @@ def _knowledge_routes(sample: int) -> list[tuple[str, str]]:
 
 
 def test_no_knowledge_page_or_action_without_signing_in(console: ConsoleServer) -> None:
-    """Issue 14, item 1; K-UI-12: every Knowledge route answers 401 to a browser not signed in."""
+    """K-UI-12: every Knowledge route answers 401 to a browser not signed in."""
     doc = console.space.user.documents.upsert(collection="keep", title="Letter", body="x")
     client = console.client(signed_in=False)
     for method, path in _knowledge_routes(doc.id):
@@ -249,7 +249,7 @@ def test_no_knowledge_page_or_action_without_signing_in(console: ConsoleServer) 
 
 
 def test_no_knowledge_action_without_the_csrf_token(console: ConsoleServer) -> None:
-    """Issue 14, item 1; K-UI-12: every state-changing Knowledge route refuses a post without the
+    """K-UI-12: every state-changing Knowledge route refuses a post without the
     session's token (403) before doing anything."""
     ann = _person(console, "Ann Lee")
     _person(console, "Annie")
@@ -291,7 +291,7 @@ def _queries_for(console: ConsoleServer, client: httpx.Client, path: str) -> int
 
 @pytest.mark.parametrize("page", ["tree", "collection", "entities", "contacts"])
 def test_a_list_costs_the_same_queries_for_three_rows_as_for_thirty(console: ConsoleServer, page: str) -> None:
-    """Issue 14, item 3: no query per row (no N+1) on the Knowledge lists."""
+    """No query per row (no N+1) on the Knowledge lists."""
     space = console.space
     recipes = space.user.collections.create("Recipes")
     path = {

@@ -1,5 +1,5 @@
-"""The Knowledge pages' collections and documents over HTTP against a real server (Issue 14,
-"Knowledge (K-UI-12)"): the tree, creating, renaming and moving collections by the API's rules,
+"""The Knowledge pages' collections and documents over HTTP against a real server (K-UI-12): the
+tree, creating, renaming and moving collections by the API's rules,
 documents a page at a time, reading, searching, moving, deleting and restoring them."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _text(answer: httpx.Response) -> str:
 
 
 def test_the_tree_nests_collections_with_their_document_counts(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-CON-16, K-DOC-13: each collection counts its own documents."""
+    """K-UI-12, K-CON-16, K-DOC-13: each collection counts its own documents."""
     space = console.space
     recipes = space.user.collections.create("Recipes")
     soups = space.user.collections.create("Soups", parent=recipes.id)
@@ -37,7 +37,7 @@ def test_the_tree_nests_collections_with_their_document_counts(console: ConsoleS
 
 
 def test_a_collection_is_created_at_the_top_or_inside_another(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-COL-06, K-COL-07: the new collection's page follows."""
+    """K-COL-06, K-COL-07: the new collection's page follows."""
     client, token = console.signed_in("/knowledge")
     top = client.post("/knowledge/collections", data={"csrf": token, "name": " Recipes ", "parent": ""})
     assert top.status_code == 303
@@ -51,7 +51,7 @@ def test_a_collection_is_created_at_the_top_or_inside_another(console: ConsoleSe
 
 
 def test_a_collection_without_a_name_is_refused_next_to_the_field(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-COL-11: the form says what to do and nothing is created."""
+    """K-COL-11: the form says what to do and nothing is created."""
     client, token = console.signed_in("/knowledge")
     before = console.space.user.collections.list()
     answer = client.post("/knowledge/collections", data={"csrf": token, "name": "   ", "parent": ""})
@@ -62,7 +62,7 @@ def test_a_collection_without_a_name_is_refused_next_to_the_field(console: Conso
 
 
 def test_nothing_is_created_inside_diary(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-COL-08, OD-K33: the API's refusal is the sentence beside the picker."""
+    """K-COL-08, OD-K33: the API's refusal is the sentence beside the picker."""
     client, token = console.signed_in("/knowledge")
     diary = console.space.user.collections.get("diary")
     before = console.space.user.collections.list()
@@ -75,7 +75,7 @@ def test_nothing_is_created_inside_diary(console: ConsoleServer) -> None:
 
 
 def test_a_collection_is_renamed_and_the_rename_is_on_view_changes(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-UI-11, K-COL-11: an undoable change of the user's."""
+    """K-UI-12, K-UI-11, K-COL-11: an undoable change of the user's."""
     recipes = console.space.user.collections.create("Recipes")
     client, token = console.signed_in("/knowledge")
     answer = client.post(f"/knowledge/collections/{recipes.id}/rename", data={"csrf": token, "name": "Cooking"})
@@ -90,7 +90,7 @@ def test_a_collection_is_renamed_and_the_rename_is_on_view_changes(console: Cons
 
 
 def test_a_bad_rename_is_refused_next_to_the_field(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; OD-K56: a built-in keeps its name; an empty name is asked for again."""
+    """OD-K56: a built-in keeps its name; an empty name is asked for again."""
     recipes = console.space.user.collections.create("Recipes")
     keep = console.space.user.collections.get("keep")
     client, token = console.signed_in("/knowledge")
@@ -105,7 +105,7 @@ def test_a_bad_rename_is_refused_next_to_the_field(console: ConsoleServer) -> No
 
 
 def test_a_collection_moves_under_another_and_back_to_the_top(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-COL-13, K-COL-15: the same id, a new place."""
+    """K-UI-12, K-COL-13, K-COL-15: the same id, a new place."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups")
     client, token = console.signed_in("/knowledge")
@@ -125,7 +125,7 @@ def test_a_collection_moves_under_another_and_back_to_the_top(console: ConsoleSe
 def test_moving_a_collection_into_its_own_subfolder_is_refused_with_the_api_s_sentence(
     console: ConsoleServer,
 ) -> None:
-    """Issue 14, Knowledge; OD-K56, K-COL-13: the refusal sits next to the picker; nothing moves."""
+    """OD-K56, K-COL-13: the refusal sits next to the picker; nothing moves."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups", parent=recipes.id)
     client, token = console.signed_in("/knowledge")
@@ -143,7 +143,7 @@ def test_moving_a_collection_into_its_own_subfolder_is_refused_with_the_api_s_se
 
 
 def test_built_in_collections_offer_no_rename_or_move_and_refuse_a_posted_one(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; OD-K56: diary and keep stay where they are."""
+    """OD-K56: diary and keep stay where they are."""
     diary = console.space.user.collections.get("diary")
     recipes = console.space.user.collections.create("Recipes")
     client, token = console.signed_in("/knowledge")
@@ -155,7 +155,7 @@ def test_built_in_collections_offer_no_rename_or_move_and_refuse_a_posted_one(co
 
 
 def test_an_htmx_move_answers_with_the_changed_part_of_the_page(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge: with htmx, the form swaps ``#knowledge-main``, refusals included."""
+    """With htmx, the form swaps ``#knowledge-main``, refusals included."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups", parent=recipes.id)
     client, token = console.signed_in("/knowledge")
@@ -173,7 +173,7 @@ def test_an_htmx_move_answers_with_the_changed_part_of_the_page(console: Console
 
 
 def test_unknown_collections_and_documents_are_not_found_pages(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge: a stale or made-up id is a page that says so, and changes nothing."""
+    """A stale or made-up id is a page that says so, and changes nothing."""
     client, token = console.signed_in("/knowledge")
     for path in ("/knowledge/collections/999", "/knowledge/documents/999", "/knowledge/collections/abc"):
         answer = client.get(path)
@@ -184,7 +184,7 @@ def test_unknown_collections_and_documents_are_not_found_pages(console: ConsoleS
 
 
 def test_a_collection_s_documents_come_a_page_at_a_time(console: ConsoleServer) -> None:
-    """Issue 14, item 3 and Knowledge; K-DOC-13, K-DOC-14: newest first, paginated."""
+    """K-DOC-13, K-DOC-14: newest first, paginated."""
     recipes = console.space.user.collections.create("Recipes")
     for n in range(DOCS_PER_PAGE + 3):
         console.space.user.documents.upsert(collection=recipes.id, title=f"dish {n:03}", body="x")
@@ -203,7 +203,7 @@ def test_a_collection_s_documents_come_a_page_at_a_time(console: ConsoleServer) 
 
 
 def test_a_document_reads_with_its_collection_its_text_and_who_added_it_when(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-DOC-11: title, collection, text, added by whom and when."""
+    """K-UI-12, K-DOC-11: title, collection, text, added by whom and when."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.as_assistant.documents.upsert(
         collection=recipes.id, title="Tomato stew", body="Brown the beef.\n\nAdd <tomatoes>."
@@ -219,7 +219,7 @@ def test_a_document_reads_with_its_collection_its_text_and_who_added_it_when(con
 
 
 def test_an_imported_document_shows_its_passages(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-DOC-06: imported content has no body, only its indexed passages."""
+    """K-DOC-06: imported content has no body, only its indexed passages."""
     doc = console.space.user.documents.upsert(
         collection="keep", title="Article", text="Passage about rivers.", source_uri="https://example.com/a"
     )
@@ -229,7 +229,7 @@ def test_an_imported_document_shows_its_passages(console: ConsoleServer) -> None
 
 
 def test_search_within_a_collection_finds_documents_in_it_and_its_subfolders_only(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-SRCH-04, K-SRCH-02: title and text through the host search."""
+    """K-SRCH-04, K-SRCH-02: title and text through the host search."""
     recipes = console.space.user.collections.create("Recipes")
     soups = console.space.user.collections.create("Soups", parent=recipes.id)
     console.space.user.documents.upsert(collection=soups.id, title="Borscht", body="beetroot soup")
@@ -246,7 +246,7 @@ def test_search_within_a_collection_finds_documents_in_it_and_its_subfolders_onl
 
 
 def test_a_document_moves_between_collections(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-COL-13, K-DOC-20: the same document, a new collection."""
+    """K-UI-12, K-COL-13, K-DOC-20: the same document, a new collection."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.user.documents.upsert(collection="keep", title="Stew", body="x")
     client, token = console.signed_in("/knowledge")
@@ -257,7 +257,7 @@ def test_a_document_moves_between_collections(console: ConsoleServer) -> None:
 
 
 def test_a_keyed_document_or_one_moved_into_diary_is_refused_next_to_the_field(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-DOC-19, OD-K56: the API's sentences, and the document stays."""
+    """K-DOC-19, OD-K56: the API's sentences, and the document stays."""
     recipes = console.space.user.collections.create("Recipes")
     keyed = console.space.user.documents.upsert(collection="keep", key="k-1", title="Keyed", body="x")
     loose = console.space.user.documents.upsert(collection="keep", title="Loose", body="x")
@@ -278,7 +278,7 @@ def test_a_keyed_document_or_one_moved_into_diary_is_refused_next_to_the_field(c
 
 
 def test_a_deleted_document_is_restored_and_both_are_changes_on_the_changes_page(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-DOC-16, K-UI-11: delete, then restore = undo of the deletion."""
+    """K-UI-12, K-DOC-16, K-UI-11: delete, then restore = undo of the deletion."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.user.documents.upsert(collection=recipes.id, title="Stew", body="x")
     client, token = console.signed_in("/knowledge")
@@ -299,7 +299,7 @@ def test_a_deleted_document_is_restored_and_both_are_changes_on_the_changes_page
 
 
 def test_deleting_from_the_list_with_htmx_swaps_the_list_with_a_restore_button(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge: the partial answer of a list's Delete offers Restore at once."""
+    """The partial answer of a list's Delete offers Restore at once."""
     recipes = console.space.user.collections.create("Recipes")
     doc = console.space.user.documents.upsert(collection=recipes.id, title="Stew", body="x")
     client, token = console.signed_in("/knowledge")
@@ -316,7 +316,7 @@ def test_deleting_from_the_list_with_htmx_swaps_the_list_with_a_restore_button(c
 
 
 def test_a_knowledge_base_of_the_rest_service_is_not_one_of_the_user_s_folders(console: ConsoleServer) -> None:
-    """Issue 14, Knowledge; OD-B24: the service's store is neither listed nor renamed nor moved here."""
+    """OD-B24: the service's store is neither listed nor renamed nor moved here."""
     space = console.space
     with space.core.store.write(actor=USER, run_id=None) as tx:
         kb = space.core.collections.create_kb_root(tx.conn, name="Team handbook", now=tx.now)

@@ -1,5 +1,5 @@
 """Settings › System › Network access, and a gem's network access on its page, over HTTP against a
-real server (Issue 14, item "Network access"; P-NET-09, P-NET-12, P-NET-14, P-NET-16, P-NET-18)."""
+real server (P-NET-09, P-NET-12, P-NET-14, P-NET-16, P-NET-18)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _gem(root: Path, gem_id: str, network: dict[str, object]) -> Path:
 
 
 def test_the_defaults_are_open_with_no_local_address(console: ConsoleServer) -> None:
-    """Issue 14; P-NET-14, P-NET-16: open by default, and no local address can be reached."""
+    """P-NET-14, P-NET-16: open by default, and no local address can be reached."""
     text = console.client().get(SETTINGS).text
     assert "Settings › System › Network access" in text
     assert 'value="open" checked' in text
@@ -34,7 +34,7 @@ def test_the_defaults_are_open_with_no_local_address(console: ConsoleServer) -> 
 
 
 def test_an_allowlist_is_chosen_and_filled_as_the_cli_shows_it(console: ConsoleServer) -> None:
-    """Issue 14; P-NET-12, P-NET-14: the mode and its list are the rules the gems' requests meet."""
+    """P-NET-12, P-NET-14: the mode and its list are the rules the gems' requests meet."""
     client = console.client()
     assert _post(client, "mode", mode="allowlist").status_code == 303
     assert _post(client, "external/add", host="API.Example.com").status_code == 303
@@ -48,7 +48,7 @@ def test_an_allowlist_is_chosen_and_filled_as_the_cli_shows_it(console: ConsoleS
 
 
 def test_a_bad_host_is_refused_next_to_its_field_and_nothing_is_stored(console: ConsoleServer) -> None:
-    """Issue 14, item 3: the store's own validation message, beside the field; the rules stay."""
+    """The store's own validation message, beside the field; the rules stay."""
     client = console.client()
     _post(client, "mode", mode="blocklist")
     before = console.space.network.stored()
@@ -64,7 +64,7 @@ def test_a_bad_host_is_refused_next_to_its_field_and_nothing_is_stored(console: 
 
 
 def test_open_mode_takes_no_host_list(console: ConsoleServer) -> None:
-    """Issue 14; P-NET-14: in open mode there is no list to add to, and the page says what to do."""
+    """P-NET-14: in open mode there is no list to add to, and the page says what to do."""
     answer = _post(console.client(), "external/add", host="api.example.com")
     assert answer.status_code == 422
     assert "choose allowlist or blocklist first" in answer.text
@@ -72,7 +72,7 @@ def test_open_mode_takes_no_host_list(console: ConsoleServer) -> None:
 
 
 def test_switching_modes_keeps_the_other_list(console: ConsoleServer) -> None:
-    """Issue 14; P-NET-14: a list not in force is kept and comes back with its mode."""
+    """P-NET-14: a list not in force is kept and comes back with its mode."""
     client = console.client()
     _post(client, "mode", mode="allowlist")
     _post(client, "external/add", host="api.example.com")
@@ -83,7 +83,7 @@ def test_switching_modes_keeps_the_other_list(console: ConsoleServer) -> None:
 
 
 def test_the_local_list_is_added_to_and_removed_from(console: ConsoleServer) -> None:
-    """Issue 14; P-NET-16, P-NET-19, P-NET-21: the user lists what local addresses may be reached."""
+    """P-NET-16, P-NET-19, P-NET-21: the user lists what local addresses may be reached."""
     client = console.client()
     assert _post(client, "local/add", entry="localhost:5173").status_code == 303
     assert console.space.network.list_local() == ["localhost:5173"]
@@ -97,7 +97,7 @@ def test_the_local_list_is_added_to_and_removed_from(console: ConsoleServer) -> 
 
 
 def test_the_rules_are_per_space(console: ConsoleServer) -> None:
-    """Issue 14; P-NET-12: each space has its own rules; the header's switch chooses which."""
+    """P-NET-12: each space has its own rules; the header's switch chooses which."""
     acme = console.nc.org("acme", create=True)
     client = console.client()
     client.post("/prefs/space", data={"csrf": csrf_of(client.get(SETTINGS).text), "space": "org:acme"})
@@ -108,7 +108,7 @@ def test_the_rules_are_per_space(console: ConsoleServer) -> None:
 
 
 def test_a_change_without_the_csrf_token_is_refused(console: ConsoleServer) -> None:
-    """Issue 14, item 1: no change without the session's token."""
+    """No change without the session's token."""
     client = console.client()
     answer = client.post(f"{SETTINGS}/local/add", data={"entry": "localhost:5173"})
     assert answer.status_code == 403
@@ -116,7 +116,7 @@ def test_a_change_without_the_csrf_token_is_refused(console: ConsoleServer) -> N
 
 
 def test_a_gem_s_page_shows_its_hosts_and_reason(console: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14; P-NET-09: the hosts it may reach and why; a gem without allowLocalNetwork says
+    """P-NET-09: the hosts it may reach and why; a gem without allowLocalNetwork says
     nothing about local addresses, even ones the user listed (P-NET-20)."""
     console.space.network.add_local("localhost:5173")
     console.space.gems.install(
@@ -130,7 +130,7 @@ def test_a_gem_s_page_shows_its_hosts_and_reason(console: ConsoleServer, tmp_pat
 
 
 def test_an_allow_local_network_gem_s_page_lists_what_it_may_reach(console: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14; P-NET-18, P-NET-19: the page says it reaches the local addresses the user listed."""
+    """P-NET-18, P-NET-19: the page says it reaches the local addresses the user listed."""
     console.space.gems.install(
         _gem(tmp_path, "devtools", {"hosts": [], "allowLocalNetwork": True, "reason": "Open your dev server"})
     )

@@ -1,4 +1,4 @@
-"""The console's pages over HTTP against a real server (Issue 14, item 2): what the gem pages list
+"""The console's pages over HTTP against a real server: what the gem pages list
 and refuse, installing from an uploaded package, and "View changes"."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _zip_of(folder: Path) -> bytes:
 
 
 def test_a_gem_declared_predicate_is_labelled_added_by_this_gem(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-04, K-UI-06: the recipes gem's own predicate shows its description."""
+    """K-UI-04, K-UI-06: the recipes gem's own predicate shows its description."""
     console.space.gems.install(RECIPES)
     html = console.client().get("/gems/recipes").text
     assert "Dishes you have rated highly, used to recommend similar dishes. Example: braised pork" in html
@@ -35,7 +35,7 @@ def test_a_gem_declared_predicate_is_labelled_added_by_this_gem(console: Console
 
 
 def test_facts_about_contacts_are_never_listed_on_a_gem_s_page(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-09: a gem reading facts about people lists no facts on its page."""
+    """K-UI-09: a gem reading facts about people lists no facts on its page."""
     console.space.gems.install(EXAMPLES / "contacts")
     person = console.space.user.entities.resolve(kind="person", create=True, email="ann@example.com")
     assert person is not None
@@ -46,7 +46,7 @@ def test_facts_about_contacts_are_never_listed_on_a_gem_s_page(console: ConsoleS
 
 
 def test_a_fact_the_gem_s_permissions_do_not_cover_cannot_be_written_from_its_page(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-04: the page edits only what it lists."""
+    """K-UI-04: the page edits only what it lists."""
     console.space.gems.install(WEATHER)
     client, token = console.signed_in("/gems/weather")
     answer = client.post("/gems/weather/facts", data={"csrf": token, "predicate": "health.allergy", "value": "nuts"})
@@ -55,7 +55,7 @@ def test_a_fact_the_gem_s_permissions_do_not_cover_cannot_be_written_from_its_pa
 
 
 def test_an_empty_value_is_refused_next_to_its_field(console: ConsoleServer) -> None:
-    """Issue 14, item 2: a form error says what to do, beside the field, and writes nothing."""
+    """A form error says what to do, beside the field, and writes nothing."""
     console.space.gems.install(WEATHER)
     client, token = console.signed_in("/gems/weather")
     answer = client.post(
@@ -70,7 +70,7 @@ def test_an_empty_value_is_refused_next_to_its_field(console: ConsoleServer) -> 
 
 
 def test_a_packaged_file_is_installed_from_an_upload(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-02, K-UI-03: an uploaded .zip shows the install screen, then installs."""
+    """K-UI-02, K-UI-03: an uploaded .zip shows the install screen, then installs."""
     client, token = console.signed_in("/gems")
     review = client.post(
         "/gems/review",
@@ -91,7 +91,7 @@ def test_a_packaged_file_is_installed_from_an_upload(console: ConsoleServer) -> 
 
 
 def test_an_invalid_manifest_lists_its_mistakes_and_installs_nothing(console: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14, item 2; P-KVAL-02, P-KVAL-03: install's own messages, on the Gems page."""
+    """P-KVAL-02, P-KVAL-03: install's own messages, on the Gems page."""
     gem = tmp_path / "bad"
     gem.mkdir()
     manifest = {"id": "bad", "name": "bad", "permissions": {"knowledge": {"permissions": ["facts.read:self:*"]}}}
@@ -117,7 +117,7 @@ def _changes(console: ConsoleServer, **query: str) -> str:
 
 
 def test_changes_are_listed_newest_first_a_page_at_a_time(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-11: paginated, newest first."""
+    """K-UI-11: paginated, newest first."""
     for number in range(PAGE_SIZE + 3):
         console.space.user.facts.put(predicate="identity.nickname", value=f"nick {number}")
     first = _changes(console)
@@ -131,7 +131,7 @@ def test_changes_are_listed_newest_first_a_page_at_a_time(console: ConsoleServer
 
 
 def test_a_conflict_shows_both_values_and_the_status_filter_finds_it(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-08, K-UI-11: the user's value was kept; the proposed one is shown beside it."""
+    """K-UI-08, K-UI-11: the user's value was kept; the proposed one is shown beside it."""
     console.space.user.facts.put(predicate="location.home.city", value="Leiden")
     result = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
     assert result.status == "conflict"
@@ -149,7 +149,7 @@ def test_a_conflict_shows_both_values_and_the_status_filter_finds_it(console: Co
 def test_a_conflict_is_settled_from_the_page_and_the_choice_can_be_undone(
     console: ConsoleServer, take: str, current: str, notice: str
 ) -> None:
-    """Issue 14, item 2; K-UI-11: "Keep mine" / "Take the gem's" settle a conflict as an undoable change."""
+    """K-UI-11: "Keep mine" / "Take the gem's" settle a conflict as an undoable change."""
     console.space.user.facts.put(predicate="location.home.city", value="Leiden")
     proposed = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
     client = console.client()
@@ -166,7 +166,7 @@ def test_a_conflict_is_settled_from_the_page_and_the_choice_can_be_undone(
 
 
 def test_a_conflict_resolution_without_a_choice_changes_nothing(console: ConsoleServer) -> None:
-    """Issue 14, item 2: a bad choice is refused with a sentence and the conflict stays open."""
+    """A bad choice is refused with a sentence and the conflict stays open."""
     console.space.user.facts.put(predicate="location.home.city", value="Leiden")
     proposed = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
     client, token = console.signed_in("/changes")
@@ -178,7 +178,7 @@ def test_a_conflict_resolution_without_a_choice_changes_nothing(console: Console
 
 
 def test_undo_one_change_from_the_page(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-11: undo a single change as the user."""
+    """K-UI-11: undo a single change as the user."""
     put = console.space.user.facts.put(predicate="identity.nickname", value="Bo")
     client, token = console.signed_in("/changes")
     answer = client.post(f"/changes/{put.change_id}/undo", data={"csrf": token})
@@ -188,7 +188,7 @@ def test_undo_one_change_from_the_page(console: ConsoleServer) -> None:
 
 
 def test_undo_a_whole_run_from_the_page(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-11: every change of a run is undone together."""
+    """K-UI-11: every change of a run is undone together."""
     for value in ("A", "B"):
         console.space.as_assistant.facts.put(predicate="identity.nickname", value=value, run_id="run-7")
     client = console.client()
@@ -200,7 +200,7 @@ def test_undo_a_whole_run_from_the_page(console: ConsoleServer) -> None:
 
 
 def test_a_superseded_undo_is_refused_with_a_sentence(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-11: undo never overwrites a later edit by someone else, and says so."""
+    """K-UI-11: undo never overwrites a later edit by someone else, and says so."""
     first = console.space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
     console.space.user.facts.put(predicate="location.home.city", value="Leiden")
     client, token = console.signed_in("/changes")
@@ -212,7 +212,7 @@ def test_a_superseded_undo_is_refused_with_a_sentence(console: ConsoleServer) ->
 
 
 def test_a_malformed_filter_is_explained_not_a_crash(console: ConsoleServer) -> None:
-    """Issue 14, item 2: a bad date or page says what is wrong."""
+    """A bad date or page says what is wrong."""
     client = console.client()
     bad_date = client.get("/changes", params={"since": "yesterday"})
     assert bad_date.status_code == 422
@@ -238,7 +238,7 @@ def _recipes_wrote_two_facts(console: ConsoleServer) -> None:
 
 
 def test_the_uninstall_dialog_counts_what_the_gem_wrote(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-13, K-UNINST-01, K-UNINST-02: the counts, and Keep first (the default)."""
+    """K-UI-13, K-UNINST-01, K-UNINST-02: the counts, and Keep first (the default)."""
     _recipes_wrote_two_facts(console)
     html = console.client().get("/gems/recipes/uninstall").text
     assert '<strong data-count="facts">2</strong>' in html
@@ -247,7 +247,7 @@ def test_the_uninstall_dialog_counts_what_the_gem_wrote(console: ConsoleServer) 
 
 
 def test_uninstall_with_keep_leaves_the_gem_s_facts(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-13, K-UNINST-05."""
+    """K-UI-13, K-UNINST-05."""
     _recipes_wrote_two_facts(console)
     client, token = console.signed_in("/gems/recipes/uninstall")
     done = client.post("/gems/recipes/uninstall", data={"csrf": token, "choice": "keep"})
@@ -257,7 +257,7 @@ def test_uninstall_with_keep_leaves_the_gem_s_facts(console: ConsoleServer) -> N
 
 
 def test_uninstall_with_delete_them_too_can_be_undone(console: ConsoleServer) -> None:
-    """Issue 14, item 2; K-UI-13, K-UNINST-07, K-UNINST-09: the deletion is one run the page undoes."""
+    """K-UI-13, K-UNINST-07, K-UNINST-09: the deletion is one run the page undoes."""
     _recipes_wrote_two_facts(console)
     client, token = console.signed_in("/gems/recipes/uninstall")
     done = client.post("/gems/recipes/uninstall", data={"csrf": token, "choice": "delete"})
@@ -287,7 +287,7 @@ def _chooser_gem(tmp_path: Path) -> Path:
 
 
 def test_a_user_selected_gem_lists_the_user_s_collections_to_tick(console: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14, item 2; K-UI-10: only collections outside diary and keep, each unticked at first;
+    """K-UI-10: only collections outside diary and keep, each unticked at first;
     a tick is recorded for this gem."""
     console.space.gems.install(_chooser_gem(tmp_path))
     recipes = console.space.user.collections.create("Recipes")
@@ -307,7 +307,7 @@ def test_a_user_selected_gem_lists_the_user_s_collections_to_tick(console: Conso
 
 
 def test_a_builtin_collection_cannot_be_ticked_from_the_page(console: ConsoleServer, tmp_path: Path) -> None:
-    """Issue 14, item 2; K-UI-10: diary and keep are granted by their own permissions."""
+    """K-UI-10: diary and keep are granted by their own permissions."""
     console.space.gems.install(_chooser_gem(tmp_path))
     diary = console.space.user.collections.get("diary")
     client, token = console.signed_in("/gems/reader")

@@ -1,5 +1,5 @@
-"""The Runs pages over HTTP against a real server, with a real gem run in its own process
-(Issue 14, item "Runs"): the list, a run's changes and file changes, "Undo this run" and "Roll
+"""The Runs pages over HTTP against a real server, with a real gem run in its own process:
+the list, a run's changes and file changes, "Undo this run" and "Roll
 back its files", and each refusal as a sentence."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def ran(console: ConsoleServer, tmp_path: Path) -> tuple[str, Path]:
 
 
 def test_a_run_s_page_lists_its_changes_and_its_file_changes(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; K-UI-11, P-FILE-21: what the run wrote to the knowledge and to the conversation's folder."""
+    """K-UI-11, P-FILE-21: what the run wrote to the knowledge and to the conversation's folder."""
     run_id, conversation = ran
     answer = console.client().get(f"/runs/{run_id}")
     assert answer.status_code == 200
@@ -33,7 +33,7 @@ def test_a_run_s_page_lists_its_changes_and_its_file_changes(console: ConsoleSer
 
 
 def test_the_runs_page_and_the_gem_s_page_list_its_runs(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14: the global Runs page and the gem's page both link to the run."""
+    """The global Runs page and the gem's page both link to the run."""
     run_id, _ = ran
     client = console.client()
     for path in ("/runs", f"/runs?gem={GEM}", f"/gems/{GEM}"):
@@ -45,7 +45,7 @@ def test_the_runs_page_and_the_gem_s_page_list_its_runs(console: ConsoleServer, 
 def test_the_runs_list_is_paginated(
     console: ConsoleServer, ran: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 14, item 3: lists come a page at a time, newest first."""
+    """Lists come a page at a time, newest first."""
     first, conversation = ran
     second = run_once(console.space, conversation, food="bread")
     monkeypatch.setattr(runs_view, "PAGE_SIZE", 1)
@@ -61,7 +61,7 @@ def test_the_runs_list_is_paginated(
 
 
 def test_undo_this_run_reverts_its_changes_once(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; K-UI-11, K-CHG: every change of the run is reverted as the user; a second undo says so."""
+    """K-UI-11, K-CHG: every change of the run is reverted as the user; a second undo says so."""
     run_id, conversation = ran
     client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/undo", data={"csrf": token})
@@ -74,7 +74,7 @@ def test_undo_this_run_reverts_its_changes_once(console: ConsoleServer, ran: tup
 
 
 def test_a_superseded_run_undo_is_refused_with_a_sentence(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; K-UI-11: a later change by someone else is never overwritten, and the page says why."""
+    """K-UI-11: a later change by someone else is never overwritten, and the page says why."""
     run_id, _ = ran
     [fact] = console.space.user.facts.lookup("self", "pref.food.like")
     console.space.user.facts.retract(fact.id)
@@ -86,7 +86,7 @@ def test_a_superseded_run_undo_is_refused_with_a_sentence(console: ConsoleServer
 
 
 def test_roll_back_its_files_restores_the_folder_once(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; P-FILE-25: the files the run created are taken back; the knowledge stays."""
+    """P-FILE-25: the files the run created are taken back; the knowledge stays."""
     run_id, conversation = ran
     client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/rollback", data={"csrf": token})
@@ -100,7 +100,7 @@ def test_roll_back_its_files_restores_the_folder_once(console: ConsoleServer, ra
 
 
 def test_a_file_changed_since_is_left_alone_and_named(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14; P-FILE-25: a file the user edited after the run is spared, and the page names it."""
+    """P-FILE-25: a file the user edited after the run is spared, and the page names it."""
     run_id, conversation = ran
     note = conversation / "notes" / "food.md"
     note.write_text("my own words\n", encoding="utf-8")
@@ -119,7 +119,7 @@ def test_an_unknown_run_is_a_not_found_page(console: ConsoleServer) -> None:
 
 
 def test_undo_and_roll_back_without_the_csrf_token_are_refused(console: ConsoleServer, ran: tuple[str, Path]) -> None:
-    """Issue 14, item 1: a post without the session's token changes nothing."""
+    """A post without the session's token changes nothing."""
     run_id, conversation = ran
     client = console.client()
     for action in ("undo", "rollback"):
@@ -132,7 +132,7 @@ def test_undo_and_roll_back_without_the_csrf_token_are_refused(console: ConsoleS
 def test_a_conversation_folder_that_became_a_file_is_said_not_a_crash(
     console: ConsoleServer, ran: tuple[str, Path]
 ) -> None:
-    """Issue 14: the run's page still shows; its file history says why it cannot be read."""
+    """The run's page still shows; its file history says why it cannot be read."""
     run_id, conversation = ran
     moved = conversation.with_name("moved")
     conversation.rename(moved)

@@ -1,4 +1,4 @@
-"""The Search page over HTTP against a real server (Issue 14, item "Search"): the API's filters,
+"""The Search page over HTTP against a real server: the API's filters,
 passages with their locators and why they were found, and the matched words highlighted without
 ever letting a document's own markup through."""
 
@@ -22,7 +22,7 @@ def _passages(text: str) -> list[str]:
 
 
 def test_a_search_lists_passages_with_locator_score_and_why(console: ConsoleServer) -> None:
-    """Issue 14; K-SRCH-01: each passage shows its title, collection, locator and why it was found."""
+    """K-SRCH-01: each passage shows its title, collection, locator and why it was found."""
     doc = console.space.user.documents.upsert(
         collection="keep", title="Stew", body="Beef stew with tomato, slow cooked."
     )
@@ -35,7 +35,7 @@ def test_a_search_lists_passages_with_locator_score_and_why(console: ConsoleServ
 
 
 def test_matched_words_are_marked_and_a_document_s_markup_is_escaped(console: ConsoleServer) -> None:
-    """Issue 14: the text is escaped first, then the query's words are marked, so a document can
+    """The text is escaped first, then the query's words are marked, so a document can
     never inject HTML or script into the console."""
     console.space.user.documents.upsert(
         collection="keep", title="Trap", body='<script>alert("x")</script> tomato <b>soup</b> TOMATO'
@@ -51,7 +51,7 @@ def test_matched_words_are_marked_and_a_document_s_markup_is_escaped(console: Co
 
 
 def test_collections_filter_searches_a_collection_with_its_subfolders_only(console: ConsoleServer) -> None:
-    """Issue 14; K-SRCH-04: a ticked collection is searched with its subfolders, and nothing else."""
+    """K-SRCH-04: a ticked collection is searched with its subfolders, and nothing else."""
     user = console.space.user
     parent = user.collections.create("Cooking")
     child = user.collections.create("Soups", parent=parent.id)
@@ -64,7 +64,7 @@ def test_collections_filter_searches_a_collection_with_its_subfolders_only(conso
 
 
 def test_time_range_filters_by_the_document_date_a_day_being_the_whole_day(console: ConsoleServer) -> None:
-    """Issue 14; K-SRCH-06, K-SRCH-07: from and to are dates, the last one inclusive."""
+    """K-SRCH-06, K-SRCH-07: from and to are dates, the last one inclusive."""
     user = console.space.user
     user.documents.upsert(collection="diary", key="2026-09-22", title="Tuesday", body="walked by the river")
     user.documents.upsert(collection="diary", key="2026-09-23", title="Wednesday", body="river again")
@@ -73,7 +73,7 @@ def test_time_range_filters_by_the_document_date_a_day_being_the_whole_day(conso
 
 
 def test_an_empty_search_with_a_filter_lists_the_newest_documents(console: ConsoleServer) -> None:
-    """Issue 14; K-SRCH-08: no query words, a filter chosen: one passage per document, newest first."""
+    """K-SRCH-08: no query words, a filter chosen: one passage per document, newest first."""
     user = console.space.user
     user.documents.upsert(collection="diary", key="2026-01-01", title="Older", body="a")
     user.documents.upsert(collection="diary", key="2026-02-01", title="Newer", body="b")
@@ -82,7 +82,7 @@ def test_an_empty_search_with_a_filter_lists_the_newest_documents(console: Conso
 
 
 def test_entity_filter_keeps_passages_that_mention_the_person(console: ConsoleServer) -> None:
-    """Issue 14; K-SRCH-09: the entity is typed by name with its kind; only passages mentioning it."""
+    """K-SRCH-09: the entity is typed by name with its kind; only passages mentioning it."""
     user = console.space.user
     ann = user.entities.resolve(kind="person", create=True, name="Ann Lee", email="ann@example.com")
     assert ann is not None
@@ -98,7 +98,7 @@ def test_entity_filter_keeps_passages_that_mention_the_person(console: ConsoleSe
 
 
 def test_bad_filters_are_refused_next_to_their_fields_and_nothing_is_searched(console: ConsoleServer) -> None:
-    """Issue 14: form errors say what to fix beside the field."""
+    """Form errors say what to fix beside the field."""
     console.space.user.documents.upsert(collection="keep", title="Stew", body="stew")
     status, text = _page(console, q="stew", **{"from": "22/09/2026"}, kind="dragon", entity="Nobody")
     assert status == 422
@@ -116,7 +116,7 @@ def test_bad_filters_are_refused_next_to_their_fields_and_nothing_is_searched(co
 
 
 def test_the_search_page_is_in_chinese_too(console: ConsoleServer) -> None:
-    """Issue 14: the page's labels follow the language."""
+    """The page's labels follow the language."""
     console.space.user.documents.upsert(collection="keep", title="汤", body="番茄牛肉汤")
     answer = console.client().get("/search", params={"q": "牛肉"}, headers={"Accept-Language": "zh-CN"})
     assert "找到 1 段内容。" in answer.text
@@ -128,7 +128,7 @@ def _marked(text: str, query: str) -> list[str]:
 
 
 def test_highlight_marks_whole_words_the_index_matches() -> None:
-    """Issue 14: a word is marked when search would match it (its stem, any case), never a part
+    """A word is marked when search would match it (its stem, any case), never a part
     of another word; CJK text is marked by the query's characters."""
     assert _marked("I cooked, she is Cooking", "cooking") == ["cooked", "Cooking"]
     assert _marked("apple pieces and a pie", "pie") == ["pie"]

@@ -1,4 +1,4 @@
-"""Who may drive the console, tested with HTTP against a real server (Issue 14, item 1).
+"""Who may drive the console, tested with HTTP against a real server.
 
 The console acts as the vault's user, so every page and action needs the session a one-time link
 gives; a page on another site, a request under another host name (DNS rebinding) and a post without
@@ -42,7 +42,7 @@ def _switched_on(console: ConsoleServer) -> bool:
 
 
 def test_no_page_and_no_action_without_signing_in(console: ConsoleServer) -> None:
-    """Issue 14, item 1: every console route answers 401 to a browser that has not signed in."""
+    """Every console route answers 401 to a browser that has not signed in."""
     console.space.gems.install(WEATHER)
     client = console.client(signed_in=False)
     routes = _console_routes()
@@ -57,7 +57,7 @@ def test_no_page_and_no_action_without_signing_in(console: ConsoleServer) -> Non
 
 
 def test_a_one_time_link_signs_in_once_with_a_strict_http_only_cookie(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the link sets an HttpOnly, SameSite=Strict session cookie and then is spent."""
+    """The link sets an HttpOnly, SameSite=Strict session cookie and then is spent."""
     link = console.login_url()
     browser = console.client(signed_in=False)
     answer = browser.get(link)
@@ -79,7 +79,7 @@ def test_a_one_time_link_signs_in_once_with_a_strict_http_only_cookie(console: C
     ["", "nonsense", "a.1.b", "x" * 300],
 )
 def test_a_forged_or_malformed_link_signs_nobody_in(console: ConsoleServer, token: str) -> None:
-    """Issue 14, item 1: only a token signed with the data directory's secret opens a session."""
+    """Only a token signed with the data directory's secret opens a session."""
     browser = console.client(signed_in=False)
     answer = browser.get("/login", params={"token": token})
     assert answer.status_code == 401
@@ -88,20 +88,20 @@ def test_a_forged_or_malformed_link_signs_nobody_in(console: ConsoleServer, toke
 
 
 def test_a_tampered_link_is_refused(console: ConsoleServer) -> None:
-    """Issue 14, item 1: changing the expiry of a real link breaks its signature."""
+    """Changing the expiry of a real link breaks its signature."""
     nonce, expiry, mac = console.login_url().split("token=")[1].split(".")
     forged = f"{nonce}.{int(expiry) + 10**6}.{mac}"
     assert httpx.get(f"{console.url}/login", params={"token": forged}).status_code == 401
 
 
 def test_the_login_secret_is_readable_by_the_owner_only(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the secret is created on first start in the data directory, mode 0600."""
+    """The secret is created on first start in the data directory, mode 0600."""
     mode = stat.S_IMODE(os.stat(console.nc.data_dir / SECRET_FILE).st_mode)
     assert mode == 0o600
 
 
 def test_a_post_without_the_csrf_token_is_refused_everywhere_and_changes_nothing(console: ConsoleServer) -> None:
-    """Issue 14, item 1: every state-changing route checks the token before doing anything."""
+    """Every state-changing route checks the token before doing anything."""
     client = console.client()
     _install_weather(client)
     for method, path in _console_routes():
@@ -116,7 +116,7 @@ def test_a_post_without_the_csrf_token_is_refused_everywhere_and_changes_nothing
 
 
 def test_the_csrf_token_of_another_session_does_not_work(console: ConsoleServer) -> None:
-    """Issue 14, item 1: a token is bound to its session."""
+    """A token is bound to its session."""
     mine, other = console.client(), console.client()
     _install_weather(mine)
     foreign_token = csrf_of(other.get("/gems").text)
@@ -129,7 +129,7 @@ def test_the_csrf_token_of_another_session_does_not_work(console: ConsoleServer)
 
 
 def test_the_htmx_header_carries_the_token_too(console: ConsoleServer) -> None:
-    """Issue 14, item 1: a partial update sends the token as X-CSRF-Token and is accepted."""
+    """A partial update sends the token as X-CSRF-Token and is accepted."""
     client = console.client()
     _install_weather(client)
     token = csrf_of(client.get("/gems/weather").text)
@@ -145,7 +145,7 @@ def test_the_htmx_header_carries_the_token_too(console: ConsoleServer) -> None:
 
 
 def test_a_cross_site_form_post_is_refused(console: ConsoleServer) -> None:
-    """Issue 14, item 1: a form on another site, even with a valid token, cannot switch anything on."""
+    """A form on another site, even with a valid token, cannot switch anything on."""
     client = console.client()
     _install_weather(client)
     token = csrf_of(client.get("/gems").text)
@@ -166,7 +166,7 @@ def test_a_cross_site_form_post_is_refused(console: ConsoleServer) -> None:
     ["https://evil.example", "http://localhost:1", "null", "http://127.0.0.1.evil.example"],
 )
 def test_a_foreign_origin_is_refused(console: ConsoleServer, origin: str) -> None:
-    """Issue 14, item 1: a request whose Origin is not the console's own address is refused."""
+    """A request whose Origin is not the console's own address is refused."""
     client = console.client()
     _install_weather(client)
     token = csrf_of(client.get("/gems").text)
@@ -180,7 +180,7 @@ def test_a_foreign_origin_is_refused(console: ConsoleServer, origin: str) -> Non
 
 
 def test_the_console_s_own_origin_is_accepted(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the browser's own same-origin post goes through."""
+    """The browser's own same-origin post goes through."""
     client = console.client()
     _install_weather(client)
     token = csrf_of(client.get("/gems").text)
@@ -198,7 +198,7 @@ def test_the_console_s_own_origin_is_accepted(console: ConsoleServer) -> None:
     ["evil.example", "evil.example:{port}", "127.0.0.1:1", "localhost.evil.example:{port}", "", "[::1"],
 )
 def test_a_foreign_host_header_is_refused_even_with_a_session(console: ConsoleServer, host: str) -> None:
-    """Issue 14, item 1: DNS rebinding sends the attacker's own name as Host; the console refuses it."""
+    """DNS rebinding sends the attacker's own name as Host; the console refuses it."""
     client = console.client()
     _install_weather(client)
     token = csrf_of(client.get("/gems").text)
@@ -216,20 +216,20 @@ def test_a_foreign_host_header_is_refused_even_with_a_session(console: ConsoleSe
 
 @pytest.mark.parametrize("host", ["localhost:{port}", "127.0.0.1:{port}", "[::1]:{port}"])
 def test_the_loopback_names_of_the_bound_port_are_accepted(console: ConsoleServer, host: str) -> None:
-    """Issue 14, item 1: localhost, 127.0.0.1 and [::1] on the console's port all reach it."""
+    """Localhost, 127.0.0.1 and [::1] on the console's port all reach it."""
     client = console.client()
     assert client.get("/gems", headers={"Host": host.format(port=console.port)}).status_code == 200
 
 
 def test_the_rest_service_keeps_its_own_not_found_body_beside_the_console(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the console at / does not take over /api/knowledge."""
+    """The console at / does not take over /api/knowledge."""
     answer = httpx.get(f"{console.url}/api/knowledge/no-such-route")
     assert answer.status_code == 404
     assert answer.json() == {"error": "Not found"}
 
 
 def test_pages_are_never_cached_and_never_framed(console: ConsoleServer) -> None:
-    """Issue 14, item 1: a page of the console cannot be framed by another site or kept by a cache."""
+    """A page of the console cannot be framed by another site or kept by a cache."""
     answer = console.client().get("/gems")
     assert answer.headers["cache-control"] == "no-store"
     assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
@@ -237,7 +237,7 @@ def test_pages_are_never_cached_and_never_framed(console: ConsoleServer) -> None
 
 
 def test_a_form_with_too_many_fields_is_refused_before_anything_runs(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the form parser's limits answer 400 with a sentence, not a crash."""
+    """The form parser's limits answer 400 with a sentence, not a crash."""
     client, token = console.signed_in("/gems")
     fields = [("csrf", token)] + [(f"f{n}", "x") for n in range(500)]
     answer = client.post(
@@ -250,7 +250,7 @@ def test_a_form_with_too_many_fields_is_refused_before_anything_runs(console: Co
 
 
 def test_a_wrong_method_on_the_rest_service_is_still_its_own_405(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the console's catch-all never answers for the REST service's paths."""
+    """The console's catch-all never answers for the REST service's paths."""
     answer = httpx.request("PATCH", f"{console.url}/api/knowledge/kb")
     assert answer.status_code == 405
     assert answer.json()["error"] == "Method Not Allowed"

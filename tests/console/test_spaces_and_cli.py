@@ -1,4 +1,4 @@
-"""The header's space switch, and the command that prints a sign-in link (Issue 14, item 1)."""
+"""The header's space switch, and the command that prints a sign-in link."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from console_harness import RECIPES, SECRET, WEATHER, ConsoleServer, csrf_of, fr
 
 
 def test_the_header_switches_between_the_personal_and_an_organization_space(console: ConsoleServer) -> None:
-    """Issue 14, item 1: each space has its own gems; the switch chooses which one the pages show."""
+    """Each space has its own gems; the switch chooses which one the pages show."""
     console.space.gems.install(WEATHER)
     console.nc.org("acme", create=True).gems.install(RECIPES)
     client = console.client()
@@ -29,7 +29,7 @@ def test_the_header_switches_between_the_personal_and_an_organization_space(cons
 
 
 def test_a_space_that_does_not_exist_is_never_created_by_the_switch(console: ConsoleServer) -> None:
-    """Issue 14, item 1: only existing spaces can be chosen; anything else stays on the personal space."""
+    """Only existing spaces can be chosen; anything else stays on the personal space."""
     client = console.client()
     client.post("/prefs/space", data={"csrf": csrf_of(client.get("/gems").text), "space": "org:ghost"})
     client.cookies.set("space", "org:other")
@@ -38,7 +38,7 @@ def test_a_space_that_does_not_exist_is_never_created_by_the_switch(console: Con
 
 
 def test_the_language_switch_is_kept_in_a_cookie(console: ConsoleServer) -> None:
-    """Issue 14, item 2: the switch wins over Accept-Language on later pages."""
+    """The switch wins over Accept-Language on later pages."""
     client = console.client()
     english = client.get("/gems", headers={"Accept-Language": "en"}).text
     client.post("/prefs/lang", data={"csrf": csrf_of(english), "lang": "zh", "next": "/changes"})
@@ -46,7 +46,7 @@ def test_the_language_switch_is_kept_in_a_cookie(console: ConsoleServer) -> None
 
 
 def test_a_switch_never_redirects_off_the_console(console: ConsoleServer) -> None:
-    """Issue 14, item 1: the "next" page of the language switch is a path of this console only."""
+    """The "next" page of the language switch is a path of this console only."""
     client, token = console.signed_in("/gems")
     for target in ("https://evil.example/", "//evil.example/", "/\\evil.example"):
         answer = client.post("/prefs/lang", data={"csrf": token, "lang": "en", "next": target})
@@ -54,7 +54,7 @@ def test_a_switch_never_redirects_off_the_console(console: ConsoleServer) -> Non
 
 
 def test_console_url_prints_a_fresh_link_that_signs_in_once(console: ConsoleServer) -> None:
-    """Issue 14, item 1: ``notochord console-url`` signs with the data directory's secret."""
+    """``notochord console-url`` signs with the data directory's secret."""
     command = [sys.executable, "-m", "notochord", "--data-dir", str(console.nc.data_dir), "console-url"]
     printed = subprocess.run(
         [*command, "--port", str(console.port)],
@@ -71,7 +71,7 @@ def test_console_url_prints_a_fresh_link_that_signs_in_once(console: ConsoleServ
 
 
 def test_notochord_serve_prints_a_sign_in_link_first_and_serves_the_console_at_the_root(tmp_path: Path) -> None:
-    """Issue 14, item 1: the first line of ``notochord serve`` is the console's one-time link."""
+    """The first line of ``notochord serve`` is the console's one-time link."""
     port = free_port()
     env = {**os.environ, "NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_JWT_SECRET": SECRET}
     base = [sys.executable, "-m", "notochord", "--data-dir", str(tmp_path / "data")]

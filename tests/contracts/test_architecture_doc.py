@@ -1,6 +1,6 @@
 """Contract: ``docs/architecture.md`` states the import rules the code follows.
 
-Issue 13, item 7: the layer table of the architecture page and ``LAYERS`` of the downward-imports
+The layer table of the architecture page and ``LAYERS`` of the downward-imports
 contract are the same rules, and the write-path exceptions the page names are the ones the write-seam
 contract allows.
 """

@@ -1,6 +1,6 @@
 """The batch writes and the lookups travel in one transaction and a bounded number of statements.
 
-Issue 16, item 3 and the write/lookup targets (K-FACT, K-DOC, K-CHG): ``put_many`` reads the
+K-FACT, K-DOC, K-CHG: ``put_many`` reads the
 current facts once per batch and writes its facts, changes, objects and expiries in one statement
 each; ``upsert_many`` is one transaction; a fact
 write about a known entity asks nothing about the entity or the vocabulary beyond one read of
@@ -33,7 +33,7 @@ def anyio_backend() -> str:
 
 
 def test_put_many_writes_each_table_in_one_statement(space: Space) -> None:
-    """Issue 16, item 3: 100 facts (``many`` and ``one`` values, replacements) in one transaction
+    """100 facts (``many`` and ``one`` values, replacements) in one transaction
     of a constant number of statements: the current facts read once, then (ids known up front, on
     SQLite) the facts, the changes, the touched objects and the expiries in one statement each."""
     anna = space.user.entities.resolve(name="Anna", create=True)
@@ -58,7 +58,7 @@ def test_put_many_writes_each_table_in_one_statement(space: Space) -> None:
 
 
 def test_a_single_put_about_a_known_entity_reads_only_the_data_versions(space: Space) -> None:
-    """Issue 16, item 3: the entity and the predicate of a second write come from caches keyed by
+    """The entity and the predicate of a second write come from caches keyed by
     the data versions: the write reads the versions, its slot, and writes fact, change and object."""
     anna = space.user.entities.resolve(name="Anna", create=True)
     assert anna is not None
@@ -72,7 +72,7 @@ def test_a_single_put_about_a_known_entity_reads_only_the_data_versions(space: S
 
 
 def test_upsert_many_is_one_transaction(space: Space) -> None:
-    """Issue 16, item 3: 20 documents, one transaction, each with its own change record (the 20
+    """20 documents, one transaction, each with its own change record (the 20
     records go in one statement)."""
     collection = space.user.collections.create("notes")
     items = [
@@ -90,7 +90,7 @@ def test_upsert_many_is_one_transaction(space: Space) -> None:
 
 
 async def test_a_gem_lookup_reads_the_facts_and_the_switches_once(space: Space, tmp_path: Path) -> None:
-    """Issue 16, item 3: a gem's lookup is one read transaction: the versions, the facts (ranges in
+    """A gem's lookup is one read transaction: the versions, the facts (ranges in
     the SQL) and the gem's switches, once each; switches unchanged since the last call are known
     from their version alone, without reading ``gem_grants``."""
     knowledge = knowledge_gem(space, tmp_path, ["facts.read:self:pref.food.*"])

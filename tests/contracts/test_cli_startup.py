@@ -1,6 +1,6 @@
 """Contracts: the command line starts light, and its lazily loaded commands match the listing.
 
-Issue 11, item 16: ``notochord --help`` answers without the store, the web stack or the model
+``notochord --help`` answers without the store, the web stack or the model
 library; each sub-command loads only when it runs or shows its own help.
 """
 
@@ -26,13 +26,12 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_importing_the_cli_loads_no_store_web_stack_or_model_library() -> None:
-    """Issue 11, item 16."""
     assert _loaded_after("import notochord.cli") == []
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["facts", "--help"]], ids=" ".join)
 def test_help_answers_without_loading_the_heavy_stacks(argv: list[str]) -> None:
-    """Issue 11, item 16: the root help lists every command from its table; ``facts --help`` loads only facts."""
+    """The root help lists every command from its table; ``facts --help`` loads only facts."""
     code = (
         "from typer.testing import CliRunner\n"
         "from notochord.cli import app\n"

@@ -1,6 +1,6 @@
 """Every ``ctx.knowledge`` method asks its permission question, and the table below pins them all.
 
-Issue 13, item 1 (K-PERM-04…19, OD-K06, K-SRCH-03): the facade classes are walked by introspection,
+K-PERM-04…19, OD-K06, K-SRCH-03: the facade classes are walked by introspection,
 so a new public method without an entry here fails. Each entry names the check the method makes and
 runs it twice against a real space: a gem with that one switch off is refused (``lacks knowledge
 permission <the narrowest permission>``), or for a query method sees nothing; the same gem with the

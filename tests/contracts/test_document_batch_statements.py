@@ -1,5 +1,5 @@
 """A batch of new documents costs a fixed number of statements, whatever its documents and chunks
-(Issue 16, item 3; Issue 17, item 3).
+.
 
 ``upsert_many`` decides, charges and records each document in its turn, and then writes, once for
 the whole batch, the documents' rows, their change records with the objects those touched, the
@@ -48,7 +48,7 @@ def _chunks(space: Space) -> int:
 
 
 def test_the_statements_of_a_batch_do_not_depend_on_its_chunks(space: Space) -> None:
-    """Issue 16, item 3: 20 one-chunk documents and 20 documents of about 8 chunks each, mentioning
+    """20 one-chunk documents and 20 documents of about 8 chunks each, mentioning
     three people in every paragraph, take the same statements, a constant number for the batch: the
     documents' rows in one statement, their 20 change records in another."""
     for name in ("Anna Bakker", "Bram de Vries", "Chen Wei"):
@@ -69,7 +69,7 @@ def test_the_statements_of_a_batch_do_not_depend_on_its_chunks(space: Space) -> 
 
 
 def test_the_statements_of_a_batch_do_not_depend_on_its_documents(space: Space) -> None:
-    """Issue 16, item 3 (K-DOC, K-CHG): 10 new documents and 40 take the same statements, and each of
+    """K-DOC, K-CHG: 10 new documents and 40 take the same statements, and each of
     the 40 still has its own change record, in the order of the items."""
     space.user.entities.resolve(name="Anna Bakker", create=True)
     notes = space.user.collections.create("notes")
@@ -90,7 +90,7 @@ def test_the_statements_of_a_batch_do_not_depend_on_its_documents(space: Space) 
 
 
 def test_updating_documents_in_a_batch_removes_their_old_chunks_in_a_few_statements(space: Space) -> None:
-    """Issue 16, item 3: replacing 10 long documents removes their old chunks, full-text rows,
+    """Replacing 10 long documents removes their old chunks, full-text rows,
     mentions and vectors by document, in the same statements as replacing 10 short ones."""
     space.user.entities.resolve(name="Anna Bakker", create=True)
     keep = space.user.collections.create("keep-these")

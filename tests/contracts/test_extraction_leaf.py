@@ -1,6 +1,6 @@
 """Contract: text extraction is one leaf package that every caller shares.
 
-Issue 13, item 5: ``ctx.extract``, the REST service and ``notochord docs import`` extract text with
+``ctx.extract``, the REST service and ``notochord docs import`` extract text with
 the same code, and name files by one ``file_extension``/``url_filename``, not two.
 """
 

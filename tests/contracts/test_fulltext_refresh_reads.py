@@ -1,4 +1,4 @@
-"""Contract: refreshing the full-text index costs what changed, not the size of the space (issue 16, item 1).
+"""Contract: refreshing the full-text index costs what changed, not the size of the space.
 
 The rows and postings a search reads to bring the shared in-memory index up to date after one
 document is written, edited or deleted are counted (``inverted_index_delta.reads``): they are that
@@ -55,7 +55,7 @@ def read_by(action: Callable[[], object], space: notochord.Space, query: str) ->
 
 @pytest.mark.parametrize("size", [200, 2000])
 def test_one_new_document_is_all_a_refresh_reads(space_of: Callable[[int], notochord.Space], size: int) -> None:
-    """Issue 16, item 1: after one new one-chunk document, the search reads its row, its chunk's
+    """After one new one-chunk document, the search reads its row, its chunk's
     hash, the change log's one document, and its five postings (one, more, granite, obsidian, falcon)."""
     space = space_of(size)
     add = lambda: space.user.documents.upsert(  # noqa: E731
@@ -71,7 +71,7 @@ def test_one_new_document_is_all_a_refresh_reads(space_of: Callable[[int], notoc
 def test_one_deleted_or_edited_document_is_all_a_refresh_reads(
     space_of: Callable[[int], notochord.Space], size: int
 ) -> None:
-    """Issue 16, item 1: deleting one document reads the change log's entry (its chunks are gone);
+    """Deleting one document reads the change log's entry (its chunks are gone);
     editing one reads its new chunk and postings — never the ids of the whole space."""
     space = space_of(size)
     doc = space.user.documents.get_by_key("keep", "d1")

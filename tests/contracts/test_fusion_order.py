@@ -1,6 +1,6 @@
 """Fusion orders its results exactly as before, whatever the scores and ties.
 
-Issue 16, item 1 (KB search over HTTP at half the trivial route's requests per second): the fused
+The fused
 list's order is now found by sorting the raw scores once and rounding only the head up to the
 limit, instead of rounding every score and sorting by it. The answer must not move by one place:
 the reference below is the former ordering, and hypothesis draws scores with many ties (equal to
@@ -67,7 +67,7 @@ def _reference_combine(lists: list[tuple[list[tuple[int, float]], float]], limit
 def test_combined_lists_are_ordered_as_before(
     text: list[tuple[int, float]], vectors: list[tuple[int, float]], limit: int, key: int, weight: float
 ) -> None:
-    """Issue 16, item 1: the same ids, scores and order as the former ordering, ties included."""
+    """The same ids, scores and order as the former ordering, ties included."""
     tie_key = _TIE_KEYS[key]
     legs = [(text, 1.0), (vectors, weight)]
     assert combine(legs, limit=limit, tie_key=tie_key) == _reference_combine(legs, limit, tie_key)
@@ -75,7 +75,7 @@ def test_combined_lists_are_ordered_as_before(
 
 @given(_LISTS, st.integers(0, 30), st.sampled_from(range(len(_TIE_KEYS))))
 def test_reciprocal_rank_fusion_is_ordered_as_before(ranked: list[tuple[int, float]], limit: int, key: int) -> None:
-    """Issue 16, item 1: rank fusion, whose scores tie for every list's r-th id, keeps its order too."""
+    """Rank fusion, whose scores tie for every list's r-th id, keeps its order too."""
     tie_key = _TIE_KEYS[key]
     scores: dict[int, float] = {}
     for weight, ranking in ((1.0, ranked), (0.7, list(reversed(ranked)))):

@@ -1,7 +1,7 @@
 """A gem's ``facts.lookup`` sends the host's statements and no more, and the switches are written in
 one place only.
 
-Issue 16 (a gem's ``facts.lookup`` at ≤ 1.3× the host call), item 3: the gem path reads the
+The gem path reads the
 switches only when their grants version moved (K-PERM-04), and the version comes with the data
 versions every lookup reads anyway, so in the steady state the gem path adds no SQL at all; and
 since the version is only as good as its bumps, no module but :mod:`notochord.gems.grants` may write
@@ -34,7 +34,7 @@ def anyio_backend() -> str:
 
 
 async def test_a_gem_lookup_sends_the_statements_of_the_host_lookup(space: Space, tmp_path: Path) -> None:
-    """Issue 16, item 3: one read transaction, as many statements as the host's (the ranges are in
+    """One read transaction, as many statements as the host's (the ranges are in
     the facts statement, the grants version in the data versions'); the switches themselves are
     not read while their version stands."""
     knowledge = knowledge_gem(space, tmp_path, READS)
@@ -56,7 +56,7 @@ async def test_a_gem_lookup_sends_the_statements_of_the_host_lookup(space: Space
 
 
 async def test_after_a_switch_moves_the_next_lookup_reads_the_switches_once(space: Space, tmp_path: Path) -> None:
-    """Issue 16, item 3 (K-PERM-04): a new version makes the next call read the switches (with the
+    """K-PERM-04: a new version makes the next call read the switches (with the
     version, in one statement), and the call after it is back to the host's statements."""
     knowledge = knowledge_gem(space, tmp_path, ["facts.read:self:pref.food.*", "facts.read:self:work.company"])
     space.user.facts.put(predicate="pref.food.like", value="stew")
@@ -106,7 +106,7 @@ def _writes_of_grants(source: str) -> list[str]:
     ids=lambda p: p.relative_to(SRC).as_posix(),
 )
 def test_only_the_grant_book_writes_the_switches(path: Path) -> None:
-    """Issue 16, item 2: one write path for the switches, so that every write bumps the version a
+    """One write path for the switches, so that every write bumps the version a
     cached answer is checked against (a writer that skipped it would leave a revoke unseen)."""
     assert _writes_of_grants(path.read_text(encoding="utf-8")) == []
 
@@ -126,5 +126,5 @@ def test_only_the_grant_book_writes_the_switches(path: Path) -> None:
     ],
 )
 def test_the_scan_finds_the_writes_it_looks_for(source: str, expected: int) -> None:
-    """Issue 16, item 2: the scan above would see a new writer."""
+    """The scan above would see a new writer."""
     assert len(_writes_of_grants(source)) == expected

@@ -1,6 +1,6 @@
 """Contract: no import cycles between the modules of one package.
 
-Issue 13, item 5. Imports between layers only go downward (``test_public_api.py``); inside a package
+Imports between layers only go downward (``test_public_api.py``); inside a package
 the modules form no cycle either, so each can be read, tested and moved starting from its
 dependencies. Every import counts: top-level, inside a function (a deferred import is a cycle hidden,
 not removed) and under ``TYPE_CHECKING`` (a type-only cycle still ties the two modules together).
@@ -92,7 +92,7 @@ def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 
 
 def test_no_package_has_an_import_cycle_between_its_modules() -> None:
-    """Issue 13, item 5: gems.runner ↔ gems.service and the option parsing of gems.api are untangled."""
+    """Gems.runner ↔ gems.service and the option parsing of gems.api are untangled."""
     new = [sorted(c) for c in cycles(import_graph()) if c not in KNOWN_CYCLES]
     assert new == []
 

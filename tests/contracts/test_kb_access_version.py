@@ -1,6 +1,6 @@
 """Contract: every write of what a knowledge-base request remembers replaces the access version.
 
-Issue 16, item 2. A search, a retrieval and a document list reuse the knowledge base, the agent,
+A search, a retrieval and a document list reuse the knowledge base, the agent,
 its links and the caller's grants read under the space's access version (``kbservice/spaces.py``);
 that is only sound while every write of those tables runs in a service write transaction, which
 replaces the version as it commits (``OrgSpace.write``). The scan is syntactic: every
@@ -65,7 +65,7 @@ def _sources() -> list[Path]:
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(SRC)))
 def test_every_write_of_a_remembered_table_is_a_service_write(path: Path) -> None:
-    """Issue 16, item 2: no write of the knowledge bases, agents, links or grants escapes
+    """No write of the knowledge bases, agents, links or grants escapes
     ``OrgSpace.write``, which replaces the access version."""
     rel = path.relative_to(SRC).as_posix()
     source = path.read_text(encoding="utf-8")
@@ -95,7 +95,7 @@ def test_the_scan_sees_the_service_writes() -> None:
 
 
 def test_a_service_write_replaces_the_access_version() -> None:
-    """Issue 16, item 2: ``OrgSpace.write`` replaces the version as the transaction's last statement."""
+    """``OrgSpace.write`` replaces the version as the transaction's last statement."""
     source = (SRC / "kbservice" / "spaces.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     write = next(

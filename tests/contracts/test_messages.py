@@ -1,6 +1,6 @@
 """Contracts: what a person reads never shows requirement IDs or points at pages that do not exist.
 
-Issue 11, item 15. Three places carry user-facing text: string literals in the code (error
+Three places carry user-facing text: string literals in the code (error
 messages, printed lines, help texts), the command line's help (which typer also takes from the
 commands' docstrings), and the REST service's OpenAPI document (which FastAPI takes from the
 routes' and models' docstrings). Module, class and function docstrings elsewhere are for developers
@@ -64,7 +64,7 @@ def _problems(text: str) -> list[str]:
 
 
 def test_no_string_literal_in_the_code_shows_a_requirement_id_or_a_missing_page() -> None:
-    """Issue 11, item 15. The console's own labels name its pages ("Settings › Knowledge"): those exist."""
+    """The console's own labels name its pages ("Settings › Knowledge"): those exist."""
     found = [
         f"{where}: {problem}"
         for where, text in _literals()
@@ -84,7 +84,6 @@ def _help_texts(command: Any, path: tuple[str, ...]) -> Iterator[tuple[str, str]
 
 
 def test_no_cli_help_shows_a_requirement_id_or_a_missing_page() -> None:
-    """Issue 11, item 15."""
     texts = list(_help_texts(typer.main.get_command(app), ()))
     assert len(texts) > 100  # the whole tree was walked, lazily loaded groups included
     found = [f"{where}: {problem}" for where, text in texts for problem in _problems(text)]
@@ -92,7 +91,6 @@ def test_no_cli_help_shows_a_requirement_id_or_a_missing_page() -> None:
 
 
 def test_the_openapi_document_shows_no_requirement_id(tmp_path: Path) -> None:
-    """Issue 11, item 15."""
     from notochord.server.app import create_app
 
     settings = Settings(data_dir=tmp_path, index_in_background=False, jwt_secret="s" * 48)

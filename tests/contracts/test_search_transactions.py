@@ -1,9 +1,9 @@
 """A search of the host API or of a gem is one read transaction, on SQLite and on PostgreSQL.
 
-Issue 17, follow-up (search on PostgreSQL opened three read transactions: the collection tree, the
-search, and the vector leg's own), and Issue 16 (a search reads the full-text index's data version
-once, not once per leg). What the caller may read — the collection tree, a gem's grants and its
-reach, the entities named — and both legs of the search are read in one snapshot, as the
+Search on PostgreSQL used to open three read transactions (the collection tree, the search, and
+the vector leg's own), and to read the full-text index's data version once per leg. What the
+caller may read — the collection tree, a gem's grants and its reach, the entities named — and both
+legs of the search are read in one snapshot, as the
 knowledge-base service's search already was. Counted on the space's engine with SQLAlchemy events
 (transactions begun and statements sent, never time), with an embedder so the vector leg runs.
 """
@@ -79,7 +79,7 @@ def _version_reads(statements: list[str]) -> int:
 
 
 def test_a_host_search_is_one_read_transaction(space: notochord.Space) -> None:
-    """Issue 17, follow-up: ``space.user.search`` reads the collection tree and both legs in one
+    """Follow-up: ``space.user.search`` reads the collection tree and both legs in one
     read transaction (it opened three on PostgreSQL)."""
     space.user.search("beef stew")  # warms the in-memory indexes and the collection tree
     with counted(space.core.store.engine) as walk:
@@ -89,7 +89,7 @@ def test_a_host_search_is_one_read_transaction(space: notochord.Space) -> None:
 
 
 def test_a_host_search_in_named_collections_and_entities_is_one_read_transaction(space: notochord.Space) -> None:
-    """Issue 17, follow-up: naming collections and entities reads them in the search's snapshot too."""
+    """Follow-up: naming collections and entities reads them in the search's snapshot too."""
     anna = space.user.entities.resolve(email="anna@example.org", name="Anna", create=True)
     assert anna is not None
     space.user.search("beef", collections=["diary"], entities=[anna.id])
@@ -104,7 +104,7 @@ def test_a_host_search_in_named_collections_and_entities_is_one_read_transaction
 
 
 def test_a_search_reads_the_full_text_version_once(space: notochord.Space) -> None:
-    """Issue 16, item 1: the full-text index found with the candidates is the one ranked over; its
+    """The full-text index found with the candidates is the one ranked over; its
     data version is read once per search, not once per leg."""
     space.user.search("beef stew")
     with counted(space.core.store.engine) as walk:
@@ -113,7 +113,7 @@ def test_a_search_reads_the_full_text_version_once(space: notochord.Space) -> No
 
 
 async def test_a_gem_search_is_one_read_transaction(space: notochord.Space, tmp_path: Path) -> None:
-    """Issue 17, follow-up: a gem's search reads its grants, the collections it may read and both
+    """Follow-up: a gem's search reads its grants, the collections it may read and both
     legs in one read transaction, and still finds only what it may read."""
     knowledge = knowledge_gem(space, tmp_path, ["collections.read:diary"])
     await knowledge.search("beef stew")
@@ -125,7 +125,7 @@ async def test_a_gem_search_is_one_read_transaction(space: notochord.Space, tmp_
 
 
 async def test_a_gem_search_naming_entities_is_one_read_transaction(space: notochord.Space, tmp_path: Path) -> None:
-    """Issue 17, follow-up: the entities a gem names are resolved in the search's snapshot."""
+    """Follow-up: the entities a gem names are resolved in the search's snapshot."""
     knowledge = knowledge_gem(space, tmp_path, ["collections.read:diary", "entities.read:person"])
     space.user.entities.resolve(email="anna@example.org", name="Anna", create=True)
     (ref,) = [e.ref for e in await knowledge.entities.list("person")]

@@ -1,4 +1,4 @@
-"""The cost of one fact write on SQLite, counted (Issue 16, the write targets; K-FACT, K-CHG).
+"""The cost of one fact write on SQLite, counted (K-FACT, K-CHG).
 
 A host ``facts.put`` is one transaction of five statements between ``BEGIN IMMEDIATE`` and the
 commit (the data versions, the slot, the fact, its change, the object it touched), and after the
@@ -44,7 +44,7 @@ def space(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Space]:
 
 
 def test_a_fact_put_is_one_transaction_of_five_statements_on_the_writer_connection(space: notochord.Space) -> None:
-    """Issue 16, write targets: no pool checkout, one ``BEGIN IMMEDIATE``, five statements."""
+    """No pool checkout, one ``BEGIN IMMEDIATE``, five statements."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
     with pool_checkouts(engine) as checkouts, counted(engine) as walk:
@@ -57,7 +57,7 @@ def test_a_fact_put_is_one_transaction_of_five_statements_on_the_writer_connecti
 
 
 def test_a_batch_of_puts_is_one_transaction_on_the_writer_connection(space: notochord.Space) -> None:
-    """Issue 16, write targets: ``put_many`` of ten facts is one transaction, no pool checkout."""
+    """``put_many`` of ten facts is one transaction, no pool checkout."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
     with pool_checkouts(engine) as checkouts, counted(engine) as walk:

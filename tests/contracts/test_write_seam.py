@@ -1,6 +1,6 @@
 """Contract: the knowledge tables are written only through ``knowledge/`` and ``db/``.
 
-Issue 13, item 2. "Every write is recorded and undoable" can be checked by reading ``knowledge/``
+"Every write is recorded and undoable" can be checked by reading ``knowledge/``
 (its unit of work, ``Store.write``) because no other package inserts, updates or deletes rows of
 those tables. The scan is syntactic: a SQLAlchemy ``insert(t)``/``update(t)``/``delete(t)`` or
 ``t.insert()``/``t.update()``/``t.delete()`` of a knowledge ``Table`` imported from
@@ -109,7 +109,7 @@ def _outside_owners() -> list[Path]:
 
 @pytest.mark.parametrize("path", _outside_owners(), ids=lambda p: str(p.relative_to(SRC)))
 def test_no_module_outside_knowledge_and_db_writes_a_knowledge_table(path: Path) -> None:
-    """Issue 13, item 2: the write path is the only seam."""
+    """The write path is the only seam."""
     rel = path.relative_to(SRC).as_posix()
     written = writes_in(path.read_text(encoding="utf-8")) - ALLOWED.get(rel, frozenset())
     assert written == set(), f"{rel} writes {sorted(written)}; go through notochord.knowledge instead"

@@ -143,7 +143,7 @@ def test_notochord_data_dir_environment_variable_names_the_data_directory(tmp_pa
 
 
 def test_without_any_data_dir_the_default_is_the_per_user_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 11, item 5: one vault per user, whatever the working directory."""
+    """One vault per user, whatever the working directory."""
     home_data = Path.cwd().parent / "xdg"
     monkeypatch.setenv("XDG_DATA_HOME", str(home_data))
     _cli(Path("unused")).run("init", with_data_dir=False)

@@ -1,6 +1,6 @@
 """Passages written by one-shot commands become searchable by meaning without a manual reindex.
 
-Issue 11, item 8 (K-SRCH): a command that writes hands its pending passages to a background worker
+K-SRCH: a command that writes hands its pending passages to a background worker
 and returns at once; the worker embeds them with the real default model and exits by itself. Real
 processes throughout: each command is ``python -m notochord`` as a person would run it.
 """

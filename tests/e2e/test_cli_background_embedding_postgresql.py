@@ -1,6 +1,6 @@
 """On PostgreSQL, a one-shot command hands its pending passages to a background worker as on SQLite.
 
-Issue 17, item 4 (K-SRCH): ``docs import`` with ``NOTOCHORD_DATABASE_URL`` set writes to the space's
+K-SRCH: ``docs import`` with ``NOTOCHORD_DATABASE_URL`` set writes to the space's
 database and returns at once; the worker it starts finds the passages through the store, embeds them
 with the real default model and exits by itself. Real processes (``python -m notochord``) and a real
 PostgreSQL server throughout.

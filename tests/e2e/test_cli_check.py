@@ -1,4 +1,4 @@
-"""``notochord check [--repair] [--org ID] [--json]`` against a real data directory (issue 12, item 1).
+"""``notochord check [--repair] [--org ID] [--json]`` against a real data directory.
 
 Exit codes: 0 when every checked space is consistent, 9 when a problem is found (or left after
 ``--repair``).
@@ -50,14 +50,14 @@ def _damage(db: Path) -> None:
 
 
 def test_a_consistent_vault_checks_clean_in_every_space(data_dir: Path) -> None:
-    """Issue 12, item 1: exit 0 and one line per space."""
+    """Exit 0 and one line per space."""
     out = run(data_dir, "check", code=0).stdout
     assert "personal: consistent" in out
     assert "org:acme: consistent" in out
 
 
 def test_problems_are_named_with_exit_9_and_repair_rebuilds_them(data_dir: Path) -> None:
-    """Issue 12, item 1: check finds a missing full-text row and a vector of other text; --repair fixes both."""
+    """Check finds a missing full-text row and a vector of other text; --repair fixes both."""
     _damage(data_dir / "spaces" / "personal.db")
 
     found = run(data_dir, "check", code=9).stdout
@@ -79,7 +79,7 @@ def test_problems_are_named_with_exit_9_and_repair_rebuilds_them(data_dir: Path)
 
 
 def test_org_checks_only_that_organization(data_dir: Path) -> None:
-    """Issue 12, item 1: --org limits the check to one space."""
+    """--org limits the check to one space."""
     _damage(data_dir / "spaces" / "personal.db")
     out = run(data_dir, "check", "--org", "acme", code=0).stdout
     assert out.strip() == "org:acme: consistent"

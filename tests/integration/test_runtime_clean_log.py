@@ -1,4 +1,4 @@
-"""A run's log holds what the tool printed and nothing else (Issue 11, item 4; DESIGN §4).
+"""A run's log holds what the tool printed and nothing else (DESIGN §4).
 
 The tool process reads the host's answers on a thread of its own while the tool runs. Python tools
 that finished successfully used to leave ``Fatal Python error: _enter_buffered_busy`` in the log
@@ -75,7 +75,7 @@ def gem_space(tmp_path: Path, space: notochord.Space) -> notochord.Space:
 
 
 def test_every_successful_run_logs_exactly_what_the_tool_printed(gem_space: notochord.Space) -> None:
-    """Issue 11, item 4: twelve runs in a row, each log is the tool's two lines, in order."""
+    """Twelve runs in a row, each log is the tool's two lines, in order."""
     for n in range(RUNS):
         record = gem_space.gems.runner.run_sync("chatty", "chatty", input={"n": n})
         assert record.status == "succeeded", f"{record.error}\n{record.log}"
@@ -84,13 +84,13 @@ def test_every_successful_run_logs_exactly_what_the_tool_printed(gem_space: noto
 
 
 def test_a_tool_that_prints_nothing_leaves_an_empty_log(gem_space: notochord.Space) -> None:
-    """Issue 11, item 4: nothing printed, nothing logged, run after run."""
+    """Nothing printed, nothing logged, run after run."""
     logs = [gem_space.gems.runner.run_sync("chatty", "quiet").log for _ in range(RUNS)]
     assert logs == [""] * RUNS
 
 
 def test_the_channel_is_not_the_tools_stdin(gem_space: notochord.Space) -> None:
-    """Issue 11, item 4: ``sys.stdin`` in a tool is empty; the host's messages cannot be read off it."""
+    """``sys.stdin`` in a tool is empty; the host's messages cannot be read off it."""
     record = gem_space.gems.runner.run_sync("chatty", "stdin")
     assert record.status == "succeeded", f"{record.error}\n{record.log}"
     assert record.output == {"stdin": ""}
@@ -98,7 +98,7 @@ def test_the_channel_is_not_the_tools_stdin(gem_space: notochord.Space) -> None:
 
 
 def test_an_answer_arriving_after_the_tool_returned_leaves_no_trace(gem_space: notochord.Space) -> None:
-    """Issue 11, item 4: a call the tool did not wait for is answered into a closed loop, silently."""
+    """A call the tool did not wait for is answered into a closed loop, silently."""
     for _ in range(RUNS):
         record = gem_space.gems.runner.run_sync("chatty", "leaves")
         assert record.status == "succeeded", f"{record.error}\n{record.log}"

@@ -22,7 +22,7 @@ from postgres_server import BACKENDS, drop_databases, unique_database_url
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def kb_database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    """The service runs over both backends (Issue 17): ``None`` for SQLite files, else a server's prefix."""
+    """The service runs over both backends: ``None`` for SQLite files, else a server's prefix."""
     if request.param != "postgresql":
         yield None
         return

@@ -1,6 +1,6 @@
 """What a request needs for its permission question is remembered, and never once it may be stale.
 
-Issue 16 (KB search over HTTP at half the trivial route's rate), item 2: the knowledge base's row,
+The knowledge base's row,
 an agent's row and links, and the caller's grants are remembered per space under the space's access
 version, so a repeated search does not read them again; every change of them (a grant given, changed
 or taken away, a knowledge base renamed or deleted, an agent unlinked or deleted) is seen on the very
@@ -62,7 +62,7 @@ def _owner_actor(world: World) -> Any:
 
 
 def test_a_repeated_search_does_not_read_the_knowledge_base_again(world: World) -> None:
-    """Issue 16, item 2: the second search of a caller reads neither the knowledge base nor the grant."""
+    """The second search of a caller reads neither the knowledge base nor the grant."""
     kb = _kb_with_document(world)
     assert _search(world, kb["id"]) == 200
     with statements(world, "kb_knowledge_bases") as kb_reads, statements(world, "kb_grants") as grant_reads:
@@ -74,7 +74,7 @@ def test_a_repeated_search_does_not_read_the_knowledge_base_again(world: World) 
 
 
 def test_a_repeated_retrieval_does_not_read_the_agent_or_its_links_again(world: World) -> None:
-    """Issue 16, item 2: the agent, its links and the grants on the linked knowledge bases are
+    """The agent, its links and the grants on the linked knowledge bases are
     remembered too."""
     kb = _kb_with_document(world)
     agent = world.create_agent()
@@ -91,7 +91,7 @@ def test_a_repeated_retrieval_does_not_read_the_agent_or_its_links_again(world: 
 
 
 def test_a_grant_taken_away_refuses_the_very_next_search(world: World) -> None:
-    """Issue 16, item 2: a remembered grant is not used once it was removed."""
+    """A remembered grant is not used once it was removed."""
     kb = _kb_with_document(world)
     who = world["roleless"]
     world.grant("kb", kb["id"], who.user, "view")
@@ -103,7 +103,7 @@ def test_a_grant_taken_away_refuses_the_very_next_search(world: World) -> None:
 
 
 def test_a_changed_grant_counts_on_the_very_next_request(world: World) -> None:
-    """Issue 16, item 2: raising a grant from view to edit lets the next upload in, lowering it again
+    """Raising a grant from view to edit lets the next upload in, lowering it again
     refuses the one after."""
     kb = _kb_with_document(world)
     who = world["roleless"]
@@ -118,7 +118,7 @@ def test_a_changed_grant_counts_on_the_very_next_request(world: World) -> None:
 
 
 def test_a_grant_taken_away_by_another_replica_refuses_the_very_next_search(world: World) -> None:
-    """Issue 16, item 2: what this server remembered is checked against the store, not against its
+    """What this server remembered is checked against the store, not against its
     own writes: a grant removed through another service on the same store counts at once."""
     kb = _kb_with_document(world)
     who = world["roleless"]
@@ -131,7 +131,7 @@ def test_a_grant_taken_away_by_another_replica_refuses_the_very_next_search(worl
 
 
 def test_a_knowledge_base_renamed_by_another_replica_shows_its_new_name_at_once(world: World) -> None:
-    """Issue 16, item 2: a rename is seen by the very next request, here and through an agent."""
+    """A rename is seen by the very next request, here and through an agent."""
     kb = _kb_with_document(world)
     agent = world.create_agent()
     assert world.request("POST", f"/kb/{kb['id']}/agents/{agent['id']}", world["owner"], json={}).status_code == 200
@@ -150,7 +150,7 @@ def test_a_knowledge_base_renamed_by_another_replica_shows_its_new_name_at_once(
 
 
 def test_a_deleted_knowledge_base_is_not_found_on_the_very_next_request(world: World) -> None:
-    """Issue 16, item 2: searching, listing and retrieving through an agent stop at once."""
+    """Searching, listing and retrieving through an agent stop at once."""
     kb = _kb_with_document(world)
     agent = world.create_agent()
     assert world.request("POST", f"/kb/{kb['id']}/agents/{agent['id']}", world["owner"], json={}).status_code == 200
@@ -167,7 +167,7 @@ def test_a_deleted_knowledge_base_is_not_found_on_the_very_next_request(world: W
 
 
 def test_an_unlinked_or_deleted_agent_counts_on_the_very_next_retrieval(world: World) -> None:
-    """Issue 16, item 2: an unlink drops the knowledge base from the next retrieval, a deleted agent
+    """An unlink drops the knowledge base from the next retrieval, a deleted agent
     is not found by it."""
     kb = _kb_with_document(world)
     agent = world.create_agent()
@@ -182,7 +182,7 @@ def test_an_unlinked_or_deleted_agent_counts_on_the_very_next_retrieval(world: W
 
 
 def test_a_grant_on_a_linked_knowledge_base_taken_away_counts_on_the_very_next_retrieval(world: World) -> None:
-    """Issue 16, item 2: retrieval asks the question per linked knowledge base with the current grant."""
+    """Retrieval asks the question per linked knowledge base with the current grant."""
     kb = _kb_with_document(world)
     agent = world.create_agent()
     assert world.request("POST", f"/kb/{kb['id']}/agents/{agent['id']}", world["owner"], json={}).status_code == 200
@@ -198,7 +198,7 @@ def test_a_grant_on_a_linked_knowledge_base_taken_away_counts_on_the_very_next_r
 
 
 def test_the_callers_token_decides_on_every_request(world: World) -> None:
-    """Issue 16, item 2: what is remembered is the rows, never the answer: the same user with a token
+    """What is remembered is the rows, never the answer: the same user with a token
     without a role is refused right after a search that passed, and an expired token is refused."""
     kb = _kb_with_document(world)
     viewer = world["viewer"]
@@ -211,7 +211,7 @@ def test_the_callers_token_decides_on_every_request(world: World) -> None:
 
 
 def test_what_one_caller_read_is_never_another_callers(world: World) -> None:
-    """Issue 16, item 2: a grant read for one user does not answer for another, nor across spaces."""
+    """A grant read for one user does not answer for another, nor across spaces."""
     kb = _kb_with_document(world)
     world.grant("kb", kb["id"], world["roleless"].user, "view")
     assert _search(world, kb["id"], "roleless") == 200
@@ -221,7 +221,7 @@ def test_what_one_caller_read_is_never_another_callers(world: World) -> None:
 
 
 def test_listing_documents_is_one_read_transaction(world: World) -> None:
-    """Issue 16, item 2: the permission question, the total and the page come from one snapshot."""
+    """The permission question, the total and the page come from one snapshot."""
     kb = _kb_with_document(world)
     world.request("POST", f"/kb/{kb['id']}/documents", world["owner"], json={"content": "Second note."})
     for fresh in (True, False):  # before anything is remembered, and after
@@ -237,7 +237,7 @@ def test_listing_documents_is_one_read_transaction(world: World) -> None:
 
 
 def test_reading_a_document_is_one_read_transaction(world: World) -> None:
-    """Issue 16, item 2: the permission question and the document with its text and chunk count are
+    """The permission question and the document with its text and chunk count are
     answered from one snapshot."""
     kb = world.create_kb()
     added = world.request("POST", f"/kb/{kb['id']}/documents", world["owner"], json={"content": "Parcels."})

@@ -1,6 +1,6 @@
 """A token that passed every check is not verified again on each request, yet still expires on time.
 
-Issue 16 (KB search over HTTP): a client sends the same bearer token with every request, and
+A client sends the same bearer token with every request, and
 verifying its signature each time is work the answer does not depend on. The claims of a token that
 was accepted are remembered; its expiry is checked on every use; a refused token is refused again
 in full every time (KB-GEN-03).

@@ -1,6 +1,6 @@
 """The busiest routes ask the permission question on every request, whatever they resolve at once.
 
-Issue 16, item 1: listing documents, searching and retrieving now resolve the service, the caller
+Listing documents, searching and retrieving now resolve the service, the caller
 and the body as one dependency. A grant taken away must still be refused at the very next request,
 on each of them, and a caller without a token still gets 401 before the body is read.
 """
@@ -15,7 +15,7 @@ def _refused(status: int) -> bool:
 
 
 def test_a_revoked_grant_is_refused_at_the_next_list_search_and_retrieval(world: World) -> None:
-    """Issue 16, item 1 (OD-B10): nothing about permissions is remembered between requests."""
+    """OD-B10: nothing about permissions is remembered between requests."""
     kb = world.create_kb(name="Shipping")
     body = {"title": "Parcels", "content": "Parcels leave on Mondays."}
     assert world.request("POST", f"/kb/{kb['id']}/documents", world["owner"], json=body).status_code == 201
@@ -42,7 +42,7 @@ def test_a_revoked_grant_is_refused_at_the_next_list_search_and_retrieval(world:
 
 
 def test_a_search_without_a_token_is_401_whatever_its_body(world: World) -> None:
-    """Issue 16, item 1 (KB-GEN-03): authentication comes before the body is read or parsed."""
+    """KB-GEN-03: authentication comes before the body is read or parsed."""
     kb = world.create_kb(name="Shipping")
     for content in (b"{not json", b'{"query": 5}', b"x" * 10):
         response = world.live.client.post(

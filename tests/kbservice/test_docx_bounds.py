@@ -124,7 +124,7 @@ def repeated_paragraphs(total_bytes: int) -> bytes:
 
 
 def test_the_streaming_reader_gives_exactly_what_python_docx_reads() -> None:
-    """Issue 12, item 10: the DOCX text output stays identical for normal documents."""
+    """The DOCX text output stays identical for normal documents."""
     data = rich_document()
     blocks, title = python_docx_blocks(data)
     read = read_docx(io.BytesIO(data), max_text_chars=1_000_000)
@@ -135,7 +135,7 @@ def test_the_streaming_reader_gives_exactly_what_python_docx_reads() -> None:
 
 
 def test_extracted_docx_markdown_is_unchanged_for_a_normal_document() -> None:
-    """Issue 12, item 10: headings, lists and tables become the same Markdown as before."""
+    """Headings, lists and tables become the same Markdown as before."""
     doc = extract_text(rich_document(), filename="minutes.docx", content_type=DOCX_TYPE)
     assert doc.title == "Minutes"
     assert doc.text.startswith("# The Title\n\n# Chapter\n\n### Section\n\nHello world\tafter a tab\nsecond line")
@@ -158,7 +158,7 @@ def _counting_open(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_small_docx_holding_60_mib_of_xml_is_refused_before_its_text_is_unpacked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 12, item 10: the compression ratio of the text part is checked before it is unpacked."""
+    """The compression ratio of the text part is checked before it is unpacked."""
     bomb = with_document_xml(rich_document(), repeated_paragraphs(60 * 1024 * 1024))
     assert len(bomb) < 400_000
     opened = _counting_open(monkeypatch)
@@ -168,7 +168,7 @@ def test_a_small_docx_holding_60_mib_of_xml_is_refused_before_its_text_is_unpack
 
 
 def test_text_parts_past_the_unpacked_bound_are_refused_before_unpacking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 12, item 10: the declared size of the text parts is bounded far below 256 MiB."""
+    """The declared size of the text parts is bounded far below 256 MiB."""
     assert extract.MAX_DOCX_UNPACKED <= 32 * 1024 * 1024
     monkeypatch.setattr(docx_text, "MAX_DOCX_RATIO", 10**9)
     bomb = with_document_xml(rich_document(), repeated_paragraphs(extract.MAX_DOCX_UNPACKED + 1024))
@@ -179,7 +179,7 @@ def test_text_parts_past_the_unpacked_bound_are_refused_before_unpacking(monkeyp
 
 
 def test_the_text_limit_is_checked_while_the_xml_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 12, item 10: text over the limit stops the reader, naming the limit."""
+    """Text over the limit stops the reader, naming the limit."""
     monkeypatch.setattr(extract, "MAX_TEXT_CHARS", 1000)
     many = with_document_xml(rich_document(), repeated_paragraphs(200_000))
     with pytest.raises(KnowledgeValidationError, match="its text is over the limit of 1000 characters"):
@@ -187,7 +187,7 @@ def test_the_text_limit_is_checked_while_the_xml_is_read(monkeypatch: pytest.Mon
 
 
 def test_a_docx_whose_xml_declares_entities_is_refused_as_damaged() -> None:
-    """Issue 12, item 10: no entity is ever expanded (Word never writes a document type)."""
+    """No entity is ever expanded (Word never writes a document type)."""
     xml = (
         b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
         b'<w:document xmlns:w="' + _W_NS.encode() + b'"><w:body><w:p><w:r><w:t>&b;</w:t></w:r></w:p>'
@@ -198,7 +198,7 @@ def test_a_docx_whose_xml_declares_entities_is_refused_as_damaged() -> None:
 
 
 def test_a_docx_bomb_upload_is_413_and_stores_nothing(world: World) -> None:
-    """Issue 12, item 10: over REST the bomb gets 413 with the error shape; a normal DOCX still works."""
+    """Over REST the bomb gets 413 with the error shape; a normal DOCX still works."""
     kb = world.create_kb()
     bomb = with_document_xml(rich_document(), repeated_paragraphs(60 * 1024 * 1024))
     path = f"/kb/{kb['id']}/documents"

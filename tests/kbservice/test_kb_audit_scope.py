@@ -1,5 +1,5 @@
 """The audit log across organizations: a superadmin may read any organization's, nobody else may
-(issue item "GET /api/knowledge/audit (owner/admin; superadmin for any organization)", OD-B13)."""
+(``GET /api/knowledge/audit``: owner or admin, a superadmin for any organization; OD-B13)."""
 
 from __future__ import annotations
 

@@ -178,7 +178,7 @@ def test_pagination_is_clamped_and_echoed_OD_B15(world: World, query: str, limit
 def test_pagination_that_is_not_a_whole_number_is_refused_naming_the_field(
     world: World, path: str, query: str, field: str
 ) -> None:
-    """Issue 11, item 17: ``limit=abc`` and negative ``limit``/``offset`` are 400, naming the field."""
+    """``limit=abc`` and negative ``limit``/``offset`` are 400, naming the field."""
     response = world.request("GET", path + query, world["owner"])
     assert response.status_code == 400
     body = response.json()

@@ -127,7 +127,7 @@ def test_markdown_pdf_and_url_documents_are_all_retrieved_for_a_linked_agent(
 
 @pytest.mark.parametrize("route", ["search", "retrieve"])
 def test_a_lone_surrogate_query_is_400_with_the_vector_leg_on(embedding_live: LiveServer, route: str) -> None:
-    """Issue 12, item 6: with an embedder running, a query holding a lone surrogate is refused at the
+    """With an embedder running, a query holding a lone surrogate is refused at the
     edge (400 naming the field) instead of failing in the embedder (500)."""
     world: World = new_world(embedding_live)
     kb = world.create_kb(name="Lamps")

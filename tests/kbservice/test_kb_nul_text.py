@@ -1,5 +1,5 @@
 """The service refuses U+0000 in any text field with a 400 (its answer to bad input), on both backends
-alike (Issue 17, item 2). PostgreSQL's text cannot hold the character; refusing it at the door keeps the answer the same
+alike. PostgreSQL's text cannot hold the character; refusing it at the door keeps the answer the same
 whichever store an organization runs on, and nothing is created."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Several files uploaded to a knowledge base in one call are written in one transaction, all or
-none (Issue 16, item 3; K-DOC, OD-B07)."""
+none (K-DOC, OD-B07)."""
 
 from __future__ import annotations
 

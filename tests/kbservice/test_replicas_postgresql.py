@@ -1,6 +1,6 @@
 """Two service processes' worth of the REST service on one PostgreSQL server serve the same organizations.
 
-Issue 17, item 4: each replica has its own data directory holding the same master key
+Each replica has its own data directory holding the same master key
 and JWT secret, and both point ``database_url`` at the same server; what one replica writes, the other
 reads at once, an organization created through one exists for the other, and both replicas' background
 workers share the embedding without embedding a passage twice.
@@ -76,7 +76,7 @@ def replicas(tmp_path: Path, database_url: str) -> Iterator[tuple[httpx.Client, 
 
 
 def test_what_one_replica_writes_the_other_serves(replicas: tuple[httpx.Client, httpx.Client]) -> None:
-    """Issue 17, item 4 (K-STORE): a knowledge base made and filled through one replica is listed,
+    """K-STORE: a knowledge base made and filled through one replica is listed,
     read and searched through the other, the organization's space being one database for both."""
     one, two = replicas
     made = one.post("/kb", json={"name": "Help Center", "description": "Support articles"})
@@ -137,7 +137,7 @@ class _CountingEmbedder:
 def test_both_replicas_embed_in_the_background_and_no_passage_is_embedded_twice(
     tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 17, item 4 and acceptance (two replicas): two servers on one database, each with its own
+    """Two replicas: two servers on one database, each with its own
     background embedding worker; documents uploaded through one are embedded by both workers together,
     every passage exactly once, every chunk ends with exactly one vector, and the other replica finds
     them by meaning."""

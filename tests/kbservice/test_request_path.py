@@ -1,6 +1,6 @@
 """The request path of a knowledge-base search reads the store in as few transactions as it needs.
 
-Issue 16 (KB search over HTTP): finding the knowledge base and the caller's grant on it is one read
+Finding the knowledge base and the caller's grant on it is one read
 transaction, not two; the permission question is still asked on every request, with the grant read
 in the same snapshot as the resource. Counted on the organization space's real engine, over real
 HTTP, on both backends (transactions are counted, never timed).
@@ -12,7 +12,7 @@ from kb_harness import World, transactions
 
 
 def test_a_search_finds_its_knowledge_base_and_grant_in_one_read(world: World) -> None:
-    """Issue 16: one read for the knowledge base and the grant, and the search in the same read
+    """One read for the knowledge base and the grant, and the search in the same read
     (its passages carry their documents' keys)."""
     kb = world.create_kb()
     body = {"content": "Parcels leave on Mondays."}
@@ -26,7 +26,7 @@ def test_a_search_finds_its_knowledge_base_and_grant_in_one_read(world: World) -
 
 
 def test_the_grant_read_with_the_resource_still_decides(world: World) -> None:
-    """Issue 16: a grant given after the first search counts on the very next request, and one
+    """A grant given after the first search counts on the very next request, and one
     taken away stops counting: what is remembered between requests is used only under the access
     version it was read under, which every grant replaces."""
     kb = world.create_kb()

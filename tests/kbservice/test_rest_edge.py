@@ -42,7 +42,7 @@ def _raw_exchange(live: LiveServer, head: bytes, body: bytes = b"") -> bytes:
 
 
 def test_401_without_credentials_carries_a_plain_bearer_challenge(world: World) -> None:
-    """Issue 11, item 17: ``WWW-Authenticate: Bearer`` on a 401 without a token (RFC 6750 §3)."""
+    """``WWW-Authenticate: Bearer`` on a 401 without a token (RFC 6750 §3)."""
     for headers in ({}, {"Authorization": "Basic dTpw"}):
         response = world.live.client.get(API + "/kb", headers=headers)
         assert response.status_code == 401
@@ -60,7 +60,7 @@ def test_401_without_credentials_carries_a_plain_bearer_challenge(world: World) 
     ],
 )
 def test_401_for_a_refused_token_says_invalid_token(world: World, token: Any, reason: str) -> None:
-    """Issue 11, item 17: a token that was sent but refused gets ``error="invalid_token"`` (RFC 6750 §3.1)."""
+    """A token that was sent but refused gets ``error="invalid_token"`` (RFC 6750 §3.1)."""
     response = world.live.client.get(API + "/kb", headers=bearer(token(world.a)))
     assert response.status_code == 401
     challenge = response.headers["www-authenticate"]
@@ -83,7 +83,7 @@ def _token(lifetime: int, *, with_iat: bool = True) -> str:
 
 @pytest.mark.parametrize("with_iat", [True, False], ids=["exp-iat", "exp-now"])
 def test_jwt_max_ttl_refuses_tokens_meant_to_live_longer(with_iat: bool) -> None:
-    """Issue 11, item 17: with ``jwt_max_ttl`` a token whose exp−iat (exp−now without iat) is over the
+    """With ``jwt_max_ttl`` a token whose exp−iat (exp−now without iat) is over the
     bound is refused with a message that says what to do; one within it passes."""
     authenticator = Authenticator(Settings(jwt_secret=SECRET, jwt_max_ttl=600))
     assert authenticator.verify(f"Bearer {_token(590, with_iat=with_iat)}")["sub"] == "u"
@@ -94,7 +94,7 @@ def test_jwt_max_ttl_refuses_tokens_meant_to_live_longer(with_iat: bool) -> None
 
 
 def test_jwt_max_ttl_counts_from_iat_so_an_old_long_lived_token_is_refused() -> None:
-    """Issue 11, item 17: exp−iat, not the time left, is the lifetime when iat is present."""
+    """Exp−iat, not the time left, is the lifetime when iat is present."""
     now = int(time.time())
     claims = {"sub": "u", "org": "acme", "iat": now - 86_000, "exp": now + 400}
     token = jwt.encode(claims, SECRET, algorithm="HS256")
@@ -104,7 +104,7 @@ def test_jwt_max_ttl_counts_from_iat_so_an_old_long_lived_token_is_refused() -> 
 
 
 def test_jwt_max_ttl_is_a_setting_read_from_the_environment_and_checked() -> None:
-    """Issue 11, item 17: ``NOTOCHORD_JWT_MAX_TTL`` is seconds; 0 (the default) means no maximum."""
+    """``NOTOCHORD_JWT_MAX_TTL`` is seconds; 0 (the default) means no maximum."""
     assert Settings.load(environ={}).jwt_max_ttl == 0
     assert Settings.load(environ={"NOTOCHORD_JWT_MAX_TTL": "3600"}).jwt_max_ttl == 3600
     with pytest.raises(ConfigurationError, match="jwt_max_ttl"):
@@ -121,7 +121,7 @@ def _referenced_urls(html: str) -> list[str]:
 
 
 def test_docs_page_references_only_local_assets_that_the_service_serves(live: LiveServer) -> None:
-    """Issue 11, item 17: /docs works offline: every script, style sheet and document it names is
+    """/docs works offline: every script, style sheet and document it names is
     served by the service itself, and the vendored Swagger UI ships with its licence."""
     page = live.client.get("/docs")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -144,7 +144,7 @@ def test_docs_page_references_only_local_assets_that_the_service_serves(live: Li
 
 
 def test_a_json_body_declared_over_1_mib_is_refused_before_it_is_sent(world: World) -> None:
-    """Issue 12, item 8: Content-Length is checked first; nothing of the 200 MB body is read."""
+    """Content-Length is checked first; nothing of the 200 MB body is read."""
     head = (
         f"POST {API}/kb HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token_for('u', world.a, 'owner')}\r\n"
         "Content-Type: application/json\r\nContent-Length: 209715200\r\n\r\n"
@@ -154,7 +154,7 @@ def test_a_json_body_declared_over_1_mib_is_refused_before_it_is_sent(world: Wor
 
 
 def test_a_chunked_json_body_growing_past_1_mib_is_refused_while_streaming(world: World) -> None:
-    """Issue 12, item 8: a body without Content-Length is read in a bounded stream: 413 at the limit,
+    """A body without Content-Length is read in a bounded stream: 413 at the limit,
     answered while the client is still sending."""
     head = (
         f"POST {API}/kb HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token_for('u', world.a, 'owner')}\r\n"
@@ -169,7 +169,7 @@ def test_a_chunked_json_body_growing_past_1_mib_is_refused_while_streaming(world
 
 @pytest.mark.parametrize("path", ["/kb", "/agents"])
 def test_a_json_body_just_over_1_mib_is_413_with_the_error_shape(world: World, path: str) -> None:
-    """Issue 12, item 8: every JSON route, not only uploads, refuses an oversized body with 413."""
+    """Every JSON route, not only uploads, refuses an oversized body with 413."""
     body = json.dumps({"name": "x", "description": "d" * (1024 * 1024)}).encode()
     response = world.request("POST", path, world["owner"], content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 413
@@ -203,7 +203,7 @@ def _post_raw(world: World, path: str, payload: str) -> Any:
 def test_a_lone_surrogate_in_any_text_field_is_400_naming_the_field(
     world: World, target: str, payload: str, field: str
 ) -> None:
-    """Issue 12, item 6: valid JSON holding a lone surrogate is refused at the edge, naming the field,
+    """Valid JSON holding a lone surrogate is refused at the edge, naming the field,
     for every route; nothing is created."""
     kb = world.create_kb()
     agent = world.create_agent()
@@ -223,7 +223,7 @@ def test_a_lone_surrogate_in_any_text_field_is_400_naming_the_field(
 
 
 def test_a_valid_surrogate_pair_is_ordinary_text(world: World) -> None:
-    """Issue 12, item 6: an escaped pair is one character (here U+1F600) and is kept."""
+    """An escaped pair is one character (here U+1F600) and is kept."""
     response = _post_raw(world, "/kb", r'{"name": "smile \ud83d\ude00"}')
     assert response.status_code == 201
     assert response.json()["knowledgeBase"]["name"] == "smile \U0001f600"
@@ -247,7 +247,7 @@ def test_a_valid_surrogate_pair_is_ordinary_text(world: World) -> None:
     ],
 )
 def test_a_malformed_ingestion_url_is_400_not_502(world: World, url: str) -> None:
-    """Issue 12, item 7: a URL that cannot be requested is the caller's mistake (400); only a real
+    """A URL that cannot be requested is the caller's mistake (400); only a real
     upstream failure is 502. Nothing is stored."""
     kb = world.create_kb()
     response = world.request("POST", f"/kb/{kb['id']}/documents", world["member"], json={"url": url})

@@ -1,6 +1,6 @@
 """A request is matched against few routes, the busiest first.
 
-Issue 16 (KB search over HTTP at half the trivial route's requests per second), item 1: with every
+With every
 router nested in one router for the ``/api/knowledge`` prefix, FastAPI matched a search against
 every route before it twice per nesting level (31 route matches for one search). The routers now
 sit straight under the application with the prefix, the search, retrieval and documents routers
@@ -38,7 +38,7 @@ def _kb_with_a_document(world: World) -> str:
 
 
 def test_a_search_is_matched_against_its_own_route_only(world: World, matched: list[str]) -> None:
-    """Issue 16, item 1: the search route is the first one tried, once to find it and once to run it."""
+    """The search route is the first one tried, once to find it and once to run it."""
     kb = _kb_with_a_document(world)
     matched.clear()
     response = world.request("POST", f"/kb/{kb}/search", world["viewer"], json={"query": "parcels"})
@@ -49,7 +49,7 @@ def test_a_search_is_matched_against_its_own_route_only(world: World, matched: l
 
 
 def test_listing_documents_tries_the_retrieval_routes_only_before_its_own(world: World, matched: list[str]) -> None:
-    """Issue 16, item 1: listing a knowledge base's documents tries the three retrieval routes, then
+    """Listing a knowledge base's documents tries the three retrieval routes, then
     the documents routes up to its own; no route of the other routers."""
     kb = _kb_with_a_document(world)
     matched.clear()

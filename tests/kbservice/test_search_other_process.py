@@ -1,6 +1,6 @@
-"""A write made by another process is seen by the very next search request (Issue 16).
+"""A write made by another process is seen by the very next search request.
 
-Issue 16 (KB search over HTTP): the server keeps the full-text index and the candidate sets of
+The server keeps the full-text index and the candidate sets of
 every search in memory, and a search now reads the knowledge base, the caller's grant and the
 passages in one snapshot. Another process writing to the same store — a second server, the CLI —
 must still be seen at once: a document it adds or removes, and a grant it gives or takes away,
@@ -74,7 +74,7 @@ def _search(world: World, kb: str, who: str, query: str) -> tuple[int, list[str]
 
 
 def test_a_document_added_or_removed_elsewhere_is_found_or_gone_on_the_next_search(world: World) -> None:
-    """Issue 16: warmed caches of this server do not hide another process's add or delete."""
+    """Warmed caches of this server do not hide another process's add or delete."""
     kb = world.create_kb()["id"]
     added = world.request("POST", f"/kb/{kb}/documents", world["owner"], json={"title": "Old", "content": "Parcels."})
     assert added.status_code == 201, added.text
@@ -89,7 +89,7 @@ def test_a_document_added_or_removed_elsewhere_is_found_or_gone_on_the_next_sear
 
 
 def test_a_grant_given_or_taken_elsewhere_counts_on_the_next_search(world: World) -> None:
-    """Issue 16: permissions are read on every request, in the search's snapshot, never remembered."""
+    """Permissions are read on every request, in the search's snapshot, never remembered."""
     kb = world.create_kb()["id"]
     added = world.request("POST", f"/kb/{kb}/documents", world["owner"], json={"title": "Old", "content": "Parcels."})
     assert added.status_code == 201, added.text

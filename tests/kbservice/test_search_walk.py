@@ -1,6 +1,6 @@
 """What one knowledge-base search or retrieval asks the store: one transaction, a few statements.
 
-Issue 16 (KB search over HTTP at half the trivial route's requests per second): the knowledge base
+The knowledge base
 and the caller's grant on it are one statement, and the search runs in the same read transaction,
 so the permission question is answered in the snapshot the passages are read from; the passages
 come with their documents' keys and sources, so no document is read again; a retrieval reads the
@@ -68,7 +68,7 @@ def _kb_with_documents(world: World, name: str, count: int) -> str:
 
 
 def test_a_search_is_one_transaction_and_reads_no_document_twice(world: World) -> None:
-    """Issue 16: one read transaction; the knowledge base and the grant, read by the first search,
+    """One read transaction; the knowledge base and the grant, read by the first search,
     are not read again (the access version they are remembered under is); the passages are read once
     with their documents' keys; at most 6 statements in all (the data versions the caches are keyed
     by included). A search showing passages already shown at this data version reads none again."""
@@ -95,7 +95,7 @@ def test_a_search_is_one_transaction_and_reads_no_document_twice(world: World) -
 
 
 def test_a_refused_search_reads_only_the_knowledge_base(world: World) -> None:
-    """Issue 16: a caller without view permission is refused after the access version and the one
+    """A caller without view permission is refused after the access version and the one
     statement that finds the knowledge base and their grant; nothing is searched."""
     kb = _kb_with_documents(world, "Private", 1)
     with counted(world) as walk:
@@ -107,7 +107,7 @@ def test_a_refused_search_reads_only_the_knowledge_base(world: World) -> None:
 
 
 def test_a_retrieval_over_two_knowledge_bases_is_one_transaction(world: World) -> None:
-    """Issue 16: the agent, its links with the caller's grant on each knowledge base, and both
+    """The agent, its links with the caller's grant on each knowledge base, and both
     knowledge bases' passages in one read transaction; no grant is read per knowledge base."""
     first, second = _kb_with_documents(world, "North", 2), _kb_with_documents(world, "South", 2)
     agent = world.create_agent()

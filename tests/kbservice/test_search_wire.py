@@ -1,6 +1,6 @@
-"""Search and retrieval answer, byte for byte, what their response models write (Issue 16).
+"""Search and retrieval answer, byte for byte, what their response models write.
 
-Issue 16 (KB search over HTTP at half the trivial route's requests per second): the two routes write
+The two routes write
 their bodies straight from the service's passages instead of building and re-validating a response
 model per passage, and read the knowledge base, the caller's grant and the passages in one snapshot.
 For a table of searches — limits clamped, filters, the empty query, text in every script and with
@@ -91,7 +91,7 @@ def _seed(world: World) -> tuple[str, str, str]:
 
 
 def test_every_search_answers_the_bytes_of_its_response_model(world: World) -> None:
-    """Issue 16: for each search of the table, the HTTP body equals ``SearchResults`` of the passages
+    """For each search of the table, the HTTP body equals ``SearchResults`` of the passages
     the service finds for the same caller and body, and is served as ``application/json``."""
     first, _, _ = _seed(world)
     viewer = world["viewer"]
@@ -109,7 +109,7 @@ def test_every_search_answers_the_bytes_of_its_response_model(world: World) -> N
 
 
 def test_every_retrieval_answers_the_bytes_of_its_response_model(world: World) -> None:
-    """Issue 16: retrieval through an agent linked to two knowledge bases answers ``RetrieveResults``
+    """Retrieval through an agent linked to two knowledge bases answers ``RetrieveResults``
     of the fused passages, each tagged with its knowledge base and link priority."""
     _, _, agent = _seed(world)
     member = world["member"]
@@ -127,7 +127,7 @@ def test_every_retrieval_answers_the_bytes_of_its_response_model(world: World) -
 
 @pytest.mark.parametrize(("raw", "status", "body"), ERRORS)
 def test_a_malformed_search_keeps_its_error_body(world: World, raw: bytes, status: int, body: bytes) -> None:
-    """Issue 16: bad input is still a 400 in the project's error shape, never a 5xx, on both routes."""
+    """Bad input is still a 400 in the project's error shape, never a 5xx, on both routes."""
     kb = world.create_kb()
     agent = world.create_agent()
     headers = {"content-type": "application/json"}
@@ -137,7 +137,7 @@ def test_a_malformed_search_keeps_its_error_body(world: World, raw: bytes, statu
 
 
 def test_refusals_keep_their_order_and_bodies(world: World) -> None:
-    """Issue 16: 401 before anything, 404 (hidden or missing, one body) before 403, 403 before the
+    """401 before anything, 404 (hidden or missing, one body) before 403, 403 before the
     body is read (OD-B12, OD-B16, OD-B23)."""
     kb = world.create_kb()
     path = f"/kb/{kb['id']}/search"

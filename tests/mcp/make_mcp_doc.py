@@ -1,4 +1,4 @@
-"""Write ``docs/mcp.md``: every MCP tool with an example call and the answer of a real run (Issue 15).
+"""Write ``docs/mcp.md``: every MCP tool with an example call and the answer of a real run.
 
 Seeds a vault (a pinned food preference, a keepsake), connects ``desk`` with every permission it
 asks for switched on, and calls each tool over stdio with the SDK's client; one more connection

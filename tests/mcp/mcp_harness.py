@@ -1,4 +1,4 @@
-"""Fixtures of the MCP tests (Issue 15): a vault with some of the person's knowledge, the CLI on it,
+"""Fixtures of the MCP tests: a vault with some of the person's knowledge, the CLI on it,
 and the SDK's own client over stdio (``notochord mcp serve``) and streamable HTTP (``notochord serve``).
 
 Every process runs without an embedder (full-text search only) and without the background

@@ -1,4 +1,4 @@
-"""Assistant connections: registration, the hashed secret, revocation and the CLI (Issue 15, item 1).
+"""Assistant connections: registration, the hashed secret, revocation and the CLI.
 
 K-PERM-03: every requested permission starts off. The secret is shown once and kept only as its
 SHA-256; revoke forgets it and keeps the connection's data unless asked.
@@ -19,7 +19,7 @@ from notochord.mcp_server.connections import DEFAULT_PERMISSIONS, SECRET_SETTING
 
 
 def test_a_connection_is_an_assistant_gem_with_every_permission_off(space: notochord.Space) -> None:
-    """Issue 15, item 1 (K-PERM-03)."""
+    """K-PERM-03."""
     connection, secret = Connections(space).connect("desk")
     gem = space.gems.get("desk")
     assert gem.manifest.kind == "assistant"
@@ -32,7 +32,7 @@ def test_a_connection_is_an_assistant_gem_with_every_permission_off(space: notoc
 def test_only_the_hash_of_the_secret_is_kept_and_it_authenticates_its_connection(
     space: notochord.Space, tmp_path: Path
 ) -> None:
-    """Issue 15, item 2: stored hashed (SHA-256), compared in constant time, never stored in the clear."""
+    """Stored hashed (SHA-256), compared in constant time, never stored in the clear."""
     connections = Connections(space)
     _, secret = connections.connect("desk")
     _, other = connections.connect("phone")
@@ -45,7 +45,7 @@ def test_only_the_hash_of_the_secret_is_kept_and_it_authenticates_its_connection
 
 
 def test_revoke_forgets_the_secret_and_keeps_the_connection_unless_asked(space: notochord.Space) -> None:
-    """Issue 15, item 1: revoke = the client can no longer connect; switches and data stay."""
+    """Revoke = the client can no longer connect; switches and data stay."""
     connections = Connections(space)
     _, secret = connections.connect("desk")
     space.gems.set_permission("desk", "collections.read:keep", True)
@@ -60,7 +60,7 @@ def test_revoke_forgets_the_secret_and_keeps_the_connection_unless_asked(space: 
 
 
 def test_bad_names_taken_names_and_other_gems_are_refused_clearly(space: notochord.Space, tmp_path: Path) -> None:
-    """Issue 15, item 1: a connection is named like a gem id; a gem of another kind is no connection."""
+    """A connection is named like a gem id; a gem of another kind is no connection."""
     connections = Connections(space)
     for bad in ("Desk", "-desk", "desk desk", "d" * 65, ""):
         with pytest.raises(KnowledgeValidationError, match="connection name"):
@@ -81,7 +81,7 @@ def test_bad_names_taken_names_and_other_gems_are_refused_clearly(space: notocho
 
 
 def test_permissions_from_a_file_are_a_list_or_an_object_with_a_reason(tmp_path: Path) -> None:
-    """Issue 15, item 1: ``--permissions-from FILE``."""
+    """``--permissions-from FILE``."""
     listed = tmp_path / "list.json"
     listed.write_text('["collections.read:keep", "entities.read:person"]', encoding="utf-8")
     assert load_permissions_file(listed) == (["collections.read:keep", "entities.read:person"], None)
@@ -101,7 +101,7 @@ def test_permissions_from_a_file_are_a_list_or_an_object_with_a_reason(tmp_path:
 
 
 def test_the_cli_shows_the_secret_once_and_lists_connections_without_it(cli: Cli, tmp_path: Path) -> None:
-    """Issue 15, item 1: ``mcp connect|list|show|revoke`` and their exit codes."""
+    """``mcp connect|list|show|revoke`` and their exit codes."""
     wanted = tmp_path / "wanted.json"
     wanted.write_text('{"permissions": ["collections.read:keep"], "reason": "to find recipes"}', encoding="utf-8")
     made = cli.json("mcp", "connect", "desk", "--permissions-from", str(wanted))

@@ -1,6 +1,6 @@
-"""A connection's switches on the console's gem page, unchanged (Issue 15, item 1): switched on there,
+"""A connection's switches on the console's gem page, unchanged: switched on there,
 the connection's very next MCP request over ``/mcp`` may do it (K-PERM-04); the console's changes page
-undoes the session's run (item 3)."""
+undoes the session's run."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def served_in_thread(tmp_path: Path) -> Iterator[tuple[Served, notochord.Notocho
 def test_the_console_switch_of_a_connection_applies_to_its_next_mcp_request(
     served_in_thread: tuple[Served, notochord.Notochord],
 ) -> None:
-    """Issue 15, items 1 and 3 (K-PERM-04, K-CHG-08): the console's switch applies to the next MCP
+    """K-PERM-04, K-CHG-08: the console's switch applies to the next MCP
     request, and the console's "undo this run" takes back what that session wrote."""
     served, nc = served_in_thread
     _, secret = Connections(nc.personal).connect("desk")

@@ -1,4 +1,4 @@
-"""The documentation of the MCP server says what the code does (Issue 15, acceptance: docs).
+"""The documentation of the MCP server says what the code does.
 
 ``docs/mcp.md`` documents every tool with an example call and answer, generated from a real run by
 ``tests/mcp/make_mcp_doc.py``; the README's "Connect an assistant" holds the client snippet that
@@ -26,7 +26,7 @@ def _section(text: str, heading: str) -> str:
 
 
 def test_docs_mcp_documents_every_tool_with_its_schema_an_example_call_and_its_answer() -> None:
-    """Issue 15, acceptance: docs/mcp.md, from a real run, in step with the tools' schemas."""
+    """Docs/mcp.md, from a real run, in step with the tools' schemas."""
     text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
     tools = _section(text, "Tools")
     documented = re.findall(r"^### `([a-z_]+)`$", tools, flags=re.MULTILINE)
@@ -42,7 +42,7 @@ def test_docs_mcp_documents_every_tool_with_its_schema_an_example_call_and_its_a
 
 
 def test_the_readme_snippet_is_what_connect_prints_and_its_grant_commands_work(cli: Cli) -> None:
-    """Issue 15, acceptance: the README's "Connect an assistant" (K-PERM-03: grants switch on what was off)."""
+    """The README's "Connect an assistant" (K-PERM-03: grants switch on what was off)."""
     section = _section((REPO / "README.md").read_text(encoding="utf-8"), "Connect an assistant")
     stdio, http = (json.loads(b) for b in re.findall(r"^```json\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL))
     printed = cli.run("mcp", "connect", "claude-desktop")

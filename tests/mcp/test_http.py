@@ -1,4 +1,4 @@
-"""MCP over streamable HTTP at ``/mcp`` of a real ``notochord serve``, with the SDK's own client (Issue 15).
+"""MCP over streamable HTTP at ``/mcp`` of a real ``notochord serve``, with the SDK's own client.
 
 One server for the module; each test makes its own connections. K-PERM-03/04 (switches off, read
 afresh), K-CON-06 (per-connection refs), K-CHG-06 (recorded under the connection and its run).
@@ -38,7 +38,7 @@ def _post(served: Served, body: bytes | dict[str, Any], **headers: str) -> httpx
 def test_without_a_valid_secret_there_is_a_401_with_www_authenticate_and_no_session(
     served: Served, authorization: str | None
 ) -> None:
-    """Issue 15, item 2: no secret, no session."""
+    """No secret, no session."""
     headers = {} if authorization is None else {"Authorization": authorization}
     response = _post(served, INIT, **headers)
     assert response.status_code == 401
@@ -47,7 +47,7 @@ def test_without_a_valid_secret_there_is_a_401_with_www_authenticate_and_no_sess
 
 
 def test_a_revoked_secret_is_refused_on_its_next_request(served: Served) -> None:
-    """Issue 15, acceptance 4: revoke = that client can no longer connect, even mid-session; its
+    """Revoke = that client can no longer connect, even mid-session; its
     connection and what it wrote stay."""
     secret = served.cli.connect("gone", "facts.read:self:pref.food.*")
 
@@ -81,7 +81,7 @@ def test_a_revoked_secret_is_refused_on_its_next_request(served: Served) -> None
 def test_a_request_from_another_site_is_refused_before_its_secret_is_looked_at(
     served: Served, name: str, headers: dict[str, str], status: int
 ) -> None:
-    """Issue 15, item 2: the DNS-rebinding rule of local MCP servers, even with a valid secret."""
+    """The DNS-rebinding rule of local MCP servers, even with a valid secret."""
     secret = served.cli.connect(name)
     response = _post(served, INIT, Authorization=f"Bearer {secret}", **headers)
     assert response.status_code == status
@@ -89,7 +89,7 @@ def test_a_request_from_another_site_is_refused_before_its_secret_is_looked_at(
 
 
 def test_grant_write_changes_and_the_sessions_run_over_http(served: Served) -> None:
-    """Issue 15, acceptance 2 and 3 over HTTP: refused, granted, applied on the next request; the write
+    """Over HTTP: refused, granted, applied on the next request; the write
     is listed under the connection with the session's run, which ``runs undo`` reverts; the run is
     finished when the client ends the session."""
     secret = served.cli.connect("web")
@@ -114,7 +114,7 @@ def test_grant_write_changes_and_the_sessions_run_over_http(served: Served) -> N
 
 
 def test_one_connection_never_sees_another_connections_refs_or_documents_outside_its_grants(served: Served) -> None:
-    """Issue 15, acceptance 5 (K-CON-06): a ref handed to one connection reads as not found to another, and
+    """K-CON-06: a ref handed to one connection reads as not found to another, and
     a connection without the keep switch neither finds nor lists the keepsakes another wrote."""
     writer = served.cli.connect("writer", "collections.write:keep")
     reader = served.cli.connect("reader", "collections.read:diary", "facts.read:self:pref.food.*")
@@ -144,7 +144,7 @@ def test_one_connection_never_sees_another_connections_refs_or_documents_outside
 
 
 def test_concurrent_sessions_each_write_in_their_own_run(served: Served) -> None:
-    """Issue 15, item 5: five sessions at once, each its own run, none lost."""
+    """Five sessions at once, each its own run, none lost."""
     secret = served.cli.connect("many", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
     results: list[Any] = []
 
@@ -164,7 +164,7 @@ def test_concurrent_sessions_each_write_in_their_own_run(served: Served) -> None
 
 
 def test_malformed_and_oversized_bodies_are_protocol_errors_and_write_nothing(served: Served) -> None:
-    """Issue 15, item 5: a body that is not JSON-RPC is a 4xx JSON-RPC error; one over the service's body
+    """A body that is not JSON-RPC is a 4xx JSON-RPC error; one over the service's body
     limit is 413; neither leaves a session open or writes."""
     secret = served.cli.connect("bad", "facts.write:self:pref.food.*")
     auth = {"Authorization": f"Bearer {secret}"}
@@ -180,7 +180,7 @@ def test_malformed_and_oversized_bodies_are_protocol_errors_and_write_nothing(se
 
 
 def test_the_rest_service_and_the_console_answer_as_before(served: Served) -> None:
-    """Issue 15, item 2: mounting /mcp leaves the REST service's JSON errors and the console's guard alone."""
+    """Mounting /mcp leaves the REST service's JSON errors and the console's guard alone."""
     api = httpx.get(f"{served.url}/api/knowledge/kb", timeout=30)
     assert api.status_code == 401
     assert "error" in api.json()
@@ -190,7 +190,7 @@ def test_the_rest_service_and_the_console_answer_as_before(served: Served) -> No
 
 
 def test_without_sessions_in_the_2026_protocol_each_request_is_a_run_of_its_own(served: Served) -> None:
-    """Issue 15, item 3: the SDK's default client speaks the stateless 2026-07-28 protocol; its writes
+    """The SDK's default client speaks the stateless 2026-07-28 protocol; its writes
     are recorded and undoable too, each request as one run."""
     secret = served.cli.connect("modern", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
 

@@ -1,4 +1,4 @@
-"""MCP over stdio with the SDK's own client, spawning ``notochord mcp serve`` (Issue 15, acceptance).
+"""MCP over stdio with the SDK's own client, spawning ``notochord mcp serve``.
 
 K-PERM-03 (every switch starts off), K-PERM-04 (a switch takes effect on the next call), K-CON-05
 (refs only), K-CHG-06 (every write recorded under its writer and run, undoable).
@@ -31,7 +31,7 @@ TOOLS = [
 
 
 def test_a_new_connection_sees_every_tool_and_each_call_is_refused_naming_its_permission(cli: Cli) -> None:
-    """Issue 15, acceptance 1 (K-PERM-03): nothing is switched on, so a write or a single-object call is
+    """K-PERM-03: nothing is switched on, so a write or a single-object call is
     a tool error naming the permission and the grant command, and a query answers as if there were no
     data (the person's fact and keepsake exist)."""
     cli.connect("desk")
@@ -65,7 +65,7 @@ def test_a_new_connection_sees_every_tool_and_each_call_is_refused_naming_its_pe
 
 
 def test_after_gem_grant_the_same_call_succeeds_on_the_next_request(cli: Cli) -> None:
-    """Issue 15, acceptance 2 (K-PERM-04): the switch moves while the session is open."""
+    """K-PERM-04: the switch moves while the session is open."""
     cli.connect("desk")
     call = ("facts_put", {"predicateHint": "pref.food.like", "value": "lentil soup"})
 
@@ -85,7 +85,7 @@ def test_after_gem_grant_the_same_call_succeeds_on_the_next_request(cli: Cli) ->
 
 
 def test_a_session_is_one_run_listed_under_the_connection_and_runs_undo_reverts_all_it_wrote(cli: Cli) -> None:
-    """Issue 15, acceptance 3 (K-CHG-06, K-CHG-08): a fact and a document written in one session carry the session's
+    """K-CHG-06, K-CHG-08: a fact and a document written in one session carry the session's
     run; ``runs undo`` of that run takes both back."""
     cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*", "collections.write:keep")
 
@@ -121,7 +121,7 @@ def test_a_session_is_one_run_listed_under_the_connection_and_runs_undo_reverts_
 
 
 def test_serving_a_connection_that_does_not_exist_fails_with_not_found(cli: Cli) -> None:
-    """Issue 15, item 2: stdio needs no secret, but the connection must exist (exit code 3)."""
+    """Stdio needs no secret, but the connection must exist (exit code 3)."""
     done = subprocess.run(
         [sys.executable, "-m", "notochord", "--data-dir", str(cli.data_dir), "mcp", "serve", "--connection", "ghost"],
         env={**os.environ, **ENV},
@@ -161,7 +161,7 @@ def _raw_exchange(data_dir: Path, lines: list[str]) -> list[dict[str, Any]]:
 
 
 def test_malformed_messages_unknown_tools_and_bad_or_oversized_arguments_are_protocol_errors(cli: Cli) -> None:
-    """Issue 15, item 5: each bad message gets a JSON-RPC error, the session goes on, nothing is written."""
+    """Each bad message gets a JSON-RPC error, the session goes on, nothing is written."""
     cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
     init = {
         "jsonrpc": "2.0",
@@ -206,7 +206,7 @@ def test_malformed_messages_unknown_tools_and_bad_or_oversized_arguments_are_pro
 
 
 def test_resources_are_the_documents_the_connection_may_read_and_collections_are_templates(cli: Cli) -> None:
-    """Issue 15, item 4 (K-CON-06): with keep readable, the keepsake is listed and read by its ref, a keyed
+    """K-CON-06: with keep readable, the keepsake is listed and read by its ref, a keyed
     document through the keep template; the diary (not readable) is neither listed nor a template; a
     forged ref is not found."""
     cli.connect("desk", "collections.write:keep")

@@ -1,5 +1,5 @@
 """The tool schemas are valid JSON Schema, and a call is checked against them before anything runs
-(Issue 15, items 3 and 5): the checker refuses exactly what the schema refuses."""
+: the checker refuses exactly what the schema refuses."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ BY_NAME = {t.name: t for t in TOOLS}
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 def test_every_schema_is_a_closed_object_schema_with_an_example_in_its_description(tool: Any) -> None:
-    """Issue 15, item 3: precise enough for a model to call the tool right."""
+    """Precise enough for a model to call the tool right."""
     jsonschema.Draft202012Validator.check_schema(tool.schema)
     assert tool.schema["type"] == "object"
     assert tool.schema["additionalProperties"] is False
@@ -48,7 +48,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "arguments"), CASES)
 def test_the_checker_agrees_with_json_schema(name: str, arguments: dict[str, Any]) -> None:
-    """Issue 15, item 5: what does not fit the schema is refused before the gem API is called."""
+    """What does not fit the schema is refused before the gem API is called."""
     tool = BY_NAME[name]
     valid = jsonschema.Draft202012Validator(tool.schema).is_valid(arguments)
     if valid:
@@ -59,6 +59,6 @@ def test_the_checker_agrees_with_json_schema(name: str, arguments: dict[str, Any
 
 
 def test_arguments_over_the_size_limit_are_refused_before_the_schema() -> None:
-    """Issue 15, item 5: oversized arguments (the REST service's 1 MiB body limit)."""
+    """Oversized arguments (the REST service's 1 MiB body limit)."""
     with pytest.raises(ArgumentError, match="over the limit"):
         check_arguments(BY_NAME["facts_put"], {"predicateHint": "p.q", "value": "x" * MAX_ARGUMENT_BYTES})

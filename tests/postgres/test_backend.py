@@ -1,4 +1,4 @@
-"""The PostgreSQL backend (Issue 17): one database per space, the same schema, the same full-text ranking.
+"""The PostgreSQL backend: one database per space, the same schema, the same full-text ranking.
 
 Every test here runs against a real PostgreSQL server (``tests/postgres_server.py``).
 """
@@ -53,7 +53,7 @@ def _databases(server: str) -> set[str]:
 
 
 def test_database_url_must_name_a_postgresql_server() -> None:
-    """Issue 17, item 1: any other URL is refused when the settings are read, saying what to use."""
+    """Any other URL is refused when the settings are read, saying what to use."""
     with pytest.raises(ConfigurationError, match=r"postgresql://"):
         Settings.load(environ={"NOTOCHORD_DATABASE_URL": "mysql://db/notochord"})
     assert Settings.load(environ={"NOTOCHORD_DATABASE_URL": "postgresql://db/acme"}).database_url == (
@@ -64,7 +64,7 @@ def test_database_url_must_name_a_postgresql_server() -> None:
 def test_every_space_is_its_own_database_made_where_a_space_is_made(
     pg: notochord.Notochord, database_url: str, postgres_server_url: str, tmp_path: Path
 ) -> None:
-    """Issue 17, item 1 (K-STORE: one physically separate store per space): the personal space and each
+    """K-STORE: one physically separate store per space: the personal space and each
     organization get a database of their own; an organization nobody created is refused, not made."""
     pg.personal.user.facts.put(subject="self", predicate="pref.food.like", value="soup")
     with pytest.raises(SpaceNotFoundError, match="init --org acme"):
@@ -84,7 +84,7 @@ def test_every_space_is_its_own_database_made_where_a_space_is_made(
 
 
 def test_long_organization_ids_never_share_a_database() -> None:
-    """Issue 17, item 1: names past PostgreSQL's 63 bytes end in a hash of the whole name."""
+    """Names past PostgreSQL's 63 bytes end in a hash of the whole name."""
     url = "postgresql://db/prefix"
     first, second = "a" * 62 + "1", "a" * 62 + "2"
     names = {postgres.database_name(url, f"org:{first}"), postgres.database_name(url, f"org:{second}")}
@@ -93,7 +93,7 @@ def test_long_organization_ids_never_share_a_database() -> None:
 
 
 def test_the_migrations_build_the_schema_the_code_is_written_against(database_url: str) -> None:
-    """Issue 17, item 2: the same Alembic migrations run on PostgreSQL; migrating twice changes nothing."""
+    """The same Alembic migrations run on PostgreSQL; migrating twice changes nothing."""
     postgres.create_database(database_url, "personal")
     engine = postgres.create_postgresql_engine(database_url, "personal")
     try:
@@ -138,7 +138,7 @@ def _ranking(nc: notochord.Notochord, query: str, titles: dict[int, str]) -> lis
 def test_full_text_rankings_are_identical_on_both_backends(
     pg: notochord.Notochord, tmp_path: Path, clock: FixedClock
 ) -> None:
-    """Issue 17, item 3: the same documents give the same hits in the same order with the same scores,
+    """The same documents give the same hits in the same order with the same scores,
     CJK bigrams and single characters included, on SQLite and on PostgreSQL; edits and deletions too."""
     with _open(tmp_path, clock, "sqlite", None) as lite:
         pg_titles, lite_titles = _fill(pg), _fill(lite)
@@ -168,7 +168,7 @@ def _set_read_only(server: str, database: str, on: bool) -> None:
 def test_a_server_that_refuses_writes_is_a_read_only_store_and_nothing_changes(
     pg: notochord.Notochord, database_url: str, postgres_server_url: str
 ) -> None:
-    """Issue 17, item 2: PostgreSQL's errors map into the exception tree (a standby, or a read-only
+    """PostgreSQL's errors map into the exception tree (a standby, or a read-only
     database, is :class:`ReadOnlyStoreError`), never a driver exception."""
     space = pg.personal
     space.user.facts.put(subject="self", predicate="pref.food.like", value="soup")
@@ -183,7 +183,7 @@ def test_a_server_that_refuses_writes_is_a_read_only_store_and_nothing_changes(
 
 
 def test_an_unreachable_server_is_a_storage_error_naming_it(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 17, item 2: no psycopg exception escapes; the message names the server and what to check."""
+    """No psycopg exception escapes; the message names the server and what to check."""
     url = f"postgresql://nobody@/notochord?host={tmp_path / 'no-server-here'}"
     with pytest.raises(StorageError, match="cannot reach the PostgreSQL server") as caught:
         _open(tmp_path, clock, "data", url).personal  # noqa: B018 - opening the space is the act under test
@@ -193,7 +193,7 @@ def test_an_unreachable_server_is_a_storage_error_naming_it(tmp_path: Path, cloc
 def test_a_data_directory_without_the_master_key_is_refused_when_the_server_has_spaces(
     pg: notochord.Notochord, database_url: str, tmp_path: Path, clock: FixedClock
 ) -> None:
-    """Issue 17, item 1: the master key stays on local disk; a second data directory pointed at the same
+    """The master key stays on local disk; a second data directory pointed at the same
     spaces without it would mint a fresh key and orphan every gem's refs, so it is refused, naming the key."""
     pg.personal.user.facts.put(subject="self", predicate="pref.food.like", value="soup")
     with pytest.raises(StorageError, match=r"master key .* missing"):

@@ -1,6 +1,6 @@
 """``check`` on PostgreSQL compares the postings table with what the tokenizer gives, and repair rebuilds it.
 
-Issue 17, item 2 (K-SRCH): on SQLite FTS5 keeps its own postings; on PostgreSQL they are the rows of
+K-SRCH: on SQLite FTS5 keeps its own postings; on PostgreSQL they are the rows of
 ``chunks_fts_terms``, which nothing else verifies. A missing, extra or wrong posting changes BM25
 silently, so ``notochord check`` names it and ``check --repair`` rebuilds it. Every test runs on a
 real PostgreSQL server; the damage is done with plain SQL, as a bad restore or a hand edit would.
@@ -70,7 +70,7 @@ def _kinds(space: notochord.Space) -> list[tuple[str, str]]:
 
 
 def test_postings_written_through_the_product_check_clean(vault: notochord.Notochord) -> None:
-    """Issue 17, item 2: the postings of normal writes, edits and deletes are exactly the tokenizer's."""
+    """The postings of normal writes, edits and deletes are exactly the tokenizer's."""
     space = vault.personal
     space.user.documents.upsert(collection="keep", key="rice", title="Rice", body="Rinse the rice three times.")
     space.user.documents.upsert(collection="keep", key="soup", title="Soup", body="Blend the soup.")
@@ -90,7 +90,7 @@ def test_postings_written_through_the_product_check_clean(vault: notochord.Notoc
 def test_a_damaged_posting_is_found_and_repair_rebuilds_it(
     vault: notochord.Notochord, damage: Callable[[notochord.Space], None], kind: str, says: str
 ) -> None:
-    """Issue 17, item 2: each kind of damage is one problem naming the chunk; after repair the space
+    """Each kind of damage is one problem naming the chunk; after repair the space
     checks clean and search ranks as it did before the damage."""
     space = vault.personal
     before = [(h.title, round(h.score, 6)) for h in space.search("simmer beef rice", limit=5)]
@@ -117,7 +117,7 @@ def _run(data_dir: Path, url: str, *args: str, code: int) -> Result:
 def test_the_check_command_reports_damaged_postings_and_repairs_them(
     vault: notochord.Notochord, database_url: str
 ) -> None:
-    """Issue 17, item 2: ``notochord check`` on PostgreSQL exits 9 naming the posting problems;
+    """``notochord check`` on PostgreSQL exits 9 naming the posting problems;
     ``check --repair`` rebuilds them and the next check exits 0."""
     space = vault.personal
     _drop_a_posting(space)

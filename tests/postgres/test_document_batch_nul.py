@@ -1,5 +1,5 @@
 """A NUL character in a batch of documents is the caller's error on PostgreSQL, and nothing is written
-(Issue 17, item 2; Issue 16, item 3).
+.
 
 The chunks, postings and mentions of a batch reach PostgreSQL through ``COPY``; the driver's refusal
 of U+0000 there is answered like everywhere else: a validation error that names the character and

@@ -1,5 +1,5 @@
 """A batch of new documents on PostgreSQL costs a fixed number of round trips, whatever its
-documents and chunks (Issue 17, item 3; Issue 16, item 3).
+documents and chunks.
 
 Counted from libpq's own trace (:class:`round_trips.RoundTrips`): the documents' rows, their change
 records and the objects those touched, the chunks, their full-text rows and postings, and the
@@ -32,7 +32,7 @@ def _items(count: int, paragraphs: int, tag: str) -> list[dict[str, Any]]:
 def test_a_batch_of_long_documents_takes_the_round_trips_of_one_of_short_documents(
     vault: notochord.Notochord, trips: RoundTrips
 ) -> None:
-    """Issue 17, item 3: 20 documents of one chunk and 20 of about 8 chunks, every paragraph naming
+    """20 documents of one chunk and 20 of about 8 chunks, every paragraph naming
     three people, take the same number of round trips (give or take psycopg preparing a statement), a
     constant for the batch; everything they wrote is searchable and their vectors are queued once the
     batch committed."""
@@ -62,7 +62,7 @@ def test_a_batch_of_long_documents_takes_the_round_trips_of_one_of_short_documen
 def test_a_batch_of_forty_documents_takes_the_round_trips_of_one_of_twenty(
     vault: notochord.Notochord, trips: RoundTrips
 ) -> None:
-    """Issue 17, item 3 (K-DOC, K-CHG): the round trips of a batch do not grow with its documents,
+    """K-DOC, K-CHG: the round trips of a batch do not grow with its documents,
     and each document still has its own change record naming it."""
     space = vault.personal
     space.user.entities.resolve(name="Anna Bakker", create=True)

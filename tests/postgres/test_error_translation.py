@@ -1,4 +1,4 @@
-"""PostgreSQL's errors become the project's storage errors (Issue 17, item 2), by SQLSTATE.
+"""PostgreSQL's errors become the project's storage errors, by SQLSTATE.
 
 A full disk cannot be made on demand on a shared test server, so the driver error is stood in for
 by an exception carrying the SQLSTATE psycopg gives it; everything else about the path is real.
@@ -30,7 +30,7 @@ class _DriverError(Exception):
 def test_a_server_error_maps_into_the_exception_tree_by_its_sqlstate(
     sqlstate: str, error: type[StorageError], words: str
 ) -> None:
-    """Issue 17, item 2: disk full (53100), read-only transaction (25006), anything else a StorageError."""
+    """Disk full (53100), read-only transaction (25006), anything else a StorageError."""
     with pytest.raises(error, match=words) as caught, storage_errors("saving a fact"):
         raise exc.OperationalError("INSERT …", {}, _DriverError(sqlstate))
     assert type(caught.value) is error

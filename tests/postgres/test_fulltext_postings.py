@@ -1,5 +1,5 @@
 """The postings a batch of new documents writes on PostgreSQL are FTS5's own, sent without a DELETE
-(K-SRCH; Issue 17, item 2 and item 3).
+(K-SRCH; ).
 
 On PostgreSQL ``chunks_fts_terms`` holds what SQLite's FTS5 keeps for the same derived text, so
 BM25 ranks alike on both backends. A batch's postings come from FTS5's tokenizer as ``COPY`` text
@@ -68,7 +68,7 @@ def test_a_batch_writes_the_postings_fts5_holds_for_the_same_text(vault: notocho
 
 
 def test_new_chunks_are_indexed_without_deleting_anything(vault: notochord.Notochord) -> None:
-    """Issue 17, item 3: a batch of new documents sends no DELETE of postings or full-text rows."""
+    """A batch of new documents sends no DELETE of postings or full-text rows."""
     space = vault.personal
     space.user.documents.upsert_many([{"collection": "keep", "title": "warm-up", "body": "warm-up"}])
     engine = space.core.store.engine

@@ -1,6 +1,6 @@
 """Pending passages are found through the store on both backends, and a long-running process embeds them.
 
-Issue 17, item 4 (K-SRCH, K-STORE): the hand-off of one-shot commands and the vault-wide indexer of
+K-SRCH, K-STORE: the hand-off of one-shot commands and the vault-wide indexer of
 ``serve`` ask each space's store whether passages wait for vectors: a SQLite file, or the space's
 database on PostgreSQL. A space another process creates while ``serve`` runs is found and embedded on
 both backends. Real components: the default embedder, real PostgreSQL, the server ``notochord serve``
@@ -69,7 +69,7 @@ def _write_as_a_command(data: Path, url: str | None, org: str, key: str, body: s
 
 
 def test_a_written_space_reads_as_pending_until_its_passages_are_embedded(tmp_path: Path, url: str | None) -> None:
-    """Issue 17, item 4: the same question about a SQLite file and about a PostgreSQL database."""
+    """The same question about a SQLite file and about a PostgreSQL database."""
     with _open(tmp_path / "vault", url) as nc:
         nc.personal.user.documents.upsert(collection="keep", key="stew", title="Stew", body="Simmer two hours.")
         model = nc.embedding_model_id
@@ -86,7 +86,7 @@ def test_a_written_space_reads_as_pending_until_its_passages_are_embedded(tmp_pa
 
 @pytest.mark.postgresql
 def test_a_postgresql_space_still_being_created_is_not_pending(tmp_path: Path, database_url: str) -> None:
-    """Issue 17, item 4: a database without the schema yet (its creator is migrating it) reads as not
+    """A database without the schema yet (its creator is migrating it) reads as not
     pending, so nobody races the creator's migration; an unreachable database reads the same."""
     with _open(tmp_path / "vault", database_url) as nc:
         postgres.create_database(database_url, "org:fresh")
@@ -139,7 +139,7 @@ def _until_embedded(observer: notochord.Notochord, name: str) -> None:
 
 
 def test_serve_embeds_a_space_that_another_process_creates_while_it_runs(serving: Path, url: str | None) -> None:
-    """Issue 17, item 4: with ``database_url`` as with files, serve does not need to have opened a
+    """With ``database_url`` as with files, serve does not need to have opened a
     space at start: an organization a command creates later is found, opened and embedded."""
     with _open(serving, url) as observer:
         _until_embedded(observer, "personal")

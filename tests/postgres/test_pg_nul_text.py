@@ -2,7 +2,7 @@
 
 PostgreSQL's ``text`` cannot hold the NUL character, and psycopg refuses such a value before sending
 it. The host API answers with a validation error that names the character and says what to do, and
-nothing is written (K-API errors: bad input changes nothing; Issue 17, item 2: the same behaviour on
+nothing is written (K-API errors: bad input changes nothing; the same behaviour on
 both backends wherever the store can tell).
 """
 

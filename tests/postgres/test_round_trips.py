@@ -1,4 +1,4 @@
-"""What one transaction costs on PostgreSQL, in round trips to the server (Issue 17, item 3 of the follow-up).
+"""What one transaction costs on PostgreSQL, in round trips to the server (of the follow-up).
 
 Round trips are counted by libpq's own trace of every pooled connection: each exchange with the
 server ends with the server's ``ReadyForQuery``, so their number is the number of round trips, the
@@ -37,7 +37,7 @@ def _overhead(statements: list[str]) -> dict[str, int]:
 def test_a_host_fact_write_is_begin_lock_its_statements_and_commit(
     vault: notochord.Notochord, trips: RoundTrips
 ) -> None:
-    """Issue 17, item 3 of the follow-up (K-STORE): putting a fact sends no connection check and no
+    """K-STORE: putting a fact sends no connection check and no
     ``SET TRANSACTION`` of its own — the isolation level rides on ``BEGIN``."""
     facts = vault.personal.user.facts
     facts.put(subject="self", predicate="pref.food.like", value="soup")  # warms the caches of the space
@@ -56,7 +56,7 @@ def test_a_host_fact_write_is_begin_lock_its_statements_and_commit(
 def test_a_search_of_the_space_is_one_read_transaction_without_extra_round_trips(
     vault: notochord.Notochord, trips: RoundTrips
 ) -> None:
-    """Issue 17, item 3 of the follow-up: a hybrid search (what a knowledge base's search runs) reads in
+    """A hybrid search (what a knowledge base's search runs) reads in
     ``REPEATABLE READ`` set by its ``BEGIN``, with no connection check and no ``SET TRANSACTION``;
     the collection tree and the vector leg are read in the same one transaction."""
     space = vault.personal
@@ -75,7 +75,7 @@ def test_a_search_of_the_space_is_one_read_transaction_without_extra_round_trips
     # each read transaction: BEGIN, its statements, COMMIT — one trip each
     assert count == len(trips.statements), trips.statements
     overhead = _overhead(trips.statements)
-    assert overhead == {"BEGIN": 1, "lock": 0, "COMMIT": 1}, "one read transaction (Issue 17, follow-up)"
+    assert overhead == {"BEGIN": 1, "lock": 0, "COMMIT": 1}, "one read transaction (follow-up)"
     # BEGIN, the collections, the two data versions, the vectors, COMMIT; it was 12 in three
     # transactions (the collection tree and the vector leg each had their own), then 7 with the
     # passages' rows, which the warming searches read at this data version and are kept with its
@@ -107,7 +107,7 @@ def _restart(server: Any) -> None:
 
 
 def test_a_restarted_server_costs_no_failed_call(tmp_path: Path, clock: FixedClock, private_server: Any) -> None:
-    """Issue 17, item 3 of the follow-up: without a check query per checkout, the pool still notices the
+    """Without a check query per checkout, the pool still notices the
     connections a restart closed and replaces them; the call after the restart succeeds, reads and writes."""
     url = private_server.get_uri().replace("/postgres?", "/restart?")
     settings = Settings(data_dir=tmp_path / "vault", index_in_background=False, database_url=url)
@@ -127,7 +127,7 @@ def test_a_restarted_server_costs_no_failed_call(tmp_path: Path, clock: FixedClo
 def test_a_stopped_server_is_a_storage_error_and_its_return_needs_no_reopening(
     tmp_path: Path, clock: FixedClock, private_server: Any
 ) -> None:
-    """Issue 17, item 3 of the follow-up: while the server is down a call fails with the project's
+    """While the server is down a call fails with the project's
     storage error (never a psycopg one) and writes nothing; once the server is back the same open
     vault reads and writes again."""
     url = private_server.get_uri().replace("/postgres?", "/down?")

@@ -1,4 +1,4 @@
-"""Moving a space from SQLite to PostgreSQL (Issue 17, item 5): everything copied, counts checked,
+"""Moving a space from SQLite to PostgreSQL: everything copied, counts checked,
 the source untouched, and the copy a store like any other (searchable, writable, ids never reused)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _fill(space: notochord.Space) -> None:
 def test_a_space_moves_to_postgresql_whole_and_the_source_stays_as_it_was(
     tmp_path: Path, clock: FixedClock, database_url: str
 ) -> None:
-    """Issue 17, item 5 (K-STORE): facts, entities, collections, documents, chunks, changes and quota
+    """K-STORE: facts, entities, collections, documents, chunks, changes and quota
     counters arrive with their ids; the full text ranks the same; the SQLite file is not changed."""
     data = tmp_path / "data"
     with _open(data, clock, None) as lite:
@@ -85,7 +85,7 @@ def test_a_space_moves_to_postgresql_whole_and_the_source_stays_as_it_was(
 def test_migrate_store_copies_an_organization_from_the_command_line(
     tmp_path: Path, clock: FixedClock, database_url: str
 ) -> None:
-    """Issue 17, item 5: ``notochord migrate-store --to URL --org ID`` copies that space and says what it copied."""
+    """``notochord migrate-store --to URL --org ID`` copies that space and says what it copied."""
     data = tmp_path / "data"
     with _open(data, clock, None) as lite:
         lite.org("acme", create=True).user.facts.put(subject="self", predicate="pref.food.like", value="stew")
@@ -105,7 +105,7 @@ def test_migrate_store_copies_an_organization_from_the_command_line(
 def test_vectors_move_into_pgvector_bit_for_bit_and_rank_as_before(
     tmp_path: Path, clock: FixedClock, database_url: str
 ) -> None:
-    """Issue 17, item 5 (with item 3): the copied vectors are pgvector values equal to the SQLite bytes,
+    """With vectors: the copied vectors are pgvector values equal to the SQLite bytes,
     indexed by HNSW, found by the same searches in the same order, and ``check`` finds nothing wrong."""
     embedder = WordHashEmbedder()
     data = tmp_path / "data"

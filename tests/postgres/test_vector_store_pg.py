@@ -1,5 +1,5 @@
 """Vectors in pgvector, searched by the server inside the query, filtered by the caller's candidates
-(Issue 17, item 3). Every test runs against a real PostgreSQL server with pgvector."""
+. Every test runs against a real PostgreSQL server with pgvector."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def _recall(engine: sa.Engine, vectors: npt.NDArray[np.float32], share: float, *
 def test_the_filtered_index_scan_finds_the_exact_top_ten(
     seeded: tuple[sa.Engine, npt.NDArray[np.float32]], share: float
 ) -> None:
-    """Issue 17, item 3 (K-SRCH): the HNSW scan with the caller's collections filtered inside it
+    """K-SRCH: the HNSW scan with the caller's collections filtered inside it
     (iterative scan) returns only candidates, and at least 95% of the exact top ten, whether the
     candidates are every chunk, a tenth or a hundredth of them."""
     engine, vectors = seeded
@@ -85,7 +85,7 @@ def test_the_filtered_index_scan_finds_the_exact_top_ten(
 
 
 def test_the_index_serves_the_approximate_search(seeded: tuple[sa.Engine, npt.NDArray[np.float32]]) -> None:
-    """Issue 17, item 3: above the exact limit the search is the HNSW index scan in the server, with
+    """Above the exact limit the search is the HNSW index scan in the server, with
     the collections filtered inside it, not a scan and sort of every candidate."""
     engine, vectors = seeded
     with read_tx(engine) as conn:
@@ -101,7 +101,7 @@ def test_the_index_serves_the_approximate_search(seeded: tuple[sa.Engine, npt.ND
 def test_small_candidate_sets_are_ranked_exactly_like_the_in_memory_matrix(
     seeded: tuple[sa.Engine, npt.NDArray[np.float32]],
 ) -> None:
-    """Issue 17, item 3: up to the exact limit the ranking is exact — the same ids in the same order,
+    """Up to the exact limit the ranking is exact — the same ids in the same order,
     with the same cosines, as a float32 matrix product over the candidates (what SQLite ranks by)."""
     engine, vectors = seeded
     allowed = _allowed({1, 2})
@@ -114,7 +114,7 @@ def test_small_candidate_sets_are_ranked_exactly_like_the_in_memory_matrix(
 
 
 def test_a_stale_vector_never_ranks(seeded: tuple[sa.Engine, npt.NDArray[np.float32]]) -> None:
-    """Issue 17, item 3: a vector computed from text its chunk no longer holds is not found, on
+    """A vector computed from text its chunk no longer holds is not found, on
     either path."""
     engine, vectors = seeded
     with engine.begin() as conn:
@@ -144,7 +144,7 @@ def _hash(i: int) -> str:
 
 
 def test_vectors_stored_before_pgvector_migrate_exactly(database_url: str) -> None:
-    """Issue 17, item 3: a database whose vectors are still bytes (revision 0009) is migrated to a
+    """A database whose vectors are still bytes (revision 0009) is migrated to a
     pgvector column holding the same float32 values, indexed by HNSW."""
     from alembic import command
     from alembic.config import Config
@@ -211,7 +211,7 @@ def test_vectors_stored_before_pgvector_migrate_exactly(database_url: str) -> No
 
 
 def test_a_replica_searches_vectors_without_loading_them(tmp_path: Path, clock: FixedClock, database_url: str) -> None:
-    """Issue 17, item 3: on PostgreSQL the vector leg ranks through the server — a passage sharing no
+    """On PostgreSQL the vector leg ranks through the server — a passage sharing no
     word with the query is found by meaning — and the process holds no vectors in memory."""
     embedder = WordHashEmbedder()
     settings = Settings(data_dir=tmp_path, index_in_background=False, database_url=database_url)

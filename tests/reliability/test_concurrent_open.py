@@ -35,7 +35,7 @@ def _open_and_write(data: Path, barrier: Barrier, results: Queue[str], n: int) -
 
 @pytest.mark.slow
 def test_sixteen_processes_opening_a_fresh_data_directory_at_once_all_succeed(tmp_path: Path) -> None:
-    """Issue 12, item 3: the schema is created once, the others wait for it instead of failing on a lock."""
+    """The schema is created once, the others wait for it instead of failing on a lock."""
     # One open before forking loads every module, so the children race on the store, not on imports.
     warm = Settings(data_dir=tmp_path / "warm", index_in_background=False, embedder="none")
     with notochord.open(tmp_path / "warm", warm, embedder=None) as nc:

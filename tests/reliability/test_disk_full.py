@@ -122,7 +122,7 @@ def full_disk_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
 
 
 def test_a_write_on_a_full_disk_raises_storage_full_and_tears_nothing(full_disk_report: dict[str, Any]) -> None:
-    """Issue 12, item 5: the Python API raises StorageFullError naming the full disk; the store stays whole."""
+    """The Python API raises StorageFullError naming the full disk; the store stays whole."""
     api = full_disk_report["api"]
     assert (api["class"], api["code"]) == ("StorageFullError", "E_STORAGE_FULL")
     assert "the disk is full; nothing was written" in api["message"]
@@ -132,7 +132,7 @@ def test_a_write_on_a_full_disk_raises_storage_full_and_tears_nothing(full_disk_
 
 
 def test_the_service_answers_507_and_the_cli_exits_8_on_a_full_disk(full_disk_report: dict[str, Any]) -> None:
-    """Issue 12, item 5: 507 Insufficient Storage with the message, and the CLI's own exit code 8."""
+    """507 Insufficient Storage with the message, and the CLI's own exit code 8."""
     http = full_disk_report["http"]
     assert http["status"] == 507
     assert http["body"]["error"] == "Insufficient Storage"
@@ -143,7 +143,7 @@ def test_the_service_answers_507_and_the_cli_exits_8_on_a_full_disk(full_disk_re
 
 
 def test_writing_resumes_as_soon_as_space_is_freed(full_disk_report: dict[str, Any]) -> None:
-    """Issue 12, item 5: nothing needs repairing after a full disk: freeing space is enough."""
+    """Nothing needs repairing after a full disk: freeing space is enough."""
     assert full_disk_report["after_api"] == 1
     assert full_disk_report["after_http"] == 201
 
@@ -196,7 +196,7 @@ FILES_CHILD = FILL + textwrap.dedent(
 def test_file_writes_on_a_full_disk_raise_storage_full_keep_the_old_file_and_resume(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """Issue 12, item 5: workspace files and a gem's private storage report a full disk as StorageFullError."""
+    """Workspace files and a gem's private storage report a full disk as StorageFullError."""
     disk = tmp_path_factory.mktemp("files-disk")
     done = run_on_small_disk(disk, "2m", FILES_CHILD, args=[str(disk)])
     assert done.returncode == 0, done.stderr[-4000:]
@@ -230,7 +230,7 @@ INIT_CHILD = FILL + textwrap.dedent(
 def test_init_on_a_full_disk_says_the_disk_is_full_and_works_once_space_is_freed(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """Issue 12, item 5: creating the vault's master key on a full disk is reported as a full disk (exit 8)."""
+    """Creating the vault's master key on a full disk is reported as a full disk (exit 8)."""
     disk = tmp_path_factory.mktemp("init-disk")
     done = run_on_small_disk(disk, "1m", INIT_CHILD, args=[str(disk)])
     assert done.returncode == 0, done.stderr[-4000:]

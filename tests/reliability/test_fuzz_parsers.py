@@ -78,7 +78,7 @@ PERMISSIONS = grammar(
 @FUZZ
 @given(text=PERMISSIONS | st.text(ANY_CHAR))
 def test_a_permission_string_parses_or_is_refused_by_name(text: str) -> None:
-    """Issue 12, reliability suite: permission strings never raise a foreign error."""
+    """Permission strings never raise a foreign error."""
     _survives(lambda: Permission.parse(text))
     _survives(lambda: PermissionSet.of([text]))
 
@@ -86,7 +86,7 @@ def test_a_permission_string_parses_or_is_refused_by_name(text: str) -> None:
 @FUZZ
 @given(value=JSON_VALUES)
 def test_a_permission_of_any_json_type_is_refused_by_name(value: Any) -> None:
-    """Issue 12, reliability suite: a manifest may hold any JSON value where a permission belongs."""
+    """A manifest may hold any JSON value where a permission belongs."""
     _survives(lambda: Permission.parse(value))
 
 
@@ -115,7 +115,7 @@ def _mutations(value: Any) -> st.SearchStrategy[Any]:
 @FUZZ
 @given(data=_mutations(_EXAMPLE) | JSON_VALUES, form=st.sampled_from([None, "draft", "packaged"]))
 def test_a_manifest_parses_or_lists_its_problems(data: Any, form: Any) -> None:
-    """Issue 12, reliability suite: any JSON document as a manifest gives a Manifest or a ManifestError."""
+    """Any JSON document as a manifest gives a Manifest or a ManifestError."""
     _survives(lambda: parse_manifest(data, form=form))
 
 
@@ -130,7 +130,7 @@ HOSTS = grammar(
 @FUZZ
 @given(text=HOSTS | st.text(ANY_CHAR), local=st.booleans())
 def test_a_host_entry_parses_or_names_its_problem(text: str, local: bool) -> None:
-    """Issue 12, reliability suite: gem host entries and the user's network list never crash."""
+    """Gem host entries and the user's network list never crash."""
     _survives(lambda: parse_host_entry(text, allow_local_network=local))
     _survives(lambda: UserHostEntry.parse(text, allow_wildcard=local))
 
@@ -138,7 +138,7 @@ def test_a_host_entry_parses_or_names_its_problem(text: str, local: bool) -> Non
 @FUZZ
 @given(raw=JSON_VALUES | st.lists(HOSTS).map(lambda h: {"hosts": h}), draft=st.booleans())
 def test_a_network_section_of_any_shape_parses_or_names_its_problems(raw: Any, draft: bool) -> None:
-    """Issue 12, reliability suite: a manifest's network section is parsed or reported, never a crash."""
+    """A manifest's network section is parsed or reported, never a crash."""
     _survives(lambda: parse_network_section(raw, path="$.network", draft=draft))
 
 
@@ -151,7 +151,7 @@ URLS = grammar(
 @FUZZ
 @given(text=URLS | st.text(ANY_CHAR))
 def test_a_url_is_checked_or_refused_by_name(text: str) -> None:
-    """Issue 12, reliability suite: every URL a gem or the service may fetch is checked without a crash."""
+    """Every URL a gem or the service may fetch is checked without a crash."""
     _survives(lambda: check_url(text))
 
 
@@ -182,7 +182,7 @@ PATHS = grammar(
 @SLOW_FUZZ
 @given(path=PATHS | st.text(ANY_CHAR))
 def test_a_workspace_path_is_resolved_or_refused_by_name(workspace: Workspace, path: str) -> None:
-    """Issue 12, reliability suite: reading, inspecting and writing any path never raises a foreign error."""
+    """Reading, inspecting and writing any path never raises a foreign error."""
     _survives(lambda: workspace.read(path))
     _survives(lambda: workspace.stat(path))
     _survives(lambda: workspace.write(path, b"fuzz"))
@@ -228,7 +228,7 @@ def tokens(draw: st.DrawFn) -> str:
 @given(token=tokens(), scheme=st.sampled_from(["Bearer ", "bearer ", "Basic ", "", "Bearer  "]))
 @example(token="\ud800", scheme="Bearer ")  # found by this test: a lone surrogate escaped as UnicodeEncodeError
 def test_a_bearer_token_authenticates_or_is_refused_as_unauthorized(token: str, scheme: str) -> None:
-    """Issue 12, reliability suite: any Authorization header gives an actor or KbAuthenticationError (401)."""
+    """Any Authorization header gives an actor or KbAuthenticationError (401)."""
     with contextlib.suppress(KbAuthenticationError):
         AUTH.authenticate(authorization=scheme + token, headers={}, peer="127.0.0.1")
 
@@ -273,7 +273,7 @@ BODIES = (
 @SLOW_FUZZ
 @given(raw=BODIES)
 def test_a_json_body_is_accepted_or_refused_as_a_bad_request(service: tuple[KbService, str], raw: bytes) -> None:
-    """Issue 12, reliability suite: creating a knowledge base or an agent and adding a document from any body."""
+    """Creating a knowledge base or an agent and adding a document from any body."""
     kb, kb_id = service
     owner = actor_from_claims({"sub": "owner-1", "org": "acme", "org_role": "owner"})
     _survives(lambda: kb.knowledge_bases.create(actor=owner, body=JsonBody(raw)))

@@ -108,7 +108,7 @@ class Bad:
 
 
 BAD_INPUTS: dict[str, Bad] = {
-    # bodies that are not what they claim (Issue 12, the bad-input table)
+    # bodies that are not what they claim (the bad-input table)
     "not-json": Bad("POST", "/kb", 400, b"{"),
     "json-array": Bad("POST", "/kb", 400, b"[]"),
     "json-string": Bad("POST", "/kb", 400, b'"kb"'),
@@ -130,7 +130,7 @@ BAD_INPUTS: dict[str, Bad] = {
     "priority-a-boolean": Bad("POST", "/kb/{kb}/agents/{agent}", 400, b'{"priority": true}'),
     "priority-huge": Bad("POST", "/kb/{kb}/agents/{agent}", 400, b'{"priority": 99999999999999999999}'),
     "search-query-object": Bad("POST", "/kb/{kb}/search", 400, b'{"query": {"$ne": 1}}'),
-    # paging (Issue 11, item 17)
+    # paging
     "limit-abc": Bad("GET", "/kb?limit=abc", 400),
     "limit-negative": Bad("GET", "/agents?limit=-1", 400),
     "offset-negative": Bad("GET", "/kb/{kb}/documents?offset=-5", 400),
@@ -142,7 +142,7 @@ BAD_INPUTS: dict[str, Bad] = {
     "kb-id-surrogate-bytes": Bad("GET", "/kb/%ED%A0%80", 404),
     "unknown-route": Bad("GET", "/nothing/here", 404),
     "wrong-method": Bad("DELETE", "/kb", 405),
-    # ingestion URLs (Issue 12, item 7)
+    # ingestion URLs
     "url-userinfo": Bad("POST", "/kb/{kb}/documents", 400, b'{"url": "user@host"}'),
     "url-space": Bad("POST", "/kb/{kb}/documents", 400, b'{"url": "http://example.org/a b"}'),
     "url-backslash": Bad("POST", "/kb/{kb}/documents", 400, b'{"url": "http://example.org\\\\evil/"}'),
@@ -196,7 +196,6 @@ def _send(service: Service, bad: Bad) -> httpx.Response:
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_every_bad_input_gets_its_4xx_with_the_error_shape_never_a_5xx(service: Service, name: str) -> None:
-    """Issue 12, items 6–8 and the bad-input table; Issue 11, item 17 (paging, 401)."""
     bad = BAD_INPUTS[name]
     response = _send(service, bad)
     assert response.status_code == bad.status, response.text
@@ -211,7 +210,7 @@ def test_every_bad_input_gets_its_4xx_with_the_error_shape_never_a_5xx(service: 
 
 
 def test_nothing_was_created_by_the_refused_requests(service: Service) -> None:
-    """Issue 12: a refused request changes nothing."""
+    """A refused request changes nothing."""
     for name in sorted(BAD_INPUTS):
         _send(service, BAD_INPUTS[name])
     documents = service.client.get(f"/kb/{service.kb_id}/documents", headers=service.headers).json()
@@ -228,7 +227,7 @@ def test_nothing_was_created_by_the_refused_requests(service: Service) -> None:
     ["[api.example.com]", "[api.example.com]:443", "[1.2.3.4]", "[localhost]", "[xn--bcher-kva.example]:8080"],
 )
 def test_a_bracketed_host_entry_must_hold_an_ipv6_address(entry: str) -> None:
-    """Issue 11, item 17: brackets are the URL spelling of IPv6 only; a name in brackets is refused."""
+    """Brackets are the URL spelling of IPv6 only; a name in brackets is refused."""
     parsed, problem = parse_host_entry(entry, allow_local_network=True)
     assert parsed is None
     assert problem is not None and "brackets hold only an IPv6 address" in problem
@@ -304,7 +303,7 @@ def _follow(port: int, location: str) -> Any:
     ids=repr,
 )
 def test_a_redirect_location_that_browsers_read_differently_is_refused(redirector: int, location: str) -> None:
-    """Issue 11, item 17: ``///host``, ``http:host``, backslashes, tabs and control characters are
+    """``///host``, ``http:host``, backslashes, tabs and control characters are
     refused, as WHATWG parsers (browsers, Node) read them as another URL than httpx. (A newline cannot
     reach a header value, and leading spaces are stripped by every HTTP parser alike.)"""
     with pytest.raises(NetworkRequestError, match="redirected to a malformed URL"):
@@ -409,7 +408,7 @@ def _normal_request(port: int) -> httpx.Response:
 
 
 def test_idle_and_trickling_connections_are_closed_and_the_server_still_serves(served: Served) -> None:
-    """Issue 12, item 9: 60 sockets against a cap of 20: those past the cap are answered 503 and
+    """60 sockets against a cap of 20: those past the cap are answered 503 and
     closed at once; idle ones and ones trickling a header byte at a time are closed after the 1 s
     head timeout although they keep sending; then a normal request is served."""
     idle = [_connect(served.port) for _ in range(30)]
@@ -425,7 +424,7 @@ def test_idle_and_trickling_connections_are_closed_and_the_server_still_serves(s
 
 
 def test_connections_past_the_cap_are_answered_503_at_once(served: Served) -> None:
-    """Issue 12, item 9: the 21st open connection gets a 503 and is closed, before any timeout."""
+    """The 21st open connection gets a 503 and is closed, before any timeout."""
     time.sleep(0.5)  # the connections of earlier tests are gone by then
     held = [_connect(served.port) for _ in range(20)]
     try:
@@ -442,7 +441,7 @@ def test_connections_past_the_cap_are_answered_503_at_once(served: Served) -> No
 
 
 def test_a_stalled_body_is_closed_and_a_disconnect_is_one_log_line(served: Served) -> None:
-    """Issue 12, item 9: a body that stops arriving is closed after the body timeout; a client that
+    """A body that stops arriving is closed after the body timeout; a client that
     goes away mid-body is logged as one line, never a traceback."""
     head = (
         f"POST {API}/kb HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {_token()}\r\n"
@@ -463,7 +462,7 @@ def test_a_stalled_body_is_closed_and_a_disconnect_is_one_log_line(served: Serve
 
 
 def test_the_server_limits_are_settings_with_sane_defaults() -> None:
-    """Issue 12, item 9: the timeouts and the connection cap are settings."""
+    """The timeouts and the connection cap are settings."""
     defaults = Settings()
     assert (defaults.http_header_timeout, defaults.http_body_timeout, defaults.http_keepalive_timeout) == (10, 30, 5)
     assert defaults.http_max_connections == 500
@@ -475,7 +474,7 @@ def test_the_server_limits_are_settings_with_sane_defaults() -> None:
     "name", ["http_header_timeout", "http_body_timeout", "http_keepalive_timeout", "http_max_connections"]
 )
 def test_a_server_limit_that_is_not_positive_is_refused_before_serving(tmp_path: Path, name: str) -> None:
-    """Issue 12, item 9: a zero or negative timeout or cap would switch the protection off; it is a
+    """A zero or negative timeout or cap would switch the protection off; it is a
     configuration error naming the setting."""
     from notochord.cli.serve_cmd import build_server
     from notochord.errors import ConfigurationError
@@ -489,7 +488,7 @@ def test_a_server_limit_that_is_not_positive_is_refused_before_serving(tmp_path:
 
 
 def test_the_built_server_uses_the_guarded_protocol_with_the_settings(tmp_path: Path) -> None:
-    """Issue 12, item 9: ``notochord serve`` runs the protocol with the head and body timeouts and the
+    """``notochord serve`` runs the protocol with the head and body timeouts and the
     cap, and uvicorn's keep-alive timeout from the settings."""
     from notochord.cli.serve_cmd import build_server
     from notochord.server.http_protocol import GuardedH11Protocol

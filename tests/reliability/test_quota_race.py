@@ -81,9 +81,9 @@ def backend(request: pytest.FixtureRequest) -> str:
 def test_sixteen_processes_through_one_gem_write_exactly_its_daily_quota_from_a_fresh_data_dir(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    """Issue 12, reliability suite: the quota race, a fresh data dir included (K-QUOTA-01, K-QUOTA-05).
+    """The quota race, a fresh data dir included (K-QUOTA-01, K-QUOTA-05).
 
-    Issue 17: the same on PostgreSQL, where the sixteen processes also race to create the space's database.
+    The same on PostgreSQL, where the sixteen processes also race to create the space's database.
     """
     url = request.getfixturevalue("database_url") if backend == "postgresql" else None
     gem_folder = tmp_path / "gem"

@@ -86,7 +86,7 @@ def _at(data: Path, *args: str) -> list[str]:
 
 
 def test_a_read_only_vault_answers_reads_and_refuses_writes_with_a_clear_error(tmp_path: Path) -> None:
-    """Issue 12, item 4: reads work on a read-only vault; a write or a new space is refused and changes nothing."""
+    """Reads work on a read-only vault; a write or a new space is refused and changes nothing."""
     data = _vault(tmp_path)
     before = _digest(data)
 
@@ -108,7 +108,7 @@ def test_a_read_only_vault_answers_reads_and_refuses_writes_with_a_clear_error(t
 def test_a_read_only_vault_with_a_live_writer_is_read_through_its_index_or_refused_without_it(
     live_writer: Path, tmp_path: Path
 ) -> None:
-    """Issue 12, item 4: a WAL database is read through its ``-shm`` index, the log's commits included;
+    """A WAL database is read through its ``-shm`` index, the log's commits included;
     a ``-wal`` left without its ``-shm`` cannot be read honestly, and the error says what to do."""
     assert (live_writer / "spaces" / "personal.db-shm").exists()
     copy = tmp_path / "copy"
@@ -128,7 +128,7 @@ def test_a_read_only_vault_with_a_live_writer_is_read_through_its_index_or_refus
 
 
 def test_a_read_only_vault_that_needs_an_upgrade_says_so_and_serve_refuses_to_start(tmp_path: Path) -> None:
-    """Issue 12, item 4: a needed migration cannot run read-only: one clear error, and ``serve`` does not start."""
+    """A needed migration cannot run read-only: one clear error, and ``serve`` does not start."""
     data = _vault(tmp_path)
     engine = sa.create_engine(f"sqlite:///{data / 'spaces' / 'personal.db'}")
     with engine.begin() as conn:
@@ -143,7 +143,7 @@ def test_a_read_only_vault_that_needs_an_upgrade_says_so_and_serve_refuses_to_st
 
 
 def test_serve_refuses_a_read_only_vault_instead_of_answering_500_to_everything(tmp_path: Path) -> None:
-    """Issue 12, item 4: the service writes, so a read-only data directory stops it at start-up with the reason."""
+    """The service writes, so a read-only data directory stops it at start-up with the reason."""
     data = _vault(tmp_path)
     (serve,) = cli_read_only(
         data, _at(data, "serve", "--port", str(_free_port())), env=child_env(NOTOCHORD_JWT_SECRET="s" * 32)

@@ -255,7 +255,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 def vault(tmp_path: Path, new_database_url: Callable[[], str | None]) -> tuple[Path, str, str | None]:
     """A vault with the gem installed and switched on, and one knowledge base of organization acme.
 
-    Issue 17: on both backends, SQLite files and PostgreSQL databases."""
+    On both backends, SQLite files and PostgreSQL databases."""
     data = tmp_path / "data"
     url = new_database_url()
     gem_folder = tmp_path / "gem"
@@ -320,9 +320,9 @@ def _check_rest(nc: notochord.Notochord, reported: list[str], where: str, kb_id:
 def test_sigkill_at_any_moment_never_loses_a_commit_or_tears_a_write(
     vault: tuple[Path, str, str | None], tmp_path: Path, kind: str
 ) -> None:
-    """Issue 12, reliability suite: SIGKILL trials over every write kind; the store is whole after each.
+    """SIGKILL trials over every write kind; the store is whole after each.
 
-    Issue 17: the same trials on PostgreSQL."""
+    The same trials on PostgreSQL."""
     data, kb_id, url = vault
     rng = random.Random(f"{kind}-20261201")
     context = multiprocessing.get_context("fork")

@@ -1,6 +1,6 @@
 """A vector is stored only for the exact text it was computed from.
 
-Issue 12, item 1: an edit (or a delete followed by a new upload) that commits while the embedder is
+An edit (or a delete followed by a new upload) that commits while the embedder is
 working on a batch must leave the new chunks pending, never holding the old text's vectors.
 The embedder here is deterministic and stops mid-batch until the test has written.
 """
@@ -124,7 +124,7 @@ def _delete_and_upload(space: notochord.Space, doc_id: int) -> int:
 def test_a_write_during_an_embedding_batch_leaves_its_chunks_pending_not_stale(
     vault: notochord.Space, gated: GatedEmbedder, write: object
 ) -> None:
-    """Issue 12, item 1 (K-SRCH-02): the batch's vectors of the old text are not kept for the new chunks."""
+    """K-SRCH-02: the batch's vectors of the old text are not kept for the new chunks."""
     doc_id = vault.user.documents.upsert(collection="keep", key="bread", title="Kitchen", body=OLD).id
     gated.hold()
     worker = threading.Thread(target=vault.index.process_batch)
@@ -153,7 +153,7 @@ def test_a_write_during_an_embedding_batch_leaves_its_chunks_pending_not_stale(
 
 
 def test_chunk_ids_are_never_reused(vault: notochord.Space) -> None:
-    """Issue 12, item 1: an edit's new chunks get ids no chunk ever had, even when the old ones were the newest."""
+    """An edit's new chunks get ids no chunk ever had, even when the old ones were the newest."""
     doc_id = vault.user.documents.upsert(collection="keep", key="bread", title="Kitchen", body=OLD).id
     before = _chunk_ids(vault, doc_id)
     vault.user.documents.upsert(collection="keep", key="bread", title="Kitchen", body=NEW)

@@ -25,7 +25,7 @@ def engine(tmp_path: Path) -> sa.Engine:
 
 
 def test_a_database_that_is_full_raises_storage_full_and_keeps_what_was_committed(engine: sa.Engine) -> None:
-    """Issue 12, item 5: SQLITE_FULL becomes StorageFullError; the transaction is undone, the file stays whole."""
+    """SQLITE_FULL becomes StorageFullError; the transaction is undone, the file stays whole."""
     with write_tx(engine) as conn:
         conn.exec_driver_sql("INSERT INTO t VALUES (zeroblob(100))")
     full = pytest.raises(StorageFullError, match="the disk is full; nothing was written")
@@ -43,7 +43,7 @@ def test_a_database_that_is_full_raises_storage_full_and_keeps_what_was_committe
 
 
 def test_a_write_the_database_refuses_as_read_only_raises_read_only_store(engine: sa.Engine) -> None:
-    """Issue 12, item 4: SQLITE_READONLY becomes ReadOnlyStoreError saying what to do."""
+    """SQLITE_READONLY becomes ReadOnlyStoreError saying what to do."""
     refused = pytest.raises(ReadOnlyStoreError, match="make the data directory writable")
     with refused, write_tx(engine) as conn:
         conn.exec_driver_sql("PRAGMA query_only = 1")

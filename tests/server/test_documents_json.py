@@ -1,6 +1,6 @@
 """The document list body written straight from the documents is the bytes the response model writes.
 
-Issue 16, item 1 (the list route at 0.32× the trivial route): the route no longer builds a
+The route no longer builds a
 ``DocumentOut`` per document and validates the list again in a second threadpool hop. Whatever a
 document holds — any title, any source, missing file names and authors — the body must stay
 byte-for-byte what ``DocumentList`` writes under its wire names (OD-B06).
@@ -41,12 +41,12 @@ documents = st.builds(
 def test_a_document_list_body_is_what_the_list_model_writes(
     found: list[KbDocument], total: int, limit: int, offset: int
 ) -> None:
-    """Issue 16, item 1: the same keys, order and escapes as ``DocumentList``; content never shown."""
+    """The same keys, order and escapes as ``DocumentList``; content never shown."""
     expected = DocumentList(documents=[document_out(d) for d in found], total=total, limit=limit, offset=offset)
     body = document_list_json(found, total=total, limit=limit, offset=offset)
     assert body == expected.model_dump_json(by_alias=True).encode()
 
 
 def test_an_empty_page_is_an_empty_list_with_its_paging() -> None:
-    """Issue 16, item 1: no documents is the empty list with the total and the paging asked."""
+    """No documents is the empty list with the total and the paging asked."""
     assert document_list_json([], total=0, limit=20, offset=0) == b'{"documents":[],"total":0,"limit":20,"offset":0}'

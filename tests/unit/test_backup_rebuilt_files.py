@@ -1,4 +1,4 @@
-"""A backup leaves out what the vault rebuilds by itself: saved search graphs (issue 16, item 2).
+"""A backup leaves out what the vault rebuilds by itself: saved search graphs.
 
 A large space's HNSW graph is saved beside its database to spare the next process the build; it
 can weigh as much as the database and is rebuilt from the vectors in it, so a backup carries the
@@ -16,7 +16,7 @@ from notochord.backup import MANIFEST, backup
 
 
 def test_a_backup_holds_the_database_but_not_its_saved_search_graphs(tmp_path: Path) -> None:
-    """Issue 16, item 2: ``*.usearch`` files (and one half written) stay out; everything else is in."""
+    """``*.usearch`` files (and one half written) stay out; everything else is in."""
     vault = tmp_path / "vault"
     (vault / "spaces").mkdir(parents=True)
     (vault / "master.key").write_bytes(b"k" * 32)

@@ -1,6 +1,6 @@
 """The one permission question: ``decide`` / ``require`` answer every check of the gem API.
 
-Issue 13, item 1 (K-PERM-05…19, OD-K06, OD-K27): a refusal names the narrowest permission that
+K-PERM-05…19, OD-K06, OD-K27: a refusal names the narrowest permission that
 would allow the call; implications hold; a question asked with the wrong kind of target is a
 programming error reported clearly, never a silent "not allowed".
 """
@@ -38,7 +38,7 @@ def test_a_facts_question_is_refused_with_the_narrowest_permission(recipe_grants
 
 
 def test_an_entities_question_follows_the_implications(recipe_grants: PermissionSet) -> None:
-    """entities.write:person allows resolve but not read (OD-K27)."""
+    """Entities.write:person allows resolve but not read (OD-K27)."""
     assert decide(recipe_grants, action="entities.resolve", target=Kind("person")).allowed
     assert decide(recipe_grants, action="entities.write", target=Kind("person")).allowed
     assert decide(recipe_grants, action="entities.read", target=Kind("person")).missing == "entities.read:person"

@@ -1,6 +1,6 @@
 """One predicate range, one wildcard rule: ``PredicateRange.covers`` and its SQL form agree.
 
-Issue 13, item 4 (OD-K11): ``contact.email.*`` covers ``contact.email`` and every predicate below it
+OD-K11: ``contact.email.*`` covers ``contact.email`` and every predicate below it
 on whole levels, never ``contact.emails``; the same rule holds in Python and in the SQL that
 filters a gem's reads.
 """

@@ -34,7 +34,7 @@ def gems_root(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
-    """The search suite runs over both backends (Issue 17): SQLite files and PostgreSQL databases."""
+    """The search suite runs over both backends: SQLite files and PostgreSQL databases."""
     return str(request.param)
 
 

@@ -1,4 +1,4 @@
-"""``upsert_many`` stores exactly what one ``upsert`` per item stores (Issue 16, item 3; Issue 17, item 3).
+"""``upsert_many`` stores exactly what one ``upsert`` per item stores.
 
 The batch path reads the documents its items name once and writes the chunks, full-text rows,
 postings (PostgreSQL) and mentions of the whole batch in a few statements at its end. These tests
@@ -140,7 +140,7 @@ CASES: dict[str, list[dict[str, Any]]] = {
 def test_a_batch_stores_what_one_upsert_at_a_time_stores(
     pair: tuple[notochord.Space, notochord.Space], case: str, who: str
 ) -> None:
-    """Issue 16, item 3: the same documents, chunks, full-text rows, postings, mentions, changes and
+    """The same documents, chunks, full-text rows, postings, mentions, changes and
     quota, ids included, for the chosen cases; the assistant's items are each charged alone."""
     _both_ways(pair, CASES[case], who)
 
@@ -212,7 +212,7 @@ _ITEM = st.one_of(
 def test_random_batches_store_what_one_upsert_at_a_time_stores(
     pair: tuple[notochord.Space, notochord.Space], batches: list[list[dict[str, Any]]]
 ) -> None:
-    """Issue 16, item 3: random sequences of batches — new, keyed, imported and by-id documents,
+    """Random sequences of batches — new, keyed, imported and by-id documents,
     repeats and re-imports — leave both spaces identical after every batch. The two spaces carry
     over from one example to the next, so every example starts from equal, ever larger stores."""
     for items in batches:

@@ -1,4 +1,4 @@
-"""A write is visible to the very next search, and costs that search what it wrote (issue 16).
+"""A write is visible to the very next search, and costs that search what it wrote.
 
 The candidates a search may find are kept per filter and data version and brought forward from the
 change log after a write (:mod:`notochord.knowledge.candidates`). These tests hold the guarantees
@@ -36,7 +36,7 @@ def _fill(space: Space, n: int) -> None:
 
 
 async def test_each_write_is_visible_to_the_next_host_and_gem_search(space: Space, gems_root: Path) -> None:
-    """Issue 16 ("a write is visible to the next search"), K-SRCH-03: after each write the very next
+    """K-SRCH-03: after each write the very next
     search — the host's and a gem that reads ``keep`` only — finds exactly what is there now (the
     document matching the words first, nothing deleted or moved out of reach), with the candidates
     brought forward from the change log rather than read whole."""
@@ -87,7 +87,7 @@ async def test_each_write_is_visible_to_the_next_host_and_gem_search(space: Spac
 def test_a_write_by_another_process_is_seen_by_the_next_search(
     space: Space, nc: notochord.Notochord, tmp_path: Path, clock: FixedClock
 ) -> None:
-    """Issue 16 ("a write is visible to the next search"): a second process on the same data — another
+    """ "A write is visible to the next search": a second process on the same data — another
     open of the space (its own engine and caches) — writes; this process's next search sees it."""
     _fill(space, 10)
     assert "Far" not in titles(space.user.search("obsidian", limit=50))
@@ -101,7 +101,7 @@ def test_a_write_by_another_process_is_seen_by_the_next_search(
 
 
 def test_a_write_by_a_subprocess_is_seen_by_the_next_search(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 16: a separate Python process writes to the SQLite file; the next search here sees it."""
+    """A separate Python process writes to the SQLite file; the next search here sees it."""
     directory = tmp_path / "shared"
     settings = Settings(data_dir=directory, index_in_background=False)
     with notochord.open(directory, settings, clock=clock, embedder=None) as nc:
@@ -120,7 +120,7 @@ def test_a_write_by_a_subprocess_is_seen_by_the_next_search(tmp_path: Path, cloc
 
 @pytest.mark.parametrize("size", [50, 500])
 def test_one_written_document_is_all_the_candidates_read(space: Space, size: int) -> None:
-    """Issue 16: after one document is written, edited, moved or deleted, bringing the candidates of
+    """After one document is written, edited, moved or deleted, bringing the candidates of
     a search forward reads that document's chunk rows only — the same count whatever the space's size."""
     _fill(space, size)
     other = space.user.collections.create("Private").id

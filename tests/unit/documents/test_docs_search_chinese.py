@@ -125,7 +125,7 @@ ONE_CHARACTER = {
 async def test_one_chinese_character_is_found_by_full_text(
     text_space: Space, gems_root: Path, query: str, expected: set[str]
 ) -> None:
-    """Issue 11, item 9 (OD-K38): a surname or a one-character word matches every document that
+    """OD-K38: a surname or a one-character word matches every document that
     holds it, even inside a longer run, and nothing else."""
     for title, body in ONE_CHARACTER.items():
         text_space.user.documents.upsert(collection="keep", title=title, body=body)
@@ -137,7 +137,7 @@ async def test_one_chinese_character_is_found_by_full_text(
 async def test_hidden_documents_full_of_one_character_change_nothing_in_a_gems_ranking(
     space: Space, gems_root: Path
 ) -> None:
-    """Issue 11, item 9, K-SRCH-03: the unigram statistics come from the caller's candidates only."""
+    """K-SRCH-03: the unigram statistics come from the caller's candidates only."""
     for title, body in ONE_CHARACTER.items():
         space.user.documents.upsert(collection="keep", title=title, body=body)
     space.index.wait()

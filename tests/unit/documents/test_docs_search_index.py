@@ -1,4 +1,4 @@
-"""Search over the shared in-memory full-text index sees every write at once (issue 16, items 1 and 4).
+"""Search over the shared in-memory full-text index sees every write at once.
 
 The index and the candidate masks are cached per data version; these tests prove that every kind
 of write — upsert, edit, delete, move between collections, revert — changes what the next search
@@ -32,7 +32,7 @@ def titles(space: Space, query: str, **options: object) -> list[str]:
 
 
 def test_every_kind_of_write_is_seen_by_the_next_search(text_space: Space) -> None:
-    """Issue 16, item 1: upsert, edit, delete, move to another collection and revert each change
+    """Upsert, edit, delete, move to another collection and revert each change
     the very next search (the cached index and masks follow the data version)."""
     space = text_space
     assert titles(space, "granite") == []
@@ -53,7 +53,7 @@ def test_every_kind_of_write_is_seen_by_the_next_search(text_space: Space) -> No
 
 
 def test_a_write_through_another_open_of_the_data_directory_is_seen(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 16, item 1: the data version is read from the database, not kept in the process, so a
+    """The data version is read from the database, not kept in the process, so a
     write committed through another engine (as another process would) is seen by the next search."""
     data = tmp_path / "data"
     settings_ = Settings(data_dir=data, index_in_background=False)
@@ -81,7 +81,7 @@ operations = st.lists(
 def test_cached_search_equals_a_cold_search_after_any_writes_and_reverts(
     ops: list[tuple[str, int, str]], query: str
 ) -> None:
-    """Issue 16, item 1: after any sequence of upserts, edits, deletes, moves and reverts, the
+    """After any sequence of upserts, edits, deletes, moves and reverts, the
     search that reuses the cached index and masks returns exactly what a search with the caches
     dropped (a rebuild from the store) returns, for every collection filter."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,7 +140,7 @@ def _long(topic: str, n: int) -> str:
 
 
 def test_group_by_document_returns_limit_documents_each_once(text_space: Space) -> None:
-    """Issue 16, item 4: with ``group_by="document"`` passages collapse into their documents before
+    """With ``group_by="document"`` passages collapse into their documents before
     the limit, so asking for 3 returns 3 different documents, each at its best passage — where per
     passage the first 3 hits all come from the one long document."""
     space = text_space
@@ -163,7 +163,7 @@ def test_group_by_must_be_chunk_or_document(text_space: Space) -> None:
 
 @pytest.mark.anyio
 async def test_a_gem_can_ask_for_one_hit_per_document(text_space: Space, gems_root: Path) -> None:
-    """Issue 16, item 4: ``groupBy: "document"`` on a gem's search returns ``limit`` documents."""
+    """``groupBy: "document"`` on a gem's search returns ``limit`` documents."""
     space = text_space
     space.user.documents.upsert(collection="keep", title="Long", body=_long("lantern lantern lantern", 6))
     for name in ("A", "B"):

@@ -1,4 +1,4 @@
-"""A vault indexed before CJK unigrams existed gets them on open (Issue 11, item 9; OD-K38)."""
+"""A vault indexed before CJK unigrams existed gets them on open (OD-K38)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _open(data: Path, clock: FixedClock) -> notochord.Notochord:
 def test_opening_a_vault_indexed_with_bigrams_only_makes_one_character_searchable(
     tmp_path: Path, clock: FixedClock
 ) -> None:
-    """Issue 11, item 9: migration 0007 derives the full-text rows of CJK passages again, so ``鸭``
+    """Migration 0007 derives the full-text rows of CJK passages again, so ``鸭``
     finds a document written by an older version; passages without CJK text keep their rows."""
     data = tmp_path / "data"
     with _open(data, clock) as nc:

@@ -1,4 +1,4 @@
-"""Each hit says why it was found, and the floor people see is a separate judgement (Issue 11, item 10)."""
+"""Each hit says why it was found, and the floor people see is a separate judgement."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _fill(space: Space) -> None:
 
 
 def test_hits_say_whether_words_matched_and_how_similar_they_are(space: Space) -> None:
-    """Issue 11, item 10, K-SRCH-02: the fused ranking is unchanged; every readable passage is
+    """K-SRCH-02: the fused ranking is unchanged; every readable passage is
     still returned, the word match marked, each with the vector leg's cosine similarity."""
     _fill(space)
     hits = space.user.search("beef stew")
@@ -33,7 +33,7 @@ def test_hits_say_whether_words_matched_and_how_similar_they_are(space: Space) -
 
 
 def test_without_an_embedder_only_word_matches_are_found_and_none_has_a_similarity(text_space: Space) -> None:
-    """Issue 11, item 10: full text alone returns matches only."""
+    """Full text alone returns matches only."""
     _fill(text_space)
     [hit] = text_space.user.search("bicycle")
     assert (hit.title, hit.text_match, hit.similarity) == ("Ride", True, None)
@@ -41,7 +41,7 @@ def test_without_an_embedder_only_word_matches_are_found_and_none_has_a_similari
 
 
 def test_a_hit_is_relevant_when_words_match_or_its_similarity_reaches_the_floor(text_space: Space) -> None:
-    """Issue 11, item 10: the floor applies to passages found by meaning alone, at MIN_SIMILARITY."""
+    """The floor applies to passages found by meaning alone, at MIN_SIMILARITY."""
     _fill(text_space)
     [hit] = text_space.user.search("bicycle")
     assert is_relevant(hit)

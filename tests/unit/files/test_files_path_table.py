@@ -260,7 +260,7 @@ def test_writing_each_path_lands_where_the_table_says_or_changes_nothing(
 
 
 def test_the_table_has_at_least_60_distinct_paths() -> None:
-    """Acceptance: 60+ workspace paths, including each kind the issue names."""
+    """60+ workspace paths, including each kind SPEC names (P-FILE)."""
     paths = [path for path, _, _ in PATH_TABLE]
     assert len(set(paths)) == len(paths) >= 60
     assert "workspace:./.env" in paths

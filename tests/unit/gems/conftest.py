@@ -24,7 +24,7 @@ def _read(relative: str) -> Json:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
-    """The gem tests that open a space run over both backends (Issue 17): SQLite files and PostgreSQL."""
+    """The gem tests that open a space run over both backends: SQLite files and PostgreSQL."""
     return str(request.param)
 
 

@@ -1,6 +1,6 @@
 """A gem's fact writes decide permission once, inside the transaction that writes (P-KVAL-09).
 
-Issue 13, item 3: the check and the write share one transaction, so a switch turned off after the
+The check and the write share one transaction, so a switch turned off after the
 gem's call began but before its write committed refuses the write; nothing is written and no quota
 is spent.
 """
@@ -48,7 +48,7 @@ def _revoke_after_first_read(space: Space, knowledge: KnowledgeApi, gem_id: str)
 
 
 async def test_a_revoke_committed_before_the_write_refuses_the_put(space: Space, gems_root: Path) -> None:
-    """Issue 13, item 3; P-KVAL-09, K-PERM-04."""
+    """P-KVAL-09, K-PERM-04."""
     knowledge = _knowledge(space, gems_root, "recipes")
     _revoke_after_first_read(space, knowledge, "recipes")
     with pytest.raises(KnowledgePermissionError) as raised:
@@ -60,7 +60,7 @@ async def test_a_revoke_committed_before_the_write_refuses_the_put(space: Space,
 
 
 async def test_a_revoke_committed_before_the_write_refuses_the_retract(space: Space, gems_root: Path) -> None:
-    """Issue 13, item 3; P-KVAL-09."""
+    """P-KVAL-09."""
     knowledge = _knowledge(space, gems_root, "recipes")
     put = await knowledge.facts.put(predicate_hint="pref.food.like", value="stew")
     _revoke_after_first_read(space, knowledge, "recipes")
@@ -70,7 +70,7 @@ async def test_a_revoke_committed_before_the_write_refuses_the_retract(space: Sp
 
 
 async def test_the_put_reads_the_switches_inside_its_write_transaction(space: Space, gems_root: Path) -> None:
-    """Issue 13, item 3: the permission is decided on the connection that then writes the fact."""
+    """The permission is decided on the connection that then writes the fact."""
     knowledge = _knowledge(space, gems_root, "recipes")
     original = knowledge.grants_in
     seen: list[tuple[bool, int]] = []
@@ -88,7 +88,7 @@ async def test_the_put_reads_the_switches_inside_its_write_transaction(space: Sp
 
 
 async def test_a_ref_to_the_user_reaches_no_fact_write(space: Space, gems_root: Path) -> None:
-    """Issue 13, item 3 (K-CON-05): with subject and object resolved once inside facts.put, a ref
+    """K-CON-05: with subject and object resolved once inside facts.put, a ref
     that names the user still reads as no entity, as subject and as object; nothing is written."""
     knowledge = _knowledge(space, gems_root, "recipes")
     with space.core.store.read() as conn:
@@ -118,7 +118,7 @@ def _revoke_on_first_tree_read(space: Space, gem_id: str, permission: str) -> No
 
 
 async def test_a_revoke_committed_before_the_write_refuses_a_document_upsert(space: Space, gems_root: Path) -> None:
-    """Issue 13, item 3; P-KVAL-09: documents are decided inside the write transaction too, by the
+    """P-KVAL-09: documents are decided inside the write transaction too, by the
     same permit as facts; nothing is written."""
     knowledge = gem_ctx(space, gems_root, "notes", ["collections.write:diary"]).knowledge
     assert knowledge is not None
@@ -130,7 +130,7 @@ async def test_a_revoke_committed_before_the_write_refuses_a_document_upsert(spa
 
 
 async def test_a_revoke_committed_before_the_write_refuses_a_collection_create(space: Space, gems_root: Path) -> None:
-    """Issue 13, item 3; P-KVAL-09: creating a collection is decided inside its write transaction."""
+    """P-KVAL-09: creating a collection is decided inside its write transaction."""
     knowledge = gem_ctx(space, gems_root, "folders", ["collections.create"]).knowledge
     assert knowledge is not None
     _revoke_on_first_tree_read(space, "folders", "collections.create")

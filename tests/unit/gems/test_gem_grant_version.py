@@ -1,6 +1,6 @@
 """The gems' switches are reused under their grants version, and never past a change of them.
 
-Issue 16 (a gem's ``facts.lookup`` at ≤ 1.3× the host call), item 2: the switches a call reads are
+The switches a call reads are
 kept with the grants version they were read under, and every write of a switch replaces that
 version in the same transaction. These cases warm that reuse first, then move a switch by every
 way there is (the host API, the command line in another process, a second store on the same
@@ -69,13 +69,13 @@ def recipes(space: Space, gems_root: Path) -> KnowledgeApi:
 
 
 def test_a_new_space_has_a_grants_version_before_any_gem(space: Space) -> None:
-    """Issue 16, item 2: migration 0011 gives every space a version, so switches can be kept from
+    """Migration 0011 gives every space a version, so switches can be kept from
     the first call."""
     assert _version(space)
 
 
 def test_every_write_of_a_switch_gives_the_grants_a_new_version(space: Space, gems_root: Path) -> None:
-    """Issue 16, item 2 (K-PERM-04): install, switching on, switching off, upgrade and uninstall
+    """K-PERM-04: install, switching on, switching off, upgrade and uninstall
     each replace the version; a refused switch changes nothing, the version neither."""
     seen = [_version(space)]
     install_gem(space, gems_root, "recipes", FOOD)
@@ -94,7 +94,7 @@ def test_every_write_of_a_switch_gives_the_grants_a_new_version(space: Space, ge
 
 
 def test_an_upgrade_that_drops_or_adds_switches_gives_a_new_version(space: Space, gems_root: Path) -> None:
-    """Issue 16, item 2 (P-GEN-06): an upgrade drops the switches no longer requested and adds new
+    """P-GEN-06: an upgrade drops the switches no longer requested and adds new
     ones off; either is a write of the switches."""
     install_gem(space, gems_root, "recipes", FOOD, on=FOOD)
     before = _version(space)
@@ -107,7 +107,7 @@ def test_an_upgrade_that_drops_or_adds_switches_gives_a_new_version(space: Space
 
 
 async def test_a_switch_turned_off_is_refused_at_the_very_next_call(space: Space, recipes: KnowledgeApi) -> None:
-    """Issue 16, item 3 (K-PERM-04, K-PERM-21, K-PERM-22): with the switches known from earlier
+    """K-PERM-04, K-PERM-21, K-PERM-22: with the switches known from earlier
     calls, switching them off holds for the next lookup and the next write, and switching them on
     again for the call after."""
     await _warm(recipes)
@@ -118,7 +118,7 @@ async def test_a_switch_turned_off_is_refused_at_the_very_next_call(space: Space
 
 
 async def test_one_switch_off_leaves_the_others_on(space: Space, recipes: KnowledgeApi) -> None:
-    """Issue 16, item 3 (K-PERM-04, K-PERM-08): the write switch off, reading still works and
+    """K-PERM-04, K-PERM-08: the write switch off, reading still works and
     writing is refused from the next call."""
     await _warm(recipes)
     space.gems.set_permission("recipes", FOOD[1], False)
@@ -130,7 +130,7 @@ async def test_one_switch_off_leaves_the_others_on(space: Space, recipes: Knowle
 async def test_a_switch_turned_off_by_the_command_line_in_another_process_holds_at_the_next_call(
     nc: notochord.Notochord, space: Space, recipes: KnowledgeApi
 ) -> None:
-    """Issue 16, item 3 (K-PERM-04): ``notochord gem revoke`` runs in its own process with its own
+    """K-PERM-04: ``notochord gem revoke`` runs in its own process with its own
     caches; this process's next call sees the switch off, and ``gem grant`` on again."""
     await _warm(recipes)
     env = {**os.environ, "NOTOCHORD_EMBEDDER": "none"}
@@ -158,7 +158,7 @@ def second_store(nc: notochord.Notochord) -> Iterator[Space]:
 async def test_a_switch_moved_through_another_store_holds_at_the_next_call(
     space: Space, recipes: KnowledgeApi, second_store: Space
 ) -> None:
-    """Issue 16, item 3 (K-PERM-04): the version lives in the database, so a second store on the
+    """K-PERM-04: the version lives in the database, so a second store on the
     same data (on PostgreSQL: another replica of the service) moves the switches for this one too,
     back and forth, and each time the very next call here follows."""
     for _ in range(2):
@@ -172,7 +172,7 @@ async def test_a_switch_moved_through_another_store_holds_at_the_next_call(
 async def test_uninstall_and_reinstall_start_again_from_every_switch_off(
     space: Space, gems_root: Path, recipes: KnowledgeApi
 ) -> None:
-    """Issue 16, item 3 (K-PERM-03, K-UNINST): after an uninstall, a ctx still held is refused;
+    """K-PERM-03, K-UNINST: after an uninstall, a ctx still held is refused;
     the reinstalled gem starts with every switch off and new refs, whatever was known before."""
     await _warm(recipes)
     old_ref = (await recipes.facts.lookup("self", "pref.food"))[0].ref
@@ -193,7 +193,7 @@ async def test_uninstall_and_reinstall_start_again_from_every_switch_off(
 async def test_switches_read_inside_a_write_that_rolled_back_are_never_reused(
     space: Space, recipes: KnowledgeApi
 ) -> None:
-    """Issue 16, item 3 (K-PERM-04): a transaction that switched the gem off and read its switches
+    """K-PERM-04: a transaction that switched the gem off and read its switches
     there, then rolled back, leaves them on for the next call; the revoke that commits afterwards
     holds at the call after it."""
     await _warm(recipes)
@@ -212,7 +212,7 @@ async def test_switches_read_inside_a_write_that_rolled_back_are_never_reused(
 
 
 async def test_a_put_refused_after_a_revoke_writes_nothing(space: Space, recipes: KnowledgeApi) -> None:
-    """Issue 16, item 3 (K-PERM-05, P-KVAL-09): the write's own check, inside its transaction, sees
+    """K-PERM-05, P-KVAL-09: the write's own check, inside its transaction, sees
     the revoke even when the switches were known from a moment before."""
     await _warm(recipes)
     space.gems.set_permission("recipes", FOOD[1], False)

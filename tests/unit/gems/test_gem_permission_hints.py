@@ -1,4 +1,4 @@
-"""A refused call tells the person what they can do about it (Issue 11, item 12; K-PERM-25, OD-K06).
+"""A refused call tells the person what they can do about it (K-PERM-25, OD-K06).
 
 The message names the permission the gem *requested* that would cover the call, as a command to
 switch it on, while ``KnowledgePermissionError.permission`` stays the narrowest string that would
@@ -25,7 +25,7 @@ RATED = declaration("pref.food.rated")
 
 
 async def test_the_hint_names_the_requested_permission_not_the_narrowest(space: Space, gems_root: Path) -> None:
-    """Issue 11, item 12: ``pref.food.*`` was requested, ``pref.food.rated`` is what the call needs."""
+    """``pref.food.*`` was requested, ``pref.food.rated`` is what the call needs."""
     install_gem(space, gems_root, "recipes", RECIPES, on=["collections.create"], predicates=[RATED])
     knowledge = space.gems.context("recipes").knowledge
     assert knowledge is not None
@@ -40,7 +40,7 @@ async def test_the_hint_names_the_requested_permission_not_the_narrowest(space: 
 
 
 async def test_a_permission_without_scope_is_named_as_requested(space: Space, gems_root: Path) -> None:
-    """Issue 11, item 12: the command for ``collections.create`` needs no quoting."""
+    """The command for ``collections.create`` needs no quoting."""
     install_gem(space, gems_root, "recipes", RECIPES)
     knowledge = space.gems.context("recipes").knowledge
     assert knowledge is not None
@@ -51,7 +51,7 @@ async def test_a_permission_without_scope_is_named_as_requested(space: Space, ge
 
 
 async def test_a_call_nothing_requested_covers_says_the_manifest_must_request_it(space: Space, gems_root: Path) -> None:
-    """Issue 11, item 12: no command could switch it on, so none is offered."""
+    """No command could switch it on, so none is offered."""
     install_gem(space, gems_root, "recipes", RECIPES, on=RECIPES)
     knowledge = space.gems.context("recipes").knowledge
     assert knowledge is not None
@@ -64,7 +64,7 @@ async def test_a_call_nothing_requested_covers_says_the_manifest_must_request_it
 
 
 async def test_entities_hint_prefers_the_requested_permission_equal_to_the_need(space: Space, gems_root: Path) -> None:
-    """Issue 11, item 12: with both ``resolve`` and ``write`` requested, the narrower one is offered."""
+    """With both ``resolve`` and ``write`` requested, the narrower one is offered."""
     install_gem(space, gems_root, "people", ["entities.write:person", "entities.resolve:person"])
     knowledge = space.gems.context("people").knowledge
     assert knowledge is not None
@@ -75,7 +75,7 @@ async def test_entities_hint_prefers_the_requested_permission_equal_to_the_need(
 
 
 async def test_in_an_organization_the_command_names_the_organization(nc: notochord.Notochord, gems_root: Path) -> None:
-    """Issue 11, item 12: the offered command reaches the space the gem is installed in."""
+    """The offered command reaches the space the gem is installed in."""
     org = nc.org("acme", create=True)
     install_gem(org, gems_root, "recipes", RECIPES)
     knowledge = org.gems.context("recipes").knowledge
@@ -104,12 +104,12 @@ async def test_in_an_organization_the_command_names_the_organization(nc: notocho
     ],
 )
 def test_covers_follows_the_permission_implications(held: str, needed: str, expected: bool) -> None:
-    """Issue 11, item 12 (OD-K11, OD-K27): which requested permission would allow a refused call."""
+    """OD-K11, OD-K27: which requested permission would allow a refused call."""
     assert covers(Permission.parse(held), Permission.parse(needed)) is expected
 
 
 async def test_a_user_selected_grant_that_is_on_points_at_ticking_the_collection(space: Space, gems_root: Path) -> None:
-    """Issue 11, item 12: switching on is done; what is missing is the tick of this collection."""
+    """Switching on is done; what is missing is the tick of this collection."""
     install_gem(space, gems_root, "reader", ["collections.read:user-selected"], on=["collections.read:user-selected"])
     work = space.user.collections.create("Work")
     space.user.collections.tick("reader", work.id)
@@ -127,7 +127,7 @@ async def test_a_user_selected_grant_that_is_on_points_at_ticking_the_collection
 
 
 async def test_a_ctx_held_past_uninstall_is_still_refused_for_lack_of_permission(space: Space, gems_root: Path) -> None:
-    """Issue 11, item 12: with no gem left to name a permission of, the refusal keeps its default words."""
+    """With no gem left to name a permission of, the refusal keeps its default words."""
     install_gem(space, gems_root, "recipes", RECIPES)
     knowledge = space.gems.context("recipes").knowledge
     assert knowledge is not None

@@ -1,6 +1,6 @@
 """A gem's refs are sealed and opened once per installation, and stay exactly as strict.
 
-Issue 16 (a gem's ``facts.lookup`` at ≤ 1.3× the host call), item 2: opening a ref with AES-SIV
+Opening a ref with AES-SIV
 was a large part of the gem path's extra cost. The cipher is deterministic, so a codec remembers
 what it sealed and what it opened; these cases count the cipher's calls and check that forged,
 foreign and mistyped refs are still "not found" every time (K-CON-05, K-CON-06, OD-K08).
@@ -48,7 +48,7 @@ def cipher_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_ref_is_sealed_once_and_opens_without_the_cipher(cipher_calls: list[str]) -> None:
-    """Issue 16, item 2: the same id gives the same ref (K-CON-05) and the ref opens to it, with the
+    """The same id gives the same ref (K-CON-05) and the ref opens to it, with the
     cipher run once for all of it."""
     codec = RefCodec(os.urandom(32))
     ref = codec.encode("ent", 42)
@@ -58,7 +58,7 @@ def test_a_ref_is_sealed_once_and_opens_without_the_cipher(cipher_calls: list[st
 
 
 def test_a_ref_from_elsewhere_is_opened_once(cipher_calls: list[str]) -> None:
-    """Issue 16, item 2: a ref this codec did not make (an earlier run's) is authenticated the first
+    """A ref this codec did not make (an earlier run's) is authenticated the first
     time and remembered after."""
     key = os.urandom(32)
     ref = RefCodec(key).encode("fact", 7)
@@ -78,7 +78,7 @@ def test_a_ref_from_elsewhere_is_opened_once(cipher_calls: list[str]) -> None:
     ],
 )
 def test_a_ref_that_fails_is_refused_every_time_and_never_remembered(cipher_calls: list[str], forge: Any) -> None:
-    """Issue 16, item 2 (OD-K08, K-CON-06): whatever was opened before, a forged, foreign or
+    """OD-K08, K-CON-06: whatever was opened before, a forged, foreign or
     mistyped ref reads as "not found" on every try, and does not spoil the real one."""
     codec = RefCodec(os.urandom(32))
     ref = codec.encode("ent", 42)
@@ -92,7 +92,7 @@ def test_a_ref_that_fails_is_refused_every_time_and_never_remembered(cipher_call
 
 
 def test_a_ref_opens_only_as_the_type_it_was_made_for(cipher_calls: list[str]) -> None:
-    """Issue 16, item 2 (OD-K08): a remembered entity ref is no fact ref."""
+    """OD-K08: a remembered entity ref is no fact ref."""
     codec = RefCodec(os.urandom(32))
     ref = codec.encode("ent", 5)
     with pytest.raises(KnowledgeNotFoundError, match="no fact"):
@@ -100,7 +100,7 @@ def test_a_ref_opens_only_as_the_type_it_was_made_for(cipher_calls: list[str]) -
 
 
 def test_the_codec_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 16, item 2: a gem going through many objects does not grow the codec without end."""
+    """A gem going through many objects does not grow the codec without end."""
     monkeypatch.setattr(refs_module, "_KEPT", 16)
     codec = RefCodec(os.urandom(32))
     made = {i: codec.encode("doc", i) for i in range(100)}
@@ -109,7 +109,7 @@ def test_the_codec_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_runs_of_one_installation_share_a_codec_and_a_reinstall_has_a_new_one(space: Space, gems_root: Path) -> None:
-    """Issue 16, item 2 (K-UNINST, K-CON-05): what one run sealed the next run of the same
+    """K-UNINST, K-CON-05: what one run sealed the next run of the same
     installation reuses; an uninstall forgets it, and the reinstalled gem's refs are new."""
     install_gem(space, gems_root, "recipes", ["facts.read:self:pref.food.*"])
     first = space.gems.context("recipes").knowledge

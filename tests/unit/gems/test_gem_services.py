@@ -1,6 +1,6 @@
 """The space-level services of the capability factories are one typed object, one attribute each.
 
-Issue 13, item 5: ``space.gems.services`` was a ``dict[str, Any]`` keyed by strings, so a misspelt
+``space.gems.services`` was a ``dict[str, Any]`` keyed by strings, so a misspelt
 key silently registered a service no factory read. Now each service is an attribute.
 """
 
@@ -17,7 +17,7 @@ from notochord.gems.folders import GemFolders
 
 
 def test_the_composed_space_sets_its_folders_and_network_rules(space: Space) -> None:
-    """Issue 13, item 5: the composition root wires the services by name, typed."""
+    """The composition root wires the services by name, typed."""
     services = space.gems.services
     assert isinstance(services, SpaceServices)
     assert isinstance(services.gem_folders, GemFolders)
@@ -26,13 +26,13 @@ def test_the_composed_space_sets_its_folders_and_network_rules(space: Space) -> 
 
 
 def test_a_misspelt_service_is_refused(space: Space) -> None:
-    """Issue 13, item 5: a name that is not a service raises instead of being stored unread."""
+    """A name that is not a service raises instead of being stored unread."""
     with pytest.raises(AttributeError):
         space.gems.services.http_transprt = httpx.MockTransport(lambda _request: httpx.Response(200))  # type: ignore[attr-defined]
 
 
 def test_gem_folders_are_made_once_on_first_use(tmp_path: Path) -> None:
-    """Issue 13, item 5: a space composed without gem folders gets one instance, shared by every factory."""
+    """A space composed without gem folders gets one instance, shared by every factory."""
     services = SpaceServices()
     first = services.folders(tmp_path, "personal")
     assert services.folders(tmp_path, "personal") is first

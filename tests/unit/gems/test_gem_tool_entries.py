@@ -1,4 +1,4 @@
-"""Install and upgrade check each tool's entry file against the gem folder (Issue 11, item 14; P-KVAL-06).
+"""Install and upgrade check each tool's entry file against the gem folder (P-KVAL-06).
 
 The problems come as one :class:`~notochord.errors.ManifestError` with a problem per tool, in the
 manifest's own JSON paths, and a refused install or upgrade changes nothing.
@@ -30,7 +30,7 @@ def _folder(root: Path, entries: dict[str, str], *, version: str = "1.0.0", file
 
 
 def test_a_missing_entry_is_a_manifest_problem_naming_tool_and_path(space: Space, tmp_path: Path) -> None:
-    """Issue 11, item 14: ``tools[1].entry`` names the tool and the file that is not there."""
+    """``tools[1].entry`` names the tool and the file that is not there."""
     folder = _folder(tmp_path / "probe", {"one": "one.py", "two": "lib/two.py"}, files=("one.py",))
     with pytest.raises(ManifestError) as refused:
         space.gems.install(folder)
@@ -40,20 +40,20 @@ def test_a_missing_entry_is_a_manifest_problem_naming_tool_and_path(space: Space
 
 
 def test_a_folder_is_not_an_entry_file(space: Space, tmp_path: Path) -> None:
-    """Issue 11, item 14: the entry must be a file, not a directory of that name."""
+    """The entry must be a file, not a directory of that name."""
     folder = _folder(tmp_path / "probe", {"one": "lib"}, files=("lib/x.py",))
     with pytest.raises(ManifestError, match="tool 'one': lib is not a file"):
         space.gems.install(folder)
 
 
 def test_an_installed_manifest_file_path_checks_its_own_folder(space: Space, tmp_path: Path) -> None:
-    """Issue 11, item 14: installing from the manifest file itself reads entries beside it."""
+    """Installing from the manifest file itself reads entries beside it."""
     folder = _folder(tmp_path / "probe", {"one": "one.py"}, files=("one.py",))
     assert space.gems.install(folder / "notochord.json").id == "probe"
 
 
 def test_a_refused_upgrade_keeps_the_installed_manifest_and_switches(space: Space, tmp_path: Path) -> None:
-    """Issue 11, item 14: also on upgrade; the installed version stays as it was."""
+    """Also on upgrade; the installed version stays as it was."""
     space.gems.install(_folder(tmp_path / "v1", {"one": "one.py"}, files=("one.py",)))
     v2 = _folder(tmp_path / "v2", {"one": "one.py", "two": "../two.py"}, version="2.0.0", files=("one.py",))
     (tmp_path / "two.py").write_text("def run(input, ctx):\n    return 2\n", encoding="utf-8")

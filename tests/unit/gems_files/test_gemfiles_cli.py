@@ -95,5 +95,5 @@ def test_a_refused_working_folder_exits_with_the_permission_code(gem_space: GemS
 
 
 def test_working_folder_of_an_unknown_gem_is_not_found(gem_space: GemSpace, tmp_path: Path) -> None:
-    """Issue 11, item 11: an unknown gem is "not found", exit code 3."""
+    """An unknown gem is "not found", exit code 3."""
     _run(gem_space.data_dir, "working-folder", "ghost", str(tmp_path), code=3)

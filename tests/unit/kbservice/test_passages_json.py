@@ -1,6 +1,6 @@
 """The search bodies written straight from passages are the bytes the response models write.
 
-Issue 16 (KB search over HTTP at half the trivial route's requests per second): the search and
+The search and
 retrieval routes no longer build and re-validate a response model per passage. Whatever a passage
 holds — any text, any score from zero to the tiniest or largest float, a missing source — the body
 must stay byte-for-byte what ``SearchResults`` and ``RetrieveResults`` write under their wire names
@@ -43,19 +43,19 @@ passages = st.builds(
 
 @given(st.lists(passages, max_size=6))
 def test_a_search_body_is_what_the_search_model_writes(found: list[Passage]) -> None:
-    """Issue 16: the same keys, order, escapes and number formats as ``SearchResults``."""
+    """The same keys, order, escapes and number formats as ``SearchResults``."""
     expected = SearchResults(results=[passage_out(p) for p in found], count=len(found))
     assert search_results_json(found) == expected.model_dump_json(by_alias=True).encode()
 
 
 @given(st.lists(passages, max_size=6))
 def test_a_retrieval_body_is_what_the_retrieval_model_writes(found: list[Passage]) -> None:
-    """Issue 16: each passage tagged with its knowledge base, as ``RetrieveResults`` writes it."""
+    """Each passage tagged with its knowledge base, as ``RetrieveResults`` writes it."""
     expected = RetrieveResults(passages=[retrieved_passage_out(p) for p in found], count=len(found))
     assert retrieve_results_json(found) == expected.model_dump_json(by_alias=True).encode()
 
 
 def test_an_empty_answer_is_an_empty_list_and_a_zero_count() -> None:
-    """Issue 16: nothing found is ``{"results":[],"count":0}``, exactly."""
+    """Nothing found is ``{"results":[],"count":0}``, exactly."""
     assert search_results_json([]) == b'{"results":[],"count":0}'
     assert retrieve_results_json([]) == b'{"passages":[],"count":0}'

@@ -1,4 +1,4 @@
-"""Facts and documents written in batches through the host API (Issue 16, item 3; K-FACT, K-DOC, K-CHG, K-QUOTA).
+"""Facts and documents written in batches through the host API (K-FACT, K-DOC, K-CHG, K-QUOTA).
 
 A batch is one transaction; each item is still its own counted write and its own change, undone
 alone or with the whole batch; a refused item names its index and leaves nothing written.
@@ -158,7 +158,7 @@ def test_a_batch_is_charged_one_write_per_item_and_refused_whole_when_it_does_no
 
 
 def test_one_put_reaches_the_store_in_one_transaction_of_at_most_nine_statements(space: Space) -> None:
-    """Issue 16, item 3: fewer round trips per single put (was two transactions and twelve
+    """Fewer round trips per single put (was two transactions and twelve
     statements, the subject looked up twice)."""
     anna = space.user.entities.resolve(name="Anna", create=True)
     assert anna is not None
@@ -217,7 +217,7 @@ def test_upsert_many_writes_every_document_in_one_transaction_each_with_its_own_
 
 
 def test_one_document_upsert_reaches_the_store_in_one_transaction(space: Space) -> None:
-    """Issue 16, item 3: naming the collection, finding the key and writing share one transaction
+    """Naming the collection, finding the key and writing share one transaction
     (they were three)."""
     space.user.documents.upsert(collection="keep", key="warm-up", title="t", body="warm-up")
     with statements(space) as seen:

@@ -1,4 +1,4 @@
-"""The host API's Knowledge-page calls (Issue 14, the Knowledge pages): renaming a collection, lists a
+"""The host API's Knowledge-page calls (the Knowledge pages): renaming a collection, lists a
 page at a time in a fixed number of queries, and restoring a deleted document by undoing its deletion."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _selects(statements: list[str]) -> int:
 
 
 def test_a_collection_is_renamed_as_an_undoable_change(space: Space) -> None:
-    """Issue 14, Knowledge; K-UI-12, K-COL-13, K-COL-11: the new name is trimmed, the change undoes."""
+    """K-UI-12, K-COL-13, K-COL-11: the new name is trimmed, the change undoes."""
     row = space.user.collections.create("Recipes")
     change_id = space.user.collections.rename(row.id, "  Cooking ")
     assert change_id is not None
@@ -45,7 +45,7 @@ def test_a_collection_is_renamed_as_an_undoable_change(space: Space) -> None:
 
 
 def test_renaming_to_the_same_name_writes_nothing(space: Space) -> None:
-    """Issue 14, Knowledge: no change record for a rename that changes nothing."""
+    """No change record for a rename that changes nothing."""
     row = space.user.collections.create("Recipes")
     before = len(space.changes.list())
     assert space.user.collections.rename(row.id, "Recipes") is None
@@ -57,7 +57,7 @@ def test_renaming_to_the_same_name_writes_nothing(space: Space) -> None:
     [("diary", "Journal", "built-in collection diary cannot be renamed"), ("mine", " ", "non-empty")],
 )
 def test_a_bad_rename_is_refused_and_changes_nothing(space: Space, target: str, name: str, fragment: str) -> None:
-    """Issue 14, Knowledge; OD-K56, K-COL-11: built-ins keep their names; a name is never empty."""
+    """OD-K56, K-COL-11: built-ins keep their names; a name is never empty."""
     mine = space.user.collections.create("Mine")
     collection = space.user.collections.get("diary").id if target == "diary" else mine.id
     with pytest.raises(KnowledgeValidationError, match=fragment):
@@ -66,14 +66,14 @@ def test_a_bad_rename_is_refused_and_changes_nothing(space: Space, target: str, 
 
 
 def test_only_the_user_renames_collections(space: Space) -> None:
-    """Issue 14, Knowledge; K-COL-13: the assistant cannot rename a collection."""
+    """K-COL-13: the assistant cannot rename a collection."""
     row = space.user.collections.create("Recipes")
     with pytest.raises(KnowledgeValidationError, match="only the user renames"):
         space.as_assistant.collections.rename(row.id, "Food")
 
 
 def test_document_counts_are_one_query_over_every_collection(space: Space) -> None:
-    """Issue 14, item 3: the tree's counts cost one query, whatever the number of collections."""
+    """The tree's counts cost one query, whatever the number of collections."""
     recipes = space.user.collections.create("Recipes")
     for n in range(3):
         space.user.documents.upsert(collection=recipes.id, title=f"dish {n}", body="x")
@@ -86,7 +86,7 @@ def test_document_counts_are_one_query_over_every_collection(space: Space) -> No
 
 
 def test_a_page_of_documents_is_newest_first_with_its_total(space: Space) -> None:
-    """Issue 14, Knowledge; K-DOC-13, OD-K42: only the collection's own documents, a slice at a time."""
+    """K-DOC-13, OD-K42: only the collection's own documents, a slice at a time."""
     recipes = space.user.collections.create("Recipes")
     inner = space.user.collections.create("Soups", parent=recipes.id)
     ids = [space.user.documents.upsert(collection=recipes.id, title=f"dish {n}", body="x").id for n in range(5)]
@@ -103,13 +103,13 @@ def test_a_page_of_documents_is_newest_first_with_its_total(space: Space) -> Non
 
 @pytest.mark.parametrize(("offset", "limit"), [(-1, 10), (0, 0), (0, MAX_PAGE + 1)])
 def test_a_page_outside_the_bounds_is_refused(space: Space, offset: int, limit: int) -> None:
-    """Issue 14, Knowledge: a malformed slice says what is allowed."""
+    """A malformed slice says what is allowed."""
     with pytest.raises(KnowledgeValidationError, match=r"offset|limit"):
         space.user.documents.page("keep", offset=offset, limit=limit)
 
 
 def test_a_deleted_document_is_listed_and_restored_by_undoing_its_deletion(space: Space) -> None:
-    """Issue 14, Knowledge; K-DOC-16, K-UI-12: restore is the undo of the delete change."""
+    """K-DOC-16, K-UI-12: restore is the undo of the delete change."""
     doc = space.user.documents.upsert(collection="keep", title="Letter", body="Dear Ann")
     deletion = space.user.documents.delete(doc.id)
     [deleted] = space.user.documents.deleted("keep")
@@ -125,7 +125,7 @@ def test_a_deleted_document_is_listed_and_restored_by_undoing_its_deletion(space
 
 
 def test_passages_of_a_deleted_document_are_not_found(space: Space) -> None:
-    """Issue 14, Knowledge: reading a document's passages follows its deletion."""
+    """Reading a document's passages follows its deletion."""
     doc = space.user.documents.upsert(collection="keep", title="Letter", body="Dear Ann")
     texts, total = space.user.documents.passages(doc.id)
     assert total == 1 and "Dear Ann" in texts[0]
@@ -135,7 +135,7 @@ def test_passages_of_a_deleted_document_are_not_found(space: Space) -> None:
 
 
 def test_an_entity_page_filters_by_kind_and_name_or_identifier_in_a_fixed_number_of_queries(space: Space) -> None:
-    """Issue 14, item 3; K-ENT-08, K-ENT-12: identifiers of merged entities are the kept one's."""
+    """K-ENT-08, K-ENT-12: identifiers of merged entities are the kept one's."""
     ann = space.user.entities.resolve(create=True, name="Ann Lee", email="ann@example.com")
     bob = space.user.entities.resolve(create=True, name="Bob")
     alias = space.user.entities.resolve(create=True, name="Annie", handle="github:annie")
@@ -158,13 +158,13 @@ def test_an_entity_page_filters_by_kind_and_name_or_identifier_in_a_fixed_number
 
 
 def test_a_malformed_kind_filter_is_refused(space: Space) -> None:
-    """Issue 14, Knowledge; OD-K57."""
+    """OD-K57."""
     with pytest.raises(KnowledgeValidationError, match="entity kind"):
         space.user.entities.page(kind="Not A Kind")
 
 
 def test_facts_about_several_people_come_in_one_query_through_their_merges(space: Space) -> None:
-    """Issue 14, K-UI-09, K-ENT-12: one set per person, a merged-in person's facts included."""
+    """K-UI-09, K-ENT-12: one set per person, a merged-in person's facts included."""
     ann = space.user.entities.resolve(create=True, name="Ann")
     annie = space.user.entities.resolve(create=True, name="Annie")
     bob = space.user.entities.resolve(create=True, name="Bob")
@@ -185,7 +185,7 @@ def test_facts_about_several_people_come_in_one_query_through_their_merges(space
 
 
 def test_display_names_of_several_entities_follow_merges_and_leave_out_the_deleted(space: Space) -> None:
-    """Issue 14, Knowledge; K-ENT-12, K-ENT-13: one call names a relation's objects."""
+    """K-ENT-12, K-ENT-13: one call names a relation's objects."""
     ann = space.user.entities.resolve(create=True, name="Ann")
     annie = space.user.entities.resolve(create=True, name="Annie")
     bob = space.user.entities.resolve(create=True, name="Bob")
@@ -199,7 +199,7 @@ def test_display_names_of_several_entities_follow_merges_and_leave_out_the_delet
 
 
 def test_a_deleted_entity_has_no_facts_to_show(space: Space) -> None:
-    """Issue 14, Knowledge; K-ENT-13: a deleted entity is "no entity" everywhere, its facts too."""
+    """K-ENT-13: a deleted entity is "no entity" everywhere, its facts too."""
     ann = space.user.entities.resolve(create=True, name="Ann")
     assert ann is not None
     space.user.facts.put(subject=ann.id, predicate="work.company", value="Acme")

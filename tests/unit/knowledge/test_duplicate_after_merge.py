@@ -12,7 +12,7 @@ from notochord import Space
 
 
 def test_a_put_after_a_merge_names_the_oldest_equal_fact_alone_and_in_a_batch(space: Space) -> None:
-    """Issue 16 (the duplicate check's order); K-FACT-05, K-ENT-08."""
+    """K-FACT-05, K-ENT-08."""
     ann = space.user.entities.resolve(create=True, name="Ann Lee")
     annie = space.user.entities.resolve(create=True, name="Annie")
     assert ann is not None and annie is not None and ann.id < annie.id

@@ -1,4 +1,4 @@
-"""Following a merged entity uses an index (issue 16: every write used to scan the entities table)."""
+"""Following a merged entity uses an index (every write used to scan the entities table)."""
 
 from __future__ import annotations
 

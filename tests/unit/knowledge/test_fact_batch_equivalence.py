@@ -1,5 +1,5 @@
 """``put_many`` decides every item exactly as a loop of single puts in one transaction would
-(Issue 16, item 3 and the write targets; K-FACT, K-CHG, K-QUOTA).
+(and the write targets; K-FACT, K-CHG, K-QUOTA).
 
 The batch path reads the current facts once per batch and writes change objects and expiries in
 one statement each; these tests replay seeded random sequences of batches — ``one`` and ``many``
@@ -134,7 +134,7 @@ def _step(space: notochord.Space, rng: random.Random, step: int, subjects: list[
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_put_many_stores_exactly_what_single_puts_store(two: list[notochord.Space], seed: int) -> None:
-    """Issue 16, item 4: the batch path and the single-put path leave identical rows behind."""
+    """The batch path and the single-put path leave identical rows behind."""
     fast, plain = two
     subjects = _people(fast)
     assert _people(plain) == subjects
@@ -147,7 +147,7 @@ def test_put_many_stores_exactly_what_single_puts_store(two: list[notochord.Spac
 
 
 def test_a_batch_sees_its_own_earlier_items(space: notochord.Space) -> None:
-    """Issue 16, item 4: inside one batch a repeated value is a duplicate of the item before it, and
+    """Inside one batch a repeated value is a duplicate of the item before it, and
     a second ``one`` value replaces the first, each its own change."""
     outcome = space.user.facts.put_many(
         [

@@ -1,5 +1,5 @@
 """``put_many`` works in passes over the whole batch and still writes exactly what single puts write
-(Issue 16, item 3; K-FACT, K-CHG, K-QUOTA).
+(K-FACT, K-CHG, K-QUOTA).
 
 A batch validates every item first, then charges and resolves them in order, reads the entities it
 names and the counter of the writer's quota once each, and decides in memory. What callers see
@@ -58,7 +58,7 @@ def _fact_count(space: Space) -> int:
 
 
 def test_a_text_holding_nul_is_refused_at_its_own_item_before_a_later_items_problem(space: Space) -> None:
-    """Issue 16, item 3: the origin of item 0 holds U+0000 and item 1 has no value; the batch names
+    """The origin of item 0 holds U+0000 and item 1 has no value; the batch names
     item 0 (the text is refused where it enters, not when its row is sent) and writes nothing."""
     items: list[dict[str, Any]] = [
         {"predicate": "pref.food.like", "value": "tea", "source_ref": "chat\x00log"},
@@ -72,7 +72,7 @@ def test_a_text_holding_nul_is_refused_at_its_own_item_before_a_later_items_prob
 
 
 def test_an_unknown_entity_is_refused_before_a_later_items_bad_arguments(space: Space) -> None:
-    """Issue 16, item 3: item 1 names no entity, item 2 has no value: item 1 is the one refused,
+    """Item 1 names no entity, item 2 has no value: item 1 is the one refused,
     as a loop of puts would refuse it, though all items are validated before any is resolved."""
     items: list[dict[str, Any]] = [
         {"predicate": "pref.food.like", "value": "tea"},
@@ -87,7 +87,7 @@ def test_an_unknown_entity_is_refused_before_a_later_items_bad_arguments(space: 
 
 
 def test_a_batch_about_many_entities_reads_them_in_a_constant_number_of_statements(space: Space) -> None:
-    """Issue 16, item 3: 40 facts about 40 entities not looked up since they were created read the
+    """40 facts about 40 entities not looked up since they were created read the
     entities in one statement, and the entities merged into them in one more."""
     people = _people(space, 40)
     items = [{"predicate": "pref.food.like", "value": "tea", "subject": p} for p in people]
@@ -99,7 +99,7 @@ def test_a_batch_about_many_entities_reads_them_in_a_constant_number_of_statemen
 
 
 def test_a_merged_entity_in_a_batch_writes_on_the_kept_one_and_a_deleted_one_is_not_found(space: Space) -> None:
-    """Issue 16, item 3; K-ENT-12, K-ENT-13: facts about (and pointing at) a merged-away id land on
+    """K-ENT-12, K-ENT-13: facts about (and pointing at) a merged-away id land on
     the kept entity, as single puts land them; an item about a deleted entity names its index."""
     kept, merged, deleted = _people(space, 3)
     space.user.entities.merge(keep=kept, merge=merged)
@@ -128,7 +128,7 @@ def test_a_merged_entity_in_a_batch_writes_on_the_kept_one_and_a_deleted_one_is_
 
 
 def test_the_quota_counts_each_item_of_a_batch_and_reads_its_counter_once(space: Space) -> None:
-    """Issue 16, item 3; K-QUOTA: the assistant's batch of 5 is charged 5 writes and their
+    """K-QUOTA: the assistant's batch of 5 is charged 5 writes and their
     characters, with one read and one write of the counter; a batch that goes over the limit is
     refused whole and leaves the counter as it was."""
     limits = DailyLimits(writes=7)
@@ -151,7 +151,7 @@ def test_the_quota_counts_each_item_of_a_batch_and_reads_its_counter_once(space:
 
 
 def test_a_batch_leaves_the_cycle_collector_as_it_found_it(space: Space) -> None:
-    """Issue 16, item 3: the collector paused for a batch runs again after it, whether the batch
+    """The collector paused for a batch runs again after it, whether the batch
     wrote or was refused, and stays off when the caller had turned it off."""
     assert gc.isenabled()
     space.user.facts.put_many([{"predicate": "pref.food.like", "value": "tea"}])
@@ -168,7 +168,7 @@ def test_a_batch_leaves_the_cycle_collector_as_it_found_it(space: Space) -> None
 
 
 def test_rows_sent_as_tuples_keep_their_columns_and_unchecked_ones_are_refused_for_nul(space: Space) -> None:
-    """Issue 16, item 3: a statement run with value tuples writes each value into its named column
+    """A statement run with value tuples writes each value into its named column
     whatever order the statement binds them in, and rows whose texts were not checked where they
     entered are checked (U+0000 refused, nothing written)."""
     statement = Prepared(
@@ -186,7 +186,7 @@ def test_rows_sent_as_tuples_keep_their_columns_and_unchecked_ones_are_refused_f
 
 
 def test_a_hint_later_in_a_batch_finds_the_predicate_an_earlier_item_declared(space: Space) -> None:
-    """Issue 16, item 3: each distinct predicate is resolved once per batch, yet a predicate the
+    """Each distinct predicate is resolved once per batch, yet a predicate the
     batch itself declares is seen by the items after it: a second hint matching the first one's
     description lands on the same new predicate, and a third item repeats the first hint."""
     items: list[dict[str, Any]] = [
@@ -201,7 +201,7 @@ def test_a_hint_later_in_a_batch_finds_the_predicate_an_earlier_item_declared(sp
 
 
 def test_a_batch_writes_each_table_in_one_statement_on_either_backend(space: Space) -> None:
-    """Issue 16, item 3: 60 facts, 10 of them replacing a ``one`` value, go into the facts, the
+    """60 facts, 10 of them replacing a ``one`` value, go into the facts, the
     changes and the touched objects in one statement each (SQLite: one ``INSERT``; PostgreSQL: one
     ``COPY`` after one draw of ids per sequence), with ids ascending in the order of the items."""
     items: list[dict[str, Any]] = [{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(50)]
@@ -220,7 +220,7 @@ def test_a_batch_writes_each_table_in_one_statement_on_either_backend(space: Spa
 
 
 def test_a_batch_knows_the_stored_values_it_repeats_whatever_their_characters(space: Space) -> None:
-    """Issue 16, item 3; K-FACT-05: values with emoji, Chinese, quotes, backslashes and newlines
+    """K-FACT-05: values with emoji, Chinese, quotes, backslashes and newlines
     stored before are found again by the batch's one read of its slots: each repeat is a duplicate."""
     values: list[Any] = ["😀 tea", "小笼包", 'say "hi"\\now\n', {"k": "ü", "n": [1, 2]}, 3.5, True]
     first = [space.user.facts.put(predicate="pref.food.like", value=v).id for v in values]

@@ -1,4 +1,4 @@
-"""A write updates only the indexes a query reads (Issue 16, item 3 and the write targets; K-FACT,
+"""A write updates only the indexes a query reads (and the write targets; K-FACT,
 K-CHG).
 
 ``changes.run_id`` holds only changes made in a run, ``changes (actor, created_at)`` and
@@ -76,7 +76,7 @@ def _plans_of(space: notochord.Space, call: Any, table: str) -> list[str]:
 
 
 def test_change_objects_is_its_own_primary_key_and_the_indexes_skip_the_users_rows(space: notochord.Space) -> None:
-    """Issue 16, item 3: the schema after migration 0012."""
+    """The schema after migration 0012."""
     db = sqlite3.connect(_database(space))
     try:
         schema = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall())
@@ -95,7 +95,7 @@ def _wal_frames(database: str) -> int:
 
 
 def test_a_users_fact_write_appends_at_most_seven_pages_to_the_log(space: notochord.Space) -> None:
-    """Issue 16, item 3: the fact, its slot index, the change, its time index, its object and the
+    """The fact, its slot index, the change, its time index, its object and the
     object's index; before, also the writer, actor and run indexes and the objects' rowid table
     (ten or more pages a write)."""
     for n in range(20):
@@ -114,7 +114,7 @@ def test_a_users_fact_write_appends_at_most_seven_pages_to_the_log(space: notoch
 
 
 def test_listing_a_run_or_an_actors_changes_still_reads_an_index(space: notochord.Space) -> None:
-    """Issue 16, item 3: ``run_id = ?`` and a gem's or the assistant's changes use the partial indexes."""
+    """``run_id = ?`` and a gem's or the assistant's changes use the partial indexes."""
     outcome = space.user.facts.put_many([{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(3)])
     space.as_assistant.facts.put(predicate="pref.food.like", value="soup")
     for plan in _plans_of(space, lambda: space.changes.list(run_id=outcome.run_id), "changes"):
@@ -126,7 +126,7 @@ def test_listing_a_run_or_an_actors_changes_still_reads_an_index(space: notochor
 
 
 def test_undoing_a_run_reads_the_run_and_the_objects_through_indexes(space: notochord.Space) -> None:
-    """Issue 16, item 3: undo by run finds the run's changes by ``run_id`` and each change's objects
+    """Undo by run finds the run's changes by ``run_id`` and each change's objects
     by their key (the primary key of ``change_objects``, or its (type, id) index)."""
     outcome = space.user.facts.put_many([{"predicate": "location.home.city", "value": c} for c in ("Delft", "Lyon")])
     sent = _sent(space, lambda: space.changes.revert(run_id=outcome.run_id))
@@ -141,7 +141,7 @@ def test_undoing_a_run_reads_the_run_and_the_objects_through_indexes(space: noto
 
 
 def test_a_gems_facts_are_found_through_the_writer_index(space: notochord.Space) -> None:
-    """Issue 16, item 3: what uninstalling a gem reads (its live facts) uses ``ix_facts_writer``,
+    """What uninstalling a gem reads (its live facts) uses ``ix_facts_writer``,
     and the user's facts are still found by writer (without it)."""
     gem = Actor.gem("notes")
     space.user.facts.put(predicate="pref.food.like", value="tea")
@@ -157,7 +157,7 @@ def test_a_gems_facts_are_found_through_the_writer_index(space: notochord.Space)
 
 
 def test_a_store_written_before_the_lean_indexes_keeps_every_change_object(tmp_path: Path) -> None:
-    """Issue 16, item 3: migration 0012 rebuilds ``change_objects`` without losing or adding a row,
+    """Migration 0012 rebuilds ``change_objects`` without losing or adding a row,
     and undo still finds a change's objects after it."""
     engine = create_sqlite_engine(tmp_path / "s.db", busy_timeout_ms=5000)
     config = Config()

@@ -1,4 +1,4 @@
-"""Caches keyed by the data versions see what another process wrote (Issue 16, item 4).
+"""Caches keyed by the data versions see what another process wrote.
 
 Entity look-ups (canonical id after merges, kind, merge closure) and the vocabulary are shared
 across transactions under the entity-data and vocabulary versions; a gem's derived read ranges
@@ -44,7 +44,7 @@ def _elsewhere(nc: notochord.Notochord, body: str) -> None:
 
 
 def test_a_merge_in_another_process_is_followed_by_the_next_write(nc: notochord.Notochord) -> None:
-    """Issue 16, item 4 (K-ENT-12): the entity cache is keyed by the entity-data version."""
+    """K-ENT-12: the entity cache is keyed by the entity-data version."""
     space = nc.personal
     bob = space.user.entities.resolve(name="Bob", create=True)
     robert = space.user.entities.resolve(name="Robert", create=True)
@@ -57,7 +57,7 @@ def test_a_merge_in_another_process_is_followed_by_the_next_write(nc: notochord.
 
 
 def test_a_deletion_in_another_process_refuses_the_next_write(nc: notochord.Notochord) -> None:
-    """Issue 16, item 4 (K-ENT-13): a deleted entity is "no entity" at once, single put or batch."""
+    """K-ENT-13: a deleted entity is "no entity" at once, single put or batch."""
     space = nc.personal
     anna = space.user.entities.resolve(name="Anna", create=True)
     assert anna is not None
@@ -70,7 +70,7 @@ def test_a_deletion_in_another_process_refuses_the_next_write(nc: notochord.Noto
 
 
 def test_a_predicate_declared_in_another_process_is_known_to_the_next_write(nc: notochord.Notochord) -> None:
-    """Issue 16, item 4: the vocabulary cache is keyed by the vocabulary version."""
+    """The vocabulary cache is keyed by the vocabulary version."""
     space = nc.personal
     space.user.facts.put(predicate="pref.food.like", value="tea")  # caches the vocabulary
     _elsewhere(
@@ -91,7 +91,7 @@ def test_a_predicate_declared_in_another_process_is_known_to_the_next_write(nc: 
 async def test_a_switch_turned_off_elsewhere_holds_from_the_next_gem_call(
     nc: notochord.Notochord, tmp_path: Path
 ) -> None:
-    """Issue 16, item 3 (K-PERM-04): switches are read on every call; only their parse is reused."""
+    """K-PERM-04: switches are read on every call; only their parse is reused."""
     space = nc.personal
     food = ["facts.read:self:pref.food.*"]
     knowledge = knowledge_gem(space, tmp_path, food)

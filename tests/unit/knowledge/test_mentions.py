@@ -1,4 +1,4 @@
-"""Mentions found by one automaton equal the per-name scan they replace (Issue 16, item 3; K-DOC, OD-K41)."""
+"""Mentions found by one automaton equal the per-name scan they replace (K-DOC, OD-K41)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Text holding U+0000 is refused by every write, on both backends, with the field named, and
-nothing is written (Issue 16, item 3; K-FACT, K-DOC).
+nothing is written (K-FACT, K-DOC).
 
 PostgreSQL cannot store the NUL character at all; SQLite used to store it, so a vault could hold
 what it could never move to PostgreSQL. The write seam checks every write statement's texts before
@@ -82,7 +82,7 @@ CASES = [
 def test_a_write_holding_what_the_store_cannot_hold_is_refused_naming_the_field_and_writes_nothing(
     space: notochord.Space, bad: str, said: str, what: str, write: Callable[[notochord.Space, int], Any], field: str
 ) -> None:
-    """Issue 16, item 3: ``KnowledgeValidationError`` naming the field and the character, on SQLite
+    """``KnowledgeValidationError`` naming the field and the character, on SQLite
     and PostgreSQL alike, and nothing written."""
     space.user.facts.put(predicate="pref.food.like", value="coffee")
     notes = space.user.collections.create("notes").id
@@ -104,6 +104,6 @@ def test_text_beyond_the_basic_plane_is_written_as_before(space: notochord.Space
 
 
 def test_text_without_nul_is_written_as_before(space: notochord.Space) -> None:
-    """Issue 16, item 3: the check refuses only U+0000 (other control characters are text)."""
+    """The check refuses only U+0000 (other control characters are text)."""
     assert space.user.facts.put(predicate="pref.food.like", value="tea\tand\x01more").status == "applied"
     assert [f.value for f in space.user.facts.lookup("self", "pref")] == ["tea\tand\x01more"]

@@ -1,6 +1,6 @@
 """Removal operations of the knowledge store: uninstall's removal by writer, and the REST service's purge.
 
-Issue 13, item 2: these used to be written by the gem registry, the gem document API and the REST
+These used to be written by the gem registry, the gem document API and the REST
 service themselves; they are ``knowledge/`` operations inside the one unit of work (``Store.write``).
 """
 
@@ -15,7 +15,7 @@ from notochord.knowledge.writes import USER, Actor
 
 
 def test_expire_by_writer_expires_only_that_writers_live_facts_one_revertible_change_each(space: Space) -> None:
-    """Issue 13, item 2; K-UNINST, OD-K48: each fact expires with its own uninstall change."""
+    """K-UNINST, OD-K48: each fact expires with its own uninstall change."""
     core = space.core
     gem = Actor.gem("acme")
     ours = core.facts.put(actor=gem, subject="self", predicate="pref.food.like", value="stew")
@@ -38,7 +38,7 @@ def test_expire_by_writer_expires_only_that_writers_live_facts_one_revertible_ch
 def test_remove_by_writer_removes_the_writers_collections_with_their_contents_and_its_documents(
     space: Space,
 ) -> None:
-    """Issue 13, item 2; K-UNINST: a gem's own collection goes with what is inside; its diary entry too."""
+    """K-UNINST: a gem's own collection goes with what is inside; its diary entry too."""
     core = space.core
     gem = Actor.gem("acme")
     mine = core.collections.create(actor=gem, name="Recipes")
@@ -63,7 +63,7 @@ def test_remove_by_writer_removes_the_writers_collections_with_their_contents_an
 
 
 def test_purge_removes_documents_their_chunks_and_every_change_record_about_them(space: Space) -> None:
-    """Issue 13, item 2; KB-DEL-04: the REST service's physical deletion, inside one write."""
+    """KB-DEL-04: the REST service's physical deletion, inside one write."""
     core = space.core
     with core.store.write(actor=USER, run_id=None) as tx:
         root = core.collections.create_kb_root(tx.conn, name="kb-1", now=tx.now)
@@ -81,7 +81,7 @@ def test_purge_removes_documents_their_chunks_and_every_change_record_about_them
 
 
 def test_purge_collections_removes_the_subtree_children_first_and_reports_its_documents(space: Space) -> None:
-    """Issue 13, item 2; KB-DEL-04: a knowledge base's collection goes with everything under it."""
+    """KB-DEL-04: a knowledge base's collection goes with everything under it."""
     core = space.core
     with core.store.write(actor=USER, run_id=None) as tx:
         root = core.collections.create_kb_root(tx.conn, name="kb-2", now=tx.now)

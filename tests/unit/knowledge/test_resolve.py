@@ -1,4 +1,4 @@
-"""Settling conflicts through the host API (Issue 11, item 3; K-FACT-22, K-CHG-09, OD-K44)."""
+"""Settling conflicts through the host API (K-FACT-22, K-CHG-09, OD-K44)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _city(space: Space) -> list[str]:
 
 
 def test_taking_theirs_makes_the_proposal_the_users_own_value(space: Space) -> None:
-    """Issue 11, item 3: the proposed value replaces the current one, said by the user from then on."""
+    """The proposed value replaces the current one, said by the user from then on."""
     conflict = _conflict(space)
     outcome = space.changes.resolve(conflict, take="theirs")
     assert outcome.status == "took_theirs" and outcome.fact_id is not None
@@ -36,7 +36,6 @@ def test_taking_theirs_makes_the_proposal_the_users_own_value(space: Space) -> N
 
 
 def test_keeping_mine_closes_the_conflict_without_touching_the_value(space: Space) -> None:
-    """Issue 11, item 3."""
     conflict = _conflict(space)
     outcome = space.changes.resolve(conflict, take="mine")
     assert (outcome.status, outcome.fact_id) == ("kept_mine", None)
@@ -49,7 +48,7 @@ def test_keeping_mine_closes_the_conflict_without_touching_the_value(space: Spac
 
 @pytest.mark.parametrize("take", ["theirs", "mine"])
 def test_reverting_a_resolution_restores_the_value_and_reopens_the_conflict(space: Space, take: str) -> None:
-    """Issue 11, item 3: the resolution is its own undoable change."""
+    """The resolution is its own undoable change."""
     conflict = _conflict(space)
     outcome = space.changes.resolve(conflict, take=take)
     assert space.changes.revert(outcome.change_id).count == 1
@@ -61,7 +60,7 @@ def test_reverting_a_resolution_restores_the_value_and_reopens_the_conflict(spac
 
 
 def test_the_users_value_cannot_be_undone_under_a_taken_proposal(space: Space) -> None:
-    """Issue 11, items 1 and 3: taking theirs replaced the user's value, so undoing that write waits."""
+    """Taking theirs replaced the user's value, so undoing that write waits."""
     space.user.facts.put(predicate="location.home.city", value="Utrecht")
     [first] = space.changes.list()
     conflict = space.as_assistant.facts.put(predicate="location.home.city", value="Amsterdam").change_id
@@ -73,7 +72,7 @@ def test_the_users_value_cannot_be_undone_under_a_taken_proposal(space: Space) -
 
 
 def test_a_proposed_relation_is_taken_with_the_entity_it_points_at(space: Space) -> None:
-    """Issue 11, item 3: an object-only proposal keeps its object when taken."""
+    """An object-only proposal keeps its object when taken."""
     ann = space.user.entities.resolve(name="Ann", create=True)
     bea = space.user.entities.resolve(name="Bea", create=True)
     assert ann and bea
@@ -85,7 +84,7 @@ def test_a_proposed_relation_is_taken_with_the_entity_it_points_at(space: Space)
 
 
 def test_only_open_conflicts_with_a_known_choice_are_resolved(space: Space) -> None:
-    """Issue 11, item 3: clear errors, and nothing changes."""
+    """Clear errors, and nothing changes."""
     conflict = _conflict(space)
     [applied] = space.changes.list(status="applied")
     with pytest.raises(KnowledgeValidationError, match="take must be 'theirs' or 'mine'"):

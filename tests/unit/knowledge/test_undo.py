@@ -1,4 +1,4 @@
-"""Undo in order, and relations that go with a deleted entity (Issue 11, items 1 and 2; OD-K44)."""
+"""Undo in order, and relations that go with a deleted entity (OD-K44)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def _city(space: Space) -> list[str]:
 
 
 def test_reverting_a_value_that_a_later_change_replaced_is_refused_as_superseded(space: Space) -> None:
-    """Issue 11, item 1: undoing Delft after Leiden replaced it must not pretend to succeed."""
+    """Undoing Delft after Leiden replaced it must not pretend to succeed."""
     delft = space.user.facts.put(predicate="location.home.city", value="Delft")
     leiden = space.user.facts.put(predicate="location.home.city", value="Leiden")
     assert delft.change_id is not None and leiden.change_id is not None
@@ -25,7 +25,7 @@ def test_reverting_a_value_that_a_later_change_replaced_is_refused_as_superseded
 
 
 def test_undoing_both_writes_newest_first_leaves_no_city(space: Space) -> None:
-    """Issue 11, item 1: the later revert restores the state before it; then the earlier one undoes Delft."""
+    """The later revert restores the state before it; then the earlier one undoes Delft."""
     delft = space.user.facts.put(predicate="location.home.city", value="Delft")
     leiden = space.user.facts.put(predicate="location.home.city", value="Leiden")
     assert delft.change_id is not None and leiden.change_id is not None
@@ -36,7 +36,7 @@ def test_undoing_both_writes_newest_first_leaves_no_city(space: Space) -> None:
 
 
 def test_reverting_a_run_undoes_a_value_and_its_replacement_together(space: Space) -> None:
-    """Issue 11, item 1: within one run, newest first, so nothing is superseded."""
+    """Within one run, newest first, so nothing is superseded."""
     space.user.facts.put(predicate="location.home.city", value="Delft", run_id="move")
     space.user.facts.put(predicate="location.home.city", value="Leiden", run_id="move")
     assert space.changes.revert(run_id="move").count == 2
@@ -44,7 +44,7 @@ def test_reverting_a_run_undoes_a_value_and_its_replacement_together(space: Spac
 
 
 def test_a_value_whose_write_was_undone_never_comes_back(space: Space) -> None:
-    """Issue 11, item 1: a log where an earlier version let Delft's write be reverted after Leiden
+    """A log where an earlier version let Delft's write be reverted after Leiden
     replaced it; undoing Leiden now leaves no city instead of bringing Delft back."""
     delft = space.user.facts.put(predicate="location.home.city", value="Delft")
     leiden = space.user.facts.put(predicate="location.home.city", value="Leiden")
@@ -56,7 +56,7 @@ def test_a_value_whose_write_was_undone_never_comes_back(space: Space) -> None:
 
 
 def test_writing_a_value_back_into_a_slot_that_a_later_write_filled_is_refused(space: Space) -> None:
-    """Issue 11, item 1: after retracting Delft and then setting Leiden, undoing the retraction would
+    """After retracting Delft and then setting Leiden, undoing the retraction would
     give two cities."""
     delft = space.user.facts.put(predicate="location.home.city", value="Delft")
     retraction = space.user.facts.retract(delft.id)
@@ -68,7 +68,7 @@ def test_writing_a_value_back_into_a_slot_that_a_later_write_filled_is_refused(s
 
 
 def test_two_documents_created_in_one_collection_are_undone_independently(space: Space) -> None:
-    """Issue 11, item 1: writing into the same collection does not supersede the other document."""
+    """Writing into the same collection does not supersede the other document."""
     first = space.user.documents.upsert(collection="keep", title="first", body="a")
     space.user.documents.upsert(collection="keep", title="second", body="b")
     assert first.change_id is not None
@@ -77,7 +77,7 @@ def test_two_documents_created_in_one_collection_are_undone_independently(space:
 
 
 def test_undoing_a_merge_is_refused_once_facts_were_written_on_the_merged_entity(space: Space) -> None:
-    """Issue 11, item 1: those facts would otherwise end up on the wrong person."""
+    """Those facts would otherwise end up on the wrong person."""
     ann = space.user.entities.resolve(name="Ann", create=True)
     anne = space.user.entities.resolve(name="Anne", create=True)
     assert ann and anne
@@ -88,7 +88,7 @@ def test_undoing_a_merge_is_refused_once_facts_were_written_on_the_merged_entity
 
 
 def test_relations_to_a_deleted_entity_expire_with_it(space: Space) -> None:
-    """Issue 11, item 2: no fact keeps pointing at an entity that is gone."""
+    """No fact keeps pointing at an entity that is gone."""
     bob = space.user.entities.resolve(name="Bob", create=True)
     cat = space.user.entities.resolve(name="Cat", create=True)
     assert bob and cat
@@ -103,7 +103,7 @@ def test_relations_to_a_deleted_entity_expire_with_it(space: Space) -> None:
 
 
 def test_undoing_the_deletion_brings_the_relations_back(space: Space) -> None:
-    """Issue 11, item 2: the relations expired in the same change, so one undo restores all of it."""
+    """The relations expired in the same change, so one undo restores all of it."""
     bob = space.user.entities.resolve(name="Bob", create=True)
     cat = space.user.entities.resolve(name="Cat", create=True)
     assert bob and cat
@@ -115,7 +115,7 @@ def test_undoing_the_deletion_brings_the_relations_back(space: Space) -> None:
 
 
 def test_a_relation_does_not_come_back_pointing_at_an_entity_deleted_since(space: Space) -> None:
-    """Issue 11, item 2: undoing the retraction of a relation waits for the entity's deletion to be undone."""
+    """Undoing the retraction of a relation waits for the entity's deletion to be undone."""
     cat = space.user.entities.resolve(name="Cat", create=True)
     assert cat
     relation = space.user.facts.put(predicate="relation.colleague", object=cat.id)

@@ -1,4 +1,4 @@
-"""Property: undo is always right (Issue 11, item 1; K-CHG-03, OD-K44).
+"""Property: undo is always right (K-CHG-03, OD-K44).
 
 Random sequences of the user's writes — fact puts on ``one`` and ``many`` predicates (values and
 relations), retracts, pins, entity creations, merges and deletes, document upserts, moves and
@@ -8,7 +8,7 @@ the documents of two collections) must equal the state a plain-Python oracle rec
 replaying, from the start, the effects of the changes that are applied and not reverted.
 
 A revert may be refused (``superseded``, nothing changes), but the latest change can always be
-undone right after it was made, and a relation never points at an entity that is gone (item 2).
+undone right after it was made, and a relation never points at an entity that is gone.
 
 Each example runs on a fresh copy of one migrated SQLite file, without an embedder.
 """
@@ -648,7 +648,7 @@ class UndoMachine(RuleBasedStateMachine):
 
 
 def test_undo_keeps_the_state_equal_to_the_replay_of_the_applied_changes(bench: Bench) -> None:
-    """Issue 11, item 1 (and item 2 for relations): K-CHG-03, OD-K44."""
+    """And item 2 for relations: K-CHG-03, OD-K44."""
     UndoMachine.bench = bench
     run_state_machine_as_test(
         UndoMachine,

@@ -1,4 +1,4 @@
-"""A SQLite write's transaction costs only what SQLite needs, and stays exact (Issue 16, item 3 and
+"""A SQLite write's transaction costs only what SQLite needs, and stays exact (and
 the write targets; K-FACT, K-CHG).
 
 The writer connection begins and commits on the driver's connection (no SQLAlchemy transaction
@@ -60,7 +60,7 @@ def _likes(space: notochord.Space) -> list[Any]:
 
 
 def test_a_put_begins_on_the_driver_without_a_sqlalchemy_transaction(space: notochord.Space) -> None:
-    """Issue 16, item 3: no SQLAlchemy ``begin`` per write; one ``BEGIN IMMEDIATE``, still announced."""
+    """No SQLAlchemy ``begin`` per write; one ``BEGIN IMMEDIATE``, still announced."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
     begun: list[int] = []
@@ -80,7 +80,7 @@ def test_a_put_begins_on_the_driver_without_a_sqlalchemy_transaction(space: noto
 
 
 def test_a_failed_write_on_the_driver_transaction_leaves_nothing(space: notochord.Space) -> None:
-    """Issue 16, item 3: all or nothing on the driver's transaction: an error rolls the write back."""
+    """All or nothing on the driver's transaction: an error rolls the write back."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     with pytest.raises(RuntimeError), space.core.store.batch():
         space.user.facts.put(predicate="pref.food.like", value="coffee")
@@ -90,7 +90,7 @@ def test_a_failed_write_on_the_driver_transaction_leaves_nothing(space: notochor
 
 
 def test_a_second_put_knows_the_data_versions_without_reading_them(space: notochord.Space) -> None:
-    """Issue 16, item 3: the versions come from the previous write, checked with ``PRAGMA data_version``."""
+    """The versions come from the previous write, checked with ``PRAGMA data_version``."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     with _statements(space.core.store.engine) as seen:
         space.user.facts.put(predicate="pref.food.like", value="coffee")
@@ -113,7 +113,7 @@ def _make_likes_one_elsewhere(database: str) -> None:
 
 
 def test_a_version_changed_by_another_process_is_seen_by_the_next_write(space: notochord.Space) -> None:
-    """Issue 16, item 3: a commit of another process ends what the writer knew of the versions."""
+    """A commit of another process ends what the writer knew of the versions."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     before = _versions(space)
     database = space.core.store.engine.url.database
@@ -125,7 +125,7 @@ def test_a_version_changed_by_another_process_is_seen_by_the_next_write(space: n
 
 
 def test_a_version_changed_on_another_connection_of_this_process_is_seen(space: notochord.Space) -> None:
-    """Issue 16, item 3: a pool connection's commit shows in the writer's ``PRAGMA data_version`` too."""
+    """A pool connection's commit shows in the writer's ``PRAGMA data_version`` too."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     with write_tx(space.core.store.engine) as conn:
         conn.execute(sa.update(predicates).where(predicates.c.name == "pref.food.like").values(cardinality="one"))
@@ -140,7 +140,7 @@ def test_a_version_changed_on_another_connection_of_this_process_is_seen(space: 
 def test_a_version_written_by_the_writer_itself_is_seen_and_a_rolled_back_one_forgotten(
     space: notochord.Space,
 ) -> None:
-    """Issue 16, item 3: the writer's own write of a version ends what it knew; a rollback too."""
+    """The writer's own write of a version ends what it knew; a rollback too."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     before = _versions(space)
     bump = sa.update(space_meta).where(space_meta.c.key == VOCABULARY_VERSION_KEY)

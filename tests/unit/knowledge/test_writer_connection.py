@@ -1,5 +1,5 @@
 """Writes of a SQLite space run on one writer connection, with every guarantee of the pool path
-(Issue 16, the write targets; K-FACT, K-CHG, K-QUOTA).
+(K-FACT, K-CHG, K-QUOTA).
 
 The oracle is the pool path itself: the same operations on a second store whose writes each take a
 pool connection, as every write did before (forced by the test, nowhere else). Random mixes of
@@ -117,7 +117,7 @@ def _step(space: notochord.Space, rng: random.Random, step: int, subjects: list[
 )
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1), steps=st.integers(min_value=5, max_value=15))
 def test_the_writer_connection_stores_exactly_what_pool_writes_store(seed: int, steps: int) -> None:
-    """Issue 16, write targets: the same random writes on the writer connection and on pool
+    """The same random writes on the writer connection and on pool
     connections leave identical rows, change records, undo results, look-ups and search results."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -140,7 +140,7 @@ def test_the_writer_connection_stores_exactly_what_pool_writes_store(seed: int, 
 
 
 def test_a_driver_error_on_the_writer_connection_is_the_projects_error(space: notochord.Space) -> None:
-    """Issue 16, write targets: an error SQLite raises on the writer connection is translated as on
+    """An error SQLite raises on the writer connection is translated as on
     the pool path (here: the database refuses writes), and nothing of the write stays behind."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
     engine = space.core.store.engine
@@ -159,7 +159,7 @@ def test_a_driver_error_on_the_writer_connection_is_the_projects_error(space: no
 
 
 def test_writers_on_many_threads_take_turns_and_the_quota_counts_each(space: notochord.Space) -> None:
-    """Issue 16, write targets: writes from several threads at once all land, one at a time on
+    """Writes from several threads at once all land, one at a time on
     the writer connection, and the assistant's daily quota counts every one of them exactly."""
     errors: list[BaseException] = []
 
@@ -183,7 +183,7 @@ def test_writers_on_many_threads_take_turns_and_the_quota_counts_each(space: not
 
 
 def test_a_write_nested_in_a_write_of_the_same_thread_meets_the_lock_as_before(space: notochord.Space) -> None:
-    """Issue 16, write targets: a second write transaction opened inside a first one on the same
+    """A second write transaction opened inside a first one on the same
     thread does not hang on the writer connection: it meets SQLite's write lock after the busy
     timeout, as it always did, and the outer write still commits."""
     engine = space.core.store.engine
@@ -196,7 +196,7 @@ def test_a_write_nested_in_a_write_of_the_same_thread_meets_the_lock_as_before(s
 
 
 def test_closing_the_space_closes_the_writer_connection(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 16, write targets: after the last write and close, the database is whole in its file
+    """After the last write and close, the database is whole in its file
     (no write-ahead log left), so it can be opened read-only again."""
     with _space(tmp_path, clock) as space:
         space.user.facts.put(predicate="pref.food.like", value="tea")
@@ -207,7 +207,7 @@ def test_closing_the_space_closes_the_writer_connection(tmp_path: Path, clock: F
 
 
 def test_an_engine_disposed_of_inside_a_write_closes_the_writer_connection_after_it(space: notochord.Space) -> None:
-    """Issue 16, write targets: disposing of the engine while this thread writes lets that write
+    """Disposing of the engine while this thread writes lets that write
     commit, then closes the writer connection (the next write opens a new one)."""
     engine = space.core.store.engine
     with writer.write_session(engine) as conn:

@@ -34,7 +34,7 @@ def fts_conn() -> Iterator[Connection]:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
-    """Tests here that open a space run over both backends (Issue 17): SQLite files and PostgreSQL."""
+    """Tests here that open a space run over both backends: SQLite files and PostgreSQL."""
     return str(request.param)
 
 

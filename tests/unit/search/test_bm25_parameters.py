@@ -1,5 +1,5 @@
 """BM25's parameters and the query tokenizer, as the retrieval benchmark tunes and compares them
-(issue 16, items 4 and 6): ``k1``/``b`` of :func:`notochord.search.bm25.rank`, and query tokens
+: ``k1``/``b`` of :func:`notochord.search.bm25.rank`, and query tokens
 looked up in an index built with another FTS5 tokenizer (stemming on or off)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Full-text ranking at scale: pruned BM25 equals exhaustive BM25 (issue 16, item 6; K-SRCH-03).
+"""Full-text ranking at scale: pruned BM25 equals exhaustive BM25 (K-SRCH-03).
 
 The full-text leg ranks through MaxScore pruning (:func:`notochord.search.inverted_index.top_bm25`):
 only the rarest query terms' postings are walked, frequent words are looked up for the chunks that
@@ -68,7 +68,7 @@ def mask_of(index: InvertedIndex, ids: list[int]) -> CandidateMask:
 def test_pruned_ranking_equals_exhaustive_bm25_bit_for_bit(
     seed: int, size: int, hidden: float, query_words: int, limit: int
 ) -> None:
-    """Issue 16, item 6; K-SRCH-03: over Zipf-distributed chunks, with none, some or most chunks
+    """K-SRCH-03: over Zipf-distributed chunks, with none, some or most chunks
     hidden, the pruned ranking has the exhaustive one's ids, order and scores exactly (ties included:
     short chunks of the same words score alike); forced to prune whatever the cost, too."""
     rnd = random.Random(seed)
@@ -90,7 +90,7 @@ def test_pruned_ranking_equals_exhaustive_bm25_bit_for_bit(
 
 
 def test_hidden_chunks_never_move_the_pruned_ranking() -> None:
-    """Issue 16, item 6; K-SRCH-03: with half the chunks hidden, 200 queries rank the visible ones
+    """K-SRCH-03: with half the chunks hidden, 200 queries rank the visible ones
     exactly as a table holding only those chunks does, through the pruned path."""
     rnd = random.Random(61)
     corpus = {i: zipf_text(rnd, rnd.randint(5, 40)) for i in range(1, 1201)}
@@ -114,7 +114,7 @@ def test_hidden_chunks_never_move_the_pruned_ranking() -> None:
 
 
 def test_a_word_in_every_chunk_is_looked_up_not_walked(conn: Connection) -> None:
-    """Issue 16, item 6: a rare word beside a word every chunk holds ranks through the pool of the
+    """A rare word beside a word every chunk holds ranks through the pool of the
     rare word's chunks — the common word's postings are looked up for them, never walked (walking
     them is what declining would mean) — and the common word still adds its share to every pooled
     chunk's score."""
@@ -131,7 +131,7 @@ def test_a_word_in_every_chunk_is_looked_up_not_walked(conn: Connection) -> None
 
 
 def test_a_query_of_frequent_words_only_is_scored_exhaustively(conn: Connection) -> None:
-    """Issue 16, item 6: when every term's postings exceed the budget the pruned scorer declines
+    """When every term's postings exceed the budget the pruned scorer declines
     (``None``) and :func:`rank` walks every posting — with the same result."""
     fts_insert(conn, TABLE, [(i, "qbhx qbjx " + "qbhx " * (i % 4)) for i in range(1, 501)])
     index = text_index(conn, TABLE)
@@ -161,7 +161,7 @@ def same_index(a: InvertedIndex, b: InvertedIndex) -> None:
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 12))
 def test_the_index_a_search_uses_equals_a_rebuild_after_writes(seed: int, steps: int) -> None:
-    """Issue 16, item 6: after any sequence of committed inserts, edits and deletes, the shared index
+    """After any sequence of committed inserts, edits and deletes, the shared index
     a search reads equals one built from scratch on a new connection, and so do the rankings."""
     rnd = random.Random(seed)
     folder = tempfile.TemporaryDirectory()
@@ -200,7 +200,7 @@ def test_the_index_a_search_uses_equals_a_rebuild_after_writes(seed: int, steps:
 def test_the_index_read_a_few_terms_at_a_time_equals_one_read_at_once(
     conn: Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16, item 6: the FTS5 index is read in batches of terms (bounded memory at a million
+    """The FTS5 index is read in batches of terms (bounded memory at a million
     chunks); batches of any size give the same postings, term ids and lengths."""
     rnd = random.Random(7)
     fts_insert(conn, TABLE, ((i, zipf_text(rnd, rnd.randint(1, 30))) for i in range(1, 301)))

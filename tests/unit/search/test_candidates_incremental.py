@@ -1,4 +1,4 @@
-"""The candidates a search may find are brought forward from the change log, exactly (issue 16).
+"""The candidates a search may find are brought forward from the change log, exactly.
 
 After any sequence of writes — new documents, edits, deletions, moves to another collection,
 re-dated documents, reverts, fact writes — the candidate set a search uses is compared with one read
@@ -161,7 +161,7 @@ def _assert_same(space: notochord.Space, filters: list[dict[str, Any]]) -> int:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_candidates_after_random_writes_equal_a_fresh_read(spaces_with: SpaceOpener, seed: int) -> None:
-    """Issue 16 (a write is visible to the next search): after every write of a random sequence, the
+    """A write is visible to the next search: after every write of a random sequence, the
     candidates brought forward from the change log equal the ones read from scratch, for five filters
     (every collection, one, a time range, a collection and a time range, an entity); K-SRCH-03."""
     space = spaces_with(None)  # type: ignore[arg-type]
@@ -182,7 +182,7 @@ def test_candidates_after_random_writes_equal_a_fresh_read(spaces_with: SpaceOpe
 
 
 def test_the_ids_of_a_spliced_mask_stay_ascending_per_term(spaces_with: SpaceOpener) -> None:
-    """Issue 16: a document moved back into the filter has chunks below the newest: its postings are
+    """A document moved back into the filter has chunks below the newest: its postings are
     merged in order, as BM25's look-ups need."""
     space = spaces_with(None)  # type: ignore[arg-type]
     other = space.user.collections.create("elsewhere").id
@@ -204,7 +204,7 @@ def test_the_ids_of_a_spliced_mask_stay_ascending_per_term(spaces_with: SpaceOpe
 
 
 def test_what_the_change_log_cannot_vouch_for_is_read_whole(spaces_with: SpaceOpener) -> None:
-    """Issue 16: a collection changed, an entity changed under an entity filter, or change records
+    """A collection changed, an entity changed under an entity filter, or change records
     that went missing below the newest held make the next search read its candidates whole — and
     they still equal a fresh read; a document write under the same filters does not."""
     space = spaces_with(None)  # type: ignore[arg-type]
@@ -238,7 +238,7 @@ def test_what_the_change_log_cannot_vouch_for_is_read_whole(spaces_with: SpaceOp
 
 
 def test_a_search_a_write_behind_brings_forward_an_older_set(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 16: a search whose snapshot began before another search saw a newer write (concurrent
+    """A search whose snapshot began before another search saw a newer write (concurrent
     requests) brings forward the newest set held at or below its snapshot, not a newer one, and
     reads nothing whole."""
     settings = Settings(data_dir=tmp_path, index_in_background=False)

@@ -1,4 +1,4 @@
-"""The checker finds every kind of derived data that lies, and repair rebuilds it (issue 12, item 1)."""
+"""The checker finds every kind of derived data that lies, and repair rebuilds it."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _first_chunk(space: notochord.Space) -> int:
 
 
 def test_a_space_written_through_the_product_is_clean(space: notochord.Space) -> None:
-    """Issue 12, item 1: documents, vectors, facts and quota counters of normal writes all agree."""
+    """Documents, vectors, facts and quota counters of normal writes all agree."""
     assert check(space.core) == []
 
 
@@ -92,7 +92,7 @@ def _quota_lost(space: notochord.Space) -> None:
     ids=lambda v: v.__name__.strip("_") if callable(v) else "",
 )
 def test_damage_to_derived_data_is_found_and_repaired(space: notochord.Space, damage: object, kinds: list[str]) -> None:
-    """Issue 12, item 1: check names the problem; repair rebuilds it; vectors dropped are re-embedded."""
+    """Check names the problem; repair rebuilds it; vectors dropped are re-embedded."""
     damage(space)  # type: ignore[operator]
     assert _kinds(space) == kinds
     repaired = repair(space.core)
@@ -104,7 +104,7 @@ def test_damage_to_derived_data_is_found_and_repaired(space: notochord.Space, da
 
 
 def test_a_broken_change_log_is_reported_and_never_rewritten(space: notochord.Space) -> None:
-    """Issue 12, item 1: the change log is the record itself, so repair leaves it as it is."""
+    """The change log is the record itself, so repair leaves it as it is."""
     with space.core.store.engine.begin() as conn:
         conn.execute(sa.update(changes).where(changes.c.id == 1).values(status="reverted", reverted_by=424242))
     problems = check(space.core)

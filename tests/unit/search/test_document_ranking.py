@@ -1,4 +1,4 @@
-"""Full text ranks whole documents when the caller asks for documents (issue 16, item 4; K-SRCH-03):
+"""Full text ranks whole documents when the caller asks for documents (K-SRCH-03):
 a document's candidate chunks are scored as one text, statistics from the candidates only, and each
 document is returned once, as its best passage."""
 
@@ -81,7 +81,7 @@ def test_documents_rank_as_one_text_each_at_its_best_passage(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_a_shorter_limit_is_the_head_of_the_longer_ranking_ties_included(seed: int) -> None:
-    """Issue 16, item 4: only documents that can make the first ``limit`` get a best passage, and the
+    """Only documents that can make the first ``limit`` get a best passage, and the
     cut falls exactly where the whole ranking would put it (eight words make many equal scores)."""
     rnd, _chunks, _owner, _candidates, index, mask, groups = corpus(seed)
     for _ in range(10):

@@ -1,4 +1,4 @@
-"""The embedding queue shared by every process on one PostgreSQL database (Issue 17, item 4): two
+"""The embedding queue shared by every process on one PostgreSQL database: two
 workers never embed the same passage, and every chunk ends with exactly one vector."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _open(data: Path, url: str, clock: FixedClock, embedder: CountingEmbedder) -
 def test_two_workers_on_one_database_never_embed_a_passage_twice(
     tmp_path: Path, clock: FixedClock, database_url: str
 ) -> None:
-    """Issue 17, item 4 (replicas share the background embedding): two processes' workers drain one
+    """Replicas share the background embedding: two processes' workers drain one
     queue of a few hundred pending passages at the same time; each passage is embedded once, by one
     of them, and every chunk has exactly one vector of the model."""
     counts: Counter[str] = Counter()
@@ -111,7 +111,7 @@ def test_two_workers_on_one_database_never_embed_a_passage_twice(
 def test_a_claim_held_by_a_crashed_worker_lapses_and_its_passages_are_embedded_once(
     tmp_path: Path, clock: FixedClock, database_url: str
 ) -> None:
-    """Issue 17, item 4: passages claimed by a worker that died before storing their vectors are not
+    """Passages claimed by a worker that died before storing their vectors are not
     taken while its lease holds, and are embedded (once) by another worker when it lapses."""
     counts: Counter[str] = Counter()
     embedder = CountingEmbedder(counts, threading.Lock(), threading.Barrier(1))

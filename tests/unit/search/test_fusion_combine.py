@@ -1,5 +1,5 @@
-"""Fusion by the weighted mean of min–max normalised leg scores, what search uses (issue 16, item 4;
-K-SRCH-02; OD-K38: ties go to the newer date, then the ref).
+"""Fusion by the weighted mean of min–max normalised leg scores, what search uses (K-SRCH-02;
+OD-K38: ties go to the newer date, then the ref).
 
 Each leg's scores are rescaled over the list it returned (its best 1, its last ``FOUND_FLOOR``), an
 id a leg did not return counts 0 there, and the fused score is the weighted mean: always in [0, 1].

@@ -1,4 +1,4 @@
-"""Search ranks as the fusion design says (issue 16, item 4; K-SRCH-02, K-SRCH-03), on both backends.
+"""Search ranks as the fusion design says (K-SRCH-02, K-SRCH-03), on both backends.
 
 Each leg's scores are min–max normalised over the list it returned for the query (its best 1, its
 last ``FOUND_FLOOR`` = 0.05, linear between: ``f(x) = 0.05 + 0.95 x``), and a hit's score is the

@@ -1,6 +1,6 @@
 """Ties in hybrid search: equal fused scores go to the newer document date, then the smaller
 document id, then the smaller chunk id — from what the candidates carry, not from a lookup per tie
-(issue 16, items 4 and 6; K-SRCH-02, OD-K38), on both backends.
+(K-SRCH-02, OD-K38), on both backends.
 
 A scripted embedder makes the two legs disagree exactly: full text ranks ``A`` first and ``B``
 second, vectors rank ``B`` first and ``A`` second. Each leg's scores are min–max normalised over
@@ -127,7 +127,7 @@ def test_ties_break_the_same_with_and_without_hidden_collections(open_space: Cal
 
 
 def test_fusing_reads_no_document_dates_of_its_own(open_space: Callable[[], notochord.Space]) -> None:
-    """Issue 16, item 4: what ties need is read with the candidates, once per data version; a search
+    """What ties need is read with the candidates, once per data version; a search
     that fuses tied results runs no query joining chunks to documents (K-SRCH-02)."""
     space = open_space()
     write(space, [("A", TEXT_FIRST, "2025-03-01"), ("B", VECTOR_FIRST, "2026-03-01")])

@@ -1,4 +1,4 @@
-"""Chunks rewritten in place keep their positions in the in-memory index (issue 16, item 1; K-SRCH-03).
+"""Chunks rewritten in place keep their positions in the in-memory index (K-SRCH-03).
 
 A chunk whose full-text row is replaced under the same id (a repair of an imported document, a
 write that keeps a document's chunk ids) is re-read by the refresh and replaced. That used to sort
@@ -85,7 +85,7 @@ def histories(draw: st.DrawFn) -> tuple[InvertedIndex, np.ndarray, Postings, Chu
 def test_a_rewrite_in_place_equals_the_sorting_merge_and_holds_what_the_chunks_hold(
     history: tuple[InvertedIndex, np.ndarray, Postings, Chunks],
 ) -> None:
-    """Issue 16, item 1: array for array the same index, and the same contents as a rebuild."""
+    """Array for array the same index, and the same contents as a rebuild."""
     index, gone, rewrite, now = history
     placed = compacted(index, gone, rewrite, version=b"v2", held=index.held)
     sorted_merge = _merged_by_sort(index, gone, rewrite, version=b"v2", held=index.held)
@@ -107,7 +107,7 @@ def test_a_rewrite_in_place_equals_the_sorting_merge_and_holds_what_the_chunks_h
 
 
 def test_an_id_the_index_does_not_hold_below_its_highest_takes_the_sorting_merge() -> None:
-    """Issue 16, item 1: a chunk new to the index, below its highest id, is merged by sorting."""
+    """A chunk new to the index, below its highest id, is merged by sorting."""
     index = _built({2: {"oak": 1}, 9: {"elm": 2}})
     added = _postings({5: {"oak": 1, "yew": 1}})
     merged = compacted(index, np.zeros(0, np.int64), added, version=b"v1", held=index.held)

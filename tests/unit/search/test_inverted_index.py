@@ -1,4 +1,4 @@
-"""The in-memory inverted index and BM25 over the caller's candidates (K-SRCH-03, issue 16 items 1 and 4).
+"""The in-memory inverted index and BM25 over the caller's candidates (K-SRCH-03).
 
 The index is read from a real FTS5 table; its ranking must equal a brute-force BM25 computed from
 the chunks' tokens over the candidates only, whatever else the table holds.
@@ -85,7 +85,7 @@ documents = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).m
 def test_ranking_equals_a_brute_force_bm25_over_the_candidates(
     docs: list[str], picks: list[bool], query: list[str]
 ) -> None:
-    """Issue 16, item 1; K-SRCH-03: scores and order equal BM25 computed from the candidates' own
+    """K-SRCH-03: scores and order equal BM25 computed from the candidates' own
     tokens, with N, the mean length and document frequencies counted among the candidates only,
     and a repeated query word counted as often as it appears."""
     c, engine = fresh()
@@ -104,7 +104,7 @@ def test_ranking_equals_a_brute_force_bm25_over_the_candidates(
 
 
 def test_hidden_half_of_the_corpus_never_moves_the_ranking_over_many_queries() -> None:
-    """Issue 16, item 1; K-SRCH-03: with half of the chunks hidden, every one of 200 queries ranks the
+    """K-SRCH-03: with half of the chunks hidden, every one of 200 queries ranks the
     visible chunks exactly as a table holding only the visible chunks does, scores included."""
     rnd = random.Random(16)
     corpus = {i: " ".join(rnd.choices(WORDS, k=rnd.randint(3, 30))) for i in range(1, 401)}
@@ -124,7 +124,7 @@ def test_hidden_half_of_the_corpus_never_moves_the_ranking_over_many_queries() -
 
 
 def test_a_word_repeated_in_the_query_weighs_as_often_as_it_appears(conn: Connection) -> None:
-    """Issue 16, item 4: "apple pear pear" prefers the pear passage, "apple apple pear" the apple
+    """ "Apple pear pear" prefers the pear passage, "apple apple pear" the apple
     one, where each passage holds one of the words as often as the other holds its own."""
     fts_insert(conn, TABLE, [(1, "apple apple banana"), (2, "pear pear banana"), (3, "banana split")])
     assert [i for i, _ in run(conn, [1, 2, 3], "apple pear pear")][:2] == [2, 1]
@@ -133,14 +133,14 @@ def test_a_word_repeated_in_the_query_weighs_as_often_as_it_appears(conn: Connec
 
 
 def test_stop_words_in_the_query_do_not_score(conn: Connection) -> None:
-    """Issue 16, item 4: English stop words of the query are dropped, so a passage full of "the"
+    """English stop words of the query are dropped, so a passage full of "the"
     does not outrank the one holding the content word."""
     fts_insert(conn, TABLE, [(1, "the the the the of of"), (2, "the glacier melted")])
     assert [i for i, _ in run(conn, [1, 2], "what is the glacier of")] == [2]
 
 
 def test_a_long_query_ranks_with_every_term(conn: Connection) -> None:
-    """Issue 16, item 4: the 80th distinct word of a long query still finds its passage."""
+    """The 80th distinct word of a long query still finds its passage."""
     words = [f"term{i}x" for i in range(80)]
     fts_insert(conn, TABLE, [(1, words[-1]), (2, "unrelated")])
     assert [i for i, _ in run(conn, [1, 2], " ".join(words))] == [1]
@@ -154,7 +154,7 @@ def test_the_limit_keeps_the_best_and_breaks_ties_by_the_smaller_id(conn: Connec
 
 
 def test_a_write_is_seen_by_the_next_search_on_the_same_and_on_another_connection(tmp_path: Path) -> None:
-    """Issue 16, item 1: the index's version is FTS5's structure record, rewritten by every commit —
+    """The index's version is FTS5's structure record, rewritten by every commit —
     so an insert, an edit and a delete committed by another connection are seen by the next search."""
     url = f"sqlite:///{tmp_path}/space.db"
     reader_engine, writer_engine = create_engine(url), create_engine(url)
@@ -216,7 +216,7 @@ def test_the_index_holds_fts5s_own_tokens_and_lengths(conn: Connection) -> None:
 
 
 def test_a_query_reads_no_posting_of_a_chunk_outside_the_candidates() -> None:
-    """Issue 16, item 1 (acceptance): the postings a query reads are the candidates' own, so 300
+    """Acceptance: the postings a query reads are the candidates' own, so 300
     hidden chunks full of the query's words add nothing to its cost (no timing side channel)."""
     visible = {i: f"river stone {'cloud ' * (i % 3)}" for i in range(1, 21)}
     hidden = dict.fromkeys(range(21, 321), "river river stone stone cloud")

@@ -1,4 +1,4 @@
-"""The full-text index saved beside a space's database and restored by the next process (issue 16, item 1).
+"""The full-text index saved beside a space's database and restored by the next process.
 
 A restarted process loads the saved index, checks it against the database and refreshes it with
 what was written meanwhile instead of rebuilding it; a file that does not check out — truncated,
@@ -88,7 +88,7 @@ def rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_the_first_search_saves_the_index_readable_by_its_owner_only(open_dir: Opener) -> None:
-    """Issue 16, item 1: built once, the index is written beside the database, mode 0600."""
+    """Built once, the index is written beside the database, mode 0600."""
     nc = open_dir("one")
     fill(nc, "a", 20)
     assert len(nc.personal.user.search("granite", limit=100)) == 20
@@ -102,7 +102,7 @@ def test_the_first_search_saves_the_index_readable_by_its_owner_only(open_dir: O
 
 
 def test_a_restarted_process_restores_the_saved_index_and_refreshes_it(open_dir: Opener, rebuilds: list[str]) -> None:
-    """Issue 16, item 1: the next process's first search reads the saved index and applies only
+    """The next process's first search reads the saved index and applies only
     what was written since — no whole read of the table — and equals a rebuild."""
     first = open_dir("space")
     fill(first, "a", 30)
@@ -122,7 +122,7 @@ def test_a_restarted_process_restores_the_saved_index_and_refreshes_it(open_dir:
 
 
 def test_the_index_is_saved_again_at_close_once_enough_changed(open_dir: Opener, rebuilds: list[str]) -> None:
-    """Issue 16, item 1: writes after the first save are saved at close, so the process after
+    """Writes after the first save are saved at close, so the process after
     refreshes from there (its restored index already holds them)."""
     nc = open_dir("space")
     fill(nc, "a", 10)
@@ -140,7 +140,7 @@ def test_the_index_is_saved_again_at_close_once_enough_changed(open_dir: Opener,
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "garbage", "empty", "header"])
 def test_a_damaged_file_is_ignored_and_the_index_rebuilt(open_dir: Opener, rebuilds: list[str], damage: str) -> None:
-    """Issue 16, item 1: a truncated or corrupted file, or one of another format, is never trusted:
+    """A truncated or corrupted file, or one of another format, is never trusted:
     the index is rebuilt, searches are right, and the file is replaced by a good one."""
     nc = open_dir("space")
     fill(nc, "a", 12)
@@ -165,7 +165,7 @@ def test_a_damaged_file_is_ignored_and_the_index_rebuilt(open_dir: Opener, rebui
 
 
 def test_another_spaces_saved_index_is_ignored(open_dir: Opener, rebuilds: list[str]) -> None:
-    """Issue 16, item 1: a file copied from another space (even one with as many rows and tokens)
+    """A file copied from another space (even one with as many rows and tokens)
     does not match this database's rows and is rebuilt, not refreshed into wrong postings."""
     mine, theirs = open_dir("mine"), open_dir("theirs")
     fill(mine, "a", 8)
@@ -183,7 +183,7 @@ def test_another_spaces_saved_index_is_ignored(open_dir: Opener, rebuilds: list[
 
 
 def test_a_backup_leaves_the_saved_full_text_index_out(tmp_path: Path) -> None:
-    """Issue 16, item 1: the saved index (and one half written) is derived data: not in a backup."""
+    """The saved index (and one half written) is derived data: not in a backup."""
     vault = tmp_path / "vault"
     (vault / "spaces").mkdir(parents=True)
     (vault / "master.key").write_bytes(b"k" * 32)

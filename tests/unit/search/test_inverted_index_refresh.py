@@ -1,4 +1,4 @@
-"""The in-memory full-text index kept current by applying only what changed (issue 16, item 1; K-SRCH-03).
+"""The in-memory full-text index kept current by applying only what changed (K-SRCH-03).
 
 After any sequence of document writes — new documents, edits, retitles (also one that keeps its
 chunk ids and its number of tokens), deletions, moves and reverts — the index a search uses holds
@@ -147,7 +147,7 @@ def apply(nc: notochord.Notochord, op: str, key: int, rnd: random.Random, where:
 def test_the_index_kept_current_equals_a_rebuild_after_any_writes(
     open_nc: Callable[[], notochord.Notochord], backend: str, seed: int, steps: list[tuple[str, int]]
 ) -> None:
-    """Issue 16, item 1; K-SRCH-03: after every write of a random sequence of upserts, edits,
+    """K-SRCH-03: after every write of a random sequence of upserts, edits,
     retitles (one keeping its chunk ids and token count), deletions, moves and reverts, the shared
     index holds the same chunks, lengths and postings as a rebuild, and ranks bit-identically."""
     rnd = random.Random(seed)
@@ -164,7 +164,7 @@ def test_the_index_kept_current_equals_a_rebuild_after_any_writes(
 
 
 def test_a_retitle_that_keeps_the_chunk_ids_and_token_count_is_seen(open_nc: Callable[[], notochord.Notochord]) -> None:
-    """Issue 16, item 1: the chunks keep their ids and FTS5 counts as many rows and tokens as before;
+    """The chunks keep their ids and FTS5 counts as many rows and tokens as before;
     the change log names the document, so the next search finds it by its new title only."""
     nc = open_nc()
     space = nc.personal
@@ -184,7 +184,7 @@ def test_a_retitle_that_keeps_the_chunk_ids_and_token_count_is_seen(open_nc: Cal
 def test_a_write_by_another_process_is_seen_by_the_next_search(
     tmp_path: Path, clock: FixedClock, open_nc: Callable[[], notochord.Notochord]
 ) -> None:
-    """Issue 16, item 1: another process adds one document and deletes another; this process's next
+    """Another process adds one document and deletes another; this process's next
     search sees both, and its index still equals a rebuild."""
     directory = tmp_path / "shared"
     config = Settings(data_dir=directory, index_in_background=False)
@@ -213,7 +213,7 @@ def test_a_write_by_another_process_is_seen_by_the_next_search(
 def test_a_reader_a_write_behind_gets_the_index_of_its_own_snapshot(
     open_nc: Callable[[], notochord.Notochord],
 ) -> None:
-    """Issue 16, item 1: a search that began before another write was refreshed into the shared
+    """A search that began before another write was refreshed into the shared
     index still ranks over its own snapshot's index (the last few versions are kept)."""
     nc = open_nc()
     space = nc.personal

@@ -1,7 +1,7 @@
 """Full text: CJK bigrams, safe queries, BM25 over FTS5, filters inside the query (K-SRCH-02, K-SRCH-03,
 K-SRCH-05, K-SRCH-11, OD-K38).
 
-The ranking tests go through what search runs (Issue 13, item 6): the FTS5 table read into an
+The ranking tests go through what search runs: the FTS5 table read into an
 inverted index, the caller's candidates as a mask, BM25 over them (:func:`search_text`).
 """
 
@@ -58,7 +58,7 @@ def readable(conn: Connection, collection: str) -> list[int]:
 
 
 def test_a_han_run_becomes_overlapping_bigrams_then_its_single_characters() -> None:
-    """Issue 11, item 9 (OD-K38): the unigrams let a one-character query match inside a word."""
+    """OD-K38: the unigrams let a one-character query match inside a word."""
     assert index_text("番茄牛腩").split() == ["番茄", "茄牛", "牛腩", "番", "茄", "牛", "腩"]
     assert index_text("烤鸭").split() == ["烤鸭", "烤", "鸭"]
 
@@ -111,7 +111,7 @@ def test_cjk_query_terms_are_bigrams() -> None:
 
 
 def test_a_one_character_cjk_query_term_is_that_character_and_longer_runs_give_no_unigrams() -> None:
-    """Issue 11, item 9: ``鸭`` searches the unigram; ``北京`` only its bigram, never ``北`` or ``京``."""
+    """``鸭`` searches the unigram; ``北京`` only its bigram, never ``北`` or ``京``."""
     assert query_terms("鸭") == ["鸭"]
     assert query_terms("张 京") == ["张", "京"]
     assert query_terms("北京") == ["北京"]
@@ -119,13 +119,13 @@ def test_a_one_character_cjk_query_term_is_that_character_and_longer_runs_give_n
 
 
 def test_every_query_term_is_kept_however_long_the_query() -> None:
-    """Issue 16, item 4: no silent truncation (87 terms of a long query used to become 64)."""
+    """No silent truncation (87 terms of a long query used to become 64)."""
     words = " ".join(f"w{i}" for i in range(87))
     assert query_terms(words) == [f"w{i}" for i in range(87)]
 
 
 def test_query_term_counts_count_repeats_and_drop_stop_words() -> None:
-    """Issue 16, item 4: a word repeated in the query counts as often as it appears; stop words go."""
+    """A word repeated in the query counts as often as it appears; stop words go."""
     assert query_term_counts("the cancer of the cancer cell, Cancer") == {"cancer": 3, "cell": 1}
     assert query_term_counts("The Who the") == {"the": 2, "who": 1}
 
@@ -192,7 +192,7 @@ def test_chinese_document_is_found_by_the_whole_dish_name_and_by_part_of_it(fts_
 
 
 def test_one_chinese_character_finds_every_passage_that_holds_it(fts_conn: Connection) -> None:
-    """Issue 11, item 9: a surname or a one-character word is found inside longer runs."""
+    """A surname or a one-character word is found inside longer runs."""
     fts_insert(fts_conn, FTS_TABLE, [(1, "今天我和张伟在北京吃了烤鸭"), (2, "明天去公园散步。"), (3, "鸭子在游泳")])
     assert set(ids(search_text(fts_conn, FTS_TABLE, "鸭", limit=10))) == {1, 3}
     assert ids(search_text(fts_conn, FTS_TABLE, "京", limit=10)) == [1]

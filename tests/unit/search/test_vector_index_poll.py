@@ -1,4 +1,4 @@
-"""The embedding worker's poll: passages and vectors written by another process (issue 11, item 8)."""
+"""The embedding worker's poll: passages and vectors written by another process."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def two_processes(tmp_path: Path, clock: FixedClock) -> Iterator[tuple[notochord
 
 
 def test_a_poll_embeds_passages_another_process_wrote(two_processes: tuple[notochord.Space, notochord.Space]) -> None:
-    """Issue 11, item 8: the long-running side embeds what a command wrote, without being notified."""
+    """The long-running side embeds what a command wrote, without being notified."""
     serving, command = two_processes
     assert serving.index.poll() == 0
     command.user.documents.upsert(collection="keep", title="Bread", body="Knead the dough and let it rise.")
@@ -40,7 +40,7 @@ def test_a_poll_embeds_passages_another_process_wrote(two_processes: tuple[notoc
 
 
 def test_a_poll_loads_vectors_another_process_stored(two_processes: tuple[notochord.Space, notochord.Space]) -> None:
-    """Issue 11, item 8: vectors a separate reindex stored reach the running process's in-memory index."""
+    """Vectors a separate reindex stored reach the running process's in-memory index."""
     serving, command = two_processes
     serving.user.documents.upsert(collection="keep", title="Stew", body="Simmer the beef two hours.")
     serving.index.wait()
@@ -56,7 +56,7 @@ def test_a_poll_loads_vectors_another_process_stored(two_processes: tuple[notoch
 
 
 def test_the_vault_indexer_opens_only_spaces_with_pending_passages(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 12, item 2: at start-up the spaces with pending work open (starting their workers); a
+    """At start-up the spaces with pending work open (starting their workers); a
     space with nothing pending stays closed, and one that cannot be opened does not stop the rest."""
     data = tmp_path / "d"
     settings = Settings(data_dir=data, index_in_background=False)
@@ -84,7 +84,7 @@ def test_the_vault_indexer_opens_only_spaces_with_pending_passages(tmp_path: Pat
 
 
 def test_a_space_still_being_created_is_left_to_its_creator(tmp_path: Path) -> None:
-    """Issue 11, item 8: the watcher never opens a space whose schema is not committed yet (it would
+    """The watcher never opens a space whose schema is not committed yet (it would
     race the creating command's migration); a space at an older schema is opened to be migrated."""
     creating = tmp_path / "org-new.db"
     sqlite3.connect(creating).close()

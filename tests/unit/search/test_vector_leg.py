@@ -1,5 +1,5 @@
 """The vector leg of hybrid search over a real space: in-memory vectors kept in step with the store
-(issue 16, items 1 and 3), with the deterministic fake embedder."""
+, with the deterministic fake embedder."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ OPERATION = st.one_of(
 def test_the_vectors_in_memory_equal_a_fresh_load_after_any_writes(
     tmp_path_factory: pytest.TempPathFactory, clock: FixedClock, operations: list[tuple[str, int, list[str]]]
 ) -> None:
-    """Issue 16, item 3: after any sequence of upserts, deletions, reverts, embedding rounds, repairs
+    """After any sequence of upserts, deletions, reverts, embedding rounds, repairs
     (reindexing) and searches, the next search holds exactly the vectors a fresh load would."""
     directory = tmp_path_factory.mktemp("seq")
     settings_ = Settings(data_dir=directory, index_in_background=False)
@@ -123,7 +123,7 @@ def test_the_vectors_in_memory_equal_a_fresh_load_after_any_writes(
 
 
 def test_a_vector_stored_by_another_process_is_searched_by_the_next_query(tmp_path: Path, clock: FixedClock) -> None:
-    """Issue 16, item 3: a write is visible to the next search — here a vector another process embedded."""
+    """A write is visible to the next search — here a vector another process embedded."""
     settings_ = Settings(data_dir=tmp_path / "d", index_in_background=False)
     embedder = HashedNgramEmbedder()
     with (
@@ -140,7 +140,7 @@ def test_a_vector_stored_by_another_process_is_searched_by_the_next_query(tmp_pa
 
 
 def test_a_deleted_document_never_ranks_by_its_old_vector(space: notochord.Space) -> None:
-    """Issue 16, item 3: the vector of a deleted document stays out of the very next search."""
+    """The vector of a deleted document stays out of the very next search."""
     gone = space.user.documents.upsert(collection="keep", title="Kayak", body="Paddle the kayak downstream.")
     space.user.documents.upsert(collection="keep", title="Bread", body="Knead the dough.")
     space.index.wait()
@@ -150,7 +150,7 @@ def test_a_deleted_document_never_ranks_by_its_old_vector(space: notochord.Space
 
 
 def test_vector_rankings_are_identical_with_and_without_hidden_collections(space: notochord.Space) -> None:
-    """Issue 16, item 3 (K-SRCH-03): a caller reading only ``keep`` gets the same vector ranking and
+    """K-SRCH-03: a caller reading only ``keep`` gets the same vector ranking and
     similarities whether or not a collection it cannot read holds better-matching passages."""
     for i, word in enumerate(WORDS):
         space.user.documents.upsert(collection="keep", title=f"note {i}", body=f"A note about the {word}.")
@@ -167,7 +167,7 @@ def test_vector_rankings_are_identical_with_and_without_hidden_collections(space
 
 
 def test_a_repeated_search_reads_no_candidate_ids_again(space: notochord.Space) -> None:
-    """Issue 16, item 1: the caller's candidates are read once per (filter, data version) and shared by
+    """The caller's candidates are read once per (filter, data version) and shared by
     both legs; a repeated search runs no query over the documents' collections again."""
     for i, word in enumerate(WORDS):
         space.user.documents.upsert(collection="keep", title=f"note {i}", body=f"A note about the {word}.")
@@ -190,7 +190,7 @@ def test_a_repeated_search_reads_no_candidate_ids_again(space: notochord.Space) 
 
 
 def test_the_vector_leg_ranks_exactly_as_a_brute_force_cosine(space: notochord.Space) -> None:
-    """Issue 16, item 1: the in-memory leg returns the exact cosine order of the allowed passages."""
+    """The in-memory leg returns the exact cosine order of the allowed passages."""
     for i, word in enumerate(WORDS):
         space.user.documents.upsert(collection="keep", title=f"note {i}", body=f"A note about the {word} {i}.")
     space.index.wait()
