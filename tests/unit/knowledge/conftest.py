@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,18 +23,15 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def two(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[list[Any]]:
     """Two fresh personal spaces on the same clock and backend: one written one way, one the other."""
-    with (
-        notochord.open(
-            tmp_path / "a",
-            Settings(data_dir=tmp_path / "a", index_in_background=False, database_url=new_database_url()),
-            clock=clock,
-            embedder=None,
-        ) as first,
-        notochord.open(
-            tmp_path / "b",
-            Settings(data_dir=tmp_path / "b", index_in_background=False, database_url=new_database_url()),
-            clock=clock,
-            embedder=None,
-        ) as second,
-    ):
-        yield [first.personal, second.personal]
+    with contextlib.ExitStack() as stack:
+        yield [
+            stack.enter_context(
+                notochord.open(
+                    tmp_path / name,
+                    Settings(data_dir=tmp_path / name, index_in_background=False, database_url=new_database_url()),
+                    clock=clock,
+                    embedder=None,
+                )
+            ).personal
+            for name in ("a", "b")
+        ]
