@@ -362,33 +362,12 @@ class WriteTx:
                 texts_checked=True,  # the summary and the run id just above; the rest is code's or JSON
             )
         else:
-            change_id = self._next_change
-            self._next_change += self._change_step
-            self._deferred_changes.append(
-                (
-                    change_id,
-                    self.run_id,
-                    str(self.actor),
-                    op,
-                    target_type,
-                    target_id,
-                    summary,
-                    before_json,
-                    after_json,
-                    proposed_json,
-                    status,
-                    self.now,
-                )
+            change_id = self._defer_change(
+                self.run_id,
+                str(self.actor),
+                (op, target_type, target_id, summary, before_json, after_json, proposed_json, status),
             )
-        if touched:
-            objects = set(touched)
-            if target_id is not None:
-                objects.add((target_type, target_id))
-            rows = [(change_id, t, i) for t, i in sorted(objects)]
-        elif target_id is not None:
-            rows = [(change_id, target_type, target_id)]
-        else:
-            rows = []
+        rows = _object_rows(change_id, target_type, target_id, touched)
         if rows:
             if self.defer_objects:
                 self._deferred.extend(rows)
@@ -400,6 +379,15 @@ class WriteTx:
         self.recorded.append(change_id)
         return int(change_id)
 
+    def _defer_change(self, run_id: str | None, actor: str, fields: tuple[Any, ...]) -> int:
+        """Number a change (see :meth:`defer_changes`) and hold its row until :meth:`flush`;
+        ``fields`` are its op, target type and id, summary, before, after, proposed and status."""
+        change_id = self._next_change
+        assert change_id is not None
+        self._next_change = change_id + self._change_step
+        self._deferred_changes.append((change_id, run_id, actor, *fields, self.now))
+        return change_id
+
     def change_recorder(
         self, *, op: str, target_type: str
     ) -> Callable[[int, str, str | None, str | None, Sequence[tuple[str, int]]], int]:
@@ -410,15 +398,19 @@ class WriteTx:
         touched objects, and records it exactly as :meth:`record_encoded` would; it may be called
         interleaved with :meth:`record`, and until :meth:`flush`.
         """
-        if self._next_change is None or not self.defer_objects or target_type in _ENTITY_OBJECTS:
+        # a change of an entity renews the transaction's look-ups; only a fact-like change is deferred here
+        deferred = self._next_change is not None and self.defer_objects and target_type not in _ENTITY_OBJECTS
+        run_id, actor = self.run_id, str(self.actor)
+        run_id_storable = storable(run_id)
 
-            def one_by_one(
-                target_id: int,
-                summary: str,
-                before_json: str | None,
-                after_json: str | None,
-                touched: Sequence[tuple[str, int]],
-            ) -> int:
+        def recorded(
+            target_id: int,
+            summary: str,
+            before_json: str | None,
+            after_json: str | None,
+            touched: Sequence[tuple[str, int]],
+        ) -> int:
+            if not deferred:
                 return self.record_encoded(
                     op=op,
                     target_type=target_type,
@@ -428,52 +420,20 @@ class WriteTx:
                     before_json=before_json,
                     after_json=after_json,
                 )
-
-            return one_by_one
-        run_id, actor = self.run_id, str(self.actor)
-        run_id_storable = storable(run_id)
-
-        def deferred(
-            target_id: int,
-            summary: str,
-            before_json: str | None,
-            after_json: str | None,
-            touched: Sequence[tuple[str, int]],
-        ) -> int:
             summary = summary[:1000]
             if not (run_id_storable and storable(summary)):
                 refuse_nul_in("changes", {"summary": summary, "run_id": run_id})
-            change_id = self._next_change
-            assert change_id is not None
-            self._next_change = change_id + self._change_step
-            self._deferred_changes.append(
-                (
-                    change_id,
-                    run_id,
-                    actor,
-                    op,
-                    target_type,
-                    target_id,
-                    summary,
-                    before_json,
-                    after_json,
-                    None,
-                    "applied",
-                    self.now,
-                )
+            change_id = self._defer_change(
+                run_id, actor, (op, target_type, target_id, summary, before_json, after_json, None, "applied")
             )
-            if touched:
-                objects = {*touched, (target_type, target_id)}
-                self._deferred.extend((change_id, t, i) for t, i in sorted(objects))
-                if any(t in _ENTITY_OBJECTS for t, _ in touched):
-                    _bump_entity_version(self.conn)
-                    forget_lookups(self.conn)
-            else:
-                self._deferred.append((change_id, target_type, target_id))
+            self._deferred.extend(_object_rows(change_id, target_type, target_id, touched))
+            if touched and any(t in _ENTITY_OBJECTS for t, _ in touched):
+                _bump_entity_version(self.conn)
+                forget_lookups(self.conn)
             self.recorded.append(change_id)
             return change_id
 
-        return deferred
+        return recorded
 
     def flush(self) -> None:
         """Write the change rows and object rows collected while deferred (changes first: the
@@ -482,6 +442,18 @@ class WriteTx:
         insert_rows(self.conn, _INSERT_CHANGE_WITH_ID, changes, _CHANGE_COLUMNS, changes_rows, copy=self._copy)
         rows, self._deferred = self._deferred, []
         insert_rows(self.conn, _INSERT_OBJECTS, change_objects, _OBJECT_COLUMNS, rows, copy=self._copy)
+
+
+def _object_rows(
+    change_id: int, target_type: str, target_id: int | None, touched: Sequence[tuple[str, int]]
+) -> list[tuple[int, str, int]]:
+    """The touched-object rows of a change: what it touched and its own target, each once, in order."""
+    if touched:
+        objects = set(touched)
+        if target_id is not None:
+            objects.add((target_type, target_id))
+        return [(change_id, t, i) for t, i in sorted(objects)]
+    return [] if target_id is None else [(change_id, target_type, target_id)]
 
 
 def _bump_entity_version(conn: sa.Connection) -> None:
