@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 import sqlalchemy as sa
 
-__all__ = ["copy_rows", "copy_text", "insert_rows"]
+__all__ = ["copy_rows", "copy_text", "draw_ids", "insert_rows"]
 
 _SQL: dict[tuple[str, str, tuple[str, ...]], str] = {}
 _LOCK = threading.Lock()
@@ -102,3 +102,28 @@ def insert_rows(conn: sa.Connection, table: sa.Table, rows: Sequence[Mapping[str
         return
     names = tuple(rows[0])
     copy_rows(conn, table.name, names, ([row[n] for n in names] for row in rows))
+
+
+def draw_ids(conn: sa.Connection, counts: Mapping[str, int]) -> dict[str, list[int]]:
+    """For each table, ``count`` new values of its integer ``id`` key, ascending, in one statement.
+
+    PostgreSQL draws them from the tables' sequences (a rolled-back batch leaves a gap, as
+    rolled-back single inserts do); SQLite takes the largest id plus one onwards, the ids its own
+    inserts would assign next, which holds because the caller writes under the write lock. Table
+    names come from code.
+    """
+    tables = list(counts)
+    if not tables:
+        return {}
+    if conn.dialect.name == "postgresql":
+        arrays = ", ".join(
+            f"ARRAY(SELECT nextval(pg_get_serial_sequence('{t}', 'id')) FROM generate_series(1, :n{n}))"
+            for n, t in enumerate(tables)
+        )
+        found = conn.execute(sa.text(f"SELECT {arrays}"), {f"n{n}": counts[t] for n, t in enumerate(tables)}).one()
+        return {t: sorted(int(i) for i in drawn) for t, drawn in zip(tables, found, strict=True)}
+    lasts = conn.execute(sa.text("SELECT " + ", ".join(f"(SELECT max(id) FROM {t})" for t in tables))).one()
+    return {
+        t: list(range(int(last or 0) + 1, int(last or 0) + 1 + counts[t]))
+        for t, last in zip(tables, lasts, strict=True)
+    }

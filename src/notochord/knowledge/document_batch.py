@@ -24,7 +24,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import changes, documents
+from notochord.db.bulk import draw_ids
+from notochord.db.schema import documents
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.indexing import IndexWork, index_documents
@@ -53,13 +54,6 @@ DOCUMENT_COLUMNS = (
     "doc_date",
 )
 _INSERT_DOCUMENTS = Prepared(sa.insert(documents))
-_LAST_IDS = sa.select(
-    sa.select(sa.func.max(documents.c.id)).scalar_subquery(), sa.select(sa.func.max(changes.c.id)).scalar_subquery()
-)
-_DRAW_IDS = sa.text(
-    "SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('documents', 'id')) FROM generate_series(1, :documents)), "
-    "ARRAY(SELECT nextval(pg_get_serial_sequence('changes', 'id')) FROM generate_series(1, :changes))"
-)
 
 _LIVE = sa.select(documents.c.id, documents.c.collection_id, documents.c.key).where(documents.c.deleted_at.is_(None))
 
@@ -207,7 +201,8 @@ class NewDocuments:
         count, recorded = len(self._rows), tx.provisional_changes
         if not count and not recorded:
             return None
-        doc_ids, change_ids = _draw(tx.conn, count, recorded)
+        drawn = draw_ids(tx.conn, {"documents": count, "changes": recorded})
+        doc_ids, change_ids = drawn["documents"], drawn["changes"]
 
         def document(given: int) -> int:
             return doc_ids[-given - 1] if given < 0 else given
@@ -221,19 +216,6 @@ class NewDocuments:
         tx.flush()
         tx.defer_changes_provisionally()  # what is recorded from here on is numbered from -1 again
         return document, change
-
-
-def _draw(conn: sa.Connection, documents_: int, changes_: int) -> tuple[list[int], list[int]]:
-    """``documents_`` new document ids and ``changes_`` new change ids, each ascending, in one statement."""
-    if conn.dialect.name == "sqlite":
-        last_document, last_change = conn.execute(_LAST_IDS).one()
-        first_document, first_change = int(last_document or 0) + 1, int(last_change or 0) + 1
-        return (
-            list(range(first_document, first_document + documents_)),
-            list(range(first_change, first_change + changes_)),
-        )
-    drawn_documents, drawn_changes = conn.execute(_DRAW_IDS, {"documents": documents_, "changes": changes_}).one()
-    return sorted(int(i) for i in drawn_documents), sorted(int(i) for i in drawn_changes)
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple, Protocol
 
 import sqlalchemy as sa
 
+from notochord.db.bulk import draw_ids
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.batches import item_errors
@@ -383,10 +384,10 @@ def _renumbered(
     tx: WriteTx, new_facts: list[tuple[Any, ...]], expired: list[tuple[str, int, int]], results: list[PutResult]
 ) -> tuple[list[tuple[Any, ...]], list[tuple[str, int, int]], list[PutResult]]:
     """The batch's rows and results with the ids its facts and changes get from the database's
-    sequences (one statement each): provisional id -k becomes the k-th id drawn, so the ids ascend
+    sequences (one statement for both): provisional id -k becomes the k-th id drawn, so the ids ascend
     in the order of the items, as they do one put at a time (the batch holds the write lock)."""
-    fact_ids = _draw(tx.conn, "facts", len(new_facts))
-    change_ids = _draw(tx.conn, "changes", tx.provisional_changes)
+    drawn = draw_ids(tx.conn, {"facts": len(new_facts), "changes": tx.provisional_changes})
+    fact_ids, change_ids = drawn["facts"], drawn["changes"]
 
     def fact(given: int) -> int:
         return fact_ids[-given - 1] if given < 0 else given
@@ -408,18 +409,6 @@ def _renumbered(
             for r in results
         ],
     )
-
-
-def _draw(conn: sa.Connection, table: str, count: int) -> list[int]:
-    """``count`` new ids of ``table``'s ``id`` sequence, ascending (a rolled-back batch leaves a gap,
-    as rolled-back single puts do)."""
-    if not count:
-        return []
-    drawn = conn.execute(
-        sa.text(f"SELECT nextval(pg_get_serial_sequence('{table}', 'id')) FROM generate_series(1, :count)"),
-        {"count": count},
-    ).scalars()
-    return sorted(int(i) for i in drawn)
 
 
 def _stored_json(value_json: str) -> str:
