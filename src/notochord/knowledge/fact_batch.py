@@ -86,6 +86,8 @@ _FACT_COLUMNS = (
     "valid_to",
     "recorded_at",
 )
+# what one writer's batch writes alike in every row: the rows' own values are bound once a statement
+_FACT_SHARED = frozenset({"origin", "source", "source_ref", "writer", "valid_from", "valid_to", "recorded_at"})
 _EXPIRY = ("at", "by", "fact_id")
 _LAST_FACT = Prepared(sa.select(sa.func.max(facts.c.id)))
 _LAST_CHANGE = Prepared(sa.select(sa.func.max(changes.c.id)))
@@ -374,7 +376,7 @@ def _apply(
     if provisional:
         new_facts, expired, results = _renumbered(tx, new_facts, expired, results)
     # facts first: the expiries may end facts of this batch
-    insert_rows(conn, INSERT_FACT_WITH_ID, facts, _FACT_COLUMNS, new_facts, copy=True)
+    insert_rows(conn, INSERT_FACT_WITH_ID, facts, _FACT_COLUMNS, new_facts, copy=True, shared=_FACT_SHARED)
     tx.flush()
     EXPIRE_ONE.run_tuples(conn, _EXPIRY, expired, texts_checked=True)
     return results

@@ -9,6 +9,7 @@ Synchronous, with internal ids. Writes made through ``space.user`` are said by t
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -87,19 +88,21 @@ class HostFacts:
         K-FACT, K-CHG, K-QUOTA.
         """
         checked = check_items(items, _HOST_PUT_ARGUMENTS, what="put_many")
-        core_items: builtins.list[dict[str, Any]] = []
+        core_items: builtins.list[Mapping[str, Any]] = []
         index = 0
         try:  # one handler for the whole loop: a context per item costs more than its checks
             for index, item in enumerate(checked):  # noqa: B007 (the handler names it)
                 if "predicate" not in item:
                     raise KnowledgeValidationError("predicate is required")
-                self._check_source(item.get("source"))
+                if "source" in item:
+                    self._check_source(item["source"])
                 if "object" in item:
                     core = {k: v for k, v in item.items() if k != "object"}
                     core["object_id"] = item["object"]
+                    core_items.append(core)
                 else:
-                    core = dict(item)
-                core_items.append(core)
+                    # the batch only reads its items, and is over before this call returns
+                    core_items.append(item)
         except KnowledgeValidationError:
             with item_errors(index):
                 raise

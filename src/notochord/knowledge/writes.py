@@ -92,6 +92,9 @@ _CHANGE_COLUMNS = (
     "created_at",
 )
 _OBJECT_COLUMNS = ("change_id", "object_type", "object_id")
+# what the changes of one batch share, bound once a statement (see many_rows.insert_rows)
+_CHANGE_SHARED = frozenset({"run_id", "actor", "op", "target_type", "proposed_json", "status", "created_at"})
+_OBJECT_SHARED = frozenset({"object_type"})
 _BUMP_ENTITY_VERSION = Prepared(
     sa.update(space_meta).where(space_meta.c.key == ENTITY_VERSION_KEY).values(value=sa.bindparam("token"))
 )
@@ -439,9 +442,19 @@ class WriteTx:
         """Write the change rows and object rows collected while deferred (changes first: the
         objects refer to them)."""
         changes_rows, self._deferred_changes = self._deferred_changes, []
-        insert_rows(self.conn, _INSERT_CHANGE_WITH_ID, changes, _CHANGE_COLUMNS, changes_rows, copy=self._copy)
+        insert_rows(
+            self.conn,
+            _INSERT_CHANGE_WITH_ID,
+            changes,
+            _CHANGE_COLUMNS,
+            changes_rows,
+            copy=self._copy,
+            shared=_CHANGE_SHARED,
+        )
         rows, self._deferred = self._deferred, []
-        insert_rows(self.conn, _INSERT_OBJECTS, change_objects, _OBJECT_COLUMNS, rows, copy=self._copy)
+        insert_rows(
+            self.conn, _INSERT_OBJECTS, change_objects, _OBJECT_COLUMNS, rows, copy=self._copy, shared=_OBJECT_SHARED
+        )
 
 
 def _object_rows(

@@ -20,7 +20,8 @@ import sqlalchemy as sa
 
 import notochord
 from notochord.db.schema import change_objects, changes, facts
-from notochord.knowledge.many_rows import KEYS_PER_STATEMENT, ROWS_PER_STATEMENT
+from notochord.knowledge.many_rows import KEYS_PER_STATEMENT, ROWS_PER_STATEMENT, insert_rows
+from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, usage
 from notochord.knowledge.writes import ASSISTANT, USER, Actor
 
@@ -80,3 +81,60 @@ def test_a_batch_of_several_chunks_stores_exactly_what_single_puts_store(two: li
             day = fast.core.store.today()
             assert usage(a, writer=str(actor), day=day) == usage(b, writer=str(actor), day=day)
     assert any(r.status == "conflict" for r in batched)
+
+
+_NOTES = sa.Table(
+    "notes",
+    sa.MetaData(),
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("writer", sa.Text, nullable=False),
+    sa.Column("run_id", sa.Text),
+    sa.Column("at", sa.Text, nullable=False),
+)
+_NOTE_COLUMNS = ("id", "body", "writer", "run_id", "at")
+
+
+def _stored_notes(rows: list[tuple[Any, ...]], *, shared: frozenset[str]) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """The rows of ``notes`` after :func:`insert_rows` of ``rows``, and the INSERT texts it sent."""
+    engine = sa.create_engine("sqlite://")
+    _NOTES.metadata.create_all(engine)
+    sent: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.startswith("INSERT"):
+            sent.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    with engine.begin() as conn:
+        insert_rows(conn, Prepared(sa.insert(_NOTES)), _NOTES, _NOTE_COLUMNS, rows, shared=shared)
+        stored = [tuple(r) for r in conn.execute(sa.select(_NOTES).order_by(_NOTES.c.id))]
+    return stored, sent
+
+
+def _notes(count: int) -> list[tuple[Any, ...]]:
+    return [(n + 1, f"note {n} ✓", "gem:kb", None, "2026-12-02T10:00:00.000Z") for n in range(count)]
+
+
+def test_rows_agreeing_on_their_shared_columns_are_stored_as_they_are_given() -> None:
+    """A statement whose rows all hold one writer, run and time binds those once; the rows stored
+    are the rows given, value for value, in every chunk size and the rest."""
+    rows = _notes(ROWS_PER_STATEMENT + ROWS_PER_STATEMENT // 4 + 3)
+    stored, sent = _stored_notes(rows, shared=frozenset({"writer", "run_id", "at"}))
+    assert stored == rows
+    assert sum("SELECT" in s for s in sent) == 2  # one full statement, one of a quarter as many rows
+
+
+def test_rows_that_differ_in_a_shared_column_keep_their_own_values() -> None:
+    """One row of a chunk with another writer, or a run where the others have none: that chunk goes
+    row by row with every value bound, and no row takes another's value."""
+    rows = _notes(2 * ROWS_PER_STATEMENT)
+    rows[5] = (*rows[5][:2], "user", *rows[5][3:])
+    rows[ROWS_PER_STATEMENT + 9] = (*rows[ROWS_PER_STATEMENT + 9][:3], "run-7", rows[ROWS_PER_STATEMENT + 9][4])
+    stored, sent = _stored_notes(rows, shared=frozenset({"writer", "run_id", "at"}))
+    assert stored == rows
+    assert not any("SELECT" in s for s in sent)
+    mixed = rows[:ROWS_PER_STATEMENT] + _notes(2 * ROWS_PER_STATEMENT)[ROWS_PER_STATEMENT:]
+    stored, sent = _stored_notes(mixed, shared=frozenset({"writer", "run_id", "at"}))
+    assert stored == mixed
+    assert ["SELECT" in s for s in sent] == [False, True]
