@@ -132,13 +132,14 @@ class _Lean:
 
     def agree(self, chunk: Sequence[tuple[Any, ...]]) -> bool:
         # the shared columns hold texts or nulls, so equal values are the same value of the same type
-        get = self._shared
-        first = get(chunk[0])
-        return all(get(row) == first for row in chunk)
+        keys = list(map(self._shared, chunk))
+        return keys.count(keys[0]) == len(keys)
 
     def values(self, chunk: Sequence[tuple[Any, ...]]) -> list[Any]:
         get = self._varying
-        return [*self._shared(chunk[0]), *(value for row in chunk for value in get(row))]
+        values = list(self._shared(chunk[0]))
+        values += [value for row in chunk for value in get(row)]
+        return values
 
 
 def _getter(indexes: Sequence[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
