@@ -12,7 +12,6 @@ punctuation, backslashes and tabs. Chunks created by the batch have no postings 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -20,6 +19,7 @@ import sqlalchemy as sa
 import notochord
 from notochord.search.textindex import fts_table_ddl, index_text
 from notochord.search.vector_index import passage_text
+from sent_sql import statements_sent
 
 pytestmark = pytest.mark.postgresql
 
@@ -71,18 +71,9 @@ def test_new_chunks_are_indexed_without_deleting_anything(vault: notochord.Notoc
     """A batch of new documents sends no DELETE of postings or full-text rows."""
     space = vault.personal
     space.user.documents.upsert_many([{"collection": "keep", "title": "warm-up", "body": "warm-up"}])
-    engine = space.core.store.engine
-    sent: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        sent.append(statement)
-
-    sa.event.listen(engine, "before_cursor_execute", seen)
-    try:
+    with statements_sent(space.core.store.engine) as sent:
         space.user.documents.upsert_many(
             [{"collection": "keep", "title": f"note {n}", "body": body} for n, body in enumerate(BODIES)]
         )
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", seen)
     assert not [s for s in sent if s.startswith("DELETE")], sent
     assert sum(s.startswith("COPY chunks_fts_terms") for s in sent) == 1

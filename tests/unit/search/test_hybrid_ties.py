@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-import sqlalchemy as sa
 
 import notochord
 from notochord.search.embeddings import Embedder
+from sent_sql import statements_sent
 
 from . import fakes
 
@@ -132,17 +132,8 @@ def test_fusing_reads_no_document_dates_of_its_own(open_space: Callable[[], noto
     space = open_space()
     write(space, [("A", TEXT_FIRST, "2025-03-01"), ("B", VECTOR_FIRST, "2026-03-01")])
     titles(space)
-    statements: list[str] = []
-
-    def record(*args: Any) -> None:
-        statements.append(str(args[2]))
-
-    engine = space.core.store.engine
-    sa.event.listen(engine, "before_cursor_execute", record)
-    try:
+    with statements_sent(space.core.store.engine) as statements:
         assert titles(space) == ["B", "A"]
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", record)
     assert statements, "the listener saw the search"
     joins = [s for s in statements if "doc_date" in s and "JOIN" in s.upper()]
     # nothing per tie, and not even the hits' own rows (text, title): the search before this one

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from notochord.errors import RevertError
 from notochord.knowledge.check import repair
 from notochord.search.vector_index import VectorIndex
 from notochord.settings import Settings
+from sent_sql import statements_sent
 
 from .fakes import HashedNgramEmbedder
 
@@ -173,17 +173,8 @@ def test_a_repeated_search_reads_no_candidate_ids_again(space: notochord.Space) 
         space.user.documents.upsert(collection="keep", title=f"note {i}", body=f"A note about the {word}.")
     space.index.wait()
     space.user.search("river boat")
-    statements: list[str] = []
-
-    def record(*args: Any) -> None:
-        statements.append(str(args[2]))
-
-    engine = space.core.store.engine
-    sa.event.listen(engine, "before_cursor_execute", record)
-    try:
+    with statements_sent(space.core.store.engine) as statements:
         space.user.search("violin garden")
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", record)
     assert statements, "the listener saw the search"
     assert not [s for s in statements if "collection_id IN" in s or "chunk_vectors.chunk_id IN" in s]
     assert len([s for s in statements if "chunk_vectors" in s]) == 1  # the vectors' version, one lookup
