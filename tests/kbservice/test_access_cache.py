@@ -12,32 +12,19 @@ Over real HTTP, on both backends (statements are counted, never timed). KB-GEN-1
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
-import sqlalchemy as sa
 from kb_harness import World, bearer, caller, expired_token, transactions
 
 from notochord.kbservice import JsonBody, KbService
 from notochord.kbservice.actors import actor_from_claims
 from notochord.kbservice.policy import ResourceType
+from sent_sql import statements_sent
 
 
-@contextlib.contextmanager
-def statements(world: World, table: str) -> Iterator[list[str]]:
+def statements(world: World, table: str) -> contextlib.AbstractContextManager[list[str]]:
     """The statements naming ``table`` sent on organization A's engine inside the ``with`` block."""
-    engine = world.live.nc.org(world.a).core.store.engine
-    sent: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if table in statement:
-            sent.append(statement)
-
-    sa.event.listen(engine, "before_cursor_execute", seen)
-    try:
-        yield sent
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", seen)
+    return statements_sent(world.live.nc.org(world.a).core.store.engine, containing=table)
 
 
 def _kb_with_document(world: World, text: str = "Parcels leave the depot on Mondays.") -> dict[str, Any]:

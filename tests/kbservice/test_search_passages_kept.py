@@ -11,31 +11,20 @@ never timed). K-SRCH-01, K-SRCH-03, KB-GEN-02.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
 from kb_harness import World
 
 from notochord import Space
+from sent_sql import statements_sent
 
 _PASSAGE_ROWS = "FROM chunks AS c JOIN documents AS d"
 
 
-@contextlib.contextmanager
-def passage_reads(engine: sa.Engine) -> Iterator[list[str]]:
+def passage_reads(engine: sa.Engine) -> contextlib.AbstractContextManager[list[str]]:
     """The statements reading passage rows sent on ``engine`` inside the ``with`` block."""
-    sent: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if _PASSAGE_ROWS in statement:
-            sent.append(statement)
-
-    sa.event.listen(engine, "before_cursor_execute", seen)
-    try:
-        yield sent
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", seen)
+    return statements_sent(engine, containing=_PASSAGE_ROWS)
 
 
 def _search(world: World, kb_id: str, query: str) -> list[dict[str, Any]]:
