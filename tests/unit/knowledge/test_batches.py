@@ -12,43 +12,25 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from notochord import KnowledgeQuotaError, KnowledgeValidationError, Space
 from notochord.knowledge.batches import BatchItemError
 from notochord.knowledge.quotas import DailyLimits, usage
+from sent_sql import statements_sent
+
+# PostgreSQL's write lock is part of how a write transaction begins there; left out, a transaction's
+# start is its one BEGIN entry on both backends
+_WRITE_LOCK = "SELECT pg_advisory_xact_lock"
 
 
 @contextmanager
 def statements(space: Space) -> Iterator[list[str]]:
     """Every SQL statement the space's engine sends while the block runs, each transaction's start as
-    one ``BEGIN`` entry whatever the backend spells it (SQLite ``BEGIN``; PostgreSQL begins implicitly
-    and a write then takes its lock)."""
-    seen: list[str] = []
-    engine = space.core.store.engine
-
-    # SQLite's writer connection begins on the driver's connection: its transactions are seen by
-    # the BEGIN they send; PostgreSQL's by SQLAlchemy's begin event
-    by_statement = engine.dialect.name == "sqlite"
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if statement.startswith("BEGIN"):
-            if by_statement:
-                seen.append("BEGIN")
-        elif not statement.startswith("SELECT pg_advisory_xact_lock"):
-            seen.append(statement)
-
-    def begin(_conn: Any) -> None:
-        if not by_statement:
-            seen.append("BEGIN")
-
-    event.listen(engine, "before_cursor_execute", count)
-    event.listen(engine, "begin", begin)
-    try:
+    one entry starting with ``BEGIN`` whatever the backend (SQLite sends ``BEGIN`` or ``BEGIN
+    IMMEDIATE``; PostgreSQL begins implicitly and a write then takes its lock, left out here)."""
+    with statements_sent(space.core.store.engine, begins=True) as seen:
         yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
-        event.remove(engine, "begin", begin)
+    seen[:] = [s for s in seen if not s.startswith(_WRITE_LOCK)]
 
 
 def _count(space: Space, table: str) -> int:

@@ -3,30 +3,11 @@ page at a time in a fixed number of queries, and restoring a deleted document by
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
-import sqlalchemy as sa
 
 from notochord import KnowledgeNotFoundError, KnowledgeValidationError, Space
 from notochord.knowledge.browse import MAX_PAGE
-
-
-@contextmanager
-def _queries(space: Space) -> Iterator[list[str]]:
-    """The SQL statements the space's engine runs inside the block."""
-    engine = space.core.store.engine
-    seen: list[str] = []
-
-    def count(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        seen.append(statement)
-
-    sa.event.listen(engine, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", count)
+from sent_sql import statements_sent
 
 
 def _selects(statements: list[str]) -> int:
@@ -79,7 +60,7 @@ def test_document_counts_are_one_query_over_every_collection(space: Space) -> No
         space.user.documents.upsert(collection=recipes.id, title=f"dish {n}", body="x")
     gone = space.user.documents.upsert(collection="keep", title="old", body="x")
     space.user.documents.delete(gone.id)
-    with _queries(space) as seen:
+    with statements_sent(space.core.store.engine) as seen:
         counts = space.user.collections.document_counts()
     assert counts == {recipes.id: 3}
     assert _selects(seen) == 1
@@ -91,7 +72,7 @@ def test_a_page_of_documents_is_newest_first_with_its_total(space: Space) -> Non
     inner = space.user.collections.create("Soups", parent=recipes.id)
     ids = [space.user.documents.upsert(collection=recipes.id, title=f"dish {n}", body="x").id for n in range(5)]
     space.user.documents.upsert(collection=inner.id, title="soup", body="x")
-    with _queries(space) as seen:
+    with statements_sent(space.core.store.engine) as seen:
         first = space.user.documents.page(recipes.id, offset=0, limit=2)
     assert [d.id for d in first.items] == [ids[4], ids[3]]
     assert (first.total, first.has_more) == (5, True)
@@ -144,7 +125,7 @@ def test_an_entity_page_filters_by_kind_and_name_or_identifier_in_a_fixed_number
     space.user.entities.merge(keep=ann.id, merge=alias.id)
     for n in range(10):
         space.user.entities.resolve(create=True, name=f"person {n}", email=f"p{n}@example.com")
-    with _queries(space) as seen:
+    with statements_sent(space.core.store.engine) as seen:
         people = space.user.entities.page(kind="person", limit=50)
     assert _selects(seen) <= 3
     assert people.total == 12
@@ -174,7 +155,7 @@ def test_facts_about_several_people_come_in_one_query_through_their_merges(space
     space.user.facts.put(subject=bob.id, predicate="work.title", value="Chef")
     space.as_assistant.facts.put(subject=bob.id, predicate="work.project", value="guess", source="inferred")
     space.user.entities.merge(keep=ann.id, merge=annie.id)
-    with _queries(space) as seen:
+    with statements_sent(space.core.store.engine) as seen:
         about = space.user.facts.about([ann.id, bob.id])
     assert _selects(seen) == 1
     assert sorted((f.predicate, f.value) for f in about[ann.id]) == [
@@ -192,7 +173,7 @@ def test_display_names_of_several_entities_follow_merges_and_leave_out_the_delet
     assert ann is not None and annie is not None and bob is not None
     space.user.entities.merge(keep=ann.id, merge=annie.id)
     space.user.entities.delete(bob.id)
-    with _queries(space) as seen:
+    with statements_sent(space.core.store.engine) as seen:
         names = space.user.entities.names([ann.id, annie.id, bob.id, 9999])
     assert names == {ann.id: "Ann", annie.id: "Ann"}
     assert _selects(seen) == 1

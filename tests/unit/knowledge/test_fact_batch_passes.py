@@ -11,13 +11,10 @@ the entity it was merged into, a deleted one is not found, and the quota counts 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from notochord import KnowledgeQuotaError, KnowledgeValidationError, Space
 from notochord.db.schema import facts
@@ -25,22 +22,7 @@ from notochord.knowledge.batches import BatchItemError
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, usage
 from notochord.knowledge.writes import ASSISTANT
-
-
-@contextmanager
-def sent(space: Space) -> Iterator[list[str]]:
-    """The statements the space's engine sends while the block runs."""
-    seen: list[str] = []
-    engine = space.core.store.engine
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        seen.append(statement)
-
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
+from sent_sql import statements_sent
 
 
 def _people(space: Space, count: int) -> list[int]:
@@ -91,7 +73,7 @@ def test_a_batch_about_many_entities_reads_them_in_a_constant_number_of_statemen
     entities in one statement, and the entities merged into them in one more."""
     people = _people(space, 40)
     items = [{"predicate": "pref.food.like", "value": "tea", "subject": p} for p in people]
-    with sent(space) as statements:
+    with statements_sent(space.core.store.engine) as statements:
         results = space.user.facts.put_many(items).results
     assert [r.status for r in results] == ["applied"] * 40
     reads = [s for s in statements if "FROM entities" in s]
@@ -133,7 +115,7 @@ def test_the_quota_counts_each_item_of_a_batch_and_reads_its_counter_once(space:
     refused whole and leaves the counter as it was."""
     limits = DailyLimits(writes=7)
     items = [{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(5)]
-    with sent(space) as statements:
+    with statements_sent(space.core.store.engine) as statements:
         space.core.facts.put_many(items, actor=ASSISTANT, limits=limits)
     assert len([s for s in statements if "quota_usage" in s]) == 2, "\n".join(statements)
     day = space.core.store.today()
@@ -206,7 +188,7 @@ def test_a_batch_writes_each_table_in_one_statement_on_either_backend(space: Spa
     ``COPY`` after one draw of ids per sequence), with ids ascending in the order of the items."""
     items: list[dict[str, Any]] = [{"predicate": "pref.food.like", "value": f"dish {n}"} for n in range(50)]
     items += [{"predicate": "location.home.city", "value": f"city {n}"} for n in range(10)]
-    with sent(space) as statements:
+    with statements_sent(space.core.store.engine) as statements:
         results = space.user.facts.put_many(items).results
     for table in ("facts", "changes", "change_objects"):
         writes = [s for s in statements if s.startswith((f"INSERT INTO {table} ", f'COPY "{table}"', f"COPY {table} "))]

@@ -23,6 +23,7 @@ from notochord.db.engine import write_tx
 from notochord.db.schema import predicates, space_meta
 from notochord.knowledge.writes import VOCABULARY_VERSION_KEY, data_versions
 from notochord.settings import Settings
+from sent_sql import statements_sent
 
 
 @pytest.fixture
@@ -31,23 +32,6 @@ def space(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Space]:
     settings = Settings(data_dir=tmp_path, index_in_background=False)
     with notochord.open(tmp_path, settings, clock=clock, embedder=None) as opened:
         yield opened.personal
-
-
-def _statements(engine: sa.Engine) -> Any:
-    seen: list[str] = []
-
-    def on_statement(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        seen.append(statement)
-
-    class Listening:
-        def __enter__(self) -> list[str]:
-            sa.event.listen(engine, "before_cursor_execute", on_statement)
-            return seen
-
-        def __exit__(self, *_exc: object) -> None:
-            sa.event.remove(engine, "before_cursor_execute", on_statement)
-
-    return Listening()
 
 
 def _versions(space: notochord.Space) -> str:
@@ -70,7 +54,7 @@ def test_a_put_begins_on_the_driver_without_a_sqlalchemy_transaction(space: noto
 
     sa.event.listen(engine, "begin", on_begin)
     try:
-        with _statements(engine) as seen:
+        with statements_sent(engine) as seen:
             assert space.user.facts.put(predicate="pref.food.like", value="coffee").status == "applied"
     finally:
         sa.event.remove(engine, "begin", on_begin)
@@ -92,7 +76,7 @@ def test_a_failed_write_on_the_driver_transaction_leaves_nothing(space: notochor
 def test_a_second_put_knows_the_data_versions_without_reading_them(space: notochord.Space) -> None:
     """The versions come from the previous write, checked with ``PRAGMA data_version``."""
     space.user.facts.put(predicate="pref.food.like", value="tea")
-    with _statements(space.core.store.engine) as seen:
+    with statements_sent(space.core.store.engine) as seen:
         space.user.facts.put(predicate="pref.food.like", value="coffee")
     assert not [s for s in seen if "space_meta" in s], seen
     assert seen.count("PRAGMA data_version") == 1
