@@ -5,7 +5,7 @@ number of SQL statements whether it shows a few rows or many, so no page does a 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -15,33 +15,25 @@ from console_harness import ConsoleServer
 from runs_gem import GEM, installed, run_once
 
 from notochord.errors import KnowledgeValidationError
+from sent_sql import statements_sent
 
 
 class StatementCounter:
-    """Counts the SQL statements the space's engine runs (SQLAlchemy ``before_cursor_execute``)."""
+    """A page's cost as the statements it sends, which unlike its time is the same on every machine."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        self.count = 0
-
-    def __call__(self, *_args: object, **_kwargs: object) -> None:
-        self.count += 1
 
     def of(self, client: httpx.Client, path: str) -> int:
-        self.count = 0
-        answer = client.get(path)
-        assert answer.status_code == 200, f"{path}: {answer.status_code}"
-        return self.count
+        with statements_sent(self.engine) as sent:
+            answer = client.get(path)
+            assert answer.status_code == 200, f"{path}: {answer.status_code}"
+        return len(sent)
 
 
 @pytest.fixture
-def counter(console: ConsoleServer) -> Iterator[StatementCounter]:
-    counting = StatementCounter(console.space.core.store.engine)
-    sa.event.listen(counting.engine, "before_cursor_execute", counting)
-    try:
-        yield counting
-    finally:
-        sa.event.remove(counting.engine, "before_cursor_execute", counting)
+def counter(console: ConsoleServer) -> StatementCounter:
+    return StatementCounter(console.space.core.store.engine)
 
 
 def _gem(root: Path, n: int) -> Path:

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
-import sqlalchemy as sa
 from console_harness import ConsoleServer
 from fastapi.routing import APIRoute
 
 from notochord.console.routes import entities, knowledge
 from notochord.knowledge.records import Entity
+from sent_sql import statements_sent
 
 
 def _person(console: ConsoleServer, name: str, **identifiers: str) -> Entity:
@@ -267,26 +265,10 @@ def test_no_knowledge_action_without_the_csrf_token(console: ConsoleServer) -> N
     assert console.space.changes.list() == before
 
 
-@contextmanager
-def _selects(console: ConsoleServer) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def count(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
-            seen.append(statement)
-
-    engine = console.space.core.store.engine
-    sa.event.listen(engine, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", count)
-
-
 def _queries_for(console: ConsoleServer, client: httpx.Client, path: str) -> int:
-    with _selects(console) as seen:
+    with statements_sent(console.space.core.store.engine) as sent:
         assert client.get(path).status_code == 200
-    return len(seen)
+    return sum(1 for s in sent if s.lstrip().upper().startswith(("SELECT", "WITH")))
 
 
 @pytest.mark.parametrize("page", ["tree", "collection", "entities", "contacts"])
