@@ -84,7 +84,7 @@ def insert_rows(
     if per == 0 or len(rows) < per:
         statement.run_tuples(conn, columns, rows, texts_checked=True, copy=copy)
         return
-    lean = _Lean(columns, shared) if shared else None
+    alike = _SharedColumns.of(columns, shared)
     start = 0
     for size in (per, per // SHORT_CHUNKS):
         if size < 2:
@@ -92,8 +92,8 @@ def insert_rows(
         sql = _multi_row_sql(conn, table, columns, size)
         while len(rows) - start >= size:
             chunk = rows[start : start + size]
-            if lean is not None and lean.agree(chunk):
-                _execute(conn, _shared_row_sql(conn, table, columns, shared, size), lean.values(chunk))
+            if alike is not None and alike.agree(chunk):
+                _execute(conn, _shared_row_sql(conn, table, columns, shared, size), alike.values(chunk))
             else:
                 _execute(conn, sql, [value for row in chunk for value in row])
             start += size
@@ -123,12 +123,19 @@ def _multi_row_sql(conn: sa.Connection, table: sa.Table, columns: tuple[str, ...
     return found
 
 
-class _Lean:
+class _SharedColumns:
     """Which values of ``columns`` a statement of :func:`_shared_row_sql` binds once, and which per row."""
 
-    def __init__(self, columns: tuple[str, ...], shared: frozenset[str]) -> None:
-        self._shared = _getter([i for i, c in enumerate(columns) if c in shared])
-        self._varying = _getter([i for i, c in enumerate(columns) if c not in shared])
+    def __init__(self, shared: Sequence[int], varying: Sequence[int]) -> None:
+        self._shared = _getter(shared)
+        self._varying = _getter(varying)
+
+    @classmethod
+    def of(cls, columns: tuple[str, ...], shared: frozenset[str]) -> _SharedColumns | None:
+        """``None`` unless some of ``columns`` are ``shared`` and some are not."""
+        alike = [i for i, c in enumerate(columns) if c in shared]
+        varying = [i for i, c in enumerate(columns) if c not in shared]
+        return cls(alike, varying) if alike and varying else None
 
     def agree(self, chunk: Sequence[tuple[Any, ...]]) -> bool:
         # the shared columns hold texts or nulls, so equal values are the same value of the same type

@@ -138,3 +138,13 @@ def test_rows_that_differ_in_a_shared_column_keep_their_own_values() -> None:
     stored, sent = _stored_notes(mixed, shared=frozenset({"writer", "run_id", "at"}))
     assert stored == mixed
     assert ["SELECT" in s for s in sent] == [False, True]
+
+
+@pytest.mark.parametrize("shared", [frozenset(_NOTE_COLUMNS), frozenset({"title"})], ids=["every column", "no column"])
+def test_shared_columns_that_leave_nothing_to_bind_once_or_per_row_bind_every_value(shared: frozenset[str]) -> None:
+    """Naming every column, or none of the table's, as shared is no reason to fail: the rows go with
+    every value bound."""
+    rows = _notes(ROWS_PER_STATEMENT + 1)
+    stored, sent = _stored_notes(rows, shared=shared)
+    assert stored == rows
+    assert not any("SELECT" in s for s in sent)
