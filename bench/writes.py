@@ -99,6 +99,9 @@ class Figures:
     rows_returned: int = 0
     file_bytes: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
+    subject_ids: list[int] = field(default_factory=list)
+    """The entity id of each subject of the specs (``self`` as 0 until :attr:`self_id` is known)."""
+    self_id: int = 0
 
     @property
     def writes_per_second(self) -> float:
@@ -208,6 +211,10 @@ def run_notochord(
         for query in queries[:50]:
             space.user.facts.lookup(subjects[query[0]], query[1])
         figures.lookup_latencies = timed_loop(bar, "notochord: facts.lookup", queries, lookup)
+        figures.subject_ids = [0 if s == "self" else int(s) for s in subjects]
+        store_path = Path(str(space.core.store.engine.url.database))
+        figures.self_id = _self_entity(store_path)
+        _empty_copy(store_path, root / "rows-floor.db")
     figures.file_bytes = sum(p.stat().st_size for p in (data_dir / "spaces").iterdir())
     return figures
 
@@ -503,6 +510,103 @@ def run_baseline(
     return figures
 
 
+# ------------------------------------------------------------------ sqlite3 writing notochord's rows
+
+
+def _self_entity(store: Path) -> int:
+    conn = sqlite3.connect(store)
+    try:
+        return int(conn.execute("SELECT id FROM entities WHERE kind = 'self'").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _empty_copy(store: Path, target: Path) -> None:
+    """A copy of the space's database (schema, indexes, entities, vocabulary) without its facts and
+    changes: what the store held before the facts were written, as far as these rows care."""
+    source = sqlite3.connect(store)
+    copy = sqlite3.connect(target, isolation_level=None)
+    try:
+        source.backup(copy)
+        copy.execute("PRAGMA foreign_keys=OFF")
+        copy.executescript("DELETE FROM change_objects; DELETE FROM facts; DELETE FROM changes; VACUUM;")
+    finally:
+        source.close()
+        copy.close()
+
+
+ROWS_EXPIRE = (
+    "UPDATE facts SET valid_to = ?, expired_by = ? WHERE subject_id = ? AND predicate = ? AND valid_to IS NULL "
+    "AND id <> ? RETURNING id"
+)
+ROWS_FACT = (
+    "INSERT INTO facts (subject_id, predicate, value_json, object_id, origin, source, source_ref, writer, pinned,"
+    " valid_from, valid_to, recorded_at) VALUES (?, ?, ?, NULL, 'user', 'user', NULL, 'user', ?, ?, NULL, ?)"
+)
+ROWS_CHANGE = (
+    "INSERT INTO changes (run_id, actor, op, target_type, target_id, summary, before_json, after_json,"
+    " proposed_json, status, created_at) VALUES (NULL, 'user', 'facts.put', 'fact', ?, ?, NULL, ?, NULL, 'applied', ?)"
+)
+ROWS_OBJECT = "INSERT INTO change_objects (change_id, object_type, object_id) VALUES (?, 'fact', ?)"
+
+
+def run_rows_floor(
+    path: Path, specs: Sequence[FactSpec], subject_ids: Sequence[int], *, timed: int, batch: int
+) -> Figures:
+    """Plain ``sqlite3`` writing the rows notochord stores for the same facts into a copy of its own
+    schema (its indexes and foreign keys, WAL, ``synchronous=NORMAL``): per fact the fact, its change
+    and the change's touched objects, and for a ``one`` predicate the expiry of the value it replaces,
+    recorded in the change. No reads, no checks, no duplicates to find: the storage work of the
+    product's guarantees alone, the floor its Python path stands on."""
+    figures = Figures()
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+
+        def write(spec: FactSpec) -> None:
+            now = iso_utc(datetime.now(UTC))
+            subject = subject_ids[spec.subject]
+            value_json = json.dumps(spec.value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+            shown = spec.value if isinstance(spec.value, str) else value_json
+            summary = f"{spec.predicate} = {shown[:80]}"
+            fact_id = conn.execute(
+                ROWS_FACT, (subject, spec.predicate, value_json, spec.subject == 0, now, now)
+            ).lastrowid
+            change_id = conn.execute(ROWS_CHANGE, (fact_id, summary, value_json, now)).lastrowid
+            replaced: list[int] = []
+            if spec.predicate in ONE_PREDICATES:
+                replaced = [r[0] for r in conn.execute(ROWS_EXPIRE, (now, change_id, subject, spec.predicate, fact_id))]
+            conn.executemany(ROWS_OBJECT, [(change_id, fact) for fact in (*replaced, fact_id)])
+
+        def insert(spec: FactSpec) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            write(spec)
+            conn.execute("COMMIT")
+
+        with progress() as bar:
+            untimed = specs[: len(specs) - timed]
+            if untimed:
+                task = bar.add_task(f"sqlite3, notochord's rows ({batch}/tx)", total=len(untimed))
+                started = time.perf_counter()
+                for chunk in batched(untimed, batch):
+                    conn.execute("BEGIN IMMEDIATE")
+                    for spec in chunk:
+                        write(spec)
+                    conn.execute("COMMIT")
+                    bar.advance(task, len(chunk))
+                figures.bulk_rows, figures.bulk_seconds = len(untimed), time.perf_counter() - started
+            started = time.perf_counter()
+            figures.write_latencies = timed_loop(bar, "sqlite3, notochord's rows (1/tx)", specs[len(untimed) :], insert)
+            figures.write_seconds = time.perf_counter() - started
+            figures.writes_timed = len(specs) - len(untimed)
+    finally:
+        conn.close()
+    figures.file_bytes = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    return figures
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -514,35 +618,43 @@ def _ratio(ours: float, base: float) -> str:
     return f"{ours / base:.2f}×" if base else "n/a"
 
 
-def report(size: int, people_count: int, batch: int, ours: Figures, base: Figures) -> None:
+def report(size: int, people_count: int, batch: int, ours: Figures, base: Figures, rows: Figures) -> None:
     table = Table(title=f"{size:,} facts about {people_count:,} people and self", title_justify="left")
     table.add_column("figure")
     table.add_column("notochord", justify="right")
     table.add_column("sqlite3", justify="right")
     table.add_column("notochord / sqlite3", justify="right")
+    table.add_column("sqlite3, notochord's rows", justify="right")
+    table.add_column("notochord / its rows", justify="right")
     table.add_row(
         f"writes/s (1 fact per tx, last {ours.writes_timed:,})",
         f"{ours.writes_per_second:,.0f}",
         f"{base.writes_per_second:,.0f}",
         _ratio(ours.writes_per_second, base.writes_per_second),
+        f"{rows.writes_per_second:,.0f}",
+        _ratio(ours.writes_per_second, rows.writes_per_second),
     )
     for label, q in (("write p50", 50), ("write p95", 95)):
-        mine, theirs = percentile(ours.write_latencies, q), percentile(base.write_latencies, q)
-        table.add_row(label, _ms(mine), _ms(theirs), _ratio(mine, theirs))
+        mine, theirs, floor = (percentile(f.write_latencies, q) for f in (ours, base, rows))
+        table.add_row(label, _ms(mine), _ms(theirs), _ratio(mine, theirs), _ms(floor), _ratio(mine, floor))
     table.add_row(
         f"batched writes/s ({batch} per tx, first {base.bulk_rows:,}; put_many)",
         f"{ours.bulk_per_second:,.0f}" if ours.bulk_rows else "n/a",
         f"{base.bulk_per_second:,.0f}",
         _ratio(ours.bulk_per_second, base.bulk_per_second) if ours.bulk_rows else "n/a",
+        f"{rows.bulk_per_second:,.0f}",
+        _ratio(ours.bulk_per_second, rows.bulk_per_second) if ours.bulk_rows else "n/a",
     )
     for label, q in (("lookup p50", 50), ("lookup p95", 95)):
         mine, theirs = percentile(ours.lookup_latencies, q), percentile(base.lookup_latencies, q)
-        table.add_row(label, _ms(mine), _ms(theirs), _ratio(mine, theirs))
+        table.add_row(label, _ms(mine), _ms(theirs), _ratio(mine, theirs), "", "")
     queries = max(len(ours.lookup_latencies), 1)
     table.add_row(
         "rows per lookup (mean)",
         f"{ours.rows_returned / queries:.1f}",
         f"{base.rows_returned / max(len(base.lookup_latencies), 1):.1f}",
+        "",
+        "",
         "",
     )
     table.add_row(
@@ -550,6 +662,8 @@ def report(size: int, people_count: int, batch: int, ours: Figures, base: Figure
         f"{ours.file_bytes / 1e6:.1f} MB",
         f"{base.file_bytes / 1e6:.1f} MB",
         _ratio(ours.file_bytes, base.file_bytes),
+        f"{rows.file_bytes / 1e6:.1f} MB",
+        _ratio(ours.file_bytes, rows.file_bytes),
     )
     console.print(table)
     if ours.rows_returned != base.rows_returned:
@@ -562,6 +676,10 @@ def report(size: int, people_count: int, batch: int, ours: Figures, base: Figure
     console.print(
         f"  single writes timed on the last {ours.writes_timed:,} of {size:,} facts, batched ones on the first "
         f"{base.bulk_rows:,}; targets: single ≥ 0.20×, batched ≥ 0.50× of sqlite3"
+    )
+    console.print(
+        "  sqlite3, notochord's rows: plain sqlite3 writing the fact, its change and touched objects and any expiry "
+        "into a copy of notochord's schema (its indexes and foreign keys), no reads or checks"
     )
     console.print()
 
@@ -685,26 +803,34 @@ def main(argv: Sequence[str] | None = None) -> None:
             specs = dataset(size, names, rng)
             queries = lookups(args.lookups, len(names) + 1, rng)
         timed = min(args.write_sample, size)
-        runs: list[tuple[Figures, Figures]] = []
+        runs: list[tuple[Figures, Figures, Figures]] = []
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory(prefix="notochord-bench-") as tmp:
                 root = Path(tmp)
                 ours = run_notochord(root, names, specs, queries, timed=timed, batch=args.batch)
                 base = run_baseline(root, specs, queries, timed=timed, batch=args.batch)
-            runs.append((ours, base))
+                subjects = [ours.self_id, *ours.subject_ids[1:]]
+                rows = run_rows_floor(root / "rows-floor.db", specs, subjects, timed=timed, batch=args.batch)
+            runs.append((ours, base, rows))
         # a loaded machine moves single runs a lot: the run with the median single-write ratio
         runs.sort(key=lambda run: run[0].writes_per_second / run[1].writes_per_second)
-        ours, base = runs[len(runs) // 2]
+        ours, base, rows = runs[len(runs) // 2]
         if args.repeat > 1:
-            ratios = ", ".join(f"{o.writes_per_second / b.writes_per_second:.2f}×" for o, b in runs)
+            ratios = ", ".join(f"{o.writes_per_second / b.writes_per_second:.2f}×" for o, b, _ in runs)
             console.print(f"  {args.repeat} runs, single-write ratios {ratios}; the median run:")
-        report(size, len(names), args.batch, ours, base)
+        report(size, len(names), args.batch, ours, base, rows)
         headline[f"{size:,} facts: writes/s (1 per tx) / sqlite3"] = ours.writes_per_second / base.writes_per_second
         headline[f"{size:,} facts: write p50 notochord / sqlite3"] = percentile(ours.write_latencies, 50) / max(
             percentile(base.write_latencies, 50), 1e-9
         )
         if ours.bulk_rows:
             headline[f"{size:,} facts: batched writes/s / sqlite3"] = ours.bulk_per_second / base.bulk_per_second
+            headline[f"{size:,} facts: batched writes/s / sqlite3 writing notochord's rows"] = (
+                ours.bulk_per_second / rows.bulk_per_second
+            )
+        headline[f"{size:,} facts: writes/s (1 per tx) / sqlite3 writing notochord's rows"] = (
+            ours.writes_per_second / rows.writes_per_second
+        )
     if args.documents > 0:
         headline.update(measure_documents(args))
     report_headline(headline, args.before)
