@@ -151,6 +151,42 @@ def batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
         yield items[start : start + size]
 
 
+def sqlite3_writes(
+    conn: sqlite3.Connection,
+    bar: Progress,
+    label: str,
+    specs: Sequence[FactSpec],
+    write: Callable[[FactSpec], None],
+    figures: Figures,
+    *,
+    timed: int,
+    batch: int,
+) -> None:
+    """Write ``specs`` on a plain ``sqlite3`` connection with ``write``: all but the last ``timed`` in
+    transactions of ``batch`` (the batched figures), then the rest one per transaction, each timed."""
+    untimed = specs[: len(specs) - timed]
+    if untimed:
+        task = bar.add_task(f"{label} ({batch}/tx)", total=len(untimed))
+        started = time.perf_counter()
+        for chunk in batched(untimed, batch):
+            conn.execute("BEGIN IMMEDIATE")
+            for spec in chunk:
+                write(spec)
+            conn.execute("COMMIT")
+            bar.advance(task, len(chunk))
+        figures.bulk_rows, figures.bulk_seconds = len(untimed), time.perf_counter() - started
+
+    def insert(spec: FactSpec) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        write(spec)
+        conn.execute("COMMIT")
+
+    started = time.perf_counter()
+    figures.write_latencies = timed_loop(bar, f"{label} (1/tx)", specs[len(untimed) :], insert)
+    figures.write_seconds = time.perf_counter() - started
+    figures.writes_timed = len(specs) - len(untimed)
+
+
 # ------------------------------------------------------------------ notochord
 
 
@@ -468,11 +504,6 @@ def run_baseline(
                 conn.execute(BASELINE_EXPIRE, (values[-1], spec.subject, spec.predicate))
             conn.execute(BASELINE_INSERT, values)
 
-        def insert(spec: FactSpec) -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            write(spec)
-            conn.execute("COMMIT")
-
         def select(query: tuple[int, str | None]) -> None:
             subject, prefix = query
             if prefix is None:
@@ -483,22 +514,7 @@ def run_baseline(
             figures.rows_returned += len(found)
 
         with progress() as bar:
-            untimed = specs[: len(specs) - timed]
-            if untimed:
-                task = bar.add_task(f"sqlite3: bulk load ({batch}/tx)", total=len(untimed))
-                started = time.perf_counter()
-                for chunk in batched(untimed, batch):
-                    conn.execute("BEGIN IMMEDIATE")
-                    for spec in chunk:
-                        write(spec)
-                    conn.execute("COMMIT")
-                    bar.advance(task, len(chunk))
-                figures.bulk_rows, figures.bulk_seconds = len(untimed), time.perf_counter() - started
-
-            started = time.perf_counter()
-            figures.write_latencies = timed_loop(bar, "sqlite3: INSERT (1/tx)", specs[len(untimed) :], insert)
-            figures.write_seconds = time.perf_counter() - started
-            figures.writes_timed = len(specs) - len(untimed)
+            sqlite3_writes(conn, bar, "sqlite3", specs, write, figures, timed=timed, batch=batch)
             figures.statuses = {"applied": len(specs)}
 
             for query in queries[:50]:
@@ -580,27 +596,8 @@ def run_rows_floor(
                 replaced = [r[0] for r in conn.execute(ROWS_EXPIRE, (now, change_id, subject, spec.predicate, fact_id))]
             conn.executemany(ROWS_OBJECT, [(change_id, fact) for fact in (*replaced, fact_id)])
 
-        def insert(spec: FactSpec) -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            write(spec)
-            conn.execute("COMMIT")
-
         with progress() as bar:
-            untimed = specs[: len(specs) - timed]
-            if untimed:
-                task = bar.add_task(f"sqlite3, notochord's rows ({batch}/tx)", total=len(untimed))
-                started = time.perf_counter()
-                for chunk in batched(untimed, batch):
-                    conn.execute("BEGIN IMMEDIATE")
-                    for spec in chunk:
-                        write(spec)
-                    conn.execute("COMMIT")
-                    bar.advance(task, len(chunk))
-                figures.bulk_rows, figures.bulk_seconds = len(untimed), time.perf_counter() - started
-            started = time.perf_counter()
-            figures.write_latencies = timed_loop(bar, "sqlite3, notochord's rows (1/tx)", specs[len(untimed) :], insert)
-            figures.write_seconds = time.perf_counter() - started
-            figures.writes_timed = len(specs) - len(untimed)
+            sqlite3_writes(conn, bar, "sqlite3, notochord's rows", specs, write, figures, timed=timed, batch=batch)
     finally:
         conn.close()
     figures.file_bytes = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
