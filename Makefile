@@ -8,7 +8,7 @@ DATA_DIR ?=
 DATA_DIR_OPTION := $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 PORT ?= 8420
 
-.PHONY: run test lint bench install lock clean screenshots
+.PHONY: run test lint bench install lock clean screenshots chromium
 
 $(STAMP): requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,23 @@ run: $(STAMP)
 	@$(BIN)/notochord $(DATA_DIR_OPTION) init > /dev/null
 	@$(BIN)/notochord $(DATA_DIR_OPTION) serve --host 127.0.0.1 --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
+
+# The console's browser tests (and screenshots) drive the system's Chromium, never a downloaded
+# one. Where it is missing it is installed from Debian's packages, as root or through password-less
+# sudo; anywhere else the message says what to install.
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+		if [ "$$(id -u)" = 0 ]; then as_root=; elif sudo -n true 2>/dev/null; then as_root="sudo -n"; \
+		else as_root=none; fi; \
+		if [ "$$as_root" != none ] && command -v apt-get >/dev/null; then \
+			echo "installing the system's Chromium (Debian package chromium) for the console's browser tests"; \
+			$$as_root apt-get update -qq && $$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else \
+			echo "the console's browser tests need the system's Chromium: install the package chromium (for example: sudo apt-get install chromium), then run make test again" >&2; \
+			exit 1; \
+		fi; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
@@ -47,7 +62,7 @@ bench-%: $(STAMP)
 
 # PNGs of every console page, English and Chinese, desktop and 360 px wide, over a demo data
 # directory; written to screenshots/ (git-ignored). Needs the system's chromium.
-screenshots: $(STAMP)
+screenshots: $(STAMP) chromium
 	$(BIN)/python tests/console/make_screenshots.py screenshots
 
 # Re-pin every dependency (hashes, no index URLs) after editing pyproject.toml.
