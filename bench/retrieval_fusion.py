@@ -32,7 +32,7 @@ from notochord.search.vectors import from_blob
 from retrieval_data import Ranked, bar, console
 
 if TYPE_CHECKING:
-    from retrieval import ProductSearch
+    from retrieval_legs import ProductSearch
 
 DEPTH = 100
 RRF_K = (5, 10, 30, 60)
