@@ -45,7 +45,7 @@ chromium:
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/ruff format --check src tests $(wildcard bench)
-	$(BIN)/mypy --strict src
+	$(BIN)/mypy --strict src $(wildcard bench)
 
 # Every benchmark prints its figures beside a baseline run in the same process; none asserts.
 # The retrieval benchmark embeds the whole corpus on its first run (tens of minutes on two cores)

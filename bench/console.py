@@ -168,7 +168,7 @@ def _seed(space: notochord.Space, root: Path, *, documents: int, changes: int, s
                         )
                         document = document or written.id
     with console.status(f"writing {changes:,} changes …"), space.core.store.batch():
-        people = []
+        people: list[int] = []
         for n in range(changes):
             run_id = f"run-bench-{n % 10}"
             if n % 10 == 0:

