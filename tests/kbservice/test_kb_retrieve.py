@@ -90,6 +90,10 @@ def test_the_time_range_filter_runs_inside_the_query(world: World, live: LiveSer
         {"query": "x", "filters": []},
         {"query": "x", "filters": {"collection": "all"}},
         {"query": "x", "filters": {"timeRange": {"from": "yesterday"}}},
+        # epoch milliseconds of no year from 1 to 9999
+        {"query": "x", "filters": {"timeRange": {"from": 1_000_000_000_000_000}}},
+        {"query": "x", "filters": {"timeRange": {"to": -100_000_000_000_000_000}}},
+        {"query": "x", "filters": {"timeRange": {"from": 1e300}}},
     ],
     ids=repr,
 )

@@ -44,6 +44,7 @@ from notochord.console.routes import (
     uninstall,
 )
 from notochord.console.uploads import Uploads
+from notochord.errors import KnowledgeValidationError
 
 __all__ = ["ConsoleKeys", "ConsoleMount", "console_mount", "create_console", "login_url"]
 
@@ -121,7 +122,14 @@ def create_console(nc: Notochord) -> FastAPI:
         # a malformed id in a path names nothing that exists
         return _message_page(request, 404, "not_found_title", "not_found")
 
+    async def invalid(request: Request, exc: Exception) -> Response:
+        # what the store refuses as the caller's mistake (a number beyond 64 bits in a path, say)
+        lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
+        page = {"lang": lang, "title": text("error_title", lang), "message": str(exc)}
+        return render_page(request, "refused.html", page, status_code=400)
+
     console.add_exception_handler(ConsoleRefusal, refused)
+    console.add_exception_handler(KnowledgeValidationError, invalid)
     console.add_exception_handler(StarletteHTTPException, http_error)
     console.add_exception_handler(RequestValidationError, malformed)
     console.add_middleware(ConsoleGuard, keys=keys)

@@ -57,6 +57,8 @@ connection by its owner (the SQLite writer connection, :mod:`notochord.db.writer
 ``begin`` sends nothing on it."""
 _SQLITE_READONLY = 8
 _SQLITE_FULL = 13
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 # PostgreSQL's SQLSTATEs: disk_full, out_of_memory-class "insufficient resources", read-only transaction
 _PG_FULL = frozenset({"53100", "53000"})
@@ -186,7 +188,25 @@ def _holds_nul(error: BaseException) -> bool:
     return type(orig).__module__.startswith("psycopg") and "cannot contain NUL" in str(orig)
 
 
+def _driver_error(error: BaseException) -> BaseException:
+    """What the driver (or Python, binding a value) raised, without SQLAlchemy's wrapping."""
+    orig = getattr(error, "orig", None)
+    return orig if isinstance(orig, BaseException) else error
+
+
+def _too_large(error: BaseException) -> bool:
+    # sqlite3 refuses to bind an int beyond 64 bits; such a number can only come from the caller
+    return isinstance(error, OverflowError) and "too large to convert" in str(error)
+
+
+_TOO_LARGE = (
+    "a number is too large: ids and whole numbers here are at most 9223372036854775807; check the number and retry"
+)
+
+
 def _translate(action: str, error: BaseException) -> NotochordError:
+    if _too_large(_driver_error(error)):
+        return KnowledgeValidationError(_TOO_LARGE)
     if _holds_nul(error):
         return KnowledgeValidationError(
             "text may not contain the NUL character (U+0000), which this store cannot hold; remove it and retry"
@@ -202,13 +222,19 @@ def _translate(action: str, error: BaseException) -> NotochordError:
             f"{action} failed: the database server accepts only reads (a standby, or read-only mode); "
             "point database_url at the primary to change anything"
         )
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return StorageError(
+            f"{action} failed: a database file of this vault is damaged or is not a notochord database "
+            f"({_driver_error(error)}); `notochord check` names what is wrong, "
+            "and `notochord restore` brings back a backup"
+        )
     if code == _SQLITE_FULL:
         return StorageFullError(f"{action} failed: the disk is full; nothing was written. Free some space and retry")
     if code == _SQLITE_READONLY:
         return ReadOnlyStoreError(
             f"{action} failed: the store is read-only; make the data directory writable to change anything"
         )
-    return StorageError(f"{action} failed in the store: {error}")
+    return StorageError(f"{action} failed in the store: {_driver_error(error)}")
 
 
 @contextlib.contextmanager
@@ -222,6 +248,10 @@ def storage_errors(action: str) -> Iterator[None]:
         yield
     except (exc.SQLAlchemyError, sqlite3.Error) as error:
         raise _translate(action, error) from error
+    except OverflowError as error:
+        if not _too_large(error):
+            raise
+        raise KnowledgeValidationError(_TOO_LARGE) from error
     except OSError as error:
         if error.errno not in _FULL_ERRNOS:
             raise

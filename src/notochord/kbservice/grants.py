@@ -123,6 +123,8 @@ def locating(
 def _user_id(value: object) -> str:
     if not isinstance(value, str) or not value or len(value) > _MAX_USER_ID or value != value.strip():
         raise KbValidationError("a user id is a non-empty string of at most 200 characters")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F or 0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise KbValidationError("a user id may not hold control characters (such as NUL) or lone surrogates")
     return value
 
 

@@ -23,7 +23,12 @@ def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: s
     if isinstance(value, bool):
         raise KnowledgeValidationError(f"{what} {value!r} is not a date, an ISO time or epoch milliseconds")
     if isinstance(value, int | float):
-        return iso_utc(datetime.fromtimestamp(value / 1000, tz=tz))
+        try:
+            return iso_utc(datetime.fromtimestamp(value / 1000, tz=tz))
+        except (ValueError, OverflowError, OSError) as exc:
+            raise KnowledgeValidationError(
+                f"{what} {value!r} is not epoch milliseconds of a moment between the years 1 and 9999"
+            ) from exc
     if isinstance(value, datetime):
         return iso_utc(value if value.tzinfo else value.replace(tzinfo=tz))
     if isinstance(value, str):
