@@ -231,7 +231,7 @@ def test_unreadable_and_non_utf8_files_are_reported_and_skipped_and_the_rest_is_
     _write(folder / "huge.txt", b"a" * (MAX_BODY + 1))
     missing = tmp_path / "missing.md"
 
-    result = cli.run("docs", "import", str(folder), str(missing))
+    result = cli.run("docs", "import", str(folder), str(missing), code=2)  # a script sees the failures
     assert "imported 1 file(s)" in result.stdout
     assert "4 failed" in result.stdout
     assert f"failed: {folder / 'huge.txt'}: body exceeds limit of {MAX_BODY} characters" in result.stderr

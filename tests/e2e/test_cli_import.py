@@ -146,7 +146,7 @@ def test_two_files_with_the_same_relative_path_in_one_import_are_not_merged(cli:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "todo.txt").write_text(f"list {name}\n", encoding="utf-8")
-    summary = cli.json("docs", "import", str(tmp_path / "a"), str(tmp_path / "b"))
+    summary = cli.json("docs", "import", str(tmp_path / "a"), str(tmp_path / "b"), code=2)
     assert (summary["created"], summary["failed"]) == (1, 1)
     [failure] = summary["failures"]
     assert failure["path"] == str(tmp_path / "b" / "todo.txt")
@@ -187,7 +187,7 @@ def test_unsupported_hidden_and_empty_files_are_listed_as_skipped_with_the_reaso
 def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cli: Cli, files: Path) -> None:
     """Extraction errors are the project's clear messages, one file at a time."""
     (files / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf at all")
-    result = cli.run("docs", "import", str(files))
+    result = cli.run("docs", "import", str(files), code=2)  # one file failed
     assert f"failed: {files / 'broken.pdf'}: cannot extract text from broken.pdf: the PDF is damaged" in result.stderr
     assert "imported 3 file(s)" in result.stdout
     assert "1 failed" in result.stdout

@@ -49,7 +49,7 @@ def test_an_import_of_many_files_writes_them_in_a_few_transactions_and_a_refused
     # refused only when written (within the byte limit of reading, over the character limit of a body)
     (folder / "note-060-huge.txt").write_text("a" * (MAX_BODY + 1), encoding="utf-8")
 
-    summary = cli.json("docs", "import", str(folder))
+    summary = cli.json("docs", "import", str(folder), code=2)  # one file failed
 
     assert (summary["created"], summary["failed"]) == (120, 1)
     refused = f"body exceeds limit of {MAX_BODY} characters (got {MAX_BODY + 1}); shorten it"

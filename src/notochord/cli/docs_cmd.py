@@ -32,8 +32,8 @@ Import rules:
   written without it. A storage failure stops the import; the batches before it stay imported.
 - Output lists every file as created, updated, unchanged, skipped or failed (failures on stderr),
   then a summary line; ``--json`` gives the same as data (``documents``, ``skippedFiles``,
-  ``failures``). Exit code 2 when nothing could be imported (no supported file, or every one failed
-  or was skipped); a partial import exits 0.
+  ``failures``). Exit code 2 when a file failed, or nothing could be imported (no supported file,
+  or every one skipped), so a script sees a partial import; the files that were imported stay.
 """
 
 from __future__ import annotations
@@ -318,7 +318,7 @@ def import_files(
         "runId": run_id if counts["created"] or counts["updated"] else None,
     }
     _report_import(summary, as_json=as_json)
-    if not results:
+    if failures or not results:
         raise typer.Exit(2)
 
 
