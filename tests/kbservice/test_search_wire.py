@@ -58,6 +58,23 @@ ERRORS: list[tuple[bytes, int, bytes]] = [
     (b"{", 400, b'{"error":"Bad Request","message":"the request body is not valid JSON"}'),
     (b"[]", 400, b'{"error":"Bad Request","message":"the request body must be a JSON object"}'),
     (
+        b'{"query": "pump", "limit": NaN}',
+        400,
+        b'{"error":"Bad Request","message":"the request body holds NaN, which is not a JSON number; '
+        b'send a number or null"}',
+    ),
+    (
+        b'{"query": "pump", "limit": -Infinity}',
+        400,
+        b'{"error":"Bad Request","message":"the request body holds -Infinity, which is not a JSON number; '
+        b'send a number or null"}',
+    ),
+    (
+        b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        400,
+        b'{"error":"Bad Request","message":"the request body nests arrays or objects too deeply"}',
+    ),
+    (
         b'{"query": "pump", "filters": {"other": 1}}',
         400,
         b'{"error":"Bad Request","message":"unknown filter other; the filter offered is timeRange"}',

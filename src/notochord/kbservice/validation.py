@@ -87,6 +87,14 @@ class JsonBody:
         return parse_json_object(self.raw)
 
 
+class _NotJsonNumberError(Exception):
+    """Python's JSON reader accepts NaN and Infinity; JSON and the store do not."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJsonNumberError(name)
+
+
 def parse_json_object(raw: bytes) -> dict[str, Any]:
     """``raw`` parsed as a JSON object whose every string is valid text.
 
@@ -95,8 +103,14 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
             named by its path in the body.
     """
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except _NotJsonNumberError as exc:
+        raise KbValidationError(
+            f"the request body holds {exc.args[0]}, which is not a JSON number; send a number or null"
+        ) from exc
+    except RecursionError as exc:
+        raise KbValidationError("the request body nests arrays or objects too deeply") from exc
+    except ValueError as exc:
         raise KbValidationError("the request body is not valid JSON") from exc
     if not isinstance(value, dict):
         raise KbValidationError("the request body must be a JSON object")
