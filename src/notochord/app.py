@@ -168,7 +168,7 @@ class Notochord:
     ) -> None:
         self.data_dir = data_dir
         self.settings = settings
-        if not create and not is_vault(data_dir):
+        if not create and not is_vault(data_dir) and not any((data_dir / "spaces").glob("*.db")):
             raise SpaceNotFoundError(f"no vault at {_shown(data_dir)}; run `notochord init`", path=str(data_dir))
         self.clock: Clock = clock or _system_clock(settings.timezone)
         try:

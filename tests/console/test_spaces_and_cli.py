@@ -99,3 +99,34 @@ def test_notochord_serve_prints_a_sign_in_link_first_and_serves_the_console_at_t
         server.wait(timeout=60)
         if server.stdout is not None:
             server.stdout.close()
+
+
+def test_console_url_signs_for_the_data_directory_typed_over_the_one_in_the_environment(
+    console: ConsoleServer, tmp_path: Path
+) -> None:
+    """``--data-dir`` before the command wins over ``NOTOCHORD_DATA_DIR``, as for every other command."""
+    elsewhere, port = tmp_path / "elsewhere", console.port
+    printed = subprocess.run(
+        [sys.executable, "-m", "notochord", "--data-dir", str(console.nc.data_dir), "console-url", "--port", str(port)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "NOTOCHORD_DATA_DIR": str(elsewhere)},
+    ).stdout.strip()
+    with httpx.Client(timeout=30) as browser:
+        assert browser.get(printed).status_code == 303
+    assert not elsewhere.exists()
+
+
+def test_console_url_without_a_vault_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "no-vault"
+    answer = subprocess.run(
+        [sys.executable, "-m", "notochord", "console-url", "--data-dir", str(empty)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert answer.returncode == 3
+    assert f"no vault at {empty}; run `notochord init`" in answer.stderr
+    assert not empty.exists()

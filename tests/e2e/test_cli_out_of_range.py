@@ -1,5 +1,6 @@
-"""Numbers the store cannot hold and database files that are not databases: the command line
-answers with what is wrong and what to do, never a traceback or a library's own wording (K-CLI)."""
+"""Numbers the store cannot hold, database files that are not databases, a vault without its key:
+the command line answers with what is wrong and what to do, never a traceback or a library's own
+wording (K-CLI)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,14 @@ def test_a_space_file_that_is_not_a_database_is_named_damaged_without_library_wo
     assert "damaged or is not a notochord database" in result.output
     assert "notochord restore" in result.output
     assert "sqlalche.me" not in result.output and "(sqlite3." not in result.output
+
+
+def test_a_vault_that_lost_its_master_key_is_named_so_not_called_missing(vault: Path) -> None:
+    """``status`` must not send the user to ``init``, which refuses to replace a lost key."""
+    (vault / "master.key").unlink()
+    result = _run(vault, "status")
+    assert result.exit_code != 0
+    assert "master.key is missing although the vault has spaces" in result.output
+    assert "notochord restore" in result.output
+    assert "run `notochord init`" not in result.output
+    assert not (vault / "master.key").exists()

@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, fail, state
-from notochord.errors import NotochordError
+from notochord.cli.common import DataDir, fail, resolve_data_dir
+from notochord.errors import NotochordError, SpaceNotFoundError
 from notochord.settings import Settings
 
 __all__ = ["console_url"]
@@ -25,10 +25,14 @@ def console_url(
     data_dir: DataDir = None,
 ) -> None:
     """Print a one-time link that signs this browser in to the console (valid for a day)."""
+    from notochord.app import is_vault
     from notochord.console.auth import ConsoleKeys
 
     try:
-        directory: Path = data_dir or state.data_dir or Settings.load().data_dir
+        directory: Path = resolve_data_dir(data_dir) or Settings.load().data_dir
+        if not is_vault(directory):
+            # a link's secret belongs beside a vault; minting one elsewhere leaves a stray folder
+            raise SpaceNotFoundError(f"no vault at {directory}; run `notochord init`", path=str(directory))
         keys = ConsoleKeys(directory)
         sys.stdout.write(console_base_url(host, port) + f"/login?token={keys.mint_login_token()}\n")
     except NotochordError as error:
