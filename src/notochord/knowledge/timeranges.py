@@ -66,6 +66,11 @@ def parse_time_range(value: object, *, tz: tzinfo) -> TimeRange | None:
     end = (
         parse_moment(value["to"], tz=tz, end_of_day=True, what="timeRange.to") if value.get("to") is not None else None
     )
+    if start is not None and end is not None and start > end:
+        # an empty answer would read as "nothing happened then"
+        raise KnowledgeValidationError(
+            f"timeRange.from ({value['from']}) is after timeRange.to ({value['to']}); swap them"
+        )
     return TimeRange(start, end)
 
 
