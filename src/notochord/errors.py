@@ -15,6 +15,7 @@ them (``raise ... from exc``) and never escape.
     ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
     ├── KnowledgeError                     E_KNOWLEDGE
     │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
+    │   │   └── ServiceContentError        E_PERMISSION    a host write into a REST knowledge base
     │   ├── KnowledgeNotFoundError         E_NOT_FOUND     "not found: no entity|fact|document|…"
     │   ├── KnowledgeQuotaError            E_QUOTA         "… quota …"
     │   ├── KnowledgeValidationError       E_VALIDATION    bad arguments, "exceeds limit", nesting
@@ -59,6 +60,7 @@ __all__ = [
     "NotochordError",
     "ReadOnlyStoreError",
     "RevertError",
+    "ServiceContentError",
     "SpaceNotFoundError",
     "StorageError",
     "StorageFullError",
@@ -140,6 +142,18 @@ class KnowledgePermissionError(KnowledgeError):
         detail = hint or "request it in the manifest; the user must switch it on"
         super().__init__(f"lacks knowledge permission {permission} ({detail})")
         self.permission = permission
+
+
+class ServiceContentError(KnowledgePermissionError):
+    """A write through the host API would touch a knowledge base of the REST service.
+
+    Those documents are the service's own (it keeps their public ids and metadata beside them, and
+    deletes them for good); only the service writes them, through ``/api/knowledge``.
+    """
+
+    def __init__(self, message: str) -> None:
+        KnowledgeError.__init__(self, message)
+        self.permission = "knowledge base of the REST service"
 
 
 class KnowledgeNotFoundError(KnowledgeError):

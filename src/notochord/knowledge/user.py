@@ -9,15 +9,18 @@ Synchronous, with internal ids. Writes made through ``space.user`` are said by t
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
+import sqlalchemy as sa
+
+from notochord.db.schema import documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge import browse
 from notochord.knowledge.batches import BatchOutcome, check_items, item_errors
 from notochord.knowledge.browse import DeletedDocument, DocumentSummary, EntitySummary, Page, RelatedFact
-from notochord.knowledge.collections import CollectionRow
+from notochord.knowledge.collections import CollectionRow, CollectionTree
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.documents import DocumentRecord, UpsertOutcome
 from notochord.knowledge.facts import MISSING, Subject
@@ -33,6 +36,7 @@ from notochord.knowledge.records import (
     RetractResult,
     RevertResult,
 )
+from notochord.knowledge.service_content import refuse_service_changes, refuse_service_collection
 from notochord.knowledge.timeranges import parse_time_range
 from notochord.knowledge.writes import USER, Actor
 
@@ -215,6 +219,7 @@ class HostCollections:
 
     def create(self, name: str, *, parent: str | int | None = None, run_id: str | None = None) -> CollectionRow:
         parent_id = self.get(parent).id if parent is not None else None
+        refuse_service_collection(self._core.collections.read_tree(), [parent_id], doing="create a collection there")
         return self._core.collections.create(
             actor=self._actor, name=name, parent_id=parent_id, run_id=run_id, limits=self._limits
         )
@@ -222,10 +227,16 @@ class HostCollections:
     def move(self, collection: int, *, parent: str | int | None) -> int:
         """Move a collection under ``parent`` (``None``: top level); returns the change id."""
         parent_id = self.get(parent).id if parent is not None else None
+        refuse_service_collection(
+            self._core.collections.read_tree(), [collection, parent_id], doing=f"move collection {collection}"
+        )
         return self._core.collections.move(actor=self._actor, collection_id=collection, parent_id=parent_id)
 
     def rename(self, collection: int, name: str) -> int | None:
         """Rename a collection; returns the change id (``None`` when it already has that name)."""
+        refuse_service_collection(
+            self._core.collections.read_tree(), [collection], doing=f"rename collection {collection}"
+        )
         return self._core.collections.rename(actor=self._actor, collection_id=collection, name=name)
 
     def document_counts(self) -> dict[int, int]:
@@ -248,6 +259,20 @@ class HostDocuments:
         tree = self._core.collections.read_tree()
         return tree.builtin(collection).id if isinstance(collection, str) else tree.get(collection).id
 
+    def _refuse_service(
+        self, *, doing: str, collections: Iterable[int | None] = (), doc_ids: Iterable[object] = ()
+    ) -> None:
+        """Refuse a write that touches a knowledge base of the REST service (see
+        :mod:`notochord.knowledge.service_content`): one placed in such a collection, or aimed at a
+        document that is in one. Unknown documents pass, for the write itself to report."""
+        wanted = [d for d in doc_ids if isinstance(d, int) and not isinstance(d, bool)]
+        with self._core.store.read() as conn:
+            tree: CollectionTree = self._core.collections.tree(conn)
+            placed: list[int | None] = list(collections)
+            if wanted and any(tree.class_of(c) == "kb" for c in tree.by_id):
+                placed += conn.execute(sa.select(documents.c.collection_id).where(documents.c.id.in_(wanted))).scalars()
+        refuse_service_collection(tree, placed, doing=doing)
+
     def upsert(
         self,
         *,
@@ -263,9 +288,11 @@ class HostDocuments:
     ) -> UpsertOutcome:
         # naming the collection and writing share one transaction
         with self._core.store.batch():
+            collection_id = self._collection(collection) if collection is not None else None
+            self._refuse_service(doing="write this document", collections=[collection_id], doc_ids=[id])
             return self._core.documents.upsert(
                 actor=self._actor,
-                collection_id=self._collection(collection) if collection is not None else None,
+                collection_id=collection_id,
                 key=key,
                 doc_id=id,
                 title=title,
@@ -302,6 +329,14 @@ class HostDocuments:
                             tree.builtin(collection).id if isinstance(collection, str) else tree.get(collection).id
                         )
                 core_items.append(core)
+            if any(tree.class_of(c) == "kb" for c in tree.by_id):
+                for index, core in enumerate(core_items):
+                    with item_errors(index):
+                        self._refuse_service(
+                            doing="write this document",
+                            collections=[core.get("collection_id")],
+                            doc_ids=[core.get("doc_id")],
+                        )
             return self._core.documents.upsert_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
 
     def get(self, doc_id: int) -> DocumentRecord:
@@ -314,10 +349,13 @@ class HostDocuments:
         return self._core.documents.list(self._collection(collection))
 
     def delete(self, doc_id: int) -> int:
+        self._refuse_service(doing=f"delete document {doc_id}", doc_ids=[doc_id])
         return self._core.documents.delete(actor=self._actor, doc_id=doc_id, limits=self._limits)
 
     def move(self, doc_id: int, *, collection: str | int) -> int:
-        return self._core.documents.move(actor=self._actor, doc_id=doc_id, collection_id=self._collection(collection))
+        collection_id = self._collection(collection)
+        self._refuse_service(doing=f"move document {doc_id}", collections=[collection_id], doc_ids=[doc_id])
+        return self._core.documents.move(actor=self._actor, doc_id=doc_id, collection_id=collection_id)
 
     def page(self, collection: str | int, *, offset: int = 0, limit: int = 50) -> Page[DocumentSummary]:
         """One page of the documents placed directly in ``collection``, newest first."""
@@ -341,6 +379,7 @@ class HostDocuments:
         gone = self.deleted_one(doc_id)
         if gone is None:
             raise KnowledgeNotFoundError("document", "deleted that an undo can bring back")
+        self._refuse_service(doing=f"restore document {doc_id}", doc_ids=[doc_id])
         return self._core.changes.revert(actor=self._actor, change_id=gone.change_id)
 
     def deleted_one(self, doc_id: int) -> DeletedDocument | None:
@@ -437,7 +476,9 @@ class HostChanges:
         return self._core.changes.get(change_id)
 
     def revert(self, change_id: int | None = None, *, run_id: str | None = None) -> RevertResult:
-        """Undo one change, or every change of a run, as the user."""
+        """Undo one change, or every change of a run, as the user (never the REST service's uploads)."""
+        with self._core.store.read() as conn:
+            refuse_service_changes(conn, self._core.collections.tree(conn), change_id=change_id, run_id=run_id)
         return self._core.changes.revert(actor=USER, change_id=change_id, run_id=run_id)
 
     def resolve(self, change_id: int, *, take: str) -> ResolveOutcome:
