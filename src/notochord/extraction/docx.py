@@ -105,7 +105,8 @@ def read_docx(data: IO[bytes], *, max_text_chars: int, max_unpacked: int = MAX_D
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, expat.ExpatError, OSError, EOFError, ValueError) as exc:
         # a corrupt package fails in many ways; all mean "damaged"
-        raise KnowledgeValidationError(f"the DOCX is damaged or not a DOCX ({type(exc).__name__}: {exc})") from exc
+        said = " ".join(str(exc).split())[:200]
+        raise KnowledgeValidationError("the DOCX is damaged or not a DOCX" + (f" ({said})" if said else "")) from exc
     except (RuntimeError, NotImplementedError) as exc:  # an encrypted member, an unknown compression
         raise KnowledgeValidationError(f"the DOCX is damaged or cannot be unpacked ({exc})") from exc
 

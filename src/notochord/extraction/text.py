@@ -24,6 +24,7 @@ Rules (P-GEN-02, P-NET-10):
 from __future__ import annotations
 
 import io
+import logging
 import re
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -57,6 +58,12 @@ MAX_PDF_PAGES: Final = 5000
 MAX_TEXT_CHARS: Final = 20_000_000
 
 Kind = Literal["text", "markdown", "html", "pdf", "docx"]
+
+# pypdf logs what it repairs in a damaged file ("invalid pdf header", "EOF marker not found"); with no
+# handler anywhere, Python's last-resort handler would print that to a CLI user's terminal beside our
+# own message. A NullHandler stops only that fallback: an application that configures logging still
+# receives the records.
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
 CONTENT_TYPES: Final[dict[Kind, str]] = {
     "text": "text/plain",
@@ -318,6 +325,12 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
     return title or None, text
 
 
+def _detail(exc: BaseException) -> str:
+    """What the parser said about a damaged file, without its class names: `` (what it said)``."""
+    said = " ".join(str(exc).split())
+    return f" ({said[:200]})" if said else ""
+
+
 def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
     from pypdf import PdfReader
 
@@ -334,7 +347,7 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
     except KnowledgeValidationError:
         raise
     except Exception as exc:  # a corrupt PDF makes the parser fail in many ways; all mean "corrupt"
-        raise _invalid(what, f"the PDF is damaged or not a PDF ({type(exc).__name__}: {exc})") from exc
+        raise _invalid(what, f"the PDF is damaged or not a PDF{_detail(exc)}") from exc
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise _invalid(what, "the PDF has no text layer (scanned pages need OCR, which is not supported)")
