@@ -202,7 +202,11 @@ def _display(host: str, port: int, scheme: str) -> str:
 
 
 class NetworkPolicy:
-    """The network decision for one gem (or for resource downloads), given the user's rules."""
+    """The network decision for one gem (or for resource downloads), given the user's rules.
+
+    ``organization`` names the organization whose rules ``user_rules`` are (``None``: the personal
+    space's), so that a refusal's advice edits the right list.
+    """
 
     def __init__(
         self,
@@ -210,10 +214,12 @@ class NetworkPolicy:
         permission: NetworkPermission | None,
         user_rules: UserNetworkRules,
         resources: bool = False,
+        organization: str | None = None,
     ) -> None:
         self._permission = permission
         self._user = user_rules
         self._resources = resources
+        self._organization = organization
 
     @classmethod
     def for_resources(cls, *, user_rules: UserNetworkRules) -> NetworkPolicy:
@@ -324,10 +330,13 @@ class NetworkPolicy:
     def _user_list_refusal(self, scheme: str, name: str, port: int) -> NetworkPermissionError:
         target = f"{scheme}://{_display(name, port, scheme)}"
         entry = f"{name}:{port}" if ":" not in name else f"[{name}]:{port}"
+        command = f"notochord network local add {entry}"
+        if self._organization is not None:
+            command += f" --org {self._organization}"
         return NetworkPermissionError(
             f"refused {target}: it is on the local machine or internal network and is not in the "
             "user's list of addresses on the Local machine and internal network (rule user-local-list); "
-            f'the user can add "{entry}" with: notochord network local add {entry}',
+            f'the user can add "{entry}" with: {command}',
             host=name,
             rule=DenyRule.USER_LOCAL_LIST,
         )

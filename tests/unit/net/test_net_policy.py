@@ -496,3 +496,21 @@ def test_malformed_user_local_entries_are_configuration_errors(text: str) -> Non
 def test_unknown_external_mode_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError):
         UserNetworkRules.build(external_mode="closed")
+
+
+@pytest.mark.parametrize(
+    ("organization", "advice"),
+    [
+        (None, "notochord network local add localhost:5173"),
+        ("acme", "notochord network local add localhost:5173 --org acme"),
+    ],
+)
+def test_an_unlisted_local_target_is_refused_with_the_command_that_edits_the_right_list(
+    organization: str | None, advice: str
+) -> None:
+    """P-NET-14: the refusal tells how to list the target, in the space whose rules refused it."""
+    policy = NetworkPolicy(permission=GEM_API_LOCAL, user_rules=OPEN, organization=organization)
+    with pytest.raises(NetworkPermissionError) as refused:
+        policy.check(scheme="http", host="localhost", port=5173, resolved=[LOOPBACK])
+    assert refused.value.rule == DenyRule.USER_LOCAL_LIST
+    assert str(refused.value).endswith(f"with: {advice}")
