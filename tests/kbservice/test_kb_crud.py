@@ -153,7 +153,6 @@ def test_list_pages_with_limit_and_offset(world: World) -> None:
     ("query", "limit", "offset"),
     [
         ("", 50, 0),
-        ("?limit=0", 1, 0),
         ("?limit=1000", 100, 0),
         ("?limit=7&offset=3", 7, 3),
     ],

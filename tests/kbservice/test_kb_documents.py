@@ -192,7 +192,10 @@ def test_a_local_url_not_in_the_orgs_list_is_refused_before_any_request_P_NET_16
     kb = world.create_kb()
     response = add(world, kb["id"], json={"url": site.url("/secret")})
     assert response.status_code == 400
-    assert "user-local-list" in response.json()["message"]
+    message = response.json()["message"]
+    assert "user-local-list" in message
+    # the advice edits this organization's list, not the personal space's
+    assert message.endswith(f"notochord network local add 127.0.0.1:{site.port} --org {world.a}")
     assert site.seen == []
     assert world.request("GET", f"/kb/{kb['id']}/documents", world["owner"]).json()["total"] == 0
 

@@ -60,12 +60,12 @@ def test_search_sees_only_its_own_knowledge_base(world: World) -> None:
     assert search(world, mine["id"], query="quokka").json() == {"results": [], "count": 0}
 
 
-def test_the_search_limit_is_clamped_and_an_empty_query_lists_the_newest(world: World, live: LiveServer) -> None:
+def test_the_search_limit_is_capped_and_an_empty_query_lists_the_newest(world: World, live: LiveServer) -> None:
     kb = world.create_kb()
     for n in range(3):
         live.tick()
         add(world, kb["id"], f"Note {n} about lamps.")
-    assert search(world, kb["id"], query="lamps", limit=0).json()["count"] == 1
+    assert search(world, kb["id"], query="lamps", limit=1).json()["count"] == 1
     assert search(world, kb["id"], query="lamps", limit=1000).json()["count"] == 3
     newest = search(world, kb["id"], query="", limit=2).json()["results"]
     assert [hit["text"] for hit in newest] == ["Note 2 about lamps.", "Note 1 about lamps."]

@@ -276,7 +276,7 @@ def redirector() -> Iterator[int]:
 
 
 def _follow(port: int, location: str) -> Any:
-    rules = organization_download_policy(UserNetworkRules.build(local_hosts=[f"127.0.0.1:{port}"]))
+    rules = organization_download_policy(UserNetworkRules.build(local_hosts=[f"127.0.0.1:{port}"]), "acme")
 
     async def go() -> Any:
         async with GuardedClient(policy=rules) as client:

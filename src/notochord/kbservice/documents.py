@@ -164,7 +164,7 @@ class _EveryHost(HostEntry):
         return True
 
 
-def organization_download_policy(rules: UserNetworkRules) -> NetworkPolicy:
+def organization_download_policy(rules: UserNetworkRules, organization_id: str) -> NetworkPolicy:
     """The policy of an organization's URL ingestion: exactly what its user rules permit.
 
     External hosts follow the external mode; a local or internal target needs an entry in the
@@ -173,7 +173,7 @@ def organization_download_policy(rules: UserNetworkRules) -> NetworkPolicy:
     permission = NetworkPermission(
         hosts=(_EveryHost(host="*"),), allow_local_network=True, reason="knowledge base ingestion"
     )
-    return NetworkPolicy(permission=permission, user_rules=rules)
+    return NetworkPolicy(permission=permission, user_rules=rules, organization=organization_id)
 
 
 def render_record(data: object) -> str:
@@ -376,7 +376,7 @@ class KbDocuments:
             rules = self._network_rules(organization_id)
         except ConfigurationError as exc:
             raise KbValidationError(f"the organization's network rules cannot be read: {exc.message}") from exc
-        policy = organization_download_policy(rules)
+        policy = organization_download_policy(rules, organization_id)
         limits = RequestLimits(
             max_response_bytes=self.limits.max_download_bytes,
             timeout=self.limits.download_timeout,

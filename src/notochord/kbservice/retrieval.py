@@ -7,8 +7,10 @@ Rules:
   vectors, fused) over the knowledge bases' own collections only: the collections a caller may read
   are decided *before* the query and passed into it, so nothing else is ranked, counted or timed.
 - A search body is ``{query, limit?, filters?}``: ``query`` a string (empty lists the newest
-  passages), ``limit`` a whole number clamped to 1…100 (default 10), ``filters`` an object whose only
-  key is ``timeRange`` (``{from?, to?}`` on the document date). Anything else is a 400.
+  passages), ``limit`` a JSON whole number of 1 or more (default 10, capped at 100), read by the same
+  rule as every listing's ``?limit`` (:func:`~notochord.kbservice.validation.limit_value`),
+  ``filters`` an object whose only key is ``timeRange`` (``{from?, to?}`` on the document date).
+  Anything else is a 400.
 - Retrieval for an agent needs ``view`` on the agent; it searches each linked knowledge base the
   caller may view on its own (each has its own index, KB-GEN-02) and fuses the lists by their
   rank-based hybrid scores: passages of equal rank in different knowledge bases tie, and ties go to
@@ -49,7 +51,7 @@ from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
 from notochord.kbservice.links import Links
 from notochord.kbservice.policy import Action, Resource, ResourceType, decide
 from notochord.kbservice.spaces import Directory, OrgSpace
-from notochord.kbservice.validation import JsonBody, Paging
+from notochord.kbservice.validation import JsonBody, Paging, limit_value
 from notochord.knowledge.candidates import DataVersion
 from notochord.knowledge.hybrid_search import Hit, hybrid_search
 from notochord.knowledge.timeranges import TimeRange, parse_time_range
@@ -103,17 +105,15 @@ class SearchRequest:
         """Read ``{query, limit?, filters?}``.
 
         Raises:
-            KbValidationError: a missing or non-string query, a limit that is not a whole number,
-                an unknown filter or a malformed time range.
+            KbValidationError: a missing or non-string query, a limit that is not a whole number of 1
+                or more, an unknown filter or a malformed time range.
         """
         query = fields.get("query")
         if not isinstance(query, str):
             raise KbValidationError("query is required and must be a string")
         if len(query) > _MAX_QUERY:
             raise KbValidationError(f"query is longer than {_MAX_QUERY} characters")
-        limit = fields.get("limit", DEFAULT_SEARCH_LIMIT)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise KbValidationError("limit must be a whole number")
+        limit = limit_value(fields.get("limit"), default=DEFAULT_SEARCH_LIMIT, maximum=MAX_SEARCH_LIMIT, source="body")
         filters = fields.get("filters")
         if filters is None:
             filters = {}
@@ -126,7 +126,7 @@ class SearchRequest:
             time_range = parse_time_range(filters.get("timeRange"), tz=store.core.store.clock.tz)
         except KnowledgeValidationError as exc:
             raise KbValidationError(exc.message) from exc
-        return cls(query=query, limit=min(max(limit, 1), MAX_SEARCH_LIMIT), time_range=time_range)
+        return cls(query=query, limit=limit, time_range=time_range)
 
 
 @dataclass(frozen=True)

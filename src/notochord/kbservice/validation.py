@@ -10,9 +10,13 @@ Rules:
   (``"\\ud800"``), which no store, index or embedder can take, so it is refused here, naming the field,
   for every route at once.
 - Unknown keys are ignored, ``visibility`` among them (KB-GEN-07).
-- Pagination: ``limit`` and ``offset`` must be whole numbers ≥ 0 when given; anything else (``abc``,
-  ``2.5``, ``-3``) is refused naming the parameter. A whole ``limit`` is clamped to 1…100 and
-  ``offset`` to at most 2**53, and the response echoes the applied values (OD-B15, as tightened).
+- ``limit``, wherever a route takes one (a query string or a JSON body), is read by
+  :func:`limit_value` alone: a whole number of 1 or more, or absent for the route's default.
+  Anything else (``0``, ``-3``, ``2.5``, ``abc``, ``true``, ``"5"`` in a body) is refused naming the
+  parameter and the range, so a response never echoes a limit the client did not ask for. A limit
+  over the route's maximum returns that maximum, and listings echo the applied value (OD-B15, as
+  tightened: no value is ever raised to 1).
+- ``offset`` is a whole number ≥ 0 when given, capped at 2**53; anything else is refused naming it.
 - A malformed UUID in a path is "not found", never "bad request" (OD-B23).
 """
 
@@ -23,7 +27,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from notochord.kbservice.errors import KbNotFoundError, KbValidationError
 from notochord.search.chunking import DEFAULT_MAX_CHARS
@@ -36,6 +40,7 @@ __all__ = [
     "JsonBody",
     "KbSettings",
     "Paging",
+    "limit_value",
     "optional_object",
     "optional_text",
     "parse_json_object",
@@ -202,26 +207,67 @@ def priority_value(body: dict[str, Any]) -> int:
 
 
 _WHOLE = re.compile(r"[+-]?[0-9]+")
+_SHOWN_CHARS = 40
 
 
-def _whole_number(value: object, name: str) -> int | None:
-    """``value`` as a whole number ≥ 0, ``None`` when absent.
+def _shown(value: object) -> str:
+    """``value`` as the client wrote it, for a message: ``'abc'`` from a query, JSON's spelling
+    (``true``, ``2.5``, ``an array``) from a body, and never a Python type name."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= _SHOWN_CHARS else f"a value of {len(value)} characters"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    spelled = json.dumps(value)
+    return spelled if len(spelled) <= _SHOWN_CHARS else f"a number of {len(spelled)} digits"
+
+
+def _whole(value: object, *, source: Literal["query", "body"]) -> int | None:
+    """``value`` as an integer when it is one, written as the ``source`` writes integers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
+    if source == "query" and isinstance(value, str) and len(value) < _SHOWN_CHARS and _WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
+    return None
+
+
+def limit_value(value: object, *, default: int, maximum: int, source: Literal["query", "body"]) -> int:
+    """The number of items a request may get back: the one rule for ``limit`` on every route.
+
+    Args:
+        value: the ``limit`` as received: query-string text, a decoded JSON value, or ``None`` when
+            the client sent none (a JSON ``null`` counts as none).
+        default: what an absent limit means.
+        maximum: the most the route returns; a larger limit is capped to it.
+        source: ``"query"`` accepts digits as text; ``"body"`` accepts only a JSON number, so that
+            ``"5"`` in a body is refused as the body schema says.
 
     Raises:
-        KbValidationError: anything else, naming the parameter ``name``.
+        KbValidationError: anything but a whole number of 1 or more, naming ``limit`` and the range.
     """
     if value is None:
-        return None
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
-    elif isinstance(value, str) and len(value) < 40 and _WHOLE.fullmatch(value.strip()):
-        number = int(value.strip())
+        return default
+    number = _whole(value, source=source)
+    if number is None or number < 1:
+        written = f"the string {_shown(value)}" if source == "body" and isinstance(value, str) else _shown(value)
+        raise KbValidationError(
+            f"limit must be a whole number of 1 or more, not {written}; "
+            f"send a number such as {default} (at most {maximum} items are returned)"
+        )
+    return min(number, maximum)
+
+
+def _offset_value(value: object) -> int:
+    if value is None:
+        return 0
+    number = _whole(value, source="query")
     if number is None or number < 0:
-        shown = value if isinstance(value, str) and len(value) <= 40 else type(value).__name__
-        raise KbValidationError(f"{name} must be a whole number of 0 or more, not {shown!r}")
-    return number
+        raise KbValidationError(
+            f"offset must be a whole number of 0 or more, not {_shown(value)}; send 0 for the first page"
+        )
+    return min(number, _MAX_OFFSET)
 
 
 @dataclass(frozen=True)
@@ -233,16 +279,14 @@ class Paging:
 
     @classmethod
     def of(cls, limit: object = None, offset: object = None) -> Paging:
-        """The applied paging of a request's ``limit`` and ``offset`` (``None``: the default).
+        """The applied paging of a query string's ``limit`` and ``offset`` (``None``: the default).
 
         Raises:
-            KbValidationError: a value that is not a whole number ≥ 0, naming the parameter.
+            KbValidationError: a limit that is not a whole number of 1 or more, or an offset that is
+                not a whole number of 0 or more, naming the parameter.
         """
-        wanted_limit = _whole_number(limit, "limit")
-        wanted_offset = _whole_number(offset, "offset")
-        applied_limit = DEFAULT_LIMIT if wanted_limit is None else min(max(wanted_limit, 1), MAX_LIMIT)
-        applied_offset = 0 if wanted_offset is None else min(max(wanted_offset, 0), _MAX_OFFSET)
-        return cls(applied_limit, applied_offset)
+        applied = limit_value(limit, default=DEFAULT_LIMIT, maximum=MAX_LIMIT, source="query")
+        return cls(applied, _offset_value(offset))
 
 
 def parse_uuid(text: object, *, what: str) -> str:

@@ -15,7 +15,8 @@ Rules (KB-GEN-03/04, OD-B11 as overridden by DESIGN §7):
 - With ``jwt_max_ttl`` set (seconds, 0 for none), a token meant to live longer is refused: its
   lifetime is ``exp − iat``, or ``exp − now`` when it has no ``iat``.
 - Every refusal is :class:`KbAuthenticationError` (401); one for a token that was sent is marked
-  ``invalid_token`` so that the challenge says so (RFC 6750).
+  ``invalid_token`` so that the challenge says so (RFC 6750). PyJWT's exceptions are mapped by
+  :data:`TOKEN_REFUSALS` to the service's own messages; PyJWT's text never reaches a client.
 - With no secret configured, ``notochord serve`` creates ``<data_dir>/jwt.secret`` (mode 0600) on
   first start and ``notochord token`` signs with it.
 - A client sends the same token with every request until it expires, so the claims of a token
@@ -39,6 +40,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt import exceptions as jwt_errors
 
 from notochord.errors import ConfigurationError, StorageError
 from notochord.kbservice.actors import Actor, actor_from_claims
@@ -48,10 +50,12 @@ from notochord.settings import Settings
 __all__ = [
     "GATEWAY_HEADERS",
     "SECRET_FILE",
+    "TOKEN_REFUSALS",
     "Authenticator",
     "load_or_create_secret",
     "mint_token",
     "read_secret_file",
+    "token_refusal",
 ]
 
 SECRET_FILE = "jwt.secret"
@@ -156,6 +160,58 @@ def _networks(entries: tuple[str, ...]) -> tuple[_Network, ...]:
     return tuple(found)
 
 
+_MALFORMED = (
+    "Malformed token: it is not a JSON Web Token with numeric exp, iat and nbf claims; "
+    "send the token exactly as it was issued (three base64url parts separated by dots)"
+)
+_ASK_AGAIN = "ask for a new token"
+TOKEN_REFUSALS: tuple[tuple[type[jwt_errors.PyJWTError], str], ...] = (
+    # subclasses before their bases: the first row whose class matches wins
+    (jwt_errors.ExpiredSignatureError, "The token has expired; ask for a new one"),
+    (
+        jwt_errors.InvalidSignatureError,
+        f"The token's signature is invalid: it was not signed with this service's key; {_ASK_AGAIN}",
+    ),
+    (jwt_errors.DecodeError, _MALFORMED),
+    (
+        jwt_errors.ImmatureSignatureError,
+        "The token is not valid yet (its iat or nbf time is in the future); wait, or check "
+        "the clocks of the issuer and this server",
+    ),
+    (jwt_errors.InvalidIssuedAtError, f"The token's iat claim must be a number of seconds since 1970; {_ASK_AGAIN}"),
+    (
+        jwt_errors.InvalidIssuerError,
+        f"The token was issued by an issuer this service does not accept; {_ASK_AGAIN} "
+        "from the issuer this service is configured with",
+    ),
+    (jwt_errors.InvalidAudienceError, f"The token is meant for another audience; {_ASK_AGAIN} for this service"),
+    (jwt_errors.InvalidSubjectError, f"The token's sub claim must be a string (the user id); {_ASK_AGAIN}"),
+    (jwt_errors.InvalidJTIError, f"The token's jti claim must be a string; {_ASK_AGAIN}"),
+    (jwt_errors.InvalidAlgorithmError, f"The token's algorithm is not accepted; {_ASK_AGAIN}"),
+    (jwt_errors.MissingRequiredClaimError, "The token has no {claim} claim{meaning}; ask for a token that carries one"),
+    (jwt_errors.InvalidTokenError, f"The token was refused; {_ASK_AGAIN}"),
+    (jwt_errors.PyJWTError, f"The token was refused; {_ASK_AGAIN}"),
+)
+"""How each PyJWT refusal reads to a client: PyJWT's own text never does. A test walks
+PyJWT's ``InvalidTokenError`` tree, so a class a PyJWT upgrade adds must be given a row here."""
+_CLAIM_MEANINGS = {"exp": "its expiry time", "sub": "the user id", "iss": "its issuer", "aud": "its audience"}
+
+
+def token_refusal(exc: jwt_errors.PyJWTError) -> KbAuthenticationError:
+    """The service's 401 for a token PyJWT refused, in the service's words (see :data:`TOKEN_REFUSALS`)."""
+    for cls, message in TOKEN_REFUSALS:
+        if isinstance(exc, cls):
+            if isinstance(exc, jwt_errors.MissingRequiredClaimError):
+                # only the claims this service requires can be missing, so the name is one of ours
+                meaning = _CLAIM_MEANINGS.get(exc.claim)
+                if meaning is None:
+                    message = message.format(claim="required", meaning="")
+                else:
+                    message = message.format(claim=exc.claim, meaning=f" ({meaning})")
+            return KbAuthenticationError(message, invalid_token=True)
+    raise AssertionError("the table ends with PyJWTError")  # pragma: no cover
+
+
 class Authenticator:
     """Turns a request's credentials into an :class:`Actor`."""
 
@@ -242,10 +298,15 @@ class Authenticator:
         try:
             header = jwt.get_unverified_header(token)
         except (jwt.PyJWTError, UnicodeError) as exc:  # a str token holding a lone surrogate cannot be encoded
-            raise KbAuthenticationError("Malformed token", invalid_token=True) from exc
+            raise KbAuthenticationError(_MALFORMED, invalid_token=True) from exc
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self._keys:
-            raise KbAuthenticationError(f"Token algorithm {algorithm!r} is not accepted", invalid_token=True)
+            shown = repr(algorithm) if isinstance(algorithm, str) and len(algorithm) <= 20 else "of this token"
+            raise KbAuthenticationError(
+                f"Token algorithm {shown} is not accepted; this service takes {', '.join(self.algorithms)} tokens, "
+                "ask for one signed that way",
+                invalid_token=True,
+            )
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -255,12 +316,8 @@ class Authenticator:
                 audience=self._audience,
                 options={"require": ["exp", "sub"], "verify_aud": self._audience is not None},
             )
-        except jwt.ExpiredSignatureError as exc:
-            raise KbAuthenticationError("The token has expired", invalid_token=True) from exc
-        except jwt.InvalidSignatureError as exc:
-            raise KbAuthenticationError("The token's signature is invalid", invalid_token=True) from exc
         except jwt.PyJWTError as exc:
-            raise KbAuthenticationError(f"The token was refused: {exc}", invalid_token=True) from exc
+            raise token_refusal(exc) from exc
         self._check_lifetime(claims)
         return claims
 

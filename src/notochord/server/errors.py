@@ -10,6 +10,11 @@ Order matters: the first row whose class matches wins.
 A 401 carries ``WWW-Authenticate: Bearer realm="notochord"`` (RFC 6750 §3); when a token was sent
 and refused it adds ``error="invalid_token"`` and the reason. A client that goes away before its
 request was read is logged as one line, not as an unexpected error.
+
+No foreign library's wording reaches a client: a pydantic refusal is retold from its structured
+``type`` and ``loc`` (:func:`validation_message`), and a Starlette ``HTTPException``'s ``detail`` is
+never shown (a 405 names the method and the methods the path takes). PyJWT's refusals are mapped in
+:mod:`notochord.server.auth`, Starlette's multipart parser's in :mod:`notochord.server.forms`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
+from starlette.routing import Match
 
 from notochord.errors import NotochordError, StorageFullError
 from notochord.kbservice.errors import (
@@ -50,6 +56,7 @@ __all__ = [
     "error_body",
     "install",
     "row_for",
+    "validation_message",
 ]
 
 log = logging.getLogger("notochord.server")
@@ -142,18 +149,122 @@ def _handle_disconnect(request: Request, _exc: Exception) -> JSONResponse:
     return error_body(400, "Bad Request", "The client disconnected before the request was read")
 
 
-def _handle_http(_request: Request, exc: Exception) -> JSONResponse:
-    # routing failures: an unknown path is an ordinary not-found; a wrong method says which
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the application serves on the request's path.
+
+    Starlette's own ``Allow`` names only the methods of the first route whose path matched, and
+    the service declares one route per method on a shared path (``GET`` and ``POST /kb``).
+    """
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
+    ]
+
+
+def _handle_http(request: Request, exc: Exception) -> JSONResponse:
+    # Routing failures: an unknown path is an ordinary not-found; a wrong method says which ones the
+    # path takes. Starlette's ``detail`` is never shown: it is Starlette's wording, not the service's.
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
     title = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
-    response = error_body(status, title, f"{title}: {exc.detail}" if isinstance(exc, StarletteHTTPException) else None)
-    if isinstance(exc, StarletteHTTPException) and exc.headers:
-        response.headers.update(exc.headers)
+    headers = dict(exc.headers or {}) if isinstance(exc, StarletteHTTPException) else {}
+    if status == 405:
+        allowed = _allowed_methods(request)
+        headers["Allow"] = ", ".join(allowed)
+        # HEAD comes with every GET; naming it would only lengthen the advice
+        named = [method for method in allowed if method != "HEAD"] or ["another path"]
+        choices = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+        message: str | None = f"{request.method} is not allowed on {request.url.path}; use {choices}"
+    elif status < 500:
+        message = "the request cannot be served as sent; check its method, path, headers and body"
+    else:
+        message = None
+    response = error_body(status, title, message)
+    response.headers.update(headers)
     return response
 
 
-def _handle_validation(_request: Request, _exc: Exception) -> JSONResponse:
-    return error_body(400, "Bad Request", "The request is malformed")
+_WHERE = {
+    "query": "query parameter",
+    "path": "path parameter",
+    "header": "header",
+    "cookie": "cookie",
+    "body": "body field",
+}
+# pydantic's error types, in the service's words; pydantic's ``msg`` is never shown
+_PROBLEMS: dict[str, str] = {
+    "missing": "is required",
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "string_too_short": "must be at least {min_length} characters",
+    "string_too_long": "must be at most {max_length} characters",
+    "string_pattern_mismatch": "is not in the accepted form",
+    "too_short": "must hold at least {min_length} items",
+    "too_long": "must hold at most {max_length} items",
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be {ge} or more",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be {le} or less",
+    "literal_error": "is not one of the accepted values",
+    "enum": "is not one of the accepted values",
+    "uuid_parsing": "must be a UUID",
+    "uuid_type": "must be a UUID",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "model_attributes_type": "must be a JSON object",
+    "list_type": "must be a JSON array",
+}
+
+
+def _subject(loc: tuple[object, ...]) -> str:
+    """``query parameter limit``, ``body field items[2].label`` or ``the request body``."""
+    source = str(loc[0]) if loc else "body"
+    path = ""
+    for part in loc[1:]:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    if not path:
+        return "the request body" if source == "body" else f"a {_WHERE.get(source, 'parameter')}"
+    return f"{_WHERE.get(source, 'parameter')} {path}"
+
+
+def validation_message(problems: list[dict[str, Any]]) -> str:
+    """A refusal by pydantic, told from its structured ``type``, ``loc`` and ``ctx`` alone.
+
+    Example: ``query parameter organizationId must be at most 63 characters; correct it and send the
+    request again (each route's parameters are described at /docs)``.
+    """
+    if not problems:
+        return "The request is malformed; check it against the route's description at /docs"
+    first = problems[0]
+    kind = str(first.get("type", ""))
+    loc = tuple(first.get("loc", ()))
+    if kind == "json_invalid":
+        problem = "the request body is not valid JSON"
+    else:
+        context = {k: v for k, v in (first.get("ctx") or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
+        try:
+            wording = _PROBLEMS.get(kind, "is not valid").format(**context)
+        except KeyError:
+            # a bound this pydantic version does not report: the problem without its number
+            wording = "is not valid"
+        problem = f"{_subject(loc)} {wording}"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{problem}{more}; correct it and send the request again (each route's parameters are described at /docs)"
+
+
+def _handle_validation(_request: Request, exc: Exception) -> JSONResponse:
+    problems = list(exc.errors()) if isinstance(exc, RequestValidationError) else []
+    return error_body(400, "Bad Request", validation_message(problems))
 
 
 def install(app: FastAPI) -> None:
@@ -166,12 +277,12 @@ def install(app: FastAPI) -> None:
 
 
 _DESCRIPTIONS = {
-    400: "The body or an argument is malformed (limit and offset must be whole numbers of 0 or more).",
+    400: "The body or an argument is malformed (limit must be a whole number of 1 or more, offset of 0 or more).",
     401: "No token, or a malformed, expired or wrongly signed one.",
     403: "The caller lacks the role or grant.",
     404: "Missing, deleted, of another organization, or a malformed id: all alike.",
     409: "The knowledge base and the agent belong to different organizations.",
-    413: "The body (1 MiB; an upload 32 MiB), the document's text or the record is over the service's limit.",
+    413: "The body (1 MiB; an upload 32 MiB, a form field 1 MiB), the document's text or the record is over the limit.",
     415: "The body or the uploaded file is of a type the service does not ingest.",
     502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
     507: "The service's disk is full: nothing was written; retry once space is freed.",

@@ -6,7 +6,8 @@ limit is refused before anything is read, and a body that grows past it while st
 that point (413). A JSON body is ``{title?, content}``, ``{title?, url}`` or ``{title, data}``; a
 ``multipart/form-data`` body carries one ``file`` and an optional ``title``. Any other body type is 415.
 ``…/documents/batch`` takes one to 100 ``file`` fields in one multipart body and stores them in one
-transaction, all or none; the upload limit covers the whole body.
+transaction, all or none; the upload limit covers the whole body. A multipart body is read by
+:func:`notochord.server.forms.read_form`, so the parser's refusals reach the client in the service's words.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from notochord.kbservice.documents import (
 from notochord.kbservice.errors import KbValidationError
 from notochord.server.deps import Caller, CurrentActor, Service, limited, permission, read_limited
 from notochord.server.errors import documented
+from notochord.server.forms import read_form
 from notochord.server.routes.documents_json import document_list_json
 from notochord.server.routes.kb import Limit, Offset
 from notochord.server.routes.models import (
@@ -105,7 +107,8 @@ def _too_large(limit: int) -> KbPayloadTooLargeError:
 
 
 async def _read_upload(request: Request, limit: int) -> Upload:
-    async with request.form(max_files=1, max_fields=_MAX_FORM_FIELDS) as form:
+    several = " (several files go to POST …/documents/batch)"
+    async with read_form(request, max_files=1, max_fields=_MAX_FORM_FIELDS, more_files=several) as form:
         file = form.get("file")
         if not isinstance(file, UploadFile):
             raise KbValidationError("a multipart upload needs one file in the field named file")
@@ -119,7 +122,8 @@ async def _read_upload(request: Request, limit: int) -> Upload:
 
 
 async def _read_uploads(request: Request, limit: int) -> list[Upload]:
-    async with request.form(max_files=_MAX_BATCH_FILES, max_fields=_MAX_FORM_FIELDS) as form:
+    more = "; split a larger batch into several requests"
+    async with read_form(request, max_files=_MAX_BATCH_FILES, max_fields=_MAX_FORM_FIELDS, more_files=more) as form:
         files = form.getlist("file")
         if not files or not all(isinstance(f, UploadFile) for f in files):
             raise KbValidationError(f"a batch upload needs 1 to {_MAX_BATCH_FILES} files in fields named file")

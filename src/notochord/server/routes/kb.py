@@ -35,7 +35,10 @@ _LINK_FIELDS = {
     "permissions": {"type": "object", "description": "Optional permission overrides for this link."},
     "priority": {"type": "integer", "default": 0, "description": "Ranking priority among linked KBs."},
 }
-Limit = Annotated[str | None, Query(description="Maximum results: a whole number, clamped to 1…100 (default 50).")]
+Limit = Annotated[
+    str | None,
+    Query(description="Maximum results: a whole number of 1 or more (default 50; at most 100 are returned)."),
+]
 Offset = Annotated[str | None, Query(description="Pagination offset: a whole number ≥ 0 (default 0).")]
 
 

@@ -32,7 +32,8 @@ _SEARCH_FIELDS = {
     "limit": {
         "type": "integer",
         "default": DEFAULT_SEARCH_LIMIT,
-        "description": f"Maximum passages, clamped to 1…{MAX_SEARCH_LIMIT}.",
+        "minimum": 1,
+        "description": f"Maximum passages: a whole number of 1 or more (at most {MAX_SEARCH_LIMIT} are returned).",
     },
     "filters": {
         "type": "object",
@@ -80,7 +81,9 @@ def knowledge_graph(
     service: Service,
     actor: CurrentActor,
     kb_id: str,
-    limit: Annotated[str | None, Query(description="Maximum entities: 1…100 (default 50).")] = None,
+    limit: Annotated[
+        str | None, Query(description="Maximum entities: a whole number of 1 or more (default 50; at most 100).")
+    ] = None,
 ) -> GraphOut:
     """Entities named in the knowledge base's documents and how often two appear in one passage."""
     return graph_out(service.retrieval.graph(actor=actor, kb_id=kb_id, limit=limit))
