@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.errors import KnowledgeNotFoundError
 
 app = typer.Typer(help="Everything written, by whom, and undo.", no_args_is_help=True)
 
@@ -29,8 +30,8 @@ def list_changes(
     lines: list[str] = []
     for c in found:
         lines.append(
-            f"{c.id:>6}  {c.created_at}  {c.status:<9} {c.actor:<16} {c.op:<22} {c.summary}"
-            + (f"  [run {c.run_id}]" if c.run_id else "")
+            f"{c.id:>6}  {c.created_at}  {c.status:<9} {printable(c.actor):<16} {c.op:<22} {printable(c.summary)}"
+            + (f"  [run {printable(c.run_id)}]" if c.run_id else "")
         )
         if c.status == "conflict":
             proposed = c.proposed
@@ -44,7 +45,7 @@ def list_changes(
 def _show(value: Any) -> str:
     if value is None:
         return "(no value)"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return printable(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 @app.command("revert")
@@ -55,10 +56,20 @@ def revert(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Undo one change, or a whole run (exit code 6 when a later edit by someone else is in the way)."""
+    """Undo one change, or a whole run (exit code 6 when a later edit by someone else is in the way).
+
+    A run id that no change carries is not found (exit code 3), like any unknown object: reverting
+    it used to answer "already_reverted", so a mistyped id looked like a run undone before.
+    """
     if (change_id is None) == (run_id is None):
         raise typer.BadParameter("give a change id or --run, not both")
     with open_space(data_dir, org) as space:
+        # the change log answers "nothing left to undo" for any run id, known or not; only the
+        # CLI needs the difference (gems revert their own batches and expect that answer)
+        if run_id is not None and not space.changes.list(run_id=run_id, limit=1):
+            raise KnowledgeNotFoundError(
+                "change of run", f"{run_id!r}; see the runs of recent changes with: notochord changes list"
+            )
         result = space.changes.revert(change_id, run_id=run_id)
     emit(result, as_json=as_json, text=f"{result.status}: {result.count} change(s)")
 
@@ -78,4 +89,4 @@ def resolve(
     with open_space(data_dir, org) as space:
         outcome = space.changes.resolve(change_id, take="theirs" if take_theirs else "mine")
         summary = space.changes.get(outcome.change_id).summary
-    emit(outcome, as_json=as_json, text=f"{summary} (change {outcome.change_id})")
+    emit(outcome, as_json=as_json, text=f"{printable(summary)} (change {outcome.change_id})")

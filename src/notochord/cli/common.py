@@ -15,6 +15,12 @@ mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new,
 With ``--json`` an error is printed to stderr as ``{"error": {"code": …, "message": …, "exitCode": …}}``:
 the code of the exception tree, or ``E_USAGE`` for a command line that could not be parsed.
 
+Human output never lets a stored string drive the terminal: names, titles, summaries and paths may
+hold escape sequences (ANSI colours, window titles, screen clears), C1 controls or Unicode bidi
+overrides, so every stored string is printed through :func:`printable` (one line of a listing) or
+:func:`printable_text` (a body, a log), which show those characters as ``\\uXXXX`` escapes. The
+same spelling as JSON's, so a string reads the same in both outputs; ``--json`` keeps it exact.
+
 This module stays light to import (no store, no pydantic): ``notochord --help`` loads only it.
 """
 
@@ -43,6 +49,8 @@ __all__ = [
     "fail",
     "open_space",
     "opened",
+    "printable",
+    "printable_text",
     "report_usage_error",
     "reporting",
     "resolve_data_dir",
@@ -81,6 +89,28 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
 )
 
 console = Console(stderr=True)
+
+# What a terminal acts on instead of showing: C0 controls (ESC starts ANSI sequences), DEL, C1
+# controls (0x9B is a one-byte CSI on some terminals), and the bidi embeddings, overrides and
+# isolates that make text read in another order than it is stored ("Trojan Source").
+_UNSAFE = (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_ONE_LINE = {code: f"\\u{code:04x}" for code in _UNSAFE}
+_MULTI_LINE = {code: shown for code, shown in _ONE_LINE.items() if chr(code) not in "\n\t"}
+
+
+def printable(value: object) -> str:
+    """``value`` as text for one line of human output: every control character (line breaks and tabs
+    included, so a name cannot forge a row) and bidi override shown as a ``\\uXXXX`` escape.
+
+    Example: a name stored as ``Ann`` + ESC + ``[2J`` (clear the screen) prints as ``Ann\\u001b[2J``.
+    """
+    return str(value).translate(_ONE_LINE)
+
+
+def printable_text(text: str) -> str:
+    """Like :func:`printable`, for text of several lines (a document's body, a log, a whole listing):
+    line breaks and tabs are kept."""
+    return text.translate(_MULTI_LINE)
 
 
 def exit_code_for(error: errors.NotochordError) -> int:
@@ -140,7 +170,8 @@ def fail(error: errors.NotochordError) -> NoReturn:
         body = {"error": {"code": error.code, "message": error.message, "exitCode": code}}
         sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
-        console.print(f"[red]error:[/red] {escape(error.message)}", highlight=False, markup=True, soft_wrap=True)
+        shown = escape(printable_text(error.message))
+        console.print(f"[red]error:[/red] {shown}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code) from None
 
 
@@ -198,12 +229,17 @@ def _plain(value: Any) -> Any:
 
 
 def emit(value: Any, *, as_json: bool, text: str | None = None) -> None:
-    """Print ``value`` as JSON, or ``text`` (default: a readable rendering) for people."""
+    """Print ``value`` as JSON, or ``text`` (default: a readable rendering) for people.
+
+    ``text`` should build each line from :func:`printable` fields; it is passed through
+    :func:`printable_text` all the same, so a field that was missed can still break only its own
+    line, never take over the terminal.
+    """
     if as_json:
         sys.stdout.write(json.dumps(_plain(value), ensure_ascii=False, indent=2) + "\n")
         return
     if text is not None:
-        typer.echo(text)
+        typer.echo(printable_text(text))
         return
     plain = _plain(value)
     if isinstance(plain, list):
@@ -217,5 +253,7 @@ def emit(value: Any, *, as_json: bool, text: str | None = None) -> None:
 
 def _line(item: Any) -> str:
     if isinstance(item, dict):
-        return "  ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in item.items() if v is not None)
-    return str(item)
+        return printable(
+            "  ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in item.items() if v is not None)
+        )
+    return printable(item)

@@ -27,7 +27,7 @@ Import rules:
   same deduplication, kept even if ``meta`` is edited, but keyed documents cannot be moved (K-DOC-19).
 - Every file is read in full before anything of it is written. Files are written in batches (up to
   50 files or about 4 million characters), one transaction per batch, each file its own change; all
-  changes of one import share a run id (``import-…``), so ``notochord changes undo --run`` takes the
+  changes of one import share a run id (``import-…``), so ``notochord changes revert --run`` takes the
   whole import back. A file that is refused fails alone: nothing of it is written, and its batch is
   written without it. A storage failure stops the import; the batches before it stay imported.
 - Output lists every file as created, updated, unchanged, skipped or failed (failures on stderr),
@@ -49,7 +49,7 @@ import typer
 
 import notochord
 from notochord.cli.collections_cmd import resolve_collection
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
 from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.batches import BatchItemError
@@ -274,7 +274,7 @@ def import_files(
             task = bar.add_task("importing", total=len(found.files))
             batch = _Batch(space, run_id, lambda done: bar.advance(task, done), results, failures, counts)
             for candidate in found.files:
-                bar.update(task, description=candidate.relative)
+                bar.update(task, description=printable(candidate.relative))
                 first = seen.setdefault(candidate.relative, str(candidate.path))
                 try:
                     if first != str(candidate.path) and not as_new:
@@ -381,12 +381,17 @@ def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
         emit(summary, as_json=True)
         return
     for failure in summary["failures"]:
-        console.print(f"failed: {failure['path']}: {failure['error']}", highlight=False, markup=False, soft_wrap=True)
-    lines = [f"{d['status']:<9} {d['path']}" for d in summary["documents"]]
-    lines += [f"skipped   {s['path']}: {s['reason']}" for s in summary["skippedFiles"]]
+        console.print(
+            f"failed: {printable(failure['path'])}: {printable_text(failure['error'])}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    lines = [f"{d['status']:<9} {printable(d['path'])}" for d in summary["documents"]]
+    lines += [f"skipped   {printable(s['path'])}: {printable(s['reason'])}" for s in summary["skippedFiles"]]
     imported = summary["created"] + summary["updated"] + summary["unchanged"]
     line = (
-        f"imported {imported} file(s) into {summary['collectionName']}: {summary['created']} created, "
+        f"imported {imported} file(s) into {printable(summary['collectionName'])}: {summary['created']} created, "
         f"{summary['updated']} updated, {summary['unchanged']} unchanged"
         if imported
         else "nothing was imported"
@@ -420,8 +425,8 @@ def list_documents(
             found = [d for c in names for d in space.user.documents.list(c)]
             found.sort(key=lambda d: (d.doc_date, d.id), reverse=True)
     lines = [
-        f"{d.id:>6}  {d.doc_date[:10]}  {names.get(d.collection_id, '?'):<16} {d.title or '(untitled)'}"
-        + (f"  [key {d.key}]" if d.key is not None else "")
+        f"{d.id:>6}  {d.doc_date[:10]}  {printable(names.get(d.collection_id, '?')):<16} "
+        f"{printable(d.title or '(untitled)')}" + (f"  [key {printable(d.key)}]" if d.key is not None else "")
         for d in found
     ]
     emit(
@@ -470,12 +475,12 @@ def show(
         emit(shown, as_json=True)
         return
     header = [
-        f"{doc.title or '(untitled)'}",
-        f"id {doc.id} in {where}" + (f", key {doc.key}" if doc.key is not None else ""),
-        f"written by {doc.writer}, updated {doc.updated_at}, {doc.chunk_count} chunk(s)",
+        printable(doc.title or "(untitled)"),
+        f"id {doc.id} in {printable(where)}" + (f", key {printable(doc.key)}" if doc.key is not None else ""),
+        f"written by {printable(doc.writer)}, updated {doc.updated_at}, {doc.chunk_count} chunk(s)",
     ]
     if doc.source_uri:
-        header.append(f"source {doc.source_uri}")
+        header.append(f"source {printable(doc.source_uri)}")
     if "range" in shown:
         r = shown["range"]
         header.append(f"chunks {r['from']} to {r['to']} (exclusive) of {r['total']}")
@@ -509,5 +514,5 @@ def move(
     emit(
         {"id": doc_id, "collection": target.id, "change": change_id},
         as_json=as_json,
-        text=f"moved document {doc_id} to {target.name} (change {change_id})",
+        text=f"moved document {doc_id} to {printable(target.name)} (change {change_id})",
     )

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
 from notochord.knowledge.records import Entity
 
 app = typer.Typer(help="People, organisations and places.", no_args_is_help=True)
@@ -15,8 +15,9 @@ _Ident = Annotated[str | None, typer.Option(show_default=False)]
 
 
 def _describe(entity: Entity) -> str:
-    idents = ", ".join(f"{i.type}:{i.value}" for i in entity.identifiers)
-    return f"{entity.id:>6}  {entity.kind:<8} {entity.display_name}" + (f"  ({idents})" if idents else "")
+    idents = ", ".join(f"{printable(i.type)}:{printable(i.value)}" for i in entity.identifiers)
+    shown = f"{entity.id:>6}  {printable(entity.kind):<8} {printable(entity.display_name)}"
+    return shown + (f"  ({idents})" if idents else "")
 
 
 @app.command("resolve")
@@ -95,4 +96,4 @@ def delete(
     with open_space(data_dir, org) as space:
         change_id = space.user.entities.delete(entity_id)
         summary = space.changes.get(change_id).summary
-    emit({"change": change_id}, as_json=as_json, text=f"{summary} (change {change_id})")
+    emit({"change": change_id}, as_json=as_json, text=f"{printable(summary)} (change {change_id})")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
 
 app = typer.Typer(help="Facts about you and the people you know.", no_args_is_help=True)
 
@@ -54,7 +54,7 @@ def put(
             pin=pin,
             run_id=run_id,
         )
-    emit(result, as_json=as_json, text=f"{result.status}: fact {result.id} ({result.predicate})")
+    emit(result, as_json=as_json, text=f"{result.status}: fact {result.id} ({printable(result.predicate)})")
 
 
 @app.command("lookup")
@@ -73,10 +73,10 @@ def lookup(
         emit(found, as_json=True)
         return
     lines = [
-        f"{f.id:>6}  {f.predicate:<32} {json.dumps(f.value, ensure_ascii=False)}"
+        f"{f.id:>6}  {printable(f.predicate):<32} {printable(json.dumps(f.value, ensure_ascii=False))}"
         + (f"  -> entity {f.object}" if f.object else "")
         + ("  [pinned]" if f.pinned else "")
-        + f"  ({f.origin})"
+        + f"  ({printable(f.origin)})"
         for f in found
     ]
     emit(None, as_json=False, text="\n".join(lines) or "(no facts)")

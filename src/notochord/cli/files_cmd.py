@@ -1,14 +1,22 @@
-"""``notochord files``: what gems changed in a folder, undoing a run, and a gem's working folder."""
+"""``notochord files``: what gems changed in a folder, undoing a run, and a gem's working folder.
+
+A folder that does not exist and has no recorded history, and a run with no recorded change in the
+folder, are not found (exit code 3): the library answers both with an empty history, which on the
+command line would read as "nothing to undo" when the folder or run id was mistyped. A folder
+deleted since keeps its history, which can still be read and rolled back.
+"""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, printable
 from notochord.clock import iso_utc
+from notochord.errors import FileNotFoundInWorkspaceError
 from notochord.files.history import Change
 from notochord.gems.api.files import file_changes, rollback_run
 from notochord.gems.folders import GemFolders
@@ -47,10 +55,11 @@ def history(
 ) -> None:
     """List the changes gems made in a folder, oldest first."""
     with opened(data_dir) as nc:
+        _require_folder(nc.data_dir, folder.resolve())
         changes = [_change(c) for c in file_changes(nc.data_dir, folder.resolve(), run_id=run)]
     lines = [
-        f"{c['at']}  {c['runId']}  {c['actor']:<16} {c['op']:<9} {c['path']}"
-        + (f" -> {c['to']}" if c["to"] else "")
+        f"{c['at']}  {printable(c['runId'])}  {printable(c['actor']):<16} {c['op']:<9} {printable(c['path'])}"
+        + (f" -> {printable(c['to'])}" if c["to"] else "")
         + ("" if c["status"] == "applied" else f"  ({c['status'].replace('_', ' ')})")
         for c in changes
     ]
@@ -64,13 +73,40 @@ def rollback(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Restore the files a run changed; files changed since by anything else are left alone."""
+    """Restore the files a run changed; files changed since by anything else are left alone.
+
+    Exit code 3 when the folder does not exist or the run changed nothing in it (files history
+    lists the runs that did).
+    """
     with opened(data_dir) as nc:
-        report = rollback_run(nc.data_dir, folder.resolve(), run, clock=nc.clock)
+        where = folder.resolve()
+        _require_folder(nc.data_dir, where)
+        if not file_changes(nc.data_dir, where, run_id=run):
+            raise FileNotFoundInWorkspaceError(
+                f"no change of run {run!r} is recorded in {where}; "
+                f"see the runs that changed it with: notochord files history {shlex.quote(str(where))}",
+                path=str(where),
+            )
+        report = rollback_run(nc.data_dir, where, run, clock=nc.clock)
     result = {"runId": report.run_id, "restored": list(report.restored), "skipped": list(report.skipped)}
-    lines = [f"restored {p}" for p in report.restored]
-    lines += [f"skipped  {p} (changed since)" for p in report.skipped]
-    emit(result, as_json=as_json, text="\n".join(lines) or f"run {run} changed nothing to restore")
+    lines = [f"restored {printable(p)}" for p in report.restored]
+    lines += [f"skipped  {printable(p)} (changed since)" for p in report.skipped]
+    emit(result, as_json=as_json, text="\n".join(lines) or f"run {printable(run)} changed nothing to restore")
+
+
+def _require_folder(data_dir: Path, folder: Path) -> None:
+    """Refuse a folder that is not there, unless gems changed it before it went (its history stays)."""
+    if folder.is_dir() or file_changes(data_dir, folder):
+        return
+    if folder.exists():
+        raise FileNotFoundInWorkspaceError(
+            f"{folder} is a file, not a folder; give the conversation's folder (or a gem's working folder)",
+            path=str(folder),
+        )
+    raise FileNotFoundInWorkspaceError(
+        f"the folder {folder} does not exist; give the conversation's folder (or a gem's working folder)",
+        path=str(folder),
+    )
 
 
 @app.command("working-folder")
@@ -99,5 +135,9 @@ def working_folder(
         else:
             chosen, verb = folders.working_folder(gem_id, core=space.core), "is"
     shown = str(chosen) if chosen is not None else None
-    text = f"working folder of {gem_id} {verb} {shown}" if shown else f"{gem_id} has no working folder"
+    text = (
+        f"working folder of {printable(gem_id)} {verb} {printable(shown)}"
+        if shown
+        else f"{printable(gem_id)} has no working folder"
+    )
     emit({"gem": gem_id, "workingFolder": shown}, as_json=as_json, text=text)

@@ -19,7 +19,7 @@ from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 from typer.exceptions import Abort
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, report_usage_error, state
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, printable, report_usage_error, state
 
 __all__ = ["LAZY_COMMANDS", "app", "main"]
 
@@ -248,7 +248,7 @@ def init(data_dir: DataDir = None, org: InitOrg = None, as_json: JsonFlag = Fals
             "spaces": nc.spaces(),
             "personal" if org is None else "space": str(space.path),
         }
-    emit(result, as_json=as_json, text=f"notochord data directory ready at {result['dataDir']}")
+    emit(result, as_json=as_json, text=f"notochord data directory ready at {printable(result['dataDir'])}")
 
 
 @app.command()
@@ -269,7 +269,7 @@ def status(data_dir: DataDir = None, org: OrgOption = None, as_json: JsonFlag = 
         return
     from notochord.cli.embedding import embedding_note, pending_text
 
-    lines = [f"data directory: {data_dir_text}"]
+    lines = [f"data directory: {printable(data_dir_text)}"]
     lines += [
         f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   "
         f"documents {r['documents']:>6}   collections {r['collections']:>4}   changes {r['changes']:>7}"

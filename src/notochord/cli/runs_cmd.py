@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
 from notochord.gems.runner import RunRecord
 
 app = typer.Typer(help="Runs of gem tools: list, show, undo.", no_args_is_help=True)
@@ -68,14 +68,15 @@ def run(
     if as_json:
         emit(_view(record), as_json=True)
     elif record.status == "succeeded":
-        typer.echo(json.dumps(record.output, ensure_ascii=False, indent=2))
+        emit(None, as_json=False, text=json.dumps(record.output, ensure_ascii=False, indent=2))
     if record.status != "succeeded":
         error = record.error or {}
         if not as_json:
-            message = escape(str(error.get("message", record.status)))
+            message = escape(printable_text(str(error.get("message", record.status))))
             console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+            shown = printable(record.id)
             console.print(
-                f"run {record.id}: {record.status}; see it with notochord runs show {record.id}", highlight=False
+                f"run {shown}: {record.status}; see it with notochord runs show {shown}", highlight=False, markup=False
             )
         if record.status == "timeout":
             raise typer.Exit(_TIMEOUT_EXIT)
@@ -95,7 +96,10 @@ def list_runs(
     """List runs, newest first."""
     with open_space(data_dir, org) as space:
         found = space.gems.runner.list(gem_id=gem, limit=limit)
-    lines = [f"{r.started_at}  {r.status:<10} {r.gem_id}/{r.tool or '-':<12} {r.id}" for r in found]
+    lines = [
+        f"{r.started_at}  {r.status:<10} {printable(r.gem_id)}/{printable(r.tool or '-'):<12} {printable(r.id)}"
+        for r in found
+    ]
     emit([_view(r) for r in found], as_json=as_json, text="\n".join(lines) or "(no runs)")
 
 
@@ -112,13 +116,16 @@ def show(
     if as_json:
         emit({**_view(record), "log": record.log}, as_json=True)
         return
-    lines = [f"run {record.id}: {record.gem_id}/{record.tool} {record.status}", f"started {record.started_at}"]
-    lines.append(f"output: {json.dumps(record.output, ensure_ascii=False)}")
+    lines = [
+        f"run {printable(record.id)}: {printable(record.gem_id)}/{printable(record.tool)} {record.status}",
+        f"started {record.started_at}",
+    ]
+    lines.append(f"output: {printable(json.dumps(record.output, ensure_ascii=False))}")
     if record.error:
-        lines.append(f"error: {record.error.get('message')}")
+        lines.append(f"error: {printable(record.error.get('message'))}")
     if record.folder:
-        lines.append(f"folder: {record.folder}")
-    lines += [f"isolation: {note}" for note in record.isolation]
+        lines.append(f"folder: {printable(record.folder)}")
+    lines += [f"isolation: {printable(note)}" for note in record.isolation]
     if record.log:
         lines += ["log:", record.log.rstrip()]
     emit(None, as_json=False, text="\n".join(lines))
@@ -131,8 +138,44 @@ def undo(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Undo a run: revert its knowledge changes and roll back the files it changed."""
+    """Undo a run: revert its knowledge changes and roll back the files it changed.
+
+    A run that recorded no change answers so (knowledge status ``no_changes``) instead of claiming
+    that its changes were reverted before; an unknown run is not found (exit code 3).
+    """
     with open_space(data_dir, org) as space:
-        result = space.gems.runner.undo(run_id)
+        record = space.gems.runner.get(run_id)
+        wrote_knowledge = bool(space.changes.list(run_id=run_id, limit=1))
+        wrote_files = bool(record.conversation and space.files.history(record.conversation, run_id=run_id))
+        if wrote_knowledge or wrote_files:
+            result = space.gems.runner.undo(run_id)
+        else:
+            no_files: dict[str, list[str]] | None = {"restored": [], "skipped": []} if record.conversation else None
+            result = {"run": run_id, "knowledge": None, "files": no_files}
+    if not wrote_knowledge:
+        # the change log answers "already_reverted" for a run id it never saw
+        result["knowledge"] = {"status": "no_changes", "count": 0}
+    emit(result, as_json=as_json, text=_undone(result, wrote_knowledge=wrote_knowledge, wrote_files=wrote_files))
+
+
+def _undone(result: dict[str, Any], *, wrote_knowledge: bool, wrote_files: bool) -> str:
+    """What ``runs undo`` did, in words."""
+    run = printable(result["run"])
+    if not wrote_knowledge and not wrote_files:
+        return f"run {run} made no changes; there is nothing to undo"
+    parts: list[str] = []
     knowledge = result["knowledge"]
-    emit(result, as_json=as_json, text=f"run {run_id}: {knowledge['status']}, {knowledge['count']} change(s)")
+    if knowledge["status"] == "reverted":
+        parts.append(f"reverted {knowledge['count']} change(s)")
+    elif knowledge["status"] == "already_reverted":
+        parts.append("its changes were already reverted")
+    if wrote_files:
+        restored, skipped = result["files"]["restored"], result["files"]["skipped"]
+        if not restored and not skipped:
+            parts.append("its files were already restored")
+        if restored:
+            parts.append(f"restored {len(restored)} file(s)")
+        if skipped:
+            kept = ", ".join(printable(p) for p in skipped)
+            parts.append(f"left {len(skipped)} file(s) changed since alone: {kept}")
+    return f"run {run}: " + "; ".join(parts)

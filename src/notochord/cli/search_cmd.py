@@ -32,7 +32,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from notochord.cli.collections_cmd import resolve_collection
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable
 from notochord.cli.embedding import EtaColumn
 from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
@@ -92,11 +92,11 @@ def _why(hit: Hit) -> str:
 
 
 def _hit_text(n: int, hit: Hit, collection_names: dict[int, str], query: str) -> str:
-    title = hit.title or "(untitled)"
-    where = collection_names.get(hit.collection_id, f"collection {hit.collection_id}")
+    title = printable(hit.title or "(untitled)")
+    where = printable(collection_names.get(hit.collection_id, f"collection {hit.collection_id}"))
     locator = f"doc {hit.document_id} chunk {hit.chunk} chars {hit.start}-{hit.end}"
     scored = f"  score {hit.score:.4f} ({_why(hit)})" if query.strip() else ""
-    return f"{n:>3}. {title}  [{where}]  {locator}{scored}\n     {_snippet(hit.text, query)}"
+    return f"{n:>3}. {title}  [{where}]  {locator}{scored}\n     {printable(_snippet(hit.text, query))}"
 
 
 def search(
