@@ -260,15 +260,23 @@ class HostDocuments:
         return tree.builtin(collection).id if isinstance(collection, str) else tree.get(collection).id
 
     def _refuse_service(
-        self, *, doing: str, collections: Iterable[int | None] = (), doc_ids: Iterable[object] = ()
+        self,
+        *,
+        doing: str,
+        collections: Iterable[int | None] = (),
+        doc_ids: Iterable[object] = (),
+        tree: CollectionTree | None = None,
     ) -> None:
         """Refuse a write that touches a knowledge base of the REST service (see
         :mod:`notochord.knowledge.service_content`): one placed in such a collection, or aimed at a
-        document that is in one. Unknown documents pass, for the write itself to report."""
+        document that is in one. Unknown documents pass, for the write itself to report. ``tree``:
+        the collections as the caller already read them in this transaction."""
         wanted = [d for d in doc_ids if isinstance(d, int) and not isinstance(d, bool)]
         with self._core.store.read() as conn:
-            tree: CollectionTree = self._core.collections.tree(conn)
+            if tree is None:
+                tree = self._core.collections.tree(conn)
             placed: list[int | None] = list(collections)
+            # a space without knowledge bases (every personal one) needs no look-up
             if wanted and any(tree.class_of(c) == "kb" for c in tree.by_id):
                 placed += conn.execute(sa.select(documents.c.collection_id).where(documents.c.id.in_(wanted))).scalars()
         refuse_service_collection(tree, placed, doing=doing)
@@ -288,8 +296,11 @@ class HostDocuments:
     ) -> UpsertOutcome:
         # naming the collection and writing share one transaction
         with self._core.store.batch():
-            collection_id = self._collection(collection) if collection is not None else None
-            self._refuse_service(doing="write this document", collections=[collection_id], doc_ids=[id])
+            tree = self._core.collections.read_tree()
+            collection_id = None
+            if collection is not None:
+                collection_id = tree.builtin(collection).id if isinstance(collection, str) else tree.get(collection).id
+            self._refuse_service(doing="write this document", collections=[collection_id], doc_ids=[id], tree=tree)
             return self._core.documents.upsert(
                 actor=self._actor,
                 collection_id=collection_id,
@@ -336,6 +347,7 @@ class HostDocuments:
                             doing="write this document",
                             collections=[core.get("collection_id")],
                             doc_ids=[core.get("doc_id")],
+                            tree=tree,
                         )
             return self._core.documents.upsert_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
 
