@@ -53,3 +53,10 @@ def chat(tmp_path: Path) -> Path:
     folder = tmp_path / "chat"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def gem(gem_space: GemSpace) -> str:
+    """The recipes gem, installed with nothing switched on."""
+    gem_space.install("recipes")
+    return "recipes"

@@ -31,12 +31,6 @@ pytestmark = pytest.mark.anyio
 MARKER = "NOTOCHORD-MARKER-7f3a9c1e-do-not-leak"
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 def _files_holding(base: Path, needles: list[bytes]) -> list[str]:
     """Every regular file under ``base`` whose bytes contain one of ``needles``."""
     found: list[str] = []

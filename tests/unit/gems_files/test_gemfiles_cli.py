@@ -29,12 +29,6 @@ def _json(data_dir: Path, *args: str) -> Any:
     return json.loads(_run(data_dir, *args, "--json"))
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 async def test_history_lists_the_changes_of_a_folder_and_of_one_run(gem_space: GemSpace, gem: str, chat: Path) -> None:
     first = gem_space.ctx(gem, conversation=chat, run_id="run-one")
     await first.files.write("workspace:a.txt", "one")

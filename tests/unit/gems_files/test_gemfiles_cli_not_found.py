@@ -28,12 +28,6 @@ def _said(result: Result) -> str:
     return " ".join(result.stderr.split())
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 async def test_rolling_back_an_unknown_run_is_not_found_and_leaves_the_folder_alone(
     gem_space: GemSpace, gem: str, chat: Path
 ) -> None:

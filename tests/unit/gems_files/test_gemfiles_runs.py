@@ -17,12 +17,6 @@ STAMP = "20260929-100000"
 """The fixed clock's 08:00 UTC in Amsterdam local time (OD-P08)."""
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 async def test_a_run_from_a_chat_gets_its_folder_in_the_conversation(gem_space: GemSpace, gem: str, chat: Path) -> None:
     """P-FILE-03, P-FILE-07, P-FILE-09, P-FILE-12: results stay in ``runs/…``; ``tmp/`` goes on success."""
     ctx = gem_space.ctx(gem, conversation=chat)

@@ -15,12 +15,6 @@ from notochord.gems.folders import GemFolders, space_folder_name
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 async def test_kv_round_trip_without_any_permission(gem_space: GemSpace, gem: str) -> None:
     """P-STOR-01/02: every tool has storage; nothing was requested or switched on."""
     kv = gem_space.ctx(gem).storage.kv

@@ -14,12 +14,6 @@ from notochord.errors import FileNotFoundInWorkspaceError, FilePermissionError, 
 from notochord.gems.folders import WORKING_FOLDER
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 def _stored(gem_space: GemSpace, gem_id: str) -> list[str]:
     with gem_space.space.core.store.read() as conn:
         rows = conn.execute(

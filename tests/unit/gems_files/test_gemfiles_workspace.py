@@ -21,12 +21,6 @@ from notochord.gems.folders import history_dir
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def gem(gem_space: GemSpace) -> str:
-    gem_space.install("recipes")
-    return "recipes"
-
-
 async def test_every_tool_has_files_without_asking_and_writes_land_in_the_conversation(
     gem_space: GemSpace, gem: str, chat: Path
 ) -> None:
