@@ -10,6 +10,8 @@ Rules:
   internal ids). Children are listed in creation order.
 - Only the user moves collections (K-COL-13); the core refuses moving a built-in, into ``diary``,
   into itself or a subfolder, or beyond five levels (OD-K56), and those refusals exit 2.
+- ``tick`` goes through ``space.gems.tick_collection``, which refuses ticking for a gem that requests
+  no ``user-selected`` permission (exit 2, nothing changed); unticking is always allowed.
 """
 
 from __future__ import annotations
@@ -165,11 +167,11 @@ def tick(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Tick a collection for a gem's user-selected permission, or --off to untick it."""
+    """Tick a collection for a gem that asks for collections you choose (user-selected), or --off to untick it."""
     with open_space(data_dir, org) as space:
         space.gems.get(gem_id)
         row = resolve_collection(space, collection)
-        space.user.collections.tick(gem_id, row.id, not off)
+        space.gems.tick_collection(gem_id, row.id, on=not off)
     emit(
         {"gem": gem_id, "collection": row.id, "ticked": not off},
         as_json=as_json,

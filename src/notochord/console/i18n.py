@@ -279,6 +279,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "run_status_failed": ("failed", "失败"),
     "run_status_timeout": ("timed out", "超时"),
     "run_status_cancelled": ("cancelled", "已取消"),
+    "run_status_interrupted": ("interrupted", "已中断"),
     "run_title": ("A run of {gem}", "{gem} 的一次运行"),
     "run_gem": ("Gem", "Gem"),
     "run_started": ("Started", "开始"),

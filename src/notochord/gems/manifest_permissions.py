@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, get_args
 
-from notochord.access.permissions import FactsPermission, Permission
+from notochord.access.permissions import CollectionsPermission, FactsPermission, Permission
 from notochord.errors import KnowledgeValidationError
 from notochord.gems.manifest_fields import Form, Problems, optional_str, required_text
 from notochord.knowledge.predicates import Cardinality, predicate_problem
@@ -72,6 +72,11 @@ class KnowledgeSection:
     def permission_strings(self) -> tuple[str, ...]:
         """The requested permissions as canonical strings, in manifest order."""
         return tuple(str(p) for p in self.permissions)
+
+    def asks_for_chosen_collections(self) -> bool:
+        """Whether a ``user-selected`` collections permission is requested: the only thing the
+        collections the user ticks for the gem can open (K-PERM-13)."""
+        return any(isinstance(p, CollectionsPermission) and p.target == "user-selected" for p in self.permissions)
 
     def describe_predicate(self, predicate: str) -> str | None:
         """The declared description of ``predicate``, or ``None``; fits ``sentence(describe_predicate=)``."""

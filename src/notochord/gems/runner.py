@@ -5,6 +5,20 @@ run folder when the files capability is present, run the tool in its own process
 (:mod:`notochord.gems.bridge.host`), finish the run folder (``tmp/`` kept on failure or
 cancellation; ``{"output", "folder"}`` when files were left), and record status, output, error,
 isolation and log. ``undo`` reverts the run's knowledge changes and rolls back its files.
+
+Rules:
+
+- A run's status is one of :data:`RUN_STATUSES`. ``cancelled`` is a run stopped by its caller
+  (Ctrl-C on ``gem run``, a cancelled task); ``timeout`` only a run that outlived its time limit.
+- A run's timeout is more than 0 and at most :data:`MAX_TIMEOUT` seconds; anything else, NaN and
+  infinity included, is refused before anything is recorded.
+- The process running a run holds its lease (:mod:`notochord.gems.run_leases`) from before it is
+  recorded ``running`` until after its end is recorded. Listing runs, reading one, and starting one
+  first record as ``interrupted`` every ``running`` run whose lease nobody holds: its process ended
+  without recording the end (killed, crashed). Its run folder is left as it was, and the record
+  names it. On SQLite, whose file only one machine uses, a ``running`` run without any lease file
+  (recorded by an older version, or restored from a backup) is interrupted too; on PostgreSQL it
+  may be another machine's, so it is left alone.
 """
 
 from __future__ import annotations
@@ -12,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import json
+import math
 import re
 import shutil
 from collections.abc import Mapping
@@ -23,19 +38,37 @@ import anyio
 import sqlalchemy as sa
 
 from notochord.db.schema import runs
-from notochord.errors import GemError, GemNotFoundError
+from notochord.errors import GemError, GemNotFoundError, ReadOnlyStoreError
 from notochord.gems.api.files import rollback_run, start_run
-from notochord.gems.bridge.host import ToolOutcome, run_in_process
+from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process
 from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.manifest import ToolSpec
 from notochord.gems.registry import GemRegistry
+from notochord.gems.run_leases import Lease, LeaseState, RunLeases
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.records import RevertResult
 from notochord.knowledge.writes import USER
 
-__all__ = ["GemHost", "RunRecord", "Runner"]
+__all__ = ["INTERRUPTED", "MAX_TIMEOUT", "RUN_STATUSES", "GemHost", "RunRecord", "Runner"]
 
 _RUN_ID = re.compile(r"^[\w.:-]{1,200}$")
+
+RUNNING = "running"
+INTERRUPTED = "interrupted"
+RUN_STATUSES = (RUNNING, "succeeded", "failed", "timeout", "cancelled", INTERRUPTED)
+"""Every status a run record can have."""
+MAX_TIMEOUT = 86_400.0
+"""The longest a run may be given, in seconds (a day)."""
+
+_CANCELLED = ToolFailure("ToolCancelled", "E_CANCELLED", "the run was cancelled (Ctrl-C, or its caller stopped it)")
+_INTERRUPTED = {
+    "name": "RunInterrupted",
+    "code": "E_INTERRUPTED",
+    "message": (
+        "the process running this run ended before the run did (it was killed or crashed); "
+        "its run folder, if any, was kept as it was; run the tool again to redo it"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -82,12 +115,16 @@ class GemHost(Protocol):
 
 
 class Runner:
-    def __init__(self, gems: GemHost, core: KnowledgeCore, *, code_root: Path, data_dir: Path) -> None:
+    def __init__(self, gems: GemHost, core: KnowledgeCore, *, code_root: Path, data_dir: Path, lease_dir: Path) -> None:
         self._gems = gems
         self._core = core
         self._data_dir = data_dir
         self.code_root = code_root
         self.timeout = 120.0
+        self._leases = RunLeases(lease_dir)
+        # a SQLite file is used by one machine only, so its runs' leases are all in lease_dir
+        self._all_leases_here = core.store.engine.dialect.name == "sqlite"
+        self._held: dict[str, Lease] = {}
 
     # ---------------------------------------------------------------- code
 
@@ -132,7 +169,13 @@ class Runner:
         run_id: str | None = None,
         timeout: float | None = None,
     ) -> RunRecord:
-        """Run a tool to its end (success, failure, timeout or cancellation) and record it."""
+        """Run a tool to its end (success, failure, timeout or cancellation) and record it.
+
+        Raises:
+            GemError: ``timeout`` is not more than 0 and at most :data:`MAX_TIMEOUT` seconds, the
+                tool cannot be run, or a run with this id is running in another process.
+        """
+        limit = self.timeout if timeout is None else checked_timeout(timeout)
         spec = self.tool(gem_id, tool)
         if spec.entry is None:
             raise GemError(f"tool {spec.name} of gem {gem_id} has no entry file")
@@ -146,40 +189,50 @@ class Runner:
         conversation_path = Path(conversation).resolve() if conversation is not None else None
         if conversation_path is not None and not conversation_path.is_dir():
             raise GemError(f"conversation folder {conversation_path} does not exist")
-        ctx, request = self._gems.open_run(gem_id, tool=spec.name, run_id=run, conversation=conversation_path)
-        handle = start_run(request, name=spec.name) if "files" in self._gems.factories else None
-        # The process may write only its own run folder. The rest of the conversation folder is
-        # reached through ctx.files, so hidden files stay invisible (P-FILE-20) and every change
-        # goes to the file history first (P-FILE-21), which direct access would bypass.
-        writable = [p for p in (getattr(handle, "path", None),) if p is not None]
-        self._record_start(run, gem_id, spec.name, conversation_path, input)
-        outcome = ToolOutcome(status="cancelled")
+        self.settle_abandoned()
+        lease = self._leases.hold(run)
+        recorded_end = False
         try:
-            outcome = await run_in_process(
-                ctx,
-                entry=entry,
-                export=None,
-                code_dir=code,
-                input=input,
-                writable=writable,
-                cwd=getattr(handle, "path", None),
-                timeout=timeout or self.timeout,
-                readable=[self._gems.resources_dir(gem_id)],
-            )
-        finally:
-            result = outcome.output
-            folder = None
-            if handle is not None:
-                finished = handle.finish(
-                    "success"
-                    if outcome.status == "succeeded"
-                    else ("cancelled" if outcome.status == "cancelled" else "failure"),
-                    outcome.output,
+            ctx, request = self._gems.open_run(gem_id, tool=spec.name, run_id=run, conversation=conversation_path)
+            handle = start_run(request, name=spec.name) if "files" in self._gems.factories else None
+            # The process may write only its own run folder. The rest of the conversation folder is
+            # reached through ctx.files, so hidden files stay invisible (P-FILE-20) and every change
+            # goes to the file history first (P-FILE-21), which direct access would bypass.
+            writable = [p for p in (getattr(handle, "path", None),) if p is not None]
+            # the folder is named from the start, so a run whose process dies still says where it is
+            started_in = getattr(handle, "relative", None)
+            self._record_start(run, gem_id, spec.name, conversation_path, input, folder=started_in)
+            outcome = ToolOutcome(status="cancelled", error=_CANCELLED)
+            try:
+                outcome = await run_in_process(
+                    ctx,
+                    entry=entry,
+                    export=None,
+                    code_dir=code,
+                    input=input,
+                    writable=writable,
+                    cwd=getattr(handle, "path", None),
+                    timeout=limit,
+                    readable=[self._gems.resources_dir(gem_id)],
                 )
-                if outcome.status == "succeeded":
-                    result = finished
-                folder = finished.get("folder") if isinstance(finished, dict) and "folder" in finished else None
-            await anyio.to_thread.run_sync(lambda: self._record_end(run, outcome, result, folder))
+            finally:
+                result = outcome.output
+                folder = None
+                if handle is not None:
+                    finished = handle.finish(
+                        "success"
+                        if outcome.status == "succeeded"
+                        else ("cancelled" if outcome.status == "cancelled" else "failure"),
+                        outcome.output,
+                    )
+                    if outcome.status == "succeeded":
+                        result = finished
+                    folder = finished.get("folder") if isinstance(finished, dict) and "folder" in finished else None
+                await anyio.to_thread.run_sync(lambda: self._record_end(run, outcome, result, folder))
+                recorded_end = True
+        finally:
+            # without its end recorded, the lease file stays for the next listing to find abandoned
+            lease.release(remove=recorded_end)
         return self.get(run)
 
     def run_sync(self, gem_id: str, tool: str | None = None, **kwargs: Any) -> RunRecord:
@@ -191,18 +244,60 @@ class Runner:
     # ---------------------------------------------------------------- runs the host drives
 
     def begin(self, run_id: str, gem_id: str, *, tool: str, input: Any = None) -> None:
-        """Record a run the host drives itself rather than a tool process (an assistant's session)."""
+        """Record a run the host drives itself rather than a tool process (an assistant's session).
+
+        This process holds the run's lease until :meth:`end`; if it ends first, the run is found
+        interrupted.
+        """
         if not _RUN_ID.match(run_id):
             raise GemError("a run id is 1-200 letters, digits, '.', ':', '_' or '-'")
-        self._record_start(run_id, gem_id, tool, None, input)
+        self.settle_abandoned()
+        lease = self._leases.hold(run_id)
+        try:
+            self._record_start(run_id, gem_id, tool, None, input)
+        except BaseException:
+            lease.release(remove=False)
+            raise
+        self._held[run_id] = lease
 
     def end(self, run_id: str, *, status: str = "succeeded", output: Any = None) -> None:
         """Close a run opened with :meth:`begin`."""
-        self._record_end(run_id, ToolOutcome(status=status), output, None)
+        lease = self._held.pop(run_id, None)
+        recorded = False
+        try:
+            self._record_end(run_id, ToolOutcome(status=status), output, None)
+            recorded = True
+        finally:
+            if lease is not None:
+                lease.release(remove=recorded)
+
+    # ---------------------------------------------------------------- runs whose process is gone
+
+    def settle_abandoned(self, run_ids: builtins.list[str] | None = None) -> builtins.list[str]:
+        """Record as ``interrupted`` the ``running`` runs (of ``run_ids``, default all) whose process
+        is gone, and return their ids. Their run folders are not touched."""
+        query = sa.select(runs.c.id).where(runs.c.status == RUNNING)
+        if run_ids is not None:
+            query = query.where(runs.c.id.in_(run_ids))
+        with self._core.store.read() as conn:
+            running = builtins.list(conn.execute(query).scalars())
+        settled = []
+        for run_id in running:
+            try:
+                with self._leases.probe(run_id) as state:
+                    gone = state is LeaseState.FREE or (state is LeaseState.MISSING and self._all_leases_here)
+                    if gone and self._record_interrupted(run_id):
+                        settled.append(run_id)
+            except ReadOnlyStoreError:
+                # a vault that cannot be written can still be read (its lease files stay for later)
+                break
+        return settled
 
     # ---------------------------------------------------------------- the record
 
-    def _record_start(self, run: str, gem_id: str, tool: str, conversation: Path | None, input: Any) -> None:
+    def _record_start(
+        self, run: str, gem_id: str, tool: str, conversation: Path | None, input: Any, *, folder: str | None = None
+    ) -> None:
         with self._core.store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(runs.c.id).where(runs.c.id == run)).first() is not None:
                 tx.conn.execute(sa.delete(runs).where(runs.c.id == run))  # a retry of the same run
@@ -211,8 +306,9 @@ class Runner:
                     id=run,
                     gem_id=gem_id,
                     tool=tool,
-                    status="running",
+                    status=RUNNING,
                     conversation=str(conversation) if conversation else None,
+                    folder=folder,
                     input_json=json.dumps(input, ensure_ascii=False, default=str),
                     started_at=tx.now,
                 )
@@ -237,7 +333,19 @@ class Runner:
                 )
             )
 
+    def _record_interrupted(self, run: str) -> bool:
+        """Mark ``run`` interrupted if it is still ``running``; whether it was."""
+        with self._core.store.write(actor=USER, run_id=None) as tx:
+            changed = tx.conn.execute(
+                sa.update(runs)
+                .where(runs.c.id == run, runs.c.status == RUNNING)
+                .values(status=INTERRUPTED, error_json=json.dumps(_INTERRUPTED, ensure_ascii=False), finished_at=tx.now)
+            )
+        return bool(changed.rowcount)
+
     def get(self, run_id: str) -> RunRecord:
+        """One run; a ``running`` run whose process is gone is recorded ``interrupted`` first."""
+        self.settle_abandoned([run_id])
         with self._core.store.read() as conn:
             row = conn.execute(sa.select(runs).where(runs.c.id == run_id)).first()
         if row is None:
@@ -245,6 +353,8 @@ class Runner:
         return _record(row)
 
     def list(self, *, gem_id: str | None = None, limit: int = 50) -> builtins.list[RunRecord]:
+        """Runs, newest first; ``running`` runs whose process is gone are recorded ``interrupted`` first."""
+        self.settle_abandoned()
         query = sa.select(runs).order_by(runs.c.started_at.desc()).limit(limit)
         if gem_id is not None:
             query = query.where(runs.c.gem_id == gem_id)
@@ -260,6 +370,22 @@ class Runner:
             report = rollback_run(self._data_dir, Path(record.conversation), run_id)
             files = {"restored": [str(p) for p in report.restored], "skipped": [str(p) for p in report.skipped]}
         return {"run": run_id, "knowledge": reverted.model_dump(), "files": files}
+
+
+def checked_timeout(timeout: float) -> float:
+    """``timeout`` if it is a number of seconds a run may be given.
+
+    Raises:
+        GemError: it is not more than 0 and at most :data:`MAX_TIMEOUT` (NaN and infinity included).
+    """
+    number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+    if number and math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT:
+        return float(timeout)
+    shown = f"{timeout:g}" if number else repr(timeout)
+    raise GemError(
+        f"a run's timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds (a day), not {shown}; "
+        "give a number of seconds in that range"
+    )
 
 
 def _record(row: Any) -> RunRecord:

@@ -47,7 +47,11 @@ class Gems:
         self.scope = Scope(core, watermark=creator_watermark)
         register_document_layer(self.registry)
         self.runner = Runner(
-            self, core, code_root=data_dir / "gem-code" / space_name.replace(":", "-"), data_dir=data_dir
+            self,
+            core,
+            code_root=data_dir / "gem-code" / space_name.replace(":", "-"),
+            data_dir=data_dir,
+            lease_dir=data_dir / "run-leases" / space_name.replace(":", "-"),
         )
         """Runs tools in their own processes (``space.gems.runner.run(...)``)."""
         self.factories: dict[str, CapabilityFactory] = {}
@@ -138,6 +142,33 @@ class Gems:
     def set_permissions(self, gem_id: str, permissions: builtins.list[str], on: bool) -> builtins.list[str]:
         """Switch several requested permissions at once: all of them, or none if one was not requested."""
         return self.registry.set_permissions(gem_id, permissions, on)
+
+    def asks_for_chosen_collections(self, gem_id: str) -> bool:
+        """Whether the gem requests a ``user-selected`` collections permission, so that ticking a
+        collection for it means something (K-PERM-13, K-UI-10)."""
+        return self.registry.manifest(gem_id).knowledge.asks_for_chosen_collections()
+
+    def tick_collection(self, gem_id: str, collection_id: int, *, on: bool) -> None:
+        """Tick (``on``) or untick a collection for the gem's ``user-selected`` permissions (K-PERM-13).
+
+        Every front end ticks through here, so this is the one place that decides whether a tick is
+        allowed. Unticking always is: it can only take access away, also from a gem whose upgrade
+        no longer asks for chosen collections.
+
+        Raises:
+            GemNotFoundError: no such gem is installed.
+            GemError: ``on`` for a gem that requests no ``user-selected`` permission; nothing changed.
+            KnowledgeNotFoundError: no such collection.
+            KnowledgeValidationError: the collection is ``diary``, ``keep`` or inside them.
+        """
+        if on and not self.asks_for_chosen_collections(gem_id):
+            raise GemError(
+                f"gem {gem_id} does not ask for collections you choose (its manifest requests neither "
+                "collections.read:user-selected nor collections.write:user-selected), so ticking a collection "
+                f"would give it nothing; nothing was changed. See what it requests with: notochord gem permissions "
+                f"{gem_id}"
+            )
+        self._core.collections.set_tick(gem_id=gem_id, collection_id=collection_id, on=on)
 
     def permission_hint(self, gem_id: str, needed: str) -> str | None:
         """What the person can do when a call of the gem lacks ``needed``, or ``None`` for the default words.

@@ -36,7 +36,7 @@ PAGE_SIZE: Final = 25
 GEM_RUNS_SHOWN: Final = 5
 CHANGES_SHOWN: Final = 100
 _MAX_PAGE: Final = 1000
-_STATUSES: Final = frozenset({"running", "succeeded", "failed", "timeout", "cancelled"})
+_STATUSES: Final = frozenset({"running", "succeeded", "failed", "timeout", "cancelled", "interrupted"})
 _GEM_ID: Final = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
 
