@@ -39,16 +39,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime, time
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.clock import iso_utc
 from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
 from notochord.knowledge.records import Change, RevertResult
+from notochord.knowledge.timeranges import parse_moment
 from notochord.knowledge.writes import Actor, Store, WriteTx, entities_changing
 
 __all__ = ["REVERTERS", "ChangeLog", "Reverter", "parse_since"]
@@ -82,21 +82,7 @@ def to_record(row: sa.Row[Any]) -> Change:
 
 def parse_since(since: str | int | float | datetime, *, tz: Any) -> str:
     """``since`` as a comparable ISO UTC string: a date is 00:00 local, a number epoch ms (OD-K21)."""
-    if isinstance(since, datetime):
-        moment = since if since.tzinfo else since.replace(tzinfo=tz)
-        return iso_utc(moment)
-    if isinstance(since, int | float) and not isinstance(since, bool):
-        return iso_utc(datetime.fromtimestamp(since / 1000, tz=tz))
-    if isinstance(since, str):
-        try:
-            if len(since) == 10:
-                day = datetime.fromisoformat(since).date()
-                return iso_utc(datetime.combine(day, time.min, tzinfo=tz))
-            moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
-            return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
-        except ValueError:
-            pass
-    raise KnowledgeValidationError(f"since {since!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")
+    return parse_moment(since, tz=tz, what="since")
 
 
 Visible = Callable[[sa.Row[Any]], bool]

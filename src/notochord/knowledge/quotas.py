@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -66,14 +67,33 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys
 _encode_string = json.encoder.encode_basestring
 
 
-def compact_json(value: Any) -> str:
+def compact_json(value: Any, *, what: str = "value") -> str:
     """The canonical JSON used for size limits, equality and character counts (OD-K17, OD-K23)."""
     if value.__class__ is str:
         return _encode_string(value)
     try:
         return _COMPACT.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise KnowledgeValidationError(f"value is not JSON-serialisable: {exc}") from exc
+    except ValueError as exc:
+        if _holds_non_finite(value):
+            raise KnowledgeValidationError(
+                f"{what} holds NaN or Infinity, which JSON has no number for; send a finite number, "
+                "or the word as text in quotes"
+            ) from None
+        raise KnowledgeValidationError(f"{what} is not JSON-serialisable: {exc}") from exc
+    except TypeError as exc:
+        raise KnowledgeValidationError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+def _holds_non_finite(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > 200:  # deeper than any JSON a parser hands over; the encoder's own error stands
+        return False
+    if isinstance(value, dict):
+        return any(_holds_non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_non_finite(v, depth + 1) for v in value)
+    return False
 
 
 def check_length(what: str, text: str, limit: int = MAX_NAME) -> None:
@@ -212,7 +232,7 @@ _CORE_WRITES = (sa.Insert, sa.Update)
 
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
     """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes; return the JSON."""
-    encoded = compact_json(value)
+    encoded = compact_json(value, what=what)
     try:
         size = len(encoded.encode("utf-8"))
     except UnicodeEncodeError as exc:

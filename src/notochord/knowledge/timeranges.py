@@ -9,13 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, tzinfo
 from typing import Any
 
 from notochord.clock import iso_utc
 from notochord.errors import KnowledgeValidationError
 
 __all__ = ["TimeRange", "document_date", "parse_moment", "parse_time_range"]
+
+
+_LAST_MS = time(23, 59, 59, 999_000)
+
+
+def _utc(moment: datetime, value: object, what: str) -> str:
+    """``moment`` as ISO UTC; refused when its UTC time falls outside the years 1 to 9999."""
+    try:
+        return iso_utc(moment)
+    except OverflowError:
+        raise KnowledgeValidationError(
+            f"{what} {value!r} falls outside the years 1 to 9999 once taken to UTC; choose a moment inside them"
+        ) from None
 
 
 def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: str = "time") -> str:
@@ -30,18 +43,16 @@ def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: s
                 f"{what} {value!r} is not epoch milliseconds of a moment between the years 1 and 9999"
             ) from exc
     if isinstance(value, datetime):
-        return iso_utc(value if value.tzinfo else value.replace(tzinfo=tz))
+        return _utc(value if value.tzinfo else value.replace(tzinfo=tz), value, what)
     if isinstance(value, str):
         text = value.strip()
         try:
             if len(text) == 10:
                 day = date.fromisoformat(text)
-                start = datetime.combine(day, time.min, tzinfo=tz)
-                if end_of_day:
-                    return iso_utc(start + timedelta(days=1) - timedelta(milliseconds=1))
-                return iso_utc(start)
+                # the last millisecond of the day, not the next day's start minus one: 9999-12-31 has no next day
+                return _utc(datetime.combine(day, _LAST_MS if end_of_day else time.min, tzinfo=tz), value, what)
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            return iso_utc(moment if moment.tzinfo else moment.replace(tzinfo=tz))
+            return _utc(moment if moment.tzinfo else moment.replace(tzinfo=tz), value, what)
         except ValueError:
             pass
     raise KnowledgeValidationError(f"{what} {value!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")

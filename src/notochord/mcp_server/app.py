@@ -36,7 +36,7 @@ from notochord.mcp_server.connections import Connections
 from notochord.mcp_server.resources import list_resources, list_templates, read_resource
 from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
 
-__all__ = ["STDIO_SESSION", "McpService", "Session", "build_server"]
+__all__ = ["STDIO_SESSION", "McpService", "Session", "build_server", "not_json", "not_json_rpc"]
 
 log = logging.getLogger("notochord.mcp")
 
@@ -48,6 +48,20 @@ INSTRUCTIONS: Final = (
     "switched on for it; a refused call names the permission and the command that switches it on. "
     "Every write is recorded and the person can undo a whole session."
 )
+
+
+def not_json(detail: str) -> str:
+    """The answer to a message that is not JSON at all; ``detail`` is the parser's where and why."""
+    pairs = "; a lone surrogate escape such as \\ud800 is not text" if "hex escape" in detail else ""
+    return f"not a JSON-RPC message: the text is not JSON ({detail}{pairs})"
+
+
+def not_json_rpc() -> str:
+    """The answer to JSON that is not a JSON-RPC 2.0 message (a list, a string, a wrong version, …)."""
+    return (
+        'not a JSON-RPC message: send one JSON object with "jsonrpc": "2.0", a "method", an "id" (a string '
+        'or an integer) when it is a request, and "params", when given, as an object'
+    )
 
 
 @dataclass

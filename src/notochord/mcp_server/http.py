@@ -9,7 +9,8 @@ Every request passes, in order:
    revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
    401 with ``WWW-Authenticate: Bearer`` and no session;
 3. the SDK's session manager, with the REST service's body limit (413 past it); a session can only
-   be used with the secret that opened it.
+   be used with the secret that opened it. A body that is not JSON-RPC is answered in the words
+   stdio uses (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
 or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
@@ -19,6 +20,7 @@ its own.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
@@ -32,12 +34,12 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from notochord.app import Notochord
 from notochord.console.guard import host_allowed
 from notochord.kbservice.validation import MAX_BODY_BYTES
-from notochord.mcp_server.app import McpService, build_server
+from notochord.mcp_server.app import McpService, build_server, not_json, not_json_rpc
 from notochord.mcp_server.connections import Connections
 
 __all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
@@ -91,6 +93,53 @@ class _FrontDoor:
         await self._app(scope, receive, send)
 
 
+class _OwnWords:
+    """The SDK's answers to a body that is not JSON-RPC, reworded: it sends pydantic's report
+    (model names, ``input_value=…``, links to pydantic's site) as the JSON-RPC error message."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        held: list[Message] = []
+
+        async def reword(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                held.append(message)
+                return
+            if not held:
+                await send(message)
+                return
+            held.append(message)
+            if message.get("more_body", False):
+                return
+            start, *parts = held
+            held.clear()
+            body = self._reworded(b"".join(p.get("body", b"") for p in parts))
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self._app(scope, receive, reword)
+
+    @staticmethod
+    def _reworded(body: bytes) -> bytes:
+        try:
+            answer = json.loads(body)
+            said = answer["error"]["message"]
+        except (ValueError, TypeError, KeyError):
+            return body
+        if not isinstance(said, str):
+            return body
+        if said.startswith("Parse error: "):
+            answer["error"]["message"] = not_json(said.removeprefix("Parse error: "))
+        elif said.startswith("Validation error: "):
+            answer["error"]["message"] = not_json_rpc()
+        else:
+            return body
+        return json.dumps(answer).encode()
+
+
 def _resolve(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str | None, str]:
     request = ctx.request
     user = request.scope.get("user") if isinstance(request, Request) else None
@@ -111,7 +160,7 @@ class McpMount:
             self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
         )
         guarded: ASGIApp = AuthenticationMiddleware(
-            RequireAuthMiddleware(StreamableHTTPASGIApp(self.sessions), []),
+            RequireAuthMiddleware(_OwnWords(StreamableHTTPASGIApp(self.sessions)), []),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")

@@ -13,20 +13,23 @@ import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from notochord.app import Notochord
-from notochord.mcp_server.app import STDIO_SESSION, McpService, build_server
+from notochord.mcp_server.app import STDIO_SESSION, McpService, build_server, not_json, not_json_rpc
 from notochord.mcp_server.connections import Connections
 
 __all__ = ["serve_stdio"]
 
 
 def _parse_error(error: Exception) -> SessionMessage:
-    reply = types.JSONRPCError(
-        jsonrpc="2.0",
-        id=None,
-        error=types.ErrorData(code=types.PARSE_ERROR, message=f"not a JSON-RPC message: {type(error).__name__}"),
-    )
+    # the SDK's reader hands over pydantic's error; its wording (and its class name) stays here
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    if problems and problems[0]["type"] == "json_invalid":
+        message = not_json(str(problems[0]["msg"]).removeprefix("Invalid JSON: "))
+    else:
+        message = not_json_rpc()
+    reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=types.PARSE_ERROR, message=message))
     return SessionMessage(reply)
 
 

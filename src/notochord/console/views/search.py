@@ -63,7 +63,8 @@ class SearchForm:
             errors["q"] = ("search_err_long", {"n": len(q), "max": _MAX_QUERY})
         ids: list[int] = []
         for value in chosen:
-            if value.strip().isdigit():
+            # ASCII digits only: str.isdigit also holds for "²" (which int() refuses) and "١" (which it reads as 1)
+            if value.strip().isascii() and value.strip().isdigit():
                 ids.append(int(value))
             elif value.strip():
                 errors["collection"] = ("search_err_collection", {})
