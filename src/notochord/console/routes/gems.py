@@ -207,7 +207,7 @@ def tick(page: PageDep, form: Form, gem_id: str) -> Response:
         chosen = next((t for t in ticks if str(t.id) == field(form, "collection")), None)
         if chosen is None:
             return page.not_found()
-        page.space.user.collections.tick(gem_id, chosen.id, on)
+        page.space.gems.tick_collection(gem_id, chosen.id, on=on)
         view = gem_page(page.space, gem_id, page.lang)
     except NotochordError:
         return page.not_found()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from notochord.access.permissions import SELF, CollectionsPermission, FactsPermission
+from notochord.access.permissions import SELF, FactsPermission
 from notochord.access.sentences import Lang, sentence
 from notochord.app import Space
 from notochord.console.views.facts import FactRow, FactValue, value_text
@@ -211,10 +211,7 @@ def self_fact_rows(space: Space, manifest: Manifest, lang: Lang) -> list[FactRow
 
 def collection_ticks(space: Space, gem_id: str, manifest: Manifest) -> list[TickItem] | None:
     """The collections the user can tick for the gem, or ``None`` if it asks for no chosen collections."""
-    wants = any(
-        isinstance(p, CollectionsPermission) and p.target == USER_SELECTED for p in manifest.knowledge.permissions
-    )
-    if not wants:
+    if not manifest.knowledge.asks_for_chosen_collections():
         return None
     tree = space.core.collections.read_tree()
     ticked = space.core.collections.ticked_now(gem_id)
