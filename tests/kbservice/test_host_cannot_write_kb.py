@@ -1,5 +1,5 @@
 """The host API (what the CLI, the console and MCP use on an organization's space) reads a knowledge
-base of the REST service but never writes it: its documents are the service's own (KB-DOC, OD-B24 as
+base of the REST service but never writes it: its documents are the service's own (KB-GEN-02, OD-B24 as
 the design shares the store). Every refusal changes nothing, and the service still lists exactly
 what it stored.
 """

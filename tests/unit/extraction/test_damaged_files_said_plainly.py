@@ -1,4 +1,4 @@
-"""A damaged PDF or DOCX is refused in the product's own words (K-DOC, KB-DOC): the message says the
+"""A damaged PDF or DOCX is refused in the product's own words (K-DOC, KB-GEN-02): the message says the
 file is damaged and what the parser found, never a parser's class name, and the parser's own log
 lines do not reach the terminal of a program that set up no logging."""
 
