@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
-from notochord.gems.runner import RunRecord
+from notochord.gems.runner import RUN_STATUSES, RunRecord
 
 app = typer.Typer(help="Runs of gem tools: list, show, undo.", no_args_is_help=True)
 
@@ -25,6 +25,7 @@ _FAILURE_EXIT = {
 }
 _TIMEOUT_EXIT = 7
 _CANCELLED_EXIT = 130
+_STATUS_WIDTH = max(len(status) for status in RUN_STATUSES)
 
 
 def _view(record: RunRecord) -> dict[str, Any]:
@@ -97,7 +98,8 @@ def list_runs(
     with open_space(data_dir, org) as space:
         found = space.gems.runner.list(gem_id=gem, limit=limit)
     lines = [
-        f"{r.started_at}  {r.status:<10} {printable(r.gem_id)}/{printable(r.tool or '-'):<12} {printable(r.id)}"
+        f"{r.started_at}  {r.status:<{_STATUS_WIDTH}} "
+        f"{printable(r.gem_id)}/{printable(r.tool or '-'):<12} {printable(r.id)}"
         for r in found
     ]
     emit([_view(r) for r in found], as_json=as_json, text="\n".join(lines) or "(no runs)")
