@@ -13,7 +13,9 @@ page shows is built as data in :mod:`notochord.console.views` (OD-K52).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Final
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -26,7 +28,7 @@ from starlette.types import Scope
 
 from notochord.app import Notochord
 from notochord.console.auth import ConsoleKeys
-from notochord.console.forms import ConsoleRefusal, verified_form
+from notochord.console.forms import ConsoleRefusal, shown, verified_form
 from notochord.console.guard import ConsoleGuard
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
@@ -57,14 +59,49 @@ def login_url(keys: ConsoleKeys, base: str) -> str:
     return f"{base.rstrip('/')}/login?token={keys.mint_login_token()}"
 
 
-def _message_page(request: Request, status: int, title_key: str, message_key: str) -> Response:
+def _message_page(
+    request: Request,
+    status: int,
+    title_key: str,
+    message_key: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    values: Mapping[str, object] | None = None,
+) -> Response:
     lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
-    return render_page(
+    response = render_page(
         request,
         "refused.html",
-        {"lang": lang, "title": text(title_key, lang), "message": text(message_key, lang)},
+        {"lang": lang, "title": text(title_key, lang), "message": text(message_key, lang, **(values or {}))},
         status_code=status,
     )
+    # Starlette's own headers (the ``Allow`` of a 405) still belong to the answer
+    response.headers.update(headers or {})
+    return response
+
+
+# pydantic's error types, in the console's words; pydantic's own message is never shown
+_QUERY_PROBLEMS: Final[dict[str, str]] = {
+    "int_parsing": "refused_query_int",
+    "int_type": "refused_query_int",
+    "int_from_float": "refused_query_int",
+    "float_parsing": "refused_query_number",
+    "float_type": "refused_query_number",
+    "bool_parsing": "refused_query_bool",
+    "bool_type": "refused_query_bool",
+    "missing": "refused_query_missing",
+}
+
+
+def _validation_refusal(problem: Mapping[str, Any]) -> tuple[str, dict[str, object]]:
+    """The sentence key and values naming one parameter a page could not read, and what it expects."""
+    loc = tuple(problem.get("loc", ()))
+    name = str(loc[-1]) if len(loc) > 1 else ""
+    given = problem.get("input")
+    values: dict[str, object] = {"name": shown(name), "value": shown(given if isinstance(given, str) else "")}
+    if loc[:1] != ("query",):
+        return "refused_request", values
+    return _QUERY_PROBLEMS.get(str(problem.get("type", "")), "refused_query"), values
 
 
 class ConsoleMount(Mount):
@@ -110,17 +147,34 @@ def create_console(nc: Notochord) -> FastAPI:
 
     async def refused(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ConsoleRefusal)
-        return _message_page(request, exc.status_code, "refused_title", str(exc.detail))
+        return _message_page(request, exc.status_code, "refused_title", str(exc.detail), values=exc.values)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 404:
-            return _message_page(request, 404, "not_found_title", "not_found")
-        return _message_page(request, exc.status_code, "error_title", "not_found")
+            return _message_page(request, 404, "not_found_title", "not_found", headers=exc.headers)
+        if exc.status_code == 405:
+            return _message_page(
+                request,
+                405,
+                "method_title",
+                "method_not_allowed",
+                headers=exc.headers,
+                values={"method": shown(request.method)},
+            )
+        return _message_page(request, exc.status_code, "error_title", "error_request", headers=exc.headers)
 
-    async def malformed(request: Request, _exc: Exception) -> Response:
-        # a malformed id in a path names nothing that exists
-        return _message_page(request, 404, "not_found_title", "not_found")
+    async def malformed(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        problems = list(exc.errors())
+        # a malformed id in a path names nothing that exists, whatever else the request holds; a bad
+        # value elsewhere (the query of a page that exists) is the visitor's mistake to correct
+        if any(tuple(p.get("loc", ()))[:1] == ("path",) for p in problems):
+            return _message_page(request, 404, "not_found_title", "not_found")
+        if not problems:
+            return _message_page(request, 400, "refused_title", "error_request")
+        key, values = _validation_refusal(problems[0])
+        return _message_page(request, 400, "refused_title", key, values=values)
 
     async def invalid(request: Request, exc: Exception) -> Response:
         # what the store refuses as the caller's mistake (a number beyond 64 bits in a path, say)

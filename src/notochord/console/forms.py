@@ -2,6 +2,7 @@
 
 The app installs :func:`verified_form` as a dependency of every route, so no route can forget it:
 a ``POST`` without the session's token is refused (403) before the route runs, and changes nothing.
+A route refuses a malformed field the same way, with a :class:`ConsoleRefusal` (400).
 """
 
 from __future__ import annotations
@@ -15,16 +16,27 @@ from starlette.requests import Request
 
 from notochord.console.auth import ConsoleKeys, Session
 
-__all__ = ["CSRF_FIELD", "CSRF_HEADER", "ConsoleRefusal", "session_of", "verified_form"]
+__all__ = ["CSRF_FIELD", "CSRF_HEADER", "ConsoleRefusal", "session_of", "shown", "verified_form"]
 
 CSRF_FIELD: Final = "csrf"
 CSRF_HEADER: Final = "x-csrf-token"
 _MAX_FIELDS: Final = 200
 _MAX_PART: Final = 1024 * 1024
+_MAX_SHOWN: Final = 40
 
 
 class ConsoleRefusal(HTTPException):
-    """A request the console refuses; ``detail`` is the key of the sentence shown to the user."""
+    """A request the console refuses; ``detail`` is the key of the sentence shown to the user, and
+    ``values`` fill its ``{name}`` placeholders."""
+
+    def __init__(self, status_code: int, detail: str, **values: object) -> None:
+        super().__init__(status_code, detail)
+        self.values = values
+
+
+def shown(value: str) -> str:
+    """``value`` as a refusal quotes it: what the client sent, cut short, since it may be a megabyte."""
+    return value if len(value) <= _MAX_SHOWN else value[:_MAX_SHOWN] + "…"
 
 
 def session_of(request: Request) -> Session:

@@ -13,9 +13,11 @@ from typing import Final
 
 from notochord.access.sentences import Lang
 
-__all__ = ["LABELS", "LANGS", "choose_lang", "text"]
+__all__ = ["LABELS", "LANGS", "LANG_NAMES", "choose_lang", "text"]
 
 LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
+# each language under its own name, as the header's switch shows it
+LANG_NAMES: Final[dict[Lang, str]] = {"en": "English", "zh": "中文"}
 
 LABELS: Final[dict[str, tuple[str, str]]] = {
     "app_name": ("notochord", "notochord"),
@@ -217,9 +219,57 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "That is too large: the console accepts up to 16 MB. Nothing was changed.",
         "内容太大:控制台最多接受 16 MB。没有做任何更改。",
     ),
+    "refused_switch": (
+        "The form's “{field}” must be 1 (on) or 0 (off), not “{value}”. Nothing was changed.",
+        "表单中的“{field}”必须是 1(开)或 0(关),而不是“{value}”。没有做任何更改。",
+    ),
+    "refused_switch_missing": (
+        "The form's “{field}” is missing: it must be 1 (on) or 0 (off). Nothing was changed.",
+        "表单缺少“{field}”:它必须是 1(开)或 0(关)。没有做任何更改。",
+    ),
+    "refused_lang": (
+        "“{value}” is not a language of the console; choose one of: {langs}. Nothing was changed.",
+        "“{value}”不是控制台的语言;请选择:{langs}。没有做任何更改。",
+    ),
+    "refused_lang_missing": (
+        "The form did not name a language; choose one of: {langs}. Nothing was changed.",
+        "表单没有指明语言;请选择:{langs}。没有做任何更改。",
+    ),
+    "refused_space": (
+        "“{value}” is not one of your spaces; choose one of: {spaces}. Nothing was changed.",
+        "“{value}”不是你的空间;请选择:{spaces}。没有做任何更改。",
+    ),
+    "refused_space_missing": (
+        "The form named no space; choose one of yours: {spaces}. Nothing was changed.",
+        "表单没有指明空间;请从你的空间中选择:{spaces}。没有做任何更改。",
+    ),
+    "refused_query_int": (
+        "“{name}” in the address must be a whole number, not “{value}”.",
+        "地址中的“{name}”必须是整数,而不是“{value}”。",
+    ),
+    "refused_query_number": (
+        "“{name}” in the address must be a number, not “{value}”.",
+        "地址中的“{name}”必须是数字,而不是“{value}”。",
+    ),
+    "refused_query_bool": (
+        "“{name}” in the address must be true or false, not “{value}”.",
+        "地址中的“{name}”必须是 true 或 false,而不是“{value}”。",
+    ),
+    "refused_query_missing": ("This page needs “{name}” in its address.", "这个页面的地址中需要“{name}”。"),
+    "refused_query": (
+        "“{name}” in the address cannot be “{value}” on this page.",
+        "这个页面的地址中的“{name}”不能是“{value}”。",
+    ),
+    "refused_request": (
+        "This page cannot use the “{name}” this request carries.",
+        "这个页面无法使用这个请求中的“{name}”。",
+    ),
     "not_found_title": ("Not found", "找不到"),
     "not_found": ("There is nothing at this address.", "这个地址没有内容。"),
+    "method_title": ("Wrong kind of request", "请求方式不对"),
+    "method_not_allowed": ("This page does not accept {method} requests.", "这个页面不接受 {method} 请求。"),
     "error_title": ("That did not work", "操作没有成功"),
+    "error_request": ("The console cannot answer this request.", "控制台无法处理这个请求。"),
     "back": ("Back", "返回"),
     # search, runs, network access, working folder
     "plain": ("{text}", "{text}"),

@@ -12,11 +12,21 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from notochord.access.sentences import Lang
 from notochord.app import Notochord, Space
 from notochord.console.auth import ConsoleKeys
-from notochord.console.forms import session_of, verified_form
+from notochord.console.forms import ConsoleRefusal, session_of, shown, verified_form
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
 
-__all__ = ["SPACE_COOKIE", "Form", "Page", "PageDep", "field", "local_path", "page_of", "redirect"]
+__all__ = [
+    "SPACE_COOKIE",
+    "Form",
+    "Page",
+    "PageDep",
+    "field",
+    "local_path",
+    "page_of",
+    "redirect",
+    "switch_field",
+]
 
 SPACE_COOKIE: Final = "space"
 
@@ -99,6 +109,21 @@ def field(form: FormData, name: str) -> str:
     """A text field of the form, stripped; ``""`` when absent or a file."""
     value = form.get(name)
     return value.strip() if isinstance(value, str) else ""
+
+
+def switch_field(form: FormData, name: str) -> bool:
+    """A switch's position: ``"1"`` is on and ``"0"`` off, exactly as the console's forms send them.
+
+    Raises:
+        ConsoleRefusal: (400) the field is missing or holds anything else; reading that as "off"
+            would quietly take away what the user had granted.
+    """
+    value = form.get(name)
+    if not isinstance(value, str):
+        raise ConsoleRefusal(400, "refused_switch_missing", field=name)
+    if value not in ("0", "1"):
+        raise ConsoleRefusal(400, "refused_switch", field=name, value=shown(value))
+    return value == "1"
 
 
 def local_path(target: str, default: str = "/") -> str:

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from notochord.access.permissions import Permission
-from notochord.console.routes.common import Form, Page, PageDep, field, redirect
+from notochord.console.routes.common import Form, Page, PageDep, field, redirect, switch_field
 from notochord.console.uploads import Uploads
 from notochord.console.views.folders import working_folder
 from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
@@ -133,7 +133,7 @@ def gem(page: PageDep, gem_id: str, installed: str = "") -> Response:
 def switch(page: PageDep, form: Form, gem_id: str) -> Response:
     """Turn one requested permission on or off; the gem's next call sees it (K-UI-01, P-KVAL-09)."""
     permission = field(form, "permission")
-    on = field(form, "on") == "1"
+    on = switch_field(form, "on")
     try:
         page.space.gems.set_permission(gem_id, permission, on)
         view = gem_page(page.space, gem_id, page.lang)
@@ -200,7 +200,7 @@ def delete_fact(page: PageDep, gem_id: str, fact_id: int) -> Response:
 @router.post("/gems/{gem_id}/ticks")
 def tick(page: PageDep, form: Form, gem_id: str) -> Response:
     """Tick or untick one collection for the gem's ``user-selected`` permissions (K-UI-10)."""
-    on = field(form, "on") == "1"
+    on = switch_field(form, "on")
     try:
         manifest = page.space.gems.get(gem_id).manifest
         ticks = collection_ticks(page.space, gem_id, manifest) or []

@@ -7,8 +7,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from notochord.console.auth import SESSION_LIFETIME, ConsoleKeys
+from notochord.console.forms import ConsoleRefusal, shown
 from notochord.console.guard import SESSION_COOKIE
-from notochord.console.i18n import LANGS, choose_lang, text
+from notochord.console.i18n import LANG_NAMES, LANGS, choose_lang, text
 from notochord.console.render import render_page
 from notochord.console.routes.common import SPACE_COOKIE, Form, PageDep, field, redirect
 
@@ -57,18 +58,30 @@ def home() -> Response:
 
 @router.post("/prefs/lang")
 def set_lang(form: Form) -> Response:
+    """Keep the chosen language in a cookie; one the console does not speak is refused, so the
+    switch never seems to work while changing nothing."""
     lang = field(form, "lang")
+    offered = ", ".join(f"{code} ({LANG_NAMES[code]})" for code in LANGS)
+    if not lang:
+        raise ConsoleRefusal(400, "refused_lang_missing", langs=offered)
+    if lang not in LANGS:
+        raise ConsoleRefusal(400, "refused_lang", value=shown(lang), langs=offered)
     response = redirect(field(form, "next") or "/")
-    if lang in LANGS:
-        _cookie(response, "lang", lang, max_age=_YEAR)
+    _cookie(response, "lang", lang, max_age=_YEAR)
     return response
 
 
 @router.post("/prefs/space")
 def set_space(page: PageDep, form: Form) -> Response:
+    """Keep the chosen space in a cookie; only one of the person's existing spaces can be chosen,
+    and choosing never creates one."""
     name = field(form, "space")
+    theirs = ", ".join(page.space_label(space) for space in page.spaces)
+    if not name:
+        raise ConsoleRefusal(400, "refused_space_missing", spaces=theirs)
+    if name not in page.spaces:
+        raise ConsoleRefusal(400, "refused_space", value=shown(name), spaces=theirs)
     # a page of one space (a gem's page) may not exist in the other one: start from the top
     response = redirect("/")
-    if name in page.spaces:
-        _cookie(response, SPACE_COOKIE, name, max_age=_YEAR)
+    _cookie(response, SPACE_COOKIE, name, max_age=_YEAR)
     return response
