@@ -6,10 +6,13 @@ secret, checked on every request). Each MCP session is one run of its connection
 recorded on the session's first call, every change the session writes carries its run id, and
 ``notochord runs undo RUN`` undoes all of them (K-CHG-06, K-CHG-08, OD-K45).
 
-Errors: unknown tools, arguments that do not fit a tool's schema or are over the size limit, and
-unknown resources are protocol errors (JSON-RPC ``error``), raised before anything is called. What
-the gem API refuses or rejects is a tool error the model can read (``isError``). A bug is a
-protocol error with a plain message; it never ends the session.
+Errors: unknown tools, arguments that do not fit a tool's schema (or are no object at all) or are
+over the size limit, and unknown resources are protocol errors (JSON-RPC ``error``), raised before
+anything is called. What the gem API refuses or rejects is a tool error the model can read
+(``isError``). A bug is a protocol error with a plain message; it never ends the session.
+
+A request whose id is not a string or an integer is answered by each transport before the SDK
+reads it (:func:`unanswerable_id`): the SDK would take it for a notification and never answer.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
@@ -36,7 +39,15 @@ from notochord.mcp_server.connections import Connections
 from notochord.mcp_server.resources import list_resources, list_templates, read_resource
 from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
 
-__all__ = ["STDIO_SESSION", "McpService", "Session", "build_server", "not_json", "not_json_rpc"]
+__all__ = [
+    "STDIO_SESSION",
+    "McpService",
+    "Session",
+    "build_server",
+    "not_json",
+    "not_json_rpc",
+    "unanswerable_id",
+]
 
 log = logging.getLogger("notochord.mcp")
 
@@ -62,6 +73,61 @@ def not_json_rpc() -> str:
         'not a JSON-RPC message: send one JSON object with "jsonrpc": "2.0", a "method", an "id" (a string '
         'or an integer) when it is a request, and "params", when given, as an object'
     )
+
+
+def unanswerable_id(text: str | bytes) -> str | None:
+    """Why the request in ``text`` cannot be answered, when its ``id`` is not a string or an integer.
+
+    JSON-RPC 2.0 allows a string, a number or null, and MCP only a string or an integer; the SDK reads
+    any other id as a notification's and stays silent, so the client waits forever. A null id is
+    refused too: the message is a request all the same (only a missing ``id`` makes a notification),
+    MCP forbids it, and the reply's ``id: null`` could not be told apart from the reply to a message
+    that was not understood at all. ``None`` when the id is fine, or when ``text`` is not one request
+    (the SDK answers that itself).
+    """
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    found = message["id"]
+    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
+        return None
+    shown = json.dumps(found, ensure_ascii=False)
+    if len(shown) > 60:
+        shown = f"{shown[:59]}…"
+    return (
+        f'a request\'s "id" must be a string or an integer (digits only, no decimal point), not {shown}; '
+        "send the request again with such an id"
+    )
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list"
+
+
+async def _arguments_are_an_object(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    # The SDK refuses any other arguments with a bare "Invalid request parameters", naming neither
+    # the field nor what it should be; this runs before its check.
+    params = ctx.params or {}
+    arguments = params.get("arguments")
+    if ctx.method == "tools/call" and ctx.request_id is not None and not isinstance(arguments, dict | None):
+        name = params.get("name")
+        tool = _TOOLS.get(name) if isinstance(name, str) else None
+        where = f"{tool.name}: " if tool is not None else ""
+        which = f" ({', '.join(tool.schema.get('properties', {}))})" if tool is not None else ""
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"{where}arguments must be an object of the tool's parameters by name{which}, not {_kind(arguments)}",
+        )
+    return await call_next(ctx)
 
 
 @dataclass
@@ -222,7 +288,7 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
         async with session_of(ctx) as session:
             return types.ReadResourceResult(contents=await read_resource(session.knowledge, str(params.uri)))
 
-    return Server(
+    server: Server[Any] = Server(
         "notochord",
         version=notochord.__version__,
         instructions=INSTRUCTIONS,
@@ -232,3 +298,5 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
         on_list_resource_templates=templates,
         on_read_resource=read,
     )
+    server.middleware.append(_arguments_are_an_object)
+    return server

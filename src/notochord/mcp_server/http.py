@@ -8,7 +8,9 @@ Every request passes, in order:
 2. the bearer secret of one connection, checked against the stored hash on every request, so a
    revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
    401 with ``WWW-Authenticate: Bearer`` and no session;
-3. the SDK's session manager, with the REST service's body limit (413 past it); a session can only
+3. a request whose id is not a string or an integer, answered with 400 and a JSON-RPC error
+   (:func:`~notochord.mcp_server.app.unanswerable_id`) instead of the SDK's 202 and silence;
+4. the SDK's session manager, with the REST service's body limit (413 past it); a session can only
    be used with the secret that opened it. A body that is not JSON-RPC is answered in the words
    stdio uses (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
 
@@ -25,11 +27,13 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import anyio.to_thread
+import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -39,7 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from notochord.app import Notochord
 from notochord.console.guard import host_allowed
 from notochord.kbservice.validation import MAX_BODY_BYTES
-from notochord.mcp_server.app import McpService, build_server, not_json, not_json_rpc
+from notochord.mcp_server.app import McpService, build_server, not_json, not_json_rpc, unanswerable_id
 from notochord.mcp_server.connections import Connections
 
 __all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
@@ -91,6 +95,49 @@ class _FrontDoor:
             await JSONResponse({"error": f"requests from origin {origin} are refused"}, 403)(scope, receive, send)
             return
         await self._app(scope, receive, send)
+
+
+async def _read_body(scope: Scope, receive: Receive) -> tuple[bytes | None, Receive]:
+    """The request's body, and a ``receive`` that hands it on again; ``None`` for a body past the
+    limit, left whole for the SDK to refuse with 413."""
+    declared = Headers(scope=scope).get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None, receive
+    held: list[Message] = []
+    size, complete = 0, False
+    while not complete and size <= MAX_BODY_BYTES:
+        message = await receive()
+        held.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        complete = not message.get("more_body", False)
+
+    async def replay() -> Message:
+        return held.pop(0) if held else await receive()
+
+    body = b"".join(m.get("body", b"") for m in held) if complete and size <= MAX_BODY_BYTES else None
+    return body, replay
+
+
+class _AnswerableIds:
+    """A request whose id cannot be answered, refused with 400 before the SDK reads it as a
+    notification (a 202 and no reply): -32600 with ``id: null``, the id being unusable."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        body, receive = await _read_body(scope, receive)
+        problem = None if body is None else unanswerable_id(body)
+        if problem is None:
+            await self._app(scope, receive, send)
+            return
+        error = {"code": types.INVALID_REQUEST, "message": problem}
+        await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)(scope, receive, send)
 
 
 class _OwnWords:
@@ -160,7 +207,7 @@ class McpMount:
             self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
         )
         guarded: ASGIApp = AuthenticationMiddleware(
-            RequireAuthMiddleware(_OwnWords(StreamableHTTPASGIApp(self.sessions)), []),
+            RequireAuthMiddleware(_AnswerableIds(_OwnWords(StreamableHTTPASGIApp(self.sessions))), []),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
