@@ -225,7 +225,12 @@ def translate_error(exc: BaseException, *, host: str) -> NetworkRequestError:
         return NetworkRequestError(f"{host} broke the HTTP protocol: {exc}")
     if isinstance(exc, httpx.InvalidURL):
         return NetworkRequestError(f"malformed URL for {host}: {exc}")
-    return NetworkRequestError(f"request to {host} failed: {type(exc).__name__}: {exc}")
+    # What is left (a read or write cut short, a stream closed under it, …) says nothing a gem or the
+    # person could act on beyond this; the foreign exception stays chained as the cause for the log.
+    return NetworkRequestError(
+        f"the request to {host} failed before a whole answer came back; try again later, "
+        f"and if it keeps failing check that {host} is up and reachable"
+    )
 
 
 # Foreign exceptions the guarded path translates; anything else is a programming error.
@@ -444,7 +449,11 @@ class GuardedClient:
         try:
             await self._transport.aclose()
         except _FOREIGN_ERRORS as exc:
-            raise translate_error(exc, host="the connection pool") from exc
+            # no request and no host: the words of translate_error would name neither
+            raise NetworkRequestError(
+                "closing the client's open connections failed; the requests already made are not affected, "
+                "and the connections close when the process ends"
+            ) from exc
 
     async def get(self, url: str, *, headers: Mapping[str, str] | None = None) -> GuardedResponse:
         return await self.request("GET", url, headers=headers)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from ipaddress import IPv4Address, IPv6Address
 from urllib.parse import quote
 
+import anyio
 import httpx
 import pytest
 from net_servers import RecordingServer, ServerCertificates
@@ -471,6 +472,76 @@ async def test_every_foreign_exception_is_translated(error: BaseException) -> No
             inner=Recorder(fail).transport,
         )
     assert caught.value.code == "E_NET_REQUEST"
+
+
+async def _failure(error: BaseException) -> NetworkRequestError:
+    """What a gem's request to ``NAME`` raises when its connection raises ``error``."""
+
+    def fail(_request: httpx.Request) -> httpx.Response:
+        raise error
+
+    with pytest.raises(NetworkRequestError) as caught:
+        await guarded_request(
+            "GET",
+            f"https://{NAME}/",
+            policy=policy(plain_gem(HostEntry(NAME))),
+            resolver=FakeResolver({NAME: [PUBLIC]}),
+            inner=Recorder(fail).transport,
+        )
+    return caught.value
+
+
+@pytest.mark.parametrize("error", _foreign_exceptions(), ids=lambda e: type(e).__name__)
+async def test_no_failed_request_names_an_exception_class_and_each_keeps_its_cause(error: BaseException) -> None:
+    """P-NET-10: what a gem's ``ctx.http.fetch`` reports reads as words, not as Python's or httpx's
+    class names; the original stays chained for the log."""
+    failure = await _failure(error)
+    assert type(error).__name__ not in str(failure)
+    assert failure.__cause__ is error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        httpx.ReadError("boom"),
+        httpx.WriteError("boom"),
+        httpx.CloseError("boom"),
+        httpx.ProxyError("boom"),
+        httpx.StreamConsumed(),
+        OSError("boom"),
+        UnicodeError("boom"),
+        anyio.BrokenResourceError(),
+        anyio.EndOfStream(),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+async def test_a_request_failing_in_another_way_says_plainly_what_failed_and_what_to_do(error: BaseException) -> None:
+    """P-NET-10: the request to that host failed, in plain words and with what to do, and nothing of
+    the foreign exception's class or wording."""
+    failure = await _failure(error)
+    assert str(failure) == (
+        f"the request to {NAME} failed before a whole answer came back; try again later, "
+        f"and if it keeps failing check that {NAME} is up and reachable"
+    )
+    assert failure.__cause__ is error
+
+
+async def test_closing_connections_that_fail_to_close_says_so_without_naming_a_request() -> None:
+    """P-NET-10: there is no request and no host to name when closing fails, nor a class name."""
+    error = OSError("boom")
+
+    class Unclosable(httpx.MockTransport):
+        async def aclose(self) -> None:
+            raise error
+
+    client = GuardedClient(policy=policy(plain_gem(HostEntry(NAME))), inner=Unclosable(Recorder()))
+    with pytest.raises(NetworkRequestError) as caught:
+        await client.aclose()
+    assert str(caught.value) == (
+        "closing the client's open connections failed; the requests already made are not affected, "
+        "and the connections close when the process ends"
+    )
+    assert caught.value.__cause__ is error
 
 
 async def test_a_failing_resolver_is_a_request_error() -> None:
