@@ -199,6 +199,34 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
     )
 
 
+_NOT_JSON: Final = "$: the manifest is not valid JSON"
+
+# What Python's JSON reader says (the start of its message) → the same in plain words.
+_JSON_PROBLEMS: Final = (
+    ("Expecting value", "a value is missing or is not JSON (text goes in double quotes)"),
+    ("Expecting property name", "a key in double quotes is expected here (is there a comma after the last item?)"),
+    ("Illegal trailing comma", "a comma follows the last item; remove it"),
+    ("Expecting ':'", "a colon is expected after the key"),
+    ("Expecting ','", "a comma is expected between two items"),
+    ("Unterminated string", "this text is never closed with a double quote"),
+    (
+        "Invalid control character",
+        "text holds a raw line break, tab or other control character; write it as an escape such as \\n or \\t",
+    ),
+    ("Invalid \\uXXXX", "a \\u escape needs four hexadecimal digits"),
+    ("Invalid \\escape", "a backslash starts no known escape; write \\\\ for a backslash"),
+    ("Extra data", "more text follows the end of the manifest"),
+)
+
+
+def _not_json(error: json.JSONDecodeError, text: str) -> str:
+    """The problem line for a manifest the JSON reader refused: where, and what is wrong there."""
+    if not text.strip():
+        return f"{_NOT_JSON}: the file is empty"
+    problem = next((plain for said, plain in _JSON_PROBLEMS if error.msg.startswith(said)), "it stops being JSON here")
+    return f"{_NOT_JSON} at line {error.lineno}, column {error.colno}: {problem}"
+
+
 def _decode(path: Path) -> object:
     duplicates: list[str] = []
 
@@ -217,9 +245,12 @@ def _decode(path: Path) -> object:
     try:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        raise ManifestError(
-            [f"$: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"], source=str(path)
-        ) from exc
+        raise ManifestError([_not_json(exc, text)], source=str(path)) from exc
+    except RecursionError as exc:
+        raise ManifestError([f"{_NOT_JSON}: it nests lists or objects too deeply to read"], source=str(path)) from exc
+    except ValueError as exc:
+        # the one other refusal of the reader: an integer too long to convert
+        raise ManifestError([f"{_NOT_JSON}: it holds a number too long to read"], source=str(path)) from exc
     if duplicates:
         # Two values for one key would leave it to the JSON reader which request counts.
         raise ManifestError(

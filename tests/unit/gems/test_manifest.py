@@ -601,13 +601,89 @@ def test_folder_without_a_manifest_is_refused(tmp_path: Path) -> None:
         load_manifest(tmp_path)
 
 
-def test_invalid_json_is_reported_with_its_position(tmp_path: Path) -> None:
-    (tmp_path / "manifest.json").write_text('{"name": "x",\n}', encoding="utf-8")
+NOT_JSON = "$: the manifest is not valid JSON"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("", f"{NOT_JSON}: the file is empty", id="empty"),
+        pytest.param("\n  \n", f"{NOT_JSON}: the file is empty", id="only-blank-lines"),
+        pytest.param(
+            "name = x",
+            f"{NOT_JSON} at line 1, column 1: a value is missing or is not JSON (text goes in double quotes)",
+            id="not-json",
+        ),
+        pytest.param(
+            "{\"name\": 'x'}",
+            f"{NOT_JSON} at line 1, column 10: a value is missing or is not JSON (text goes in double quotes)",
+            id="single-quotes",
+        ),
+        pytest.param(
+            '{"name": "x",\n}',
+            f"{NOT_JSON} at line 2, column 1: a key in double quotes is expected here "
+            "(is there a comma after the last item?)",
+            id="trailing-comma",
+        ),
+        pytest.param(
+            '{name: "x"}',
+            f"{NOT_JSON} at line 1, column 2: a key in double quotes is expected here "
+            "(is there a comma after the last item?)",
+            id="bare-key",
+        ),
+        pytest.param(
+            '{"name" "x"}', f"{NOT_JSON} at line 1, column 9: a colon is expected after the key", id="no-colon"
+        ),
+        pytest.param(
+            '{"name": "x"\n "kind": "app"}',
+            f"{NOT_JSON} at line 2, column 2: a comma is expected between two items",
+            id="no-comma",
+        ),
+        pytest.param(
+            '{"name": "x',
+            f"{NOT_JSON} at line 1, column 10: this text is never closed with a double quote",
+            id="open-text",
+        ),
+        pytest.param(
+            '{"name": "a\tb"}',
+            f"{NOT_JSON} at line 1, column 12: text holds a raw line break, tab or other control character; "
+            "write it as an escape such as \\n or \\t",
+            id="raw-tab",
+        ),
+        pytest.param(
+            '{"name": "a\\qb"}',
+            f"{NOT_JSON} at line 1, column 12: a backslash starts no known escape; write \\\\ for a backslash",
+            id="bad-escape",
+        ),
+        pytest.param(
+            '{"name": "a\\u12"}',
+            f"{NOT_JSON} at line 1, column 13: a \\u escape needs four hexadecimal digits",
+            id="short-unicode-escape",
+        ),
+        pytest.param(
+            '{"name": "x"} {}',
+            f"{NOT_JSON} at line 1, column 15: more text follows the end of the manifest",
+            id="extra",
+        ),
+        pytest.param(
+            '{"name": ' + "[" * 100_000, f"{NOT_JSON}: it nests lists or objects too deeply to read", id="deep-nesting"
+        ),
+        pytest.param(
+            '{"name": ' + "9" * 5_000 + "}", f"{NOT_JSON}: it holds a number too long to read", id="long-number"
+        ),
+    ],
+)
+def test_a_manifest_that_is_not_json_is_told_where_and_why_in_plain_words(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    """OD-P10: one ``<json path>: <problem>`` line saying the manifest is not valid JSON, at which
+    line and column and what is wrong there, with none of Python's JSON reader's wording."""
+    (tmp_path / "manifest.json").write_text(text, encoding="utf-8")
     with pytest.raises(ManifestError) as caught:
         load_manifest(tmp_path)
-    (problem,) = caught.value.problems
-    assert problem.startswith("$: not valid JSON:")
-    assert "line 2" in problem
+    assert caught.value.problems == (expected,)
+    for words in ("Expecting", "char ", "delimiter", "Extra data", "Unterminated", "Invalid", "property name"):
+        assert words not in caught.value.message
 
 
 def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
