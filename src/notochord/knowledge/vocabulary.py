@@ -1,7 +1,9 @@
 """The vocabulary: core predicates, declared predicates, aliases, and hint resolution.
 
-Resolution of a ``predicateHint`` (OD-K09) normalises the hint (trim, lowercase, collapse
-whitespace) and tries, in vocabulary order (core table order, then declaration order):
+Resolution of a ``predicateHint`` (OD-K09) refuses a hint holding a control character that is not
+whitespace (a NUL or an escape in one line of plain text is the caller's mistake, not a separator to
+fold into a slug), normalises the hint (trim, lowercase, collapse whitespace: tabs and line breaks
+included) and tries, in vocabulary order (core table order, then declaration order):
 
 1. an exact predicate name;
 2. an exact alias: declared aliases, and the English and Chinese display names of core predicates;
@@ -19,9 +21,11 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 import sqlalchemy as sa
 
@@ -72,10 +76,26 @@ class _Snapshot:
     by_name: dict[str, Predicate]
 
 
+# the control characters that are whitespace in text: tabs, line and page breaks. Python's isspace()
+# also counts the separators U+001C..U+001F, which no text uses as spacing.
+_LINE_WHITESPACE: Final = frozenset("\t\n\v\f\r\x85")
+
+
 def check_hint(hint: object) -> None:
-    """A predicate hint is a non-empty string."""
+    """A predicate hint is a non-empty string without control characters other than whitespace.
+
+    Raises:
+        KnowledgeValidationError: naming the first control character by its code point (the hint
+            itself is not quoted: the character would garble the message or end it early).
+    """
     if not isinstance(hint, str) or not hint.strip():
         raise KnowledgeValidationError("predicateHint is required: pass a predicate such as pref.food.like")
+    control = next((c for c in hint if unicodedata.category(c) == "Cc" and c not in _LINE_WHITESPACE), None)
+    if control is not None:
+        raise KnowledgeValidationError(
+            f"predicateHint contains a control character (U+{ord(control):04X}); pass the predicate or a "
+            "one-line description as plain text, such as pref.food.like"
+        )
 
 
 class Vocabulary:

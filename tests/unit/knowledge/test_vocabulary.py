@@ -214,3 +214,48 @@ def test_vocabulary_changes_rolled_back_with_their_transaction_leave_no_stale_ca
     with store.read() as conn:
         assert space.core.vocabulary.get(conn, "x.ghost") is None
         assert conn.execute(sa.text("select count(*) from predicates where name='x.ghost'")).scalar() == 0
+
+
+def _rows(space: Space) -> dict[str, int]:
+    with space.core.store.read() as conn:
+        return {
+            table: int(conn.execute(sa.text(f"select count(*) from {table}")).scalar_one())
+            for table in ("facts", "changes", "predicates", "predicate_aliases")
+        }
+
+
+@pytest.mark.parametrize(
+    ("hint", "code_point"),
+    [
+        pytest.param("pref.food\x00like", "U+0000", id="nul-between-segments"),
+        pytest.param("favourite\x00band", "U+0000", id="nul-in-a-description"),
+        pytest.param("\x1fsnack", "U+001F", id="unit-separator"),
+        pytest.param("treat\x7f", "U+007F", id="delete"),
+        pytest.param("pref.food\x1b[2Jlike", "U+001B", id="escape"),
+        pytest.param("treat\x9b", "U+009B", id="c1-control-sequence"),
+    ],
+)
+def test_a_hint_holding_a_control_character_is_refused_and_changes_nothing(
+    space: Space, hint: str, code_point: str
+) -> None:
+    """K-FACT-13, OD-K09: a hint is one line of plain text; a control character in it that is not
+    whitespace is neither taken as a separator nor folded into an ``x.`` slug, but refused, and no
+    fact, change or predicate is added."""
+    before = _rows(space)
+    for write in (
+        lambda: space.core.facts.put(actor=space.user.actor, hint=hint, value="tea"),
+        lambda: _resolve(space, hint),
+    ):
+        with pytest.raises(KnowledgeValidationError) as caught:
+            write()
+        message = caught.value.message
+        assert message.startswith(f"predicateHint contains a control character ({code_point})"), message
+        assert "\\x" not in message
+        assert hint not in message
+    assert _rows(space) == before
+
+
+@pytest.mark.parametrize("hint", ["favourite\tband", "favourite\nband\n", " favourite\x85band\r\n"])
+def test_tabs_and_line_breaks_in_a_hint_are_whitespace_to_collapse(space: Space, hint: str) -> None:
+    """OD-K09: normalising trims and collapses whitespace, and a tab or a line break is whitespace."""
+    assert _resolve(space, hint) == _resolve(space, "favourite band")
