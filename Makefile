@@ -42,10 +42,19 @@ chromium:
 			exit 1; \
 		fi; }
 
+# pytest imports every tests/**/conftest.py as the same module, `conftest`, and mypy cannot hold one
+# name twice in a run: the run over tests/ leaves them out (pyproject.toml's exclude) and each
+# conftest.py is checked in a run of its own.
+CONFTESTS = $(sort $(shell find tests -name conftest.py))
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/ruff format --check src tests $(wildcard bench)
 	$(BIN)/mypy --strict src $(wildcard bench)
+	$(BIN)/mypy --strict tests
+	for conftest in $(CONFTESTS); do \
+		$(BIN)/mypy --strict --no-error-summary $$conftest || exit 1; \
+	done
 
 # Every benchmark prints its figures beside a baseline run in the same process; none asserts.
 # The retrieval benchmark embeds the whole corpus on its first run (tens of minutes on two cores)

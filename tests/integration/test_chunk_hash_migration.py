@@ -67,7 +67,7 @@ def test_upgrading_fills_chunk_hashes_keeps_mentions_and_drops_unprovable_vector
     engine = _store_at_0006(tmp_path / "s.db")
     migrate(engine)
     with engine.connect() as conn:
-        hashes = dict(conn.execute(sa.text("SELECT id, text_hash FROM chunks ORDER BY id")).all())
+        hashes: dict[int, str] = dict(conn.execute(sa.text("SELECT id, text_hash FROM chunks ORDER BY id")).all())
         mentions = conn.execute(sa.text("SELECT chunk_id, entity_id FROM mentions")).all()
         vectors = conn.execute(sa.text("SELECT count(*) FROM chunk_vectors")).scalar_one()
     assert hashes == {1: passage_hash("Notes", "Ada bakes"), 2: passage_hash("Notes", "bread.")}

@@ -32,7 +32,7 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(token)
         return real(token, *args, **kwargs)
 
-    monkeypatch.setattr(auth.jwt, "decode", counting)
+    monkeypatch.setattr(jwt, "decode", counting)
     return seen
 
 

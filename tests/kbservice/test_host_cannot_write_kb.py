@@ -6,6 +6,7 @@ what it stored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -52,7 +53,7 @@ def test_host_refuses_every_write_into_a_knowledge_base_and_changes_nothing(worl
     keep_doc = host.documents.upsert(collection="keep", title="Own note", body="The organization's own.")
     changes_before = len(org.changes.list())
 
-    attempts = {
+    attempts: dict[str, Callable[[], object]] = {
         "upsert into it": lambda: host.documents.upsert(collection=collection.id, title="Sneaked in", body="x"),
         "upsert over its document": lambda: host.documents.upsert(id=stored.id, title="Rewritten", body="y"),
         "batch into it": lambda: host.documents.upsert_many(

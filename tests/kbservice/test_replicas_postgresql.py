@@ -28,6 +28,7 @@ from kb_harness import API, SECRET, start_server, stop_server
 import notochord
 from notochord.clock import FixedClock
 from notochord.search import vector_index
+from notochord.search.embeddings import Embedder
 from notochord.server.auth import mint_token
 from notochord.settings import Settings
 
@@ -109,7 +110,7 @@ class _CountingEmbedder:
     def __init__(
         self, counts: Counter[str], lock: threading.Lock, other_started: threading.Event, *, first: bool
     ) -> None:
-        self._inner = fakes.HashedNgramEmbedder()
+        self._inner: Embedder = fakes.HashedNgramEmbedder()
         self._counts = counts
         self._lock = lock
         self._other_started = other_started
@@ -154,7 +155,7 @@ def test_both_replicas_embed_in_the_background_and_no_passage_is_embedded_twice(
             shutil.copy(tmp_path / "one" / "master.key", data / "master.key")
         settings = Settings(data_dir=data, jwt_secret=SECRET, database_url=database_url)
         embedder = _CountingEmbedder(counts, lock, second_started, first=first)
-        nc = notochord.open(data, settings, clock=clock, embedder=embedder)  # type: ignore[arg-type]
+        nc = notochord.open(data, settings, clock=clock, embedder=embedder)
         nc.personal  # noqa: B018 - the first replica makes the vault's first space
         opened.append((nc, settings))
     servers = [start_server(settings, nc) for nc, settings in opened]

@@ -17,7 +17,7 @@ from notochord.settings import Settings
 @pytest.fixture
 def vault(tmp_path: Path, clock: FixedClock, database_url: str) -> Iterator[notochord.Notochord]:
     settings = Settings(data_dir=tmp_path / "vault", index_in_background=False, database_url=database_url)
-    with notochord.open(tmp_path / "vault", settings, clock=clock, embedder=WordHashEmbedder()) as nc:  # type: ignore[arg-type]
+    with notochord.open(tmp_path / "vault", settings, clock=clock, embedder=WordHashEmbedder()) as nc:
         yield nc
 
 

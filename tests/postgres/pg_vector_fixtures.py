@@ -23,7 +23,8 @@ NOW = "2026-01-01T00:00:00.000Z"
 
 def unit_vectors(count: int, dim: int, seed: int) -> npt.NDArray[np.float32]:
     rows = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
-    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    norms: npt.NDArray[np.float32] = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / norms).astype(np.float32)
 
 
 def clustered_unit_vectors(count: int, dim: int, seed: int, clusters: int = 60) -> npt.NDArray[np.float32]:
@@ -31,7 +32,8 @@ def clustered_unit_vectors(count: int, dim: int, seed: int, clusters: int = 60) 
     rng = np.random.default_rng(seed)
     centres = np.random.default_rng(1).standard_normal((clusters, dim))
     rows = (centres[rng.integers(0, clusters, count)] + 0.6 * rng.standard_normal((count, dim))).astype(np.float32)
-    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    norms: npt.NDArray[np.float32] = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / norms).astype(np.float32)
 
 
 def seeded_space(database_url: str, vectors: npt.NDArray[np.float32], collection_of: list[int]) -> sa.Engine:

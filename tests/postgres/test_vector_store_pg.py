@@ -215,7 +215,7 @@ def test_a_replica_searches_vectors_without_loading_them(tmp_path: Path, clock: 
     word with the query is found by meaning — and the process holds no vectors in memory."""
     embedder = WordHashEmbedder()
     settings = Settings(data_dir=tmp_path, index_in_background=False, database_url=database_url)
-    with notochord.open(tmp_path, settings, clock=clock, embedder=embedder) as nc:  # type: ignore[arg-type]
+    with notochord.open(tmp_path, settings, clock=clock, embedder=embedder) as nc:
         space = nc.personal
         space.user.documents.upsert(collection="diary", title="Stew", body="simmer beef tomato")
         space.user.documents.upsert(collection="diary", title="Garden", body="water beans fence")

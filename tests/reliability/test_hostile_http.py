@@ -186,11 +186,11 @@ BAD_INPUTS: dict[str, Bad] = {
 
 def _send(service: Service, bad: Bad) -> httpx.Response:
     path = bad.path.format(kb=service.kb_id, agent=service.agent_id)
-    headers: dict[str, str | bytes] = dict(service.headers) if bad.authenticated else {}
+    headers = dict(service.headers) if bad.authenticated else {}
     if bad.files is None:
         # sent as bytes, so that a header can carry what a hostile client sends (Latin-1, controls)
-        headers.update({name: value.encode("latin-1") for name, value in bad.headers})
-        return service.client.request(bad.method, path, content=bad.body, headers=headers)
+        raw = {name.encode("latin-1"): value.encode("latin-1") for name, value in [*headers.items(), *bad.headers]}
+        return service.client.request(bad.method, path, content=bad.body, headers=raw)
     return service.client.request(bad.method, path, files=bad.files, headers=headers)
 
 
@@ -252,7 +252,8 @@ class _Redirects(http.server.BaseHTTPRequestHandler):
             location = unquote(self.path.removeprefix("/go?to="))
             self.send_response(302)
             # written raw: send_header would not let a tab or a leading space through unchanged
-            self._headers_buffer.append(f"Location: {location}\r\n".encode("latin-1"))
+            # (the buffer send_response made; typeshed does not declare it)
+            self._headers_buffer.append(f"Location: {location}\r\n".encode("latin-1"))  # type: ignore[attr-defined]
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -479,7 +480,8 @@ def test_a_server_limit_that_is_not_positive_is_refused_before_serving(tmp_path:
     from notochord.cli.serve_cmd import build_server
     from notochord.errors import ConfigurationError
 
-    settings = Settings(data_dir=tmp_path / "data", index_in_background=False, jwt_secret=SECRET, **{name: 0})
+    limit: dict[str, Any] = {name: 0}
+    settings = Settings(data_dir=tmp_path / "data", index_in_background=False, jwt_secret=SECRET, **limit)
     with (
         notochord.open(tmp_path / "data", settings, embedder=None) as nc,
         pytest.raises(ConfigurationError, match=name),

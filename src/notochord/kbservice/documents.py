@@ -88,8 +88,10 @@ __all__ = [
     "KbUpstreamError",
     "NetworkRulesSource",
     "Upload",
+    "file_extension",
     "organization_download_policy",
     "render_record",
+    "url_filename",
 ]
 
 SOURCE_TYPES = ("text", "file", "url", "structured")

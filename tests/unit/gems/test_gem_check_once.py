@@ -37,13 +37,14 @@ def _revoke_after_first_read(space: Space, knowledge: KnowledgeApi, gem_id: str)
     """The user switches facts.write off after the call began, before its write transaction opens."""
     original = knowledge.run
 
-    async def run_then_revoke(work: Callable[[], T]) -> T:
+    async def run_then_revoke(work: Callable[[], T], *, short_read: bool = False) -> T:
         def revoked_first() -> T:
             space.gems.set_permission(gem_id, "facts.write:self:pref.food.*", False)
             return work()
 
-        return await original(revoked_first)
+        return await original(revoked_first, short_read=short_read)
 
+    # deliberately patched on this one facade: the revoke has to land inside the call
     knowledge.run = run_then_revoke  # type: ignore[method-assign]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
 
 import httpx
@@ -272,7 +272,7 @@ async def test_a_gem_with_network_access_can_send_conversation_files_to_its_host
         received.append(request.read())
         return httpx.Response(201)
 
-    async def resolve(host: str, port: int) -> list[IPv4Address]:
+    async def resolve(host: str, port: int) -> list[IPv4Address | IPv6Address]:
         return [IPv4Address("93.184.215.14")]
 
     gem_space.space.gems.services.resolver = resolve

@@ -93,7 +93,7 @@ def _one_by_one(space: notochord.Space, items: list[dict[str, Any]], actor: Acto
 
 def _state(space: notochord.Space, subjects: list[Any]) -> dict[str, Any]:
     with space.core.store.read() as conn:
-        tables = {
+        tables: dict[str, list[object]] = {
             name: [tuple(r) for r in conn.execute(sa.select(table).order_by(*table.primary_key.columns)).all()]
             for name, table in (("facts", facts), ("changes", changes), ("objects", change_objects))
         }

@@ -53,17 +53,17 @@ def space(tmp_path: Path, clock: FixedClock) -> Iterator[notochord.Space]:
 @contextmanager
 def _pool_writes(engine: sa.Engine) -> Iterator[None]:
     """The oracle: ``engine``'s writes each take a pool connection (the path before the writer connection)."""
-    original = writer._writer
-    writer._writer = lambda e: None if e is engine else original(e)  # type: ignore[assignment]
+    original, pooled = writer._writer, engine
+    writer._writer = lambda engine: None if engine is pooled else original(engine)
     try:
         yield
     finally:
-        writer._writer = original  # type: ignore[assignment]
+        writer._writer = original
 
 
 def _state(space: notochord.Space, subjects: list[Any]) -> dict[str, Any]:
     with space.core.store.read() as conn:
-        tables = {
+        tables: dict[str, list[object]] = {
             table.name: [tuple(r) for r in conn.execute(sa.select(table).order_by(*table.primary_key.columns)).all()]
             for table in (facts, changes, change_objects, documents, chunks, quota_usage)
         }

@@ -60,7 +60,8 @@ def clustered(n: int, *, seed: int, dim: int) -> npt.NDArray[np.float32]:
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((max(n // 100, 4), dim)).astype(np.float32)
     points = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
-    return points / np.linalg.norm(points, axis=1, keepdims=True)
+    norms: npt.NDArray[np.float32] = np.linalg.norm(points, axis=1, keepdims=True)
+    return (points / norms).astype(np.float32)
 
 
 class PlaneEmbedder:

@@ -56,7 +56,7 @@ class CountingEmbedder:
 
 def _open(data: Path, url: str, clock: FixedClock, embedder: CountingEmbedder) -> notochord.Notochord:
     settings = Settings(data_dir=data, index_in_background=False, database_url=url)
-    return notochord.open(data, settings, clock=clock, embedder=embedder)  # type: ignore[arg-type]
+    return notochord.open(data, settings, clock=clock, embedder=embedder)
 
 
 def test_two_workers_on_one_database_never_embed_a_passage_twice(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -70,7 +71,9 @@ def write(space: notochord.Space, items: Sequence[tuple[str, str]], collection: 
 
 
 @pytest.mark.parametrize("group_by", ["chunk", "document"])
-def test_search_ranks_the_table_as_the_design_says(open_space: Callable[[], notochord.Space], group_by: str) -> None:
+def test_search_ranks_the_table_as_the_design_says(
+    open_space: Callable[[], notochord.Space], group_by: Literal["chunk", "document"]
+) -> None:
     """Found by both legs beats found by one; a hit of one leg scores half its normalised score."""
     space = open_space()
     write(space, [(title, body) for title, body, _ in TABLE])

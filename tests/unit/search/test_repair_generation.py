@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from tests.postgres_server import BACKENDS
 
 import notochord
 from notochord.clock import FixedClock
@@ -22,6 +21,7 @@ from notochord.knowledge.check import check, repair
 from notochord.search.inverted_index import text_index
 from notochord.search.inverted_index_delta import GENERATION_KEY
 from notochord.settings import Settings
+from postgres_server import BACKENDS
 
 from .fakes import HashedNgramEmbedder
 

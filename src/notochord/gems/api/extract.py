@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from notochord.gems.api.http import HttpApi
     from notochord.gems.context import CapabilityRequest
 
-__all__ = ["ExtractApi", "make_extract"]
+__all__ = ["ExtractApi", "extract_text", "make_extract", "url_filename"]
 
 
 class ExtractApi:
