@@ -227,6 +227,22 @@ def _not_json(error: json.JSONDecodeError, text: str) -> str:
     return f"{_NOT_JSON} at line {error.lineno}, column {error.colno}: {problem}"
 
 
+def _unreadable(error: OSError) -> str:
+    reason = (error.strerror or "the system refused").lower()
+    return f"$: the manifest file cannot be read: {reason}; check that you may read it"
+
+
+def _not_utf8(raw: bytes, start: int) -> str:
+    before = raw[:start]
+    line = before.count(b"\n") + 1
+    # the column counts characters, as an editor does, up to the byte that is not UTF-8
+    column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", errors="replace")) + 1
+    return (
+        f"$: the manifest is not UTF-8 text: the byte 0x{raw[start]:02X} at line {line}, column {column} "
+        "is not UTF-8; save the file as UTF-8"
+    )
+
+
 def _decode(path: Path) -> object:
     duplicates: list[str] = []
 
@@ -239,9 +255,13 @@ def _decode(path: Path) -> object:
         return result
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError([f"$: cannot read the file ({exc})"], source=str(path)) from exc
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ManifestError([_unreadable(exc)], source=str(path)) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError([_not_utf8(raw, exc.start)], source=str(path)) from exc
     try:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:

@@ -693,3 +693,34 @@ def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ManifestError) as caught:
         load_manifest(tmp_path)
     assert caught.value.problems == ('$: key "knowledge" appears twice in one object',)
+
+
+def test_a_manifest_that_is_not_utf8_is_told_where_in_plain_words(tmp_path: Path) -> None:
+    """OD-P10: a manifest saved in another encoding names the line and column of its first
+    undecodable byte and the encoding to save it in, not the decoder's wording."""
+    (tmp_path / "manifest.json").write_bytes('{\n  "name": "Caf\u00e9"\n}'.encode("latin-1"))
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(tmp_path)
+    assert caught.value.problems == (
+        "$: the manifest is not UTF-8 text: the byte 0xE9 at line 2, column 15 is not UTF-8; save the file as UTF-8",
+    )
+    for words in ("codec", "can't decode", "position", "invalid continuation"):
+        assert words not in caught.value.message
+
+
+def test_a_manifest_that_cannot_be_read_says_so_without_the_system_s_wording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OD-P10: a manifest the system refuses to read is named as such, with the reason in plain words."""
+    (tmp_path / "manifest.json").write_text('{"name": "x"}', encoding="utf-8")
+
+    def refused(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(tmp_path)
+    assert caught.value.problems == (
+        "$: the manifest file cannot be read: permission denied; check that you may read it",
+    )
+    assert "Errno" not in caught.value.message
