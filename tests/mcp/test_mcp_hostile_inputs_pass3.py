@@ -266,3 +266,27 @@ def test_tool_arguments_that_are_not_an_object_are_told_so_over_http(served: Ser
     assert reply["id"] == 1
     _not_an_object(reply, kind)
     assert served.cli.json("changes", "list", "--actor", f"gem:{name}") == []
+
+
+@pytest.mark.parametrize(
+    ("params", "kind"),
+    [
+        pytest.param('{"name": 7, "arguments": {}}', "a number", id="a-number"),
+        pytest.param('{"name": ["facts_put"]}', "a list", id="a-list"),
+        pytest.param('{"name": null}', "nothing", id="null"),
+        pytest.param('{"arguments": {}}', "nothing", id="missing"),
+    ],
+)
+def test_a_tool_call_whose_name_is_not_a_string_is_told_so_over_stdio(cli: Cli, params: str, kind: str) -> None:
+    """K-CHG-06: the refusal says the name must be a tool's name and lists the tools; nothing runs."""
+    cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
+    (reply,) = _exchange(cli.data_dir, [f'{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}'])
+    assert reply["id"] == 1
+    error = reply["error"]
+    assert error["code"] == -32602, error
+    message = error["message"]
+    assert message.startswith("tools/call needs the name of a tool as a string"), message
+    assert "facts_put" in message
+    assert message.endswith(f"not {kind}"), message
+    _no_foreign_words(message)
+    assert cli.json("changes", "list", "--actor", "gem:desk") == []

@@ -104,6 +104,8 @@ def unanswerable_id(text: str | bytes) -> str | None:
 
 
 def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
     if isinstance(value, bool):
         return "true or false"
     if isinstance(value, int | float):
@@ -113,14 +115,20 @@ def _kind(value: object) -> str:
     return "a list"
 
 
-async def _arguments_are_an_object(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    # The SDK refuses any other arguments with a bare "Invalid request parameters", naming neither
-    # the field nor what it should be; this runs before its check.
+async def _name_and_arguments_are_usable(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    # The SDK refuses a name that is no string, or arguments that are no object, with a bare
+    # "Invalid request parameters", naming neither the field nor what it should be; this runs first.
+    if ctx.method != "tools/call" or ctx.request_id is None:
+        return await call_next(ctx)
     params = ctx.params or {}
-    arguments = params.get("arguments")
-    if ctx.method == "tools/call" and ctx.request_id is not None and not isinstance(arguments, dict | None):
-        name = params.get("name")
-        tool = _TOOLS.get(name) if isinstance(name, str) else None
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str):
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"tools/call needs the name of a tool as a string ({', '.join(_TOOLS)}), not {_kind(name)}",
+        )
+    if not isinstance(arguments, dict | None):
+        tool = _TOOLS.get(name)
         where = f"{tool.name}: " if tool is not None else ""
         which = f" ({', '.join(tool.schema.get('properties', {}))})" if tool is not None else ""
         raise MCPError(
@@ -298,5 +306,5 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
         on_list_resource_templates=templates,
         on_read_resource=read,
     )
-    server.middleware.append(_arguments_are_an_object)
+    server.middleware.append(_name_and_arguments_are_usable)
     return server
