@@ -244,10 +244,6 @@ class HostCollections:
         with self._core.store.read() as conn:
             return browse.document_counts(conn)
 
-    def tick(self, gem_id: str, collection: int, on: bool = True) -> None:
-        """Tick (or untick) a collection for a gem's ``user-selected`` permission (K-PERM-13)."""
-        self._core.collections.set_tick(gem_id=gem_id, collection_id=collection, on=on)
-
 
 class HostDocuments:
     def __init__(self, core: KnowledgeCore, actor: Actor) -> None:

@@ -114,7 +114,7 @@ async def test_parent_is_null_when_the_gem_cannot_see_the_parent(space: Space, g
     clients = space.user.collections.create("Clients", parent=work.id)
     space.user.collections.create("Acme", parent=clients.id)
     api = gem(space, gems_root, "g", ["collections.read:user-selected"])
-    space.user.collections.tick("g", clients.id)
+    space.gems.tick_collection("g", clients.id, on=True)
     by_name = {c.name: c for c in await api.collections.list()}
     assert set(by_name) == {"Clients", "Acme"}
     assert by_name["Clients"].parent is None
@@ -418,7 +418,7 @@ async def test_a_tick_covers_subfolders_created_later(space: Space, gems_root: P
     (with write) writing."""
     work = space.user.collections.create("Work")
     api = gem(space, gems_root, "g", ["collections.read:user-selected", "collections.write:user-selected"])
-    space.user.collections.tick("g", work.id)
+    space.gems.tick_collection("g", work.id, on=True)
     later = space.user.collections.create("Later", parent=work.id)
     space.user.documents.upsert(collection=later.id, title="Minutes", body="We agreed.")
     listed = {c.name: c.can_write for c in await api.collections.list()}
@@ -438,18 +438,19 @@ async def test_ticks_take_effect_only_with_the_matching_switch(space: Space, gem
         ["collections.read:user-selected", "collections.write:user-selected"],
         on=["collections.read:user-selected"],
     )
-    space.user.collections.tick("g", work.id)
+    space.gems.tick_collection("g", work.id, on=True)
     assert [(c.name, c.can_write) for c in await api.collections.list()] == [("Work", False)]
     space.gems.set_permission("g", "collections.read:user-selected", False)
     assert await api.collections.list() == []
     space.gems.set_permission("g", "collections.read:user-selected", True)
-    space.user.collections.tick("g", work.id, on=False)
+    space.gems.tick_collection("g", work.id, on=False)
     assert await api.collections.list() == []
 
 
-def test_diary_and_keep_cannot_be_ticked(space: Space) -> None:
+def test_diary_and_keep_cannot_be_ticked(space: Space, gems_root: Path) -> None:
     """K-PERM-13, OD-K06: they and their subfolders have permissions of their own."""
+    gem(space, gems_root, "g", ["collections.read:user-selected"])
     inside = space.user.collections.create("Inside", parent="keep")
     for collection in (space.user.collections.get("diary").id, space.user.collections.get("keep").id, inside.id):
         with pytest.raises(KnowledgeValidationError):
-            space.user.collections.tick("g", collection)
+            space.gems.tick_collection("g", collection, on=True)

@@ -303,7 +303,7 @@ async def test_upsert_into_an_unticked_user_collection_names_user_selected(space
         ["collections.read:user-selected", "collections.write:user-selected"],
         on=["collections.read:user-selected"],
     )
-    space.user.collections.tick("g", work.id)
+    space.gems.tick_collection("g", work.id, on=True)
     work_ref = await col_ref(api, "Work")
     with pytest.raises(KnowledgePermissionError, match=r"collections\.write:user-selected"):
         await api.documents.upsert({"collection": work_ref, "body": "x"})

@@ -124,7 +124,7 @@ async def test_without_collections_every_readable_collection_is_searched(space: 
         "g",
         ["collections.read:diary", "collections.read:keep", "collections.read:user-selected", "collections.create"],
     )
-    space.user.collections.tick("g", ticked.id)
+    space.gems.tick_collection("g", ticked.id, on=True)
     own = await api.collections.create("Own")
     await api.documents.upsert({"collection": own.ref, "title": "O", "body": "Walnuts in the own collection."})
     space.index.wait()

@@ -144,7 +144,7 @@ async def test_ticks_do_not_survive_an_uninstall(space: Space, gems_root: Path) 
     """K-UNINST-04, K-UNINST-13: after a reinstall the user must tick collections again."""
     work = space.user.collections.create("Work")
     api = gem(space, gems_root, "t", ["collections.read:user-selected"])
-    space.user.collections.tick("t", work.id)
+    space.gems.tick_collection("t", work.id, on=True)
     assert [c.name for c in await api.collections.list()] == ["Work"]
     space.gems.uninstall("t")
     again = gem(space, gems_root, "t", ["collections.read:user-selected"])

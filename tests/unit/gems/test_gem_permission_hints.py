@@ -112,11 +112,11 @@ async def test_a_user_selected_grant_that_is_on_points_at_ticking_the_collection
     """Switching on is done; what is missing is the tick of this collection."""
     install_gem(space, gems_root, "reader", ["collections.read:user-selected"], on=["collections.read:user-selected"])
     work = space.user.collections.create("Work")
-    space.user.collections.tick("reader", work.id)
+    space.gems.tick_collection("reader", work.id, on=True)
     knowledge = space.gems.context("reader").knowledge
     assert knowledge is not None
     [ref] = [c.ref for c in await knowledge.collections.list() if c.name == "Work"]
-    space.user.collections.tick("reader", work.id, False)
+    space.gems.tick_collection("reader", work.id, on=False)
     with pytest.raises(KnowledgePermissionError) as raised:
         await knowledge.documents.list(ref)
     assert raised.value.permission == "collections.read:user-selected"
