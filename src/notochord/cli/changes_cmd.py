@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.cli.numbers import ID, LIMIT
 from notochord.errors import KnowledgeNotFoundError
 
 app = typer.Typer(help="Everything written, by whom, and undo.", no_args_is_help=True)
@@ -19,7 +20,7 @@ def list_changes(
     status: Annotated[str | None, typer.Option(help="applied, conflict or reverted.")] = None,
     run_id: Annotated[str | None, typer.Option("--run", help="Only this run.")] = None,
     actor: Annotated[str | None, typer.Option(help="user, assistant or gem:<id>.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many.", parser=LIMIT)] = 50,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
@@ -50,7 +51,7 @@ def _show(value: Any) -> str:
 
 @app.command("revert")
 def revert(
-    change_id: Annotated[int | None, typer.Argument(help="The change to undo.")] = None,
+    change_id: Annotated[int | None, typer.Argument(help="The change to undo.", parser=ID)] = None,
     run_id: Annotated[str | None, typer.Option("--run", help="Undo every change of this run instead.")] = None,
     org: OrgOption = None,
     data_dir: DataDir = None,
@@ -76,7 +77,9 @@ def revert(
 
 @app.command("resolve")
 def resolve(
-    change_id: Annotated[int, typer.Argument(help="The conflict to settle (see changes list --status conflict).")],
+    change_id: Annotated[
+        int, typer.Argument(help="The conflict to settle (see changes list --status conflict).", parser=ID)
+    ],
     take_theirs: Annotated[bool, typer.Option("--take-theirs", help="Take the proposed value as yours.")] = False,
     keep_mine: Annotated[bool, typer.Option("--keep-mine", help="Keep the current value.")] = False,
     org: OrgOption = None,

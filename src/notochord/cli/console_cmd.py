@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from notochord.cli.common import DataDir, fail, resolve_data_dir
+from notochord.cli.numbers import PORT
 from notochord.errors import NotochordError, SpaceNotFoundError
 from notochord.settings import Settings
 
@@ -21,7 +22,7 @@ __all__ = ["console_url"]
 
 def console_url(
     host: Annotated[str, typer.Option("--host", help="The address notochord serve listens on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="The port notochord serve listens on.")] = 8420,
+    port: Annotated[int, typer.Option("--port", help="The port notochord serve listens on.", parser=PORT)] = 8420,
     data_dir: DataDir = None,
 ) -> None:
     """Print a one-time link that signs this browser in to the console (valid for a day)."""

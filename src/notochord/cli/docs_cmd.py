@@ -50,6 +50,7 @@ import typer
 import notochord
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
+from notochord.cli.numbers import ID
 from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.batches import BatchItemError
@@ -73,7 +74,7 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 # a UTF-8 character takes at most 4 bytes: anything larger cannot fit, so it is not even read
 _MAX_FILE_BYTES = 4 * MAX_BODY
 
-DocId = Annotated[int, typer.Argument(help="The document's id.")]
+DocId = Annotated[int, typer.Argument(help="The document's id.", parser=ID)]
 
 
 def markdown_title(text: str) -> str | None:

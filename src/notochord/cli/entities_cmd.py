@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.cli.numbers import ID
 from notochord.knowledge.records import Entity
 
 app = typer.Typer(help="People, organisations and places.", no_args_is_help=True)
@@ -73,8 +74,8 @@ def list_entities(
 
 @app.command("merge")
 def merge(
-    keep: Annotated[int, typer.Argument(help="The entity to keep.")],
-    merged: Annotated[int, typer.Argument(help="The entity merged into it (its id keeps working).")],
+    keep: Annotated[int, typer.Argument(help="The entity to keep.", parser=ID)],
+    merged: Annotated[int, typer.Argument(help="The entity merged into it (its id keeps working).", parser=ID)],
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
@@ -87,7 +88,7 @@ def merge(
 
 @app.command("delete")
 def delete(
-    entity_id: Annotated[int, typer.Argument(help="The entity's id.")],
+    entity_id: Annotated[int, typer.Argument(help="The entity's id.", parser=ID)],
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,

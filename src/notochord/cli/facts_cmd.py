@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.cli.numbers import ID
 
 app = typer.Typer(help="Facts about you and the people you know.", no_args_is_help=True)
 
@@ -35,7 +36,7 @@ def put(
     predicate: Annotated[str, typer.Argument(help="Full predicate, e.g. location.home.city.")],
     value: Annotated[str, typer.Argument(help="JSON value; text that is not JSON is taken as a string.")],
     subject: Annotated[str, typer.Option(help="'self' or an entity id.")] = "self",
-    object_id: Annotated[int | None, typer.Option("--object", help="Entity id the value points to.")] = None,
+    object_id: Annotated[int | None, typer.Option("--object", help="Entity id the value points to.", parser=ID)] = None,
     pin: Annotated[bool | None, typer.Option("--pin/--no-pin", help="Pin to the standing profile.")] = None,
     as_assistant: Annotated[bool, typer.Option("--as-assistant", help="Write as the assistant.")] = False,
     run_id: Annotated[str | None, typer.Option("--run", help="Group this write in a run.")] = None,
@@ -84,7 +85,7 @@ def lookup(
 
 @app.command("retract")
 def retract(
-    fact_id: Annotated[int, typer.Argument(help="The fact's id.")],
+    fact_id: Annotated[int, typer.Argument(help="The fact's id.", parser=ID)],
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
@@ -97,7 +98,7 @@ def retract(
 
 @app.command("pin")
 def pin(
-    fact_id: Annotated[int, typer.Argument(help="The fact's id.")],
+    fact_id: Annotated[int, typer.Argument(help="The fact's id.", parser=ID)],
     unpin: Annotated[bool, typer.Option("--unpin", help="Remove it from the standing profile.")] = False,
     org: OrgOption = None,
     data_dir: DataDir = None,

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
+from notochord.cli.numbers import LIMIT, seconds
 from notochord.gems.runner import RUN_STATUSES, RunRecord
 
 app = typer.Typer(help="Runs of gem tools: list, show, undo.", no_args_is_help=True)
@@ -52,7 +53,7 @@ def run(
         Path | None, typer.Option("--conversation", help="The conversation folder (workspace:) the run works in.")
     ] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Use this run id (a retry of that run).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds before the run is stopped.")] = 120.0,
+    timeout: Annotated[float, typer.Option(help="Seconds before the run is stopped.", parser=seconds)] = 120.0,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
@@ -89,7 +90,7 @@ def run(
 @app.command("list")
 def list_runs(
     gem: Annotated[str | None, typer.Option(help="Only this gem's runs.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 20,
+    limit: Annotated[int, typer.Option(help="At most this many.", parser=LIMIT)] = 20,
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,

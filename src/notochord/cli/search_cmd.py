@@ -34,7 +34,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable
 from notochord.cli.embedding import EtaColumn
+from notochord.cli.numbers import whole_number
 from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
+
+_SEARCH_LIMIT = whole_number(at_least=1, at_most=MAX_LIMIT)
 
 __all__ = ["progress_bar", "reindex", "search"]
 
@@ -114,7 +117,7 @@ def search(
     ] = None,
     to: Annotated[str | None, typer.Option("--to", help="Documents dated on or before this date or ISO time.")] = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help="How many passages at most.")
+        int, typer.Option("--limit", "-n", help="How many passages at most.", parser=_SEARCH_LIMIT)
     ] = DEFAULT_LIMIT,
     show_all: Annotated[
         bool,

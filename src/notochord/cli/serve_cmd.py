@@ -24,6 +24,7 @@ import typer
 
 import notochord
 from notochord.cli.common import DataDir, fail, resolve_data_dir
+from notochord.cli.numbers import LIFETIME, PORT
 from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError, SpaceNotFoundError
 from notochord.settings import Settings
 
@@ -141,7 +142,7 @@ def _log_config(base: dict[str, Any]) -> dict[str, Any]:
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on (1-65535).")] = 8420,
+    port: Annotated[int, typer.Option("--port", help="Port to listen on (1-65535).", parser=PORT)] = 8420,
     data_dir: DataDir = None,
 ) -> None:
     """Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."""
@@ -181,7 +182,7 @@ def token(
     org: Annotated[str, typer.Option("--org", help="The organization id (claim org).")],
     role: Annotated[str, typer.Option("--role", help="Organization role: owner, admin, member or viewer.")],
     superadmin: Annotated[bool, typer.Option("--superadmin", help="Add platform_role=superadmin.")] = False,
-    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.")] = 3600,
+    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.", parser=LIFETIME)] = 3600,
     email: Annotated[str | None, typer.Option("--email", help="The email claim.")] = None,
     data_dir: DataDir = None,
 ) -> None:

@@ -1,0 +1,66 @@
+"""Numbers on the command line, read in plain words.
+
+The argument parser would read an ``int`` or ``float`` parameter with a data-validation library and
+show its report ("Input should be a valid integer, unable to parse string as an integer"), and
+would take any Unicode digits (``١٢`` as 12). These parsers read ASCII numbers only, check a range,
+and refuse anything else as bad usage (exit code 2) naming the value and what is expected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+import typer
+
+__all__ = ["ID", "LIFETIME", "LIMIT", "PORT", "seconds", "whole_number"]
+
+_WHOLE: Final = re.compile(r"[+-]?[0-9]+")
+_SHOWN: Final = 40
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "…")
+
+
+def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> Callable[[str], int]:
+    """A parser of an integer in ASCII digits, within ``[at_least, at_most]`` where given."""
+
+    def parse(value: str | int) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value  # a default, already a number
+        elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+            number = int(value.strip())
+        else:
+            raise typer.BadParameter(f"{_shown(value)} is not a whole number")
+        if at_least is not None and number < at_least:
+            raise typer.BadParameter(f"must be at least {at_least}, not {number}")
+        if at_most is not None and number > at_most:
+            raise typer.BadParameter(f"must be at most {at_most}, not {number}")
+        return number
+
+    return parse
+
+
+ID: Final = whole_number()
+"""An id: any whole number (one that names nothing is "not found", exit code 3)."""
+LIMIT: Final = whole_number(at_least=1)
+"""How many at most: 0 or fewer would list nothing, and was once read as "all"."""
+PORT: Final = whole_number(at_least=1, at_most=65535)
+LIFETIME: Final = whole_number(at_least=1)
+"""A lifetime in seconds: one of 0 or less would be over before it began."""
+
+
+def seconds(value: str | float) -> float:
+    """A number of seconds in ASCII (``90``, ``2.5``). Its range, NaN and infinity included, is the
+    command's to check, so that the refusal can say what the range is."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and value.isascii():
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise typer.BadParameter(f"{_shown(value)} is not a number of seconds (such as 90 or 2.5)")
