@@ -290,3 +290,40 @@ def test_a_tool_call_whose_name_is_not_a_string_is_told_so_over_stdio(cli: Cli, 
     assert message.endswith(f"not {kind}"), message
     _no_foreign_words(message)
     assert cli.json("changes", "list", "--actor", "gem:desk") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": 1,',
+            "the text is not JSON (EOF while parsing a value at line 1 column 27)",
+            id="cut",
+        ),
+        pytest.param("[1, 2]", "not a JSON-RPC message: send one JSON object", id="a-list"),
+        pytest.param('{"hello": "world"}', "not a JSON-RPC message: send one JSON object", id="no-method"),
+    ],
+)
+def test_a_stateless_body_that_is_not_one_request_is_told_so_in_own_words(served: Served, body: str, said: str) -> None:
+    """The 2026-07-28 protocol answers a body that is not one JSON-RPC request in the words of the
+    session protocol and of stdio, not in the SDK's."""
+    raw = _RawSession(served, f"bodies-{next(_NAMES)}")
+    raw.headers |= {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+    answer = raw.post(body)
+    assert answer.status_code == 400, answer.text
+    message = answer.json()["error"]["message"]
+    assert said in message, message
+    _no_foreign_words(message)
+    assert "Parse error" not in message
+
+
+def test_a_body_cut_short_in_a_session_is_told_where_like_a_stateless_one(served: Served) -> None:
+    """Both protocols name where the JSON stops, in the same words."""
+    raw = _RawSession(served, f"bodies-{next(_NAMES)}")
+    raw.open()
+    answer = raw.post('{"jsonrpc": "2.0", "id": 1,')
+    assert answer.status_code == 400, answer.text
+    message = answer.json()["error"]["message"]
+    assert message == (
+        "not a JSON-RPC message: the text is not JSON (EOF while parsing a value at line 1 column 27)"
+    ), message

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
+import pydantic_core
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
@@ -140,6 +141,15 @@ class _AnswerableIds:
         await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)(scope, receive, send)
 
 
+def _json_problem(text: bytes) -> str:
+    """Where and why ``text`` is not JSON, in the words the SDK's own parser uses elsewhere."""
+    try:
+        pydantic_core.from_json(text)
+    except ValueError as exc:
+        return str(exc)
+    return "it could not be read"
+
+
 class _OwnWords:
     """The SDK's answers to a body that is not JSON-RPC, reworded: it sends pydantic's report
     (model names, ``input_value=…``, links to pydantic's site) as the JSON-RPC error message."""
@@ -149,6 +159,14 @@ class _OwnWords:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         held: list[Message] = []
+        request_body: list[bytes] = []
+
+        async def noted() -> Message:
+            # the stateless protocol's parse error carries no detail: the body lets it be told
+            message = await receive()
+            if message["type"] == "http.request":
+                request_body.append(message.get("body", b""))
+            return message
 
         async def reword(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 400:
@@ -162,15 +180,15 @@ class _OwnWords:
                 return
             start, *parts = held
             held.clear()
-            body = self._reworded(b"".join(p.get("body", b"") for p in parts))
+            body = self._reworded(b"".join(p.get("body", b"") for p in parts), b"".join(request_body))
             headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
             await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
 
-        await self._app(scope, receive, reword)
+        await self._app(scope, noted, reword)
 
     @staticmethod
-    def _reworded(body: bytes) -> bytes:
+    def _reworded(body: bytes, request: bytes) -> bytes:
         try:
             answer = json.loads(body)
             said = answer["error"]["message"]
@@ -179,8 +197,10 @@ class _OwnWords:
         if not isinstance(said, str):
             return body
         if said.startswith("Parse error: "):
-            answer["error"]["message"] = not_json(said.removeprefix("Parse error: "))
-        elif said.startswith("Validation error: "):
+            answer["error"]["message"] = not_json(said.removeprefix("Parse error: ").removeprefix("Invalid JSON: "))
+        elif said == "Parse error":
+            answer["error"]["message"] = not_json(_json_problem(request))
+        elif said.startswith(("Validation error: ", "Body must be a single JSON-RPC")):
             answer["error"]["message"] = not_json_rpc()
         else:
             return body
