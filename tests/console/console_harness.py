@@ -3,6 +3,7 @@ thread) on 127.0.0.1 over a fresh data directory, and browsers or HTTP clients t
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
@@ -88,6 +89,21 @@ def start_console(data_dir: Path) -> ConsoleServer:
 
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+def chooser_gem(tmp_path: Path) -> Path:
+    """A gem folder whose manifest asks only to read the collections the person ticks for it."""
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    manifest = {
+        "id": "reader",
+        "name": "reader",
+        "permissions": {
+            "knowledge": {"permissions": ["collections.read:user-selected"], "reason": "Read what you pick"}
+        },
+    }
+    (folder / "notochord.json").write_text(json.dumps(manifest))
+    return folder
 
 
 def csrf_of(html: str) -> str:

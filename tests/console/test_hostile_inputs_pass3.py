@@ -11,13 +11,12 @@ malformed id in the path still names no page (404).
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
 import pytest
-from console_harness import WEATHER, ConsoleServer
+from console_harness import WEATHER, ConsoleServer, chooser_gem
 from fastapi.testclient import TestClient
 from starlette.responses import PlainTextResponse, Response
 
@@ -68,20 +67,6 @@ def _weather_switched_on(console: ConsoleServer) -> bool:
 
 def _is_on(console: ConsoleServer) -> bool:
     return any(s.on for s in console.space.gems.permissions("weather") if s.permission == PERMISSION)
-
-
-def _chooser_gem(tmp_path: Path) -> Path:
-    folder = tmp_path / "reader"
-    folder.mkdir()
-    manifest = {
-        "id": "reader",
-        "name": "reader",
-        "permissions": {
-            "knowledge": {"permissions": ["collections.read:user-selected"], "reason": "Read what you pick"}
-        },
-    }
-    (folder / "notochord.json").write_text(json.dumps(manifest))
-    return folder
 
 
 # --- the permission switch and the collection tick ------------------------------------------------
@@ -140,7 +125,7 @@ def test_a_collection_tick_that_is_neither_one_nor_zero_is_refused_and_leaves_it
     console: ConsoleServer, tmp_path: Path, value: str | None
 ) -> None:
     """K-UI-10: a malformed or missing tick never unticks a collection the gem may read."""
-    console.space.gems.install(_chooser_gem(tmp_path))
+    console.space.gems.install(chooser_gem(tmp_path))
     recipes = console.space.user.collections.create("Recipes")
     console.space.gems.tick_collection("reader", recipes.id, on=True)
     client, token = console.signed_in("/gems/reader")

@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from console_harness import EXAMPLES, RECIPES, WEATHER, ConsoleServer, csrf_of
+from console_harness import EXAMPLES, RECIPES, WEATHER, ConsoleServer, chooser_gem, csrf_of
 
 from notochord.console.views.changes import PAGE_SIZE
 
@@ -272,24 +272,10 @@ def test_uninstall_with_delete_them_too_can_be_undone(console: ConsoleServer) ->
     ]
 
 
-def _chooser_gem(tmp_path: Path) -> Path:
-    folder = tmp_path / "reader"
-    folder.mkdir()
-    manifest = {
-        "id": "reader",
-        "name": "reader",
-        "permissions": {
-            "knowledge": {"permissions": ["collections.read:user-selected"], "reason": "Read what you pick"}
-        },
-    }
-    (folder / "notochord.json").write_text(json.dumps(manifest))
-    return folder
-
-
 def test_a_user_selected_gem_lists_the_user_s_collections_to_tick(console: ConsoleServer, tmp_path: Path) -> None:
     """K-UI-10: only collections outside diary and keep, each unticked at first;
     a tick is recorded for this gem."""
-    console.space.gems.install(_chooser_gem(tmp_path))
+    console.space.gems.install(chooser_gem(tmp_path))
     recipes = console.space.user.collections.create("Recipes")
     client = console.client()
     html = client.get("/gems/reader").text
@@ -308,7 +294,7 @@ def test_a_user_selected_gem_lists_the_user_s_collections_to_tick(console: Conso
 
 def test_a_builtin_collection_cannot_be_ticked_from_the_page(console: ConsoleServer, tmp_path: Path) -> None:
     """K-UI-10: diary and keep are granted by their own permissions."""
-    console.space.gems.install(_chooser_gem(tmp_path))
+    console.space.gems.install(chooser_gem(tmp_path))
     diary = console.space.user.collections.get("diary")
     client, token = console.signed_in("/gems/reader")
     answer = client.post("/gems/reader/ticks", data={"csrf": token, "collection": str(diary.id), "on": "1"})

@@ -97,6 +97,19 @@ async def stdio_session(data_dir: Path, connection: str) -> AsyncIterator[Client
         yield session
 
 
+def stdio_process(data_dir: Path, connection: str = "desk") -> subprocess.Popen[str]:
+    """``notochord mcp serve --connection CONNECTION`` on ``data_dir``, its stdin and stdout pipes of
+    text lines, for tests that speak raw JSON-RPC to it (use it in a ``with``)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "mcp", "serve", "--connection", connection],
+        env={**os.environ, **ENV},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from mcp_harness import ENV, Cli, Served
+from mcp_harness import Cli, Served, stdio_process
 
 INIT = {
     "jsonrpc": "2.0",
@@ -40,14 +37,7 @@ def _exchange(data_dir: Path, lines: list[str]) -> dict[Any, dict[str, Any]]:
     """Send ``lines`` to ``notochord mcp serve --connection desk`` one at a time; the replies by id
     (a reply to a message that could not be read has id ``None``)."""
     replies: dict[Any, dict[str, Any]] = {}
-    with subprocess.Popen(
-        [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "mcp", "serve", "--connection", "desk"],
-        env={**os.environ, **ENV},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as process:
+    with stdio_process(data_dir) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         for line in [json.dumps(INIT), INITIALIZED, *lines]:

@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import queue
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from mcp_harness import ENV, Cli, Served
+from mcp_harness import Cli, Served, stdio_process
 
 PROTOCOL = "2025-06-18"
 INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -111,14 +108,7 @@ def _exchange(data_dir: Path, lines: list[str]) -> list[dict[str, Any]]:
     time, each waiting for one reply; the replies in order. A line left unanswered fails the test
     instead of hanging it."""
     replies: list[dict[str, Any]] = []
-    with subprocess.Popen(
-        [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "mcp", "serve", "--connection", "desk"],
-        env={**os.environ, **ENV},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as process:
+    with stdio_process(data_dir) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         out: queue.Queue[str] = queue.Queue()

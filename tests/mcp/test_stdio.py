@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp_harness import ENV, Cli, answer, stdio_session, text
+from mcp_harness import ENV, Cli, answer, stdio_process, stdio_session, text
 
 TOOLS = [
     "search",
@@ -140,14 +140,7 @@ def _raw_exchange(data_dir: Path, lines: list[str]) -> list[dict[str, Any]]:
     """Send ``lines`` to ``notochord mcp serve`` as they are, one at a time, each but a notification
     waiting for its reply; returns the replies."""
     replies = []
-    with subprocess.Popen(
-        [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "mcp", "serve", "--connection", "desk"],
-        env={**os.environ, **ENV},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as process:
+    with stdio_process(data_dir) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         for line in lines:

@@ -456,24 +456,6 @@ def _foreign_exceptions() -> list[BaseException]:
     return found
 
 
-@pytest.mark.parametrize("error", _foreign_exceptions(), ids=lambda e: type(e).__name__)
-async def test_every_foreign_exception_is_translated(error: BaseException) -> None:
-    """STYLE 5: no httpx, socket or ssl exception escapes the guarded path."""
-
-    def fail(_request: httpx.Request) -> httpx.Response:
-        raise error
-
-    with pytest.raises(NetworkRequestError) as caught:
-        await guarded_request(
-            "GET",
-            f"https://{NAME}/",
-            policy=policy(plain_gem(HostEntry(NAME))),
-            resolver=FakeResolver({NAME: [PUBLIC]}),
-            inner=Recorder(fail).transport,
-        )
-    assert caught.value.code == "E_NET_REQUEST"
-
-
 async def _failure(error: BaseException) -> NetworkRequestError:
     """What a gem's request to ``NAME`` raises when its connection raises ``error``."""
 
@@ -489,6 +471,12 @@ async def _failure(error: BaseException) -> NetworkRequestError:
             inner=Recorder(fail).transport,
         )
     return caught.value
+
+
+@pytest.mark.parametrize("error", _foreign_exceptions(), ids=lambda e: type(e).__name__)
+async def test_every_foreign_exception_is_translated(error: BaseException) -> None:
+    """STYLE 5: no httpx, socket or ssl exception escapes the guarded path."""
+    assert (await _failure(error)).code == "E_NET_REQUEST"
 
 
 @pytest.mark.parametrize("error", _foreign_exceptions(), ids=lambda e: type(e).__name__)
