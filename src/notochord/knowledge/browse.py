@@ -23,8 +23,9 @@ from typing import Any, Final, Generic, TypeVar
 import sqlalchemy as sa
 
 from notochord.db.schema import change_objects, changes, collections, documents, entities, facts, identifiers
-from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import text_or_none, whole_number
 from notochord.knowledge.identifiers import check_kind
+from notochord.knowledge.quotas import check_length
 from notochord.knowledge.records import Identifier
 
 __all__ = [
@@ -111,10 +112,8 @@ class Page(Generic[T]):
 
 
 def _check_slice(offset: int, limit: int) -> None:
-    if offset < 0:
-        raise KnowledgeValidationError(f"offset {offset} is negative; pages start at offset 0")
-    if not 1 <= limit <= MAX_PAGE:
-        raise KnowledgeValidationError(f"limit {limit} is not from 1 to {MAX_PAGE}")
+    whole_number("offset", offset)
+    whole_number("limit", limit, minimum=1, maximum=MAX_PAGE)
 
 
 def _like(text: str) -> str:
@@ -270,6 +269,10 @@ def entity_page(
     ``exclude`` leaves one entity out (the one a merge keeps).
     """
     _check_slice(offset, limit)
+    query = text_or_none("query", query)
+    if query is not None:
+        # longer than any name or identifier, and than the store's pattern matching takes
+        check_length("query", query)
     where: list[sa.ColumnElement[bool]] = [
         entities.c.kind != "self",
         entities.c.deleted_at.is_(None),
@@ -278,7 +281,7 @@ def entity_page(
     if kind:
         where.append(entities.c.kind == check_kind(kind))
     if exclude is not None:
-        where.append(entities.c.id != exclude)
+        where.append(entities.c.id != whole_number("exclude", exclude))
     if query and query.strip():
         pattern = _like(query.strip())
         members = _closure_of_all()

@@ -46,6 +46,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
+from notochord.knowledge.arguments import shown, whole_number
 from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
 from notochord.knowledge.records import Change, RevertResult
 from notochord.knowledge.timeranges import parse_moment
@@ -112,8 +113,8 @@ class ChangeLog:
     ) -> list[Change]:
         """Changes newest first, skipping the newest ``offset``. ``where`` is an extra SQL filter (a
         caller's visible scope)."""
-        if status is not None and status not in {"applied", "conflict", "reverted"}:
-            raise KnowledgeValidationError(f"status {status!r} is not one of applied, conflict, reverted")
+        if status is not None and (not isinstance(status, str) or status not in {"applied", "conflict", "reverted"}):
+            raise KnowledgeValidationError(f"status {shown(status)} is not one of applied, conflict, reverted")
         refuse_unstorable_filter("runId", run_id)
         refuse_unstorable_filter("actor", actor)
         query = sa.select(changes)
@@ -129,7 +130,7 @@ class ChangeLog:
             query = query.where(where)
         query = query.order_by(changes.c.id.desc())
         if limit is not None:
-            query = query.limit(limit)
+            query = query.limit(whole_number("limit", limit))
         if offset:
             query = query.offset(offset)
         with self._store.read() as conn:

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import collection_ticks, collections, documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
+from notochord.knowledge.arguments import as_id
 from notochord.knowledge.changes import REVERTERS
 from notochord.knowledge.quotas import DailyLimits, check_length
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
@@ -80,13 +81,14 @@ class CollectionTree:
         return tree
 
     def get(self, collection_id: int) -> CollectionRow:
-        row = self.by_id.get(collection_id)
+        found = as_id(collection_id)
+        row = None if found is None else self.by_id.get(found)
         if row is None:
             raise KnowledgeNotFoundError("collection")
         return row
 
     def builtin(self, name: str) -> CollectionRow:
-        if name not in BUILTINS:
+        if not isinstance(name, str) or name not in BUILTINS:
             raise KnowledgeNotFoundError("collection")
         for row in self.by_id.values():
             if row.builtin == name:

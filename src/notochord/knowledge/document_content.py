@@ -83,6 +83,8 @@ def checked_content(
             check_length(name, value, MAX_BODY)
     if not storable(text):
         refuse_nul_in("chunks", {"text": text})
+    if meta is not None and not isinstance(meta, Mapping):
+        raise KnowledgeValidationError("meta must be an object (a dict), such as {'date': '2026-09-29'}")
     meta_dict = dict(meta or {})
     check_json_size("meta", meta_dict)
     if body is None and text is None:

@@ -37,7 +37,7 @@ from notochord.knowledge.document_batch import NewDocuments, PendingIndex, Renum
 from notochord.knowledge.document_content import UPSERT_ARGUMENTS, checked_content, content_hash, is_iso_date
 from notochord.knowledge.indexing import IndexWork, index_document
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits
+from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
 from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
@@ -123,6 +123,7 @@ class Documents:
         return None if row is None else self._record(conn, row)
 
     def get_by_key(self, collection_id: int, key: str) -> DocumentRecord | None:
+        refuse_unstorable_filter("key", key)
         with self._store.read() as conn:
             return self.find_by_key(conn, collection_id, key)
 

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge.arguments import as_id, text_or_none
 from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, check_length, refuse_nul
@@ -123,6 +124,8 @@ class Entities:
 
     def canonical(self, conn: sa.Connection, entity_id: int) -> int:
         """Follow merges to the live entity; raise ``no entity`` for missing or deleted ones."""
+        if as_id(entity_id) is None:
+            raise KnowledgeNotFoundError("entity")
         lookups = self._lookups(conn)
         key = ("canonical", entity_id)
         found = lookups.get(key)
@@ -288,6 +291,7 @@ class Entities:
     def list(self, *, kind: str, query: str | None = None) -> list[Entity]:
         """Live entities of ``kind`` by display name; ``query`` matches name or any identifier."""
         check_kind(kind)
+        text_or_none("query", query)
         with self._store.read() as conn:
             ids = conn.execute(
                 sa.select(entities.c.id).where(

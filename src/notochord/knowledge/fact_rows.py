@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul, refuse_nul_in, storable
 from notochord.knowledge.vocabulary import check_hint
@@ -112,7 +113,7 @@ def prepare_put(
         for given, reserved, what in ((origin, _RESERVED_ORIGINS, "origin"), (source, _RESERVED_SOURCES, "source")):
             if given is not None and (not isinstance(given, str) or not given or given in reserved):
                 raise KnowledgeValidationError(
-                    f"{what} {given!r} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
+                    f"{what} {shown(given)} cannot be set by a gem (reserved: {', '.join(sorted(reserved))})"
                 )
     if value is MISSING and object_id is None:
         raise KnowledgeValidationError("facts.put needs a value, or an object the value points to")

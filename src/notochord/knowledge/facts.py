@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import changes, facts
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge.arguments import flag, shown
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items
 from notochord.knowledge.entities import Entities
 from notochord.knowledge.fact_batch import put_batch
@@ -47,7 +48,13 @@ from notochord.knowledge.fact_rows import (
     slot_rows,
     written_by,
 )
-from notochord.knowledge.predicates import PredicateRange, is_segment, predicate_problem, ranges_clause
+from notochord.knowledge.predicates import (
+    MAX_PREDICATE,
+    PredicateRange,
+    is_segment,
+    predicate_problem,
+    ranges_clause,
+)
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
@@ -67,9 +74,12 @@ def check_query_prefix(prefix: str | None) -> str | None:
     """A query prefix is one or more whole predicate levels (OD-K11)."""
     if prefix is None or prefix == "":
         return None
+    if isinstance(prefix, str) and len(prefix) > MAX_PREDICATE:
+        # longer than any predicate, and longer than the store's pattern matching takes
+        raise KnowledgeValidationError(f"prefix exceeds limit of {MAX_PREDICATE} characters (got {len(prefix)})")
     if not isinstance(prefix, str) or not all(is_segment(s) for s in prefix.split(".")):
         raise KnowledgeValidationError(
-            f"prefix {prefix!r} is malformed: use whole dot-separated levels such as location.home"
+            f"prefix {shown(prefix)} is malformed: use whole dot-separated levels such as location.home"
         )
     return prefix
 
@@ -372,6 +382,7 @@ class Facts:
         """Pin or unpin a fact in the standing profile (the user's choice, OD-K15)."""
         if actor.kind == "gem":
             raise KnowledgeValidationError("only the user pins facts")
+        flag("pinned", pinned)
         with self._store.write(actor=actor, run_id=run_id) as tx:
             row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
             if row is None:
@@ -393,8 +404,8 @@ class Facts:
         """Settle an open conflict: ``take="theirs"`` writes the proposed value as the user's,
         replacing the current one; ``take="mine"`` keeps the current value. Either way the
         conflict closes, and the resolution is a change of its own whose revert reopens it."""
-        if take not in {"theirs", "mine"}:
-            raise KnowledgeValidationError(f"take must be 'theirs' or 'mine', not {take!r}")
+        if take not in ("theirs", "mine"):
+            raise KnowledgeValidationError(f"take must be 'theirs' or 'mine', not {shown(take)}")
         if not actor.is_user:
             raise KnowledgeValidationError("only the user resolves conflicts")
         with self._store.write(actor=actor, run_id=None) as tx:
@@ -518,7 +529,7 @@ class Facts:
         if hint is not None:
             return self._vocabulary.resolve(conn, hint)
         assert predicate is not None
-        known = self._vocabulary.get(conn, predicate)
+        known = self._vocabulary.get(conn, predicate) if isinstance(predicate, str) else None
         if known is not None:
             return Resolution(known.name, known.cardinality, is_new=False)
         problem = predicate_problem(predicate)

@@ -61,6 +61,7 @@ import sqlalchemy as sa
 from notochord.db.dialect import json_ids
 from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 from notochord.knowledge.candidates import (
     Candidates,
     DataVersion,
@@ -86,6 +87,7 @@ __all__ = [
     "hybrid_search",
     "is_relevant",
     "search_filters",
+    "search_limit",
 ]
 
 DEFAULT_LIMIT = 10
@@ -143,6 +145,14 @@ def is_relevant(hit: Hit, *, min_similarity: float = MIN_SIMILARITY) -> bool:
     return hit.text_match or (hit.similarity is not None and hit.similarity >= min_similarity)
 
 
+def search_limit(limit: object) -> int:
+    """How many hits a caller's ``limit`` asks for: a whole number of at least 1; more than
+    :data:`MAX_LIMIT` gets :data:`MAX_LIMIT` (OD-K39)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise KnowledgeValidationError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {shown(limit)}")
+    return min(limit, MAX_LIMIT)
+
+
 def full_text_leg(
     conn: sa.Connection,
     query: str,
@@ -190,8 +200,10 @@ def hybrid_search(
     read in ``within`` (with its own statement, :data:`~.candidates.DATA_VERSION_COLUMNS`), so it is
     not read again; it is only ever passed with ``within``.
     """
+    if not isinstance(query, str):
+        raise KnowledgeValidationError(f"query must be a string (empty for the newest documents), not {shown(query)}")
     if group_by not in GROUP_BY:
-        raise KnowledgeValidationError(f"search hits group by 'chunk' or 'document', not {group_by!r}")
+        raise KnowledgeValidationError(f"search hits group by 'chunk' or 'document', not {shown(group_by)}")
     if not collection_ids or limit <= 0 or (entity_ids is not None and not entity_ids):
         return []
     with store.read() if within is None else contextlib.nullcontext(within) as conn:

@@ -6,6 +6,7 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 from notochord.knowledge.quotas import check_length
 
 __all__ = ["IDENTIFIER_TYPES", "MATCH_ORDER", "check_kind", "normalize_identifier"]
@@ -24,7 +25,7 @@ def check_kind(kind: str) -> str:
     """An entity kind is ``[a-z][a-z0-9_]*`` and never ``self`` (OD-K57)."""
     if not isinstance(kind, str) or not _KIND.match(kind) or kind == "self":
         raise KnowledgeValidationError(
-            f"entity kind {kind!r} is malformed: use lowercase letters, digits and _ (e.g. person, org, place)"
+            f"entity kind {shown(kind)} is malformed: use lowercase letters, digits and _ (e.g. person, org, place)"
         )
     check_length("entity kind", kind, 100)
     return kind
@@ -32,37 +33,39 @@ def check_kind(kind: str) -> str:
 
 def normalize_identifier(kind: str, value: str) -> str:
     """The form identifiers are matched on. Raises on values that cannot be an identifier of ``kind``."""
-    if kind not in IDENTIFIER_TYPES:
-        raise KnowledgeValidationError(f"unknown identifier type {kind!r}: use one of {', '.join(IDENTIFIER_TYPES)}")
+    if not isinstance(kind, str) or kind not in IDENTIFIER_TYPES:
+        raise KnowledgeValidationError(
+            f"unknown identifier type {shown(kind)}: use one of {', '.join(IDENTIFIER_TYPES)}"
+        )
     if not isinstance(value, str) or not value.strip():
         raise KnowledgeValidationError(f"{kind} identifier must be a non-empty string")
     check_length(f"{kind} identifier", value)
     text = value.strip()
     if kind == "email":
         if "@" not in text or " " in text:
-            raise KnowledgeValidationError(f"email identifier {value!r} is not an email address")
+            raise KnowledgeValidationError(f"email identifier {shown(value)} is not an email address")
         return text.lower()
     if kind == "phone":
         digits = re.sub(r"\D", "", text)
         if not digits:
-            raise KnowledgeValidationError(f"phone identifier {value!r} has no digits")
+            raise KnowledgeValidationError(f"phone identifier {shown(value)} has no digits")
         return ("+" if text.startswith("+") else "") + digits
     if kind == "domain":
         domain = text.lower().rstrip(".")
         domain = domain.removeprefix("www.")
         if not domain or "/" in domain or " " in domain:
-            raise KnowledgeValidationError(f"domain identifier {value!r} is not a domain name")
+            raise KnowledgeValidationError(f"domain identifier {shown(value)} is not a domain name")
         return domain
     if kind == "url":
         parts = urlsplit(text)
         if not parts.scheme or not parts.netloc:
-            raise KnowledgeValidationError(f"url identifier {value!r} needs a scheme and a host")
+            raise KnowledgeValidationError(f"url identifier {shown(value)} needs a scheme and a host")
         rebuilt = urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, parts.fragment))
         return rebuilt.rstrip("/")
     if kind == "handle":
         if not _HANDLE.match(text):
             raise KnowledgeValidationError(
-                f"handle identifier {value!r} must be written platform:account, e.g. github:zhangsan"
+                f"handle identifier {shown(value)} must be written platform:account, e.g. github:zhangsan"
             )
         return text.lower()
     return " ".join(text.split()).casefold()

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 __all__ = [
     "CORE_PREDICATES",
     "FIRST_LEVELS",
+    "MAX_PREDICATE",
     "Cardinality",
     "CorePredicate",
     "PredicateRange",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 Cardinality = Literal["one", "many"]
+
+MAX_PREDICATE = 400
+"""The longest predicate name the vocabulary holds (its column's size)."""
 
 FIRST_LEVELS: tuple[str, ...] = (
     "identity",
@@ -102,6 +106,8 @@ def predicate_problem(name: str, *, min_levels: int = 2) -> str | None:
     """Why ``name`` is not a well-formed predicate, or ``None`` when it is."""
     if not isinstance(name, str) or not name:
         return "a predicate must be a non-empty string"
+    if len(name) > MAX_PREDICATE:
+        return f"a predicate exceeds limit of {MAX_PREDICATE} characters (got {len(name)}); shorten it"
     segments = name.split(".")
     if len(segments) < min_levels:
         return f"predicate {name!r} needs at least {min_levels} dot-separated levels"

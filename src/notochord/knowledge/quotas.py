@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import quota_usage
 from notochord.errors import KnowledgeQuotaError, KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 
 __all__ = [
     "DAILY_CHARS",
@@ -73,15 +74,21 @@ def compact_json(value: Any, *, what: str = "value") -> str:
         return _encode_string(value)
     try:
         return _COMPACT.encode(value)
-    except ValueError as exc:
+    except RecursionError:
+        raise KnowledgeValidationError(
+            f"{what} is nested too deeply to be stored as JSON; flatten it into fewer levels"
+        ) from None
+    except (ValueError, TypeError) as exc:
         if _holds_non_finite(value):
             raise KnowledgeValidationError(
                 f"{what} holds NaN or Infinity, which JSON has no number for; send a finite number, "
                 "or the word as text in quotes"
             ) from None
-        raise KnowledgeValidationError(f"{what} is not JSON-serialisable: {exc}") from exc
-    except TypeError as exc:
-        raise KnowledgeValidationError(f"{what} is not JSON-serialisable: {exc}") from exc
+        # the encoder's own words name Python's types; say what JSON can hold instead
+        raise KnowledgeValidationError(
+            f"{what} is not JSON-serialisable: use objects with text keys, lists, text, numbers "
+            "(at most 4300 digits), true, false and null"
+        ) from exc
 
 
 def _holds_non_finite(value: Any, depth: int = 0) -> bool:
@@ -100,6 +107,14 @@ def check_length(what: str, text: str, limit: int = MAX_NAME) -> None:
     """Refuse ``text`` longer than ``limit`` code points (inclusive limit)."""
     if len(text) > limit:
         raise KnowledgeValidationError(f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it")
+
+
+def check_run_id(run_id: object) -> str:
+    """A ``runId`` names a batch of writes: a non-empty text of at most 200 characters (OD-K45)."""
+    if not isinstance(run_id, str) or not run_id.strip():
+        raise KnowledgeValidationError(f"runId must be a non-empty string, not {shown(run_id)}")
+    check_length("runId", run_id, 200)
+    return run_id
 
 
 # What a stored column is to the person who wrote it, for the NUL refusal.
@@ -176,7 +191,11 @@ def refuse_nul(field: str, value: Any) -> None:
 def refuse_unstorable_filter(field: str, value: str | None) -> None:
     """Refuse a read filter holding what no stored text can hold (U+0000 or a lone surrogate): no
     row could match it, so it is the caller's mistake, and PostgreSQL cannot even compare a NUL."""
-    what = None if value is None else _unstorable(value)
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise KnowledgeValidationError(f"{field} must be text, not {shown(value)}")
+    what = _unstorable(value)
     if what is not None:
         raise KnowledgeValidationError(
             f"{field} contains {what}, which no stored text can hold, so nothing could match; remove it and ask again"

@@ -14,6 +14,7 @@ from typing import Any
 
 from notochord.clock import iso_utc
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 
 __all__ = ["TimeRange", "document_date", "parse_moment", "parse_time_range"]
 
@@ -27,20 +28,20 @@ def _utc(moment: datetime, value: object, what: str) -> str:
         return iso_utc(moment)
     except OverflowError:
         raise KnowledgeValidationError(
-            f"{what} {value!r} falls outside the years 1 to 9999 once taken to UTC; choose a moment inside them"
+            f"{what} {shown(value)} falls outside the years 1 to 9999 once taken to UTC; choose a moment inside them"
         ) from None
 
 
 def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: str = "time") -> str:
     """``value`` as an ISO UTC string with milliseconds (comparable as text)."""
     if isinstance(value, bool):
-        raise KnowledgeValidationError(f"{what} {value!r} is not a date, an ISO time or epoch milliseconds")
+        raise KnowledgeValidationError(f"{what} {shown(value)} is not a date, an ISO time or epoch milliseconds")
     if isinstance(value, int | float):
         try:
             return iso_utc(datetime.fromtimestamp(value / 1000, tz=tz))
         except (ValueError, OverflowError, OSError) as exc:
             raise KnowledgeValidationError(
-                f"{what} {value!r} is not epoch milliseconds of a moment between the years 1 and 9999"
+                f"{what} {shown(value)} is not epoch milliseconds of a moment between the years 1 and 9999"
             ) from exc
     if isinstance(value, datetime):
         return _utc(value if value.tzinfo else value.replace(tzinfo=tz), value, what)
@@ -55,7 +56,9 @@ def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: s
             return _utc(moment if moment.tzinfo else moment.replace(tzinfo=tz), value, what)
         except ValueError:
             pass
-    raise KnowledgeValidationError(f"{what} {value!r} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds")
+    raise KnowledgeValidationError(
+        f"{what} {shown(value)} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds"
+    )
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,15 @@ import sqlalchemy as sa
 from notochord.db.schema import documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge import browse
+from notochord.knowledge.arguments import as_id, flag, listed, shown, whole_number
 from notochord.knowledge.batches import BatchOutcome, check_items, item_errors
 from notochord.knowledge.browse import DeletedDocument, DocumentSummary, EntitySummary, Page, RelatedFact
 from notochord.knowledge.collections import CollectionRow, CollectionTree
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.documents import DocumentRecord, UpsertOutcome
 from notochord.knowledge.facts import MISSING, Subject
-from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, Hit, hybrid_search
-from notochord.knowledge.quotas import DailyLimits
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, Hit, hybrid_search, search_limit
+from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
 from notochord.knowledge.records import (
     Change,
     Entity,
@@ -46,6 +47,19 @@ _HOST_SOURCES = {"user", "extracted", "inferred"}
 _HOST_PUT_ARGUMENTS = frozenset({"predicate", "value", "subject", "object", "pin", "source", "source_ref"})
 _HOST_UPSERT_ARGUMENTS = frozenset({"collection", "key", "id", "title", "body", "meta", "text", "source_uri"})
 _HOST_TO_CORE = {"id": "doc_id"}
+
+
+def _id(value: object, what: str) -> int:
+    """An id given to the host API; one of another type names nothing, which reads as not found."""
+    found = as_id(value)
+    if found is None:
+        raise KnowledgeNotFoundError(what)
+    return found
+
+
+def _ids(value: object) -> list[int]:
+    """A list of entity ids; what in it cannot be an id names nothing and is left out."""
+    return [i for i in (as_id(v) for v in listed("entity_ids", value, of="entity ids")) if i is not None]
 
 
 class HostFacts:
@@ -113,32 +127,34 @@ class HostFacts:
         return self._core.facts.put_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
 
     def _check_source(self, source: str | None) -> None:
-        if source is not None and source not in _HOST_SOURCES:
-            raise KnowledgeValidationError(f"source {source!r} is not one of {', '.join(sorted(_HOST_SOURCES))}")
+        if source is not None and (not isinstance(source, str) or source not in _HOST_SOURCES):
+            raise KnowledgeValidationError(f"source {shown(source)} is not one of {', '.join(sorted(_HOST_SOURCES))}")
         if source == "inferred" and self._actor.is_user:
             raise KnowledgeValidationError("the user's own facts are said, not inferred; write as the assistant")
 
     def lookup(self, subject: Subject, prefix: str | None = None, *, include_inferred: bool = False) -> list[Fact]:
-        return self._core.facts.lookup(subject, prefix, include_inferred=include_inferred)
+        return self._core.facts.lookup(subject, prefix, include_inferred=flag("include_inferred", include_inferred))
 
     def profile(self, prefix: str | None = None) -> list[Fact]:
         """The standing profile: the user's pinned current facts."""
         return self._core.facts.lookup("self", prefix, pinned_only=True)
 
     def get(self, fact_id: int) -> Fact:
-        return self._core.facts.get(fact_id)
+        return self._core.facts.get(_id(fact_id, "fact"))
 
     def retract(self, fact_id: int, *, run_id: str | None = None) -> RetractResult:
-        return self._core.facts.retract(actor=self._actor, fact_id=fact_id, run_id=run_id, limits=self._limits)
+        return self._core.facts.retract(
+            actor=self._actor, fact_id=_id(fact_id, "fact"), run_id=run_id, limits=self._limits
+        )
 
     def pin(self, fact_id: int, pinned: bool = True) -> PinResult:
-        return self._core.facts.pin(actor=self._actor, fact_id=fact_id, pinned=pinned)
+        return self._core.facts.pin(actor=self._actor, fact_id=_id(fact_id, "fact"), pinned=pinned)
 
     def about(self, entity_ids: builtins.list[int]) -> dict[int, builtins.list[RelatedFact]]:
         """The current facts about each of several entities at once (through their merges), keyed
         by the ids given; an id that names no live entity has none."""
         with self._core.store.read() as conn:
-            return browse.facts_about(conn, entity_ids)
+            return browse.facts_about(conn, _ids(entity_ids))
 
 
 class HostEntities:
@@ -194,7 +210,7 @@ class HostEntities:
         """The display names of several entities at once (a merged id gives the kept one's);
         ids of deleted entities, or of none, are left out."""
         with self._core.store.read() as conn:
-            return browse.display_names(conn, entity_ids)
+            return browse.display_names(conn, _ids(entity_ids))
 
     def kinds(self) -> builtins.list[str]:
         """The kinds the live entities have."""
@@ -226,6 +242,7 @@ class HostCollections:
 
     def move(self, collection: int, *, parent: str | int | None) -> int:
         """Move a collection under ``parent`` (``None``: top level); returns the change id."""
+        collection = _id(collection, "collection")
         parent_id = self.get(parent).id if parent is not None else None
         refuse_service_collection(
             self._core.collections.read_tree(), [collection, parent_id], doing=f"move collection {collection}"
@@ -234,6 +251,7 @@ class HostCollections:
 
     def rename(self, collection: int, name: str) -> int | None:
         """Rename a collection; returns the change id (``None`` when it already has that name)."""
+        collection = _id(collection, "collection")
         refuse_service_collection(
             self._core.collections.read_tree(), [collection], doing=f"rename collection {collection}"
         )
@@ -301,7 +319,7 @@ class HostDocuments:
                 actor=self._actor,
                 collection_id=collection_id,
                 key=key,
-                doc_id=id,
+                doc_id=None if id is None else _id(id, "document"),
                 title=title,
                 body=body,
                 meta=meta,
@@ -348,7 +366,7 @@ class HostDocuments:
             return self._core.documents.upsert_many(core_items, actor=self._actor, run_id=run_id, limits=self._limits)
 
     def get(self, doc_id: int) -> DocumentRecord:
-        return self._core.documents.get(doc_id)
+        return self._core.documents.get(_id(doc_id, "document"))
 
     def get_by_key(self, collection: str | int, key: str) -> DocumentRecord | None:
         return self._core.documents.get_by_key(self._collection(collection), key)
@@ -357,10 +375,12 @@ class HostDocuments:
         return self._core.documents.list(self._collection(collection))
 
     def delete(self, doc_id: int) -> int:
+        doc_id = _id(doc_id, "document")
         self._refuse_service(doing=f"delete document {doc_id}", doc_ids=[doc_id])
         return self._core.documents.delete(actor=self._actor, doc_id=doc_id, limits=self._limits)
 
     def move(self, doc_id: int, *, collection: str | int) -> int:
+        doc_id = _id(doc_id, "document")
         collection_id = self._collection(collection)
         self._refuse_service(doing=f"move document {doc_id}", collections=[collection_id], doc_ids=[doc_id])
         return self._core.documents.move(actor=self._actor, doc_id=doc_id, collection_id=collection_id)
@@ -384,6 +404,7 @@ class HostDocuments:
             KnowledgeNotFoundError: no deleted document with that id can be brought back.
             RevertError: the undo is refused (another document took its key since).
         """
+        doc_id = _id(doc_id, "document")
         gone = self.deleted_one(doc_id)
         if gone is None:
             raise KnowledgeNotFoundError("document", "deleted that an undo can bring back")
@@ -393,13 +414,17 @@ class HostDocuments:
     def deleted_one(self, doc_id: int) -> DeletedDocument | None:
         """The deleted document with the change that deleted it, or ``None`` if :meth:`restore`
         cannot bring it back (it is live, unknown, or its deletion was undone)."""
+        found = as_id(doc_id)
+        if found is None:
+            return None
         with self._core.store.read() as conn:
-            return browse.deletion_of(conn, doc_id)
+            return browse.deletion_of(conn, found)
 
     def passages(self, doc_id: int, *, start: int = 0, end: int = 100) -> tuple[builtins.list[str], int]:
         """The texts of passages ``start…end-1`` of a live document, and how many it has."""
+        doc_id = _id(doc_id, "document")
         self._core.documents.get(doc_id)
-        return self._core.documents.chunk_texts(doc_id, start, end)
+        return self._core.documents.chunk_texts(doc_id, whole_number("start", start), whole_number("end", end))
 
 
 class HostKnowledge:
@@ -429,20 +454,22 @@ class HostKnowledge:
         One read transaction: the collections and entities named are resolved in the snapshot the
         passages are ranked in.
         """
+        limit = search_limit(limit)
         with self._core.store.read() as conn:
             tree = self._core.collections.tree(conn)
             allowed = set(tree.by_id)
             if collections is not None:
                 chosen: set[int] = set()
-                for c in collections:
-                    chosen |= tree.subtree(tree.builtin(c).id if isinstance(c, str) else tree.get(c).id)
+                for c in listed("collections", collections, of="'diary', 'keep' or collection ids"):
+                    root = tree.builtin(c) if isinstance(c, str) else tree.get(_id(c, "collection"))
+                    chosen |= tree.subtree(root.id)
                 allowed &= chosen
             entity_ids = None
             if entities is not None:
                 entity_ids = [
                     m
-                    for e in entities
-                    for m in self._core.entities.members(conn, self._core.entities.canonical(conn, e))
+                    for e in listed("entities", entities, of="entity ids")
+                    for m in self._core.entities.members(conn, self._core.entities.canonical(conn, _id(e, "entity")))
                 ]
             return hybrid_search(
                 self._core.store,
@@ -451,7 +478,7 @@ class HostKnowledge:
                 collection_ids=allowed,
                 time_range=parse_time_range(time_range, tz=self._core.store.clock.tz),
                 entity_ids=entity_ids,
-                limit=min(limit, MAX_LIMIT),
+                limit=limit,
                 group_by=group_by,
                 within=conn,
             )
@@ -475,16 +502,19 @@ class HostChanges:
     ) -> list[Change]:
         """Changes newest first; ``offset`` skips the newest ones (a later page of a list)."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise KnowledgeValidationError(f"offset {offset!r} is not a whole number of changes to skip")
+            raise KnowledgeValidationError(f"offset {shown(offset)} is not a whole number of changes to skip")
         return self._core.changes.list(
             since=since, status=status, run_id=run_id, actor=actor, limit=limit, offset=offset
         )
 
     def get(self, change_id: int) -> Change:
-        return self._core.changes.get(change_id)
+        return self._core.changes.get(_id(change_id, "change"))
 
     def revert(self, change_id: int | None = None, *, run_id: str | None = None) -> RevertResult:
         """Undo one change, or every change of a run, as the user (never the REST service's uploads)."""
+        if change_id is not None:
+            change_id = _id(change_id, "change")
+        refuse_unstorable_filter("runId", run_id)
         with self._core.store.read() as conn:
             refuse_service_changes(conn, self._core.collections.tree(conn), change_id=change_id, run_id=run_id)
         return self._core.changes.revert(actor=USER, change_id=change_id, run_id=run_id)
@@ -492,4 +522,4 @@ class HostChanges:
     def resolve(self, change_id: int, *, take: str) -> ResolveOutcome:
         """Settle an open conflict: ``take="theirs"`` accepts the proposed value as the user's own,
         ``take="mine"`` keeps the current one. Recorded as a change; reverting it reopens the conflict."""
-        return self._core.facts.resolve_conflict(actor=USER, change_id=change_id, take=take)
+        return self._core.facts.resolve_conflict(actor=USER, change_id=_id(change_id, "change"), take=take)

@@ -43,7 +43,14 @@ from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.actors import ASSISTANT, USER, Actor, Permit, Writing
 from notochord.knowledge.many_rows import insert_rows
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits, charge, refuse_nul_in, refuse_nul_statement, storable
+from notochord.knowledge.quotas import (
+    DailyLimits,
+    charge,
+    check_run_id,
+    refuse_nul_in,
+    refuse_nul_statement,
+    storable,
+)
 
 __all__ = [
     "ASSISTANT",
@@ -569,6 +576,8 @@ class Store:
         operation calls :meth:`WriteTx.allow`; an operation that writes without asking is a bug,
         and its transaction rolls back. Inside :meth:`batch` the write joins the batch's transaction.
         """
+        if run_id is not None:
+            check_run_id(run_id)
         # Outside a batch the write is a batch of one: its look-ups are remembered the same way.
         with self.batch() as conn:
             now_moment = self.clock.now()

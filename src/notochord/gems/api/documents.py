@@ -30,9 +30,10 @@ from notochord.gems.api.handle import KnowledgeHandle
 from notochord.gems.api.options import names as _names
 from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
+from notochord.knowledge.arguments import listed
 from notochord.knowledge.collections import CollectionTree
 from notochord.knowledge.documents import DocumentRecord
-from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, hybrid_search
+from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, hybrid_search, search_limit
 from notochord.knowledge.timeranges import parse_time_range
 from notochord.net.hosts import host_matches_url
 
@@ -202,11 +203,7 @@ class CollectionsApi(_Part):
     async def create(self, name: str, options: Mapping[str, Any] | None = None, /, **kwargs: Any) -> CreatedCollection:
         """Create a collection (``collections.create``), inside ``parent`` with write access to it."""
         api = self._api
-        given = dict(options or {})
-        given.update(kwargs)
-        unknown = set(given) - {"parent"}
-        if unknown:
-            raise KnowledgeValidationError(f"unknown option(s) {', '.join(sorted(unknown))} (known: parent)")
+        given = _options(options, kwargs, _names("parent"))
 
         def work() -> CreatedCollection:
             with api.core.store.read() as conn:
@@ -235,8 +232,6 @@ class DocumentsApi(_Part):
         def work() -> UpsertResult:
             if o.get("source_uri") is not None:
                 _check_source_uri(api, o["source_uri"])
-            if o.get("meta") is not None and not isinstance(o["meta"], Mapping):
-                raise KnowledgeValidationError("meta must be an object")
             run_id = api.run_id_of(o.get("run_id"))
             with api.core.store.read() as conn:
                 tree = api.core.collections.tree(conn)
@@ -264,8 +259,7 @@ class DocumentsApi(_Part):
     ) -> DocumentView | DocumentRangeView:
         """The document, or with ``range: {from, to}`` the chunks ``from…to-1`` (OD-K36)."""
         api = self._api
-        given = dict(options or {})
-        given.update(kwargs)
+        given = _options(options, kwargs, _names("range"))
 
         def work() -> DocumentView | DocumentRangeView:
             record = api.core.documents.get(api.refs.decode("doc", ref))
@@ -276,7 +270,9 @@ class DocumentsApi(_Part):
             window = given.get("range")
             if window is None:
                 return view
-            if not isinstance(window, Mapping) or not all(isinstance(window.get(k), int) for k in ("from", "to")):
+            if not isinstance(window, Mapping) or not all(
+                isinstance(window.get(k), int) and not isinstance(window.get(k), bool) for k in ("from", "to")
+            ):
                 raise KnowledgeValidationError("range must be {from, to} with whole chunk numbers (to exclusive)")
             start, end = int(window["from"]), int(window["to"])
             if start < 0 or end < start:
@@ -368,10 +364,7 @@ async def search(
     def work() -> list[SearchHit]:
         if not isinstance(query, str):
             raise KnowledgeValidationError("query must be a string (empty for the newest documents)")
-        limit = o.get("limit", DEFAULT_LIMIT)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise KnowledgeValidationError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
-        limit = min(limit, MAX_LIMIT)
+        limit = search_limit(o.get("limit", DEFAULT_LIMIT))
         window = parse_time_range(o.get("time_range"), tz=api.core.store.clock.tz)
         # one read transaction: the grants, what they reach and both legs of the search in one snapshot
         with api.core.store.read() as conn:
@@ -380,10 +373,8 @@ async def search(
             allowed = set(access.readable)
             named = o.get("collections")
             if named is not None:
-                if not isinstance(named, list | tuple):
-                    raise KnowledgeValidationError("collections must be a list of 'diary', 'keep' or collection refs")
                 chosen: set[int] = set()
-                for item in named:
+                for item in listed("collections", named, of="'diary', 'keep' or collection refs"):
                     try:
                         chosen |= tree.subtree(_collection_id(api, tree, item))
                     except KnowledgeNotFoundError:
@@ -392,7 +383,7 @@ async def search(
             entity_ids: list[int] | None = None
             if o.get("entities") is not None:
                 entity_ids = []
-                for ref in o["entities"]:
+                for ref in listed("entities", o["entities"], of="entity refs"):
                     try:
                         entity_ids += api.core.entities.members(conn, api.entity_id(ref, within=conn))
                     except KnowledgeNotFoundError:

@@ -19,11 +19,11 @@ from notochord.access.change_scope import Scope
 from notochord.access.decisions import daily_limits, readable_ranges
 from notochord.access.permissions import PermissionSet
 from notochord.access.permit import GemPermit
-from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, KnowledgeValidationError
+from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError
 from notochord.gems.refs import RefCodec
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.predicates import PredicateRange
-from notochord.knowledge.quotas import DailyLimits, check_length
+from notochord.knowledge.quotas import DailyLimits, check_run_id
 from notochord.knowledge.writes import Actor
 from notochord.net.hosts import NetworkPermission
 
@@ -105,10 +105,7 @@ class KnowledgeHandle:
     def run_id_of(self, given: object) -> str:
         if given is None:
             return self.run_id
-        if not isinstance(given, str) or not given.strip():
-            raise KnowledgeValidationError("runId must be a non-empty string")
-        check_length("runId", given, 200)
-        return given
+        return check_run_id(given)
 
     def readable_ranges(self, conn: sa.Connection, kind: str) -> list[PredicateRange]:
         """The predicate ranges of ``kind`` this gem may read, its switches read on ``conn``.

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 
 __all__ = ["names", "options"]
 
@@ -27,7 +28,7 @@ def options(given: Mapping[str, Any] | None, kwargs: Mapping[str, Any], known: M
             name = known.get(key)
             if name is None:
                 listed = ", ".join(sorted({to_camel(name) for name in known.values()}))
-                raise KnowledgeValidationError(f"unknown option {key!r} (known: {listed})")
+                raise KnowledgeValidationError(f"unknown option {shown(key)} (known: {listed})")
             merged[name] = value
     return merged
 

@@ -1,0 +1,75 @@
+"""Plain arguments of the knowledge store's callers: checked for their type, and quoted back safely.
+
+The host API (``space.user``, ``space.changes``) is called from Python with any value, and a gem's
+``ctx.knowledge`` with any JSON. What cannot be an argument is refused here with a
+:class:`~notochord.errors.KnowledgeValidationError` naming the argument, before anything is read or
+written:
+
+- a whole number is an ``int`` (never a ``bool``) within its bounds;
+- a text or flag is a ``str`` or ``bool``;
+- an id of the wrong type names no object: the look-up that asks :func:`as_id` reads it as not found,
+  as it reads an id that names nothing (OD-K08).
+
+:func:`shown` quotes a caller's value in a message: cut short, never recursing into deep nesting, and
+never failing on what ``repr`` cannot render (an integer of thousands of digits).
+"""
+
+from __future__ import annotations
+
+import reprlib
+
+from notochord.errors import KnowledgeValidationError
+
+__all__ = ["as_id", "flag", "listed", "shown", "text_or_none", "whole_number"]
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxlevel = 2
+_QUOTE.maxstring = 60
+_QUOTE.maxother = 60
+_QUOTE.maxlong = 40
+
+
+def shown(value: object) -> str:
+    """``value`` as a message quotes it: its ``repr``, at most a short line, whatever ``value`` is."""
+    try:
+        return _QUOTE.repr(value)
+    except Exception:  # a value whose repr fails is still named by its type
+        return f"a value of type {type(value).__name__}"
+
+
+def whole_number(what: str, value: object, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """``value`` when it is a whole number from ``minimum`` to ``maximum`` (inclusive)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise KnowledgeValidationError(f"{what} must be a whole number, not {shown(value)}")
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+        raise KnowledgeValidationError(f"{what} must be a whole number {bounds}, not {shown(value)}")
+    return value
+
+
+def text_or_none(what: str, value: object) -> str | None:
+    """``value`` when it is text or ``None``."""
+    if value is not None and not isinstance(value, str):
+        raise KnowledgeValidationError(f"{what} must be text, not {shown(value)}")
+    return value
+
+
+def flag(what: str, value: object) -> bool:
+    """``value`` when it is ``True`` or ``False``."""
+    if not isinstance(value, bool):
+        raise KnowledgeValidationError(f"{what} must be true or false, not {shown(value)}")
+    return value
+
+
+def listed(what: str, value: object, *, of: str) -> list[object]:
+    """``value`` when it is a list (or tuple) of ``of``."""
+    if not isinstance(value, list | tuple):
+        raise KnowledgeValidationError(f"{what} must be a list of {of}, not {shown(value)}")
+    return list(value)
+
+
+def as_id(value: object) -> int | None:
+    """``value`` as an object id, or ``None`` when it cannot be one (which then names nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
