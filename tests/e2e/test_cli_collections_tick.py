@@ -74,3 +74,16 @@ def test_unticking_is_allowed_for_any_gem_as_it_only_takes_access_away(cli: Cli,
     _install(cli, tmp_path, "keeper", ["collections.read:keep"])
     assert "unticked" in cli.run("collections", "tick", "keeper", "Travel", "--off").stdout
     assert _ticked(cli, "keeper") == set()
+
+
+@pytest.mark.parametrize(("given", "named"), [("999", "999"), ("Nowhere", "named 'Nowhere'")])
+def test_a_collection_that_does_not_exist_is_named_in_the_refusal(
+    cli: Cli, tmp_path: Path, given: str, named: str
+) -> None:
+    """K-PERM-13: the person is told which collection was not found (exit code 3) and how to list them."""
+    _install(cli, tmp_path, "reader", ["collections.read:user-selected"])
+    result = cli.run("collections", "tick", "reader", given, code=3)
+    said = " ".join(result.stderr.split())
+    assert f"not found: no collection {named}" in said, said
+    assert "notochord collections list" in said, said
+    assert _ticked(cli, "reader") == set()

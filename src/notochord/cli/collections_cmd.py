@@ -32,6 +32,9 @@ app = typer.Typer(help="Collections: the folders your documents live in.", no_ar
 CollectionArg = Annotated[str, typer.Argument(help="diary, keep, a collection id, or a unique name.")]
 
 
+_SEE_THEM = "see them with: notochord collections list"
+
+
 def resolve_collection(space: notochord.Space, given: str) -> CollectionRow:
     """The live collection ``given`` names: ``diary``/``keep``, an id, or a unique name.
 
@@ -42,12 +45,15 @@ def resolve_collection(space: notochord.Space, given: str) -> CollectionRow:
     text = given.strip()
     if text in BUILTINS:
         return space.user.collections.get(text)
-    if text.isascii() and text.isdigit():
-        return space.user.collections.get(int(text))
     rows = space.user.collections.list()
+    if text.isascii() and text.isdigit():
+        by_id = next((r for r in rows if r.id == int(text)), None)
+        if by_id is None:
+            raise KnowledgeNotFoundError("collection", f"{int(text)}; {_SEE_THEM}")
+        return by_id
     matches = [r for r in rows if r.name == text] or [r for r in rows if r.name.casefold() == text.casefold()]
     if not matches:
-        raise KnowledgeNotFoundError("collection", f"named {text!r}")
+        raise KnowledgeNotFoundError("collection", f"named {text!r}; {_SEE_THEM}")
     if len(matches) > 1:
         ids = ", ".join(str(r.id) for r in matches)
         raise KnowledgeValidationError(f"several collections are named {text!r} (ids {ids}); give the id")
