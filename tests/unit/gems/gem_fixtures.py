@@ -6,10 +6,13 @@ the packaged form names its gem id explicitly, so tests choose ids such as ``gem
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,22 @@ ALL = ("*all*",)
 
 WEATHER_PERMISSIONS = ("facts.read:self:location.home.*",)
 RECIPE_PERMISSIONS = ("facts.read:self:pref.food.*", "facts.write:self:pref.food.*", "collections.create")
+
+
+@contextlib.contextmanager
+def python_process(code: str, *args: str, ready: str) -> Iterator[subprocess.Popen[str]]:
+    """A Python process running ``code`` with ``args``, once it has printed the line ``ready``;
+    killed when the block ends."""
+    process = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == ready
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def declaration(

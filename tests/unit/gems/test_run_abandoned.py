@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+from gem_fixtures import python_process
 
 import notochord
 from notochord.db.schema import runs
@@ -42,16 +43,8 @@ with notochord.open(Path(given["data_dir"]), settings, embedder=None) as nc:
 def session(nc: notochord.Notochord) -> Iterator[subprocess.Popen[str]]:
     """Another process that has begun run ``session-1`` and lives until the test kills it."""
     given = json.dumps({"data_dir": str(nc.data_dir), "url": nc.settings.database_url})
-    process = subprocess.Popen([sys.executable, "-c", _SESSION, given], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "begun"
+    with python_process(_SESSION, given, ready="begun") as process:
         yield process
-    finally:
-        process.kill()
-        process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def _killed(process: subprocess.Popen[str]) -> None:

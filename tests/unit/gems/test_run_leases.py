@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from gem_fixtures import python_process
 
 from notochord.errors import GemError
 from notochord.gems import run_leases
@@ -38,18 +39,8 @@ def leases(tmp_path: Path) -> RunLeases:
 @pytest.fixture
 def holder(leases: RunLeases) -> Iterator[subprocess.Popen[str]]:
     """Another process holding the lease of ``run-1`` until the test kills it."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(leases.folder), "run-1"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "held"
+    with python_process(_HOLDER, str(leases.folder), "run-1", ready="held") as process:
         yield process
-    finally:
-        process.kill()
-        process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def _state(leases: RunLeases, run_id: str) -> LeaseState:
