@@ -263,6 +263,7 @@ def test_tool_arguments_that_are_not_an_object_are_told_so_over_http(served: Ser
     [
         pytest.param('{"name": 7, "arguments": {}}', "a number", id="a-number"),
         pytest.param('{"name": ["facts_put"]}', "a list", id="a-list"),
+        pytest.param('{"name": {"tool": "facts_put"}}', "an object", id="an-object"),
         pytest.param('{"name": null}', "nothing", id="null"),
         pytest.param('{"arguments": {}}', "nothing", id="missing"),
     ],

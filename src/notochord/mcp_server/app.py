@@ -112,6 +112,8 @@ def _kind(value: object) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
+    if isinstance(value, dict):
+        return "an object"
     return "a list"
 
 
