@@ -121,26 +121,6 @@ async def _read_body(scope: Scope, receive: Receive) -> tuple[bytes | None, Rece
     return body, replay
 
 
-class _AnswerableIds:
-    """A request whose id cannot be answered, refused with 400 before the SDK reads it as a
-    notification (a 202 and no reply): -32600 with ``id: null``, the id being unusable."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self._app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self._app(scope, receive, send)
-            return
-        body, receive = await _read_body(scope, receive)
-        problem = None if body is None else unanswerable_id(body)
-        if problem is None:
-            await self._app(scope, receive, send)
-            return
-        error = {"code": types.INVALID_REQUEST, "message": problem}
-        await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)(scope, receive, send)
-
-
 def _json_problem(text: bytes) -> str:
     """Where and why ``text`` is not JSON, in the words the SDK's own parser uses elsewhere."""
     try:
@@ -151,22 +131,29 @@ def _json_problem(text: bytes) -> str:
 
 
 class _OwnWords:
-    """The SDK's answers to a body that is not JSON-RPC, reworded: it sends pydantic's report
-    (model names, ``input_value=…``, links to pydantic's site) as the JSON-RPC error message."""
+    """The SDK's edges, in the project's words.
+
+    - A request whose id cannot be answered is refused with 400 before the SDK reads it as a
+      notification (a 202 and no reply): -32600 with ``id: null``, the id being unusable.
+    - The SDK's answers to a body that is not JSON-RPC are reworded: it sends pydantic's report
+      (model names, ``input_value=…``, links to pydantic's site) or, in the stateless protocol, a
+      bare "Parse error", which the body read here lets be told where.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = b""
+        if scope["type"] == "http" and scope["method"] == "POST":
+            body, receive = await _read_body(scope, receive)
+            problem = None if body is None else unanswerable_id(body)
+            if problem is not None:
+                error = {"code": types.INVALID_REQUEST, "message": problem}
+                await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)(scope, receive, send)
+                return
+            request = body or b""
         held: list[Message] = []
-        request_body: list[bytes] = []
-
-        async def noted() -> Message:
-            # the stateless protocol's parse error carries no detail: the body lets it be told
-            message = await receive()
-            if message["type"] == "http.request":
-                request_body.append(message.get("body", b""))
-            return message
 
         async def reword(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 400:
@@ -180,12 +167,12 @@ class _OwnWords:
                 return
             start, *parts = held
             held.clear()
-            body = self._reworded(b"".join(p.get("body", b"") for p in parts), b"".join(request_body))
+            body = self._reworded(b"".join(p.get("body", b"") for p in parts), request)
             headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
             await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
 
-        await self._app(scope, noted, reword)
+        await self._app(scope, receive, reword)
 
     @staticmethod
     def _reworded(body: bytes, request: bytes) -> bytes:
@@ -227,7 +214,7 @@ class McpMount:
             self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
         )
         guarded: ASGIApp = AuthenticationMiddleware(
-            RequireAuthMiddleware(_AnswerableIds(_OwnWords(StreamableHTTPASGIApp(self.sessions))), []),
+            RequireAuthMiddleware(_OwnWords(StreamableHTTPASGIApp(self.sessions)), []),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
