@@ -14,15 +14,11 @@ from typing import Final
 
 import typer
 
+from notochord.knowledge.arguments import shown
+
 __all__ = ["ID", "LIFETIME", "LIMIT", "PORT", "seconds", "whole_number"]
 
 _WHOLE: Final = re.compile(r"[+-]?[0-9]+")
-_SHOWN: Final = 40
-
-
-def _shown(value: object) -> str:
-    text = str(value)
-    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "…")
 
 
 def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> Callable[[str], int]:
@@ -34,7 +30,7 @@ def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> 
         elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
             number = int(value.strip())
         else:
-            raise typer.BadParameter(f"{_shown(value)} is not a whole number")
+            raise typer.BadParameter(f"{shown(value)} is not a whole number")
         if at_least is not None and number < at_least:
             raise typer.BadParameter(f"must be at least {at_least}, not {number}")
         if at_most is not None and number > at_most:
@@ -63,4 +59,4 @@ def seconds(value: str | float) -> float:
             return float(value)
         except ValueError:
             pass
-    raise typer.BadParameter(f"{_shown(value)} is not a number of seconds (such as 90 or 2.5)")
+    raise typer.BadParameter(f"{shown(value)} is not a number of seconds (such as 90 or 2.5)")
