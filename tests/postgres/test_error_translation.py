@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import exc
 
 from notochord.db.engine import storage_errors
-from notochord.errors import ReadOnlyStoreError, StorageError, StorageFullError
+from notochord.errors import KnowledgeValidationError, ReadOnlyStoreError, StorageError, StorageFullError
 
 
 class _DriverError(Exception):
@@ -35,3 +35,15 @@ def test_a_server_error_maps_into_the_exception_tree_by_its_sqlstate(
         raise exc.OperationalError("INSERT …", {}, _DriverError(sqlstate))
     assert type(caught.value) is error
     assert str(caught.value).startswith("saving a fact failed")
+
+
+def test_a_number_out_of_the_columns_range_is_the_callers_error_not_a_failing_store() -> None:
+    """PostgreSQL's 22003 (a number beyond a column's type) can only come from a caller's argument:
+    it reads as a refused argument that names the limits, never as a broken store (OD-K07)."""
+    with (
+        pytest.raises(KnowledgeValidationError, match="out of the range this store holds") as caught,
+        storage_errors("reading facts"),
+    ):
+        raise exc.DataError("SELECT …", {}, _DriverError("22003"))
+    assert "9223372036854775807" in str(caught.value)
+    assert not isinstance(caught.value, StorageError)

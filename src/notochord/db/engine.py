@@ -63,6 +63,7 @@ _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 # PostgreSQL's SQLSTATEs: disk_full, out_of_memory-class "insufficient resources", read-only transaction
 _PG_FULL = frozenset({"53100", "53000"})
 _PG_READ_ONLY = frozenset({"25006"})
+_PG_OUT_OF_RANGE = "22003"  # numeric_value_out_of_range: a caller's number beyond the column's type
 
 _READ_ONLY: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
 _BUSY_SECONDS: weakref.WeakKeyDictionary[sa.Engine, float] = weakref.WeakKeyDictionary()
@@ -207,6 +208,13 @@ _TOO_LARGE = (
 def _translate(action: str, error: BaseException) -> NotochordError:
     if _too_large(_driver_error(error)):
         return KnowledgeValidationError(_TOO_LARGE)
+    if _sqlstate(error) == _PG_OUT_OF_RANGE:
+        # PostgreSQL refuses to compare a number beyond its column's type (2**31 with a 32-bit
+        # position, 2**63 with a bigint id); the store's own numbers stay far below, so it is the caller's
+        return KnowledgeValidationError(
+            "a number is out of the range this store holds: ids and whole numbers here are at most "
+            "9223372036854775807, positions at most 2147483647; check the number and retry"
+        )
     if _holds_nul(error):
         return KnowledgeValidationError(
             "text may not contain the NUL character (U+0000), which this store cannot hold; remove it and retry"

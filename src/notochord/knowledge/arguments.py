@@ -5,10 +5,11 @@ The host API (``space.user``, ``space.changes``) is called from Python with any 
 :class:`~notochord.errors.KnowledgeValidationError` naming the argument, before anything is read or
 written:
 
-- a whole number is an ``int`` (never a ``bool``) within its bounds;
+- a whole number is an ``int`` (never a ``bool``) within its bounds, and never beyond the stores'
+  64-bit integers (PostgreSQL compares ``bigint`` and refuses a larger number as out of range);
 - a text or flag is a ``str`` or ``bool``;
-- an id of the wrong type names no object: the look-up that asks :func:`as_id` reads it as not found,
-  as it reads an id that names nothing (OD-K08).
+- an id of the wrong type, or beyond 64 bits, names no object: the look-up that asks :func:`as_id`
+  reads it as not found, as it reads an id that names nothing (OD-K08).
 
 :func:`shown` quotes a caller's value in a message: cut short, never recursing into deep nesting, and
 never failing on what ``repr`` cannot render (an integer of thousands of digits).
@@ -20,7 +21,10 @@ import reprlib
 
 from notochord.errors import KnowledgeValidationError
 
-__all__ = ["as_id", "flag", "listed", "shown", "text_or_none", "whole_number"]
+__all__ = ["LARGEST_STORED", "as_id", "flag", "listed", "shown", "text_or_none", "whole_number"]
+
+LARGEST_STORED = 2**63 - 1
+"""The largest integer either store holds or compares (SQLite ``INTEGER``, PostgreSQL ``bigint``)."""
 
 _QUOTE = reprlib.Repr()
 _QUOTE.maxlevel = 2
@@ -37,13 +41,12 @@ def shown(value: object) -> str:
         return f"a value of type {type(value).__name__}"
 
 
-def whole_number(what: str, value: object, *, minimum: int = 0, maximum: int | None = None) -> int:
+def whole_number(what: str, value: object, *, minimum: int = 0, maximum: int = LARGEST_STORED) -> int:
     """``value`` when it is a whole number from ``minimum`` to ``maximum`` (inclusive)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise KnowledgeValidationError(f"{what} must be a whole number, not {shown(value)}")
-    if value < minimum or (maximum is not None and value > maximum):
-        bounds = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
-        raise KnowledgeValidationError(f"{what} must be a whole number {bounds}, not {shown(value)}")
+    if value < minimum or value > maximum:
+        raise KnowledgeValidationError(f"{what} must be a whole number from {minimum} to {maximum}, not {shown(value)}")
     return value
 
 
@@ -70,6 +73,6 @@ def listed(what: str, value: object, *, of: str) -> list[object]:
 
 def as_id(value: object) -> int | None:
     """``value`` as an object id, or ``None`` when it cannot be one (which then names nothing)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int) or not -LARGEST_STORED <= value <= LARGEST_STORED:
         return None
     return value

@@ -131,7 +131,7 @@ class ChangeLog:
         query = query.order_by(changes.c.id.desc())
         if limit is not None:
             query = query.limit(whole_number("limit", limit))
-        if offset:
+        if whole_number("offset", offset):
             query = query.offset(offset)
         with self._store.read() as conn:
             return [to_record(r) for r in conn.execute(query)]

@@ -72,6 +72,10 @@ class UpsertOutcome:
     change_id: int | None
 
 
+_LAST_PASSAGE_INDEX = 2**31 - 1
+"""The largest index ``chunks.idx`` (a 32-bit integer) holds."""
+
+
 class Documents:
     def __init__(self, store: Store, collections_: Collections, *, on_indexed: Callable[[], None]) -> None:
         self._store = store
@@ -133,9 +137,14 @@ class Documents:
             total = conn.execute(
                 sa.select(sa.func.count()).select_from(chunks).where(chunks.c.document_id == doc_id)
             ).scalar_one()
+            # a passage's index is a 32-bit column, which PostgreSQL refuses to compare with a larger
+            # number; no document has that many passages, so the range is cut to what can exist
+            first, last = start, min(end - 1, _LAST_PASSAGE_INDEX)
+            if first > last:
+                return [], int(total)
             texts = conn.execute(
                 sa.select(chunks.c.text)
-                .where(chunks.c.document_id == doc_id, chunks.c.idx >= start, chunks.c.idx < end)
+                .where(chunks.c.document_id == doc_id, chunks.c.idx >= first, chunks.c.idx <= last)
                 .order_by(chunks.c.idx)
             ).scalars()
             return list(texts), int(total)
