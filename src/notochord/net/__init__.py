@@ -6,6 +6,7 @@
   (P-NET-07…22, P-RES-06/07).
 - :mod:`notochord.net.transport`: the guarded HTTP path (resolve, check, pin, redirect loop). It
   loads httpx, so it is imported explicitly rather than re-exported here.
+- :mod:`notochord.net.failures`: a failed look-up, connection or exchange in plain words (P-NET-10).
 """
 
 from notochord.net.addresses import AddressClass, classify_ip, parse_ip_literal

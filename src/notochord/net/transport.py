@@ -43,6 +43,7 @@ import httpx
 
 from notochord.errors import NetworkError, NetworkPermissionError, NetworkRequestError
 from notochord.net.addresses import IPAddress, connect_address, is_local_name, parse_ip_literal
+from notochord.net.failures import lookup_failure, translate_error
 from notochord.net.hosts import default_port
 from notochord.net.policy import ALLOWED_SCHEMES, DenyRule, NetworkPolicy
 
@@ -56,7 +57,6 @@ __all__ = [
     "check_url",
     "guarded_request",
     "system_resolver",
-    "translate_error",
 ]
 
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
@@ -184,7 +184,7 @@ async def system_resolver(host: str, port: int) -> list[IPAddress]:
     try:
         infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise NetworkRequestError(f"could not resolve {host}: {exc}; check the host name") from exc
+        raise lookup_failure(host, exc) from exc
     addresses: list[IPAddress] = []
     for _family, _kind, _proto, _canonical, sockaddr in infos:
         text = str(sockaddr[0]).partition("%")[0]
@@ -195,42 +195,6 @@ async def system_resolver(host: str, port: int) -> list[IPAddress]:
         if address not in addresses:
             addresses.append(address)
     return addresses
-
-
-def _find_cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
-    current: BaseException | None = exc
-    for _ in range(8):  # exception chains are short; the bound guards against cycles
-        if current is None:
-            return None
-        if isinstance(current, kind):
-            return current
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def translate_error(exc: BaseException, *, host: str) -> NetworkRequestError:
-    """Map a foreign exception met while talking to ``host`` to a NetworkRequestError."""
-    if isinstance(exc, httpx.TimeoutException | TimeoutError):
-        return NetworkRequestError(f"request to {host} timed out; try again later or raise the timeout")
-    tls_error = _find_cause(exc, ssl.SSLError)
-    if tls_error is not None:
-        return NetworkRequestError(
-            f"TLS with {host} failed: {tls_error}; the server's certificate does not prove it is {host}"
-        )
-    if isinstance(exc, httpx.ConnectError | ConnectionError):
-        return NetworkRequestError(f"could not connect to {host}: {exc}; check that the service is running")
-    if isinstance(exc, httpx.DecodingError):
-        return NetworkRequestError(f"could not decode the response of {host}: {exc}")
-    if isinstance(exc, httpx.ProtocolError):
-        return NetworkRequestError(f"{host} broke the HTTP protocol: {exc}")
-    if isinstance(exc, httpx.InvalidURL):
-        return NetworkRequestError(f"malformed URL for {host}: {exc}")
-    # What is left (a read or write cut short, a stream closed under it, …) says nothing a gem or the
-    # person could act on beyond this; the foreign exception stays chained as the cause for the log.
-    return NetworkRequestError(
-        f"the request to {host} failed before a whole answer came back; try again later, "
-        f"and if it keeps failing check that {host} is up and reachable"
-    )
 
 
 # Foreign exceptions the guarded path translates; anything else is a programming error.
@@ -310,7 +274,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         except NetworkError:
             raise
         except _FOREIGN_ERRORS as exc:
-            raise NetworkRequestError(f"could not resolve {host}: {exc}; check the host name") from exc
+            raise lookup_failure(host, exc) from exc
         if not addresses:
             raise NetworkRequestError(f"could not resolve {host}: no address; check the host name")
         for address in addresses:
