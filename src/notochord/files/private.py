@@ -19,6 +19,12 @@ the gem's connection has an authorizer that refuses ``ATTACH`` of any real file 
 read-mostly list (``key``, ``rekey`` and ``cipher_*`` among the refused), and ``load_extension``.
 Even an attach that slipped through would need the kv subkey, which the gem never sees.
 
+Bounds: the gem's SQL runs in notochord's process, so a statement may run at most
+``statement_seconds`` (30 s unless told otherwise; SQLite's progress handler interrupts it, and the
+database stays usable), a query's rows may hold at most :data:`MAX_QUERY_BYTES` of text and bytes
+(they travel to the gem in one message), and closing the store (an uninstall, the vault closing)
+interrupts a statement still running instead of waiting for it.
+
 Isolation (K-NS-03, P-STOR-08): a store reaches only its own folder; names of documents and blobs
 are validated (no separators beyond ``/`` between plain segments, no ``..``, no hidden segment, no
 absolute path). A wrong key fails on open with a :class:`~notochord.errors.FileError`; a tampered
@@ -34,6 +40,7 @@ import json
 import os
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -48,9 +55,14 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from notochord.errors import ClosedError, FileError, FileNotFoundInWorkspaceError, FilePermissionError
 from notochord.files.full import disk_full
 
-__all__ = ["Blobs", "Documents", "GemSql", "GemStore", "KeyValue", "SqlResult"]
+__all__ = ["MAX_QUERY_BYTES", "STATEMENT_SECONDS", "Blobs", "Documents", "GemSql", "GemStore", "KeyValue", "SqlResult"]
 
 KEY_BYTES = 32
+STATEMENT_SECONDS = 30.0
+"""How long one statement of a gem's SQL may run before it is interrupted."""
+MAX_QUERY_BYTES = 32 * 1024 * 1024
+"""The most text and bytes the rows of one query may hold: they go to the gem in one message."""
+_PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between two looks at the clock
 _BLOB_MAGIC = b"NCB1"
 _NONCE_BYTES = 12
 _DOCUMENT_SUFFIXES = (".md", ".txt")
@@ -155,31 +167,60 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class _Guarded:
-    """A SQLCipher connection shared between threads, one statement at a time."""
+    """A SQLCipher connection shared between threads, one statement at a time, each within its time."""
 
-    def __init__(self, conn: sqlcipher3.Connection, what: str) -> None:
+    def __init__(self, conn: sqlcipher3.Connection, what: str, *, statement_seconds: float) -> None:
         self._conn: sqlcipher3.Connection | None = conn
         self._what = what
         self._lock = threading.Lock()
+        self._statement_seconds = statement_seconds
+        self._deadline = float("inf")
+        self._closing = False
+        self._overran = False
+        conn.set_progress_handler(self._should_stop, _PROGRESS_STEPS)
+
+    def _should_stop(self) -> int:
+        # SQLite calls this every _PROGRESS_STEPS steps of a statement; non-zero interrupts it
+        if self._closing:
+            return 1
+        if time.monotonic() > self._deadline:
+            self._overran = True
+            return 1
+        return 0
 
     @contextlib.contextmanager
     def cursor(self) -> Iterator[Any]:
         with self._lock:
-            if self._conn is None:
+            if self._conn is None or self._closing:
                 raise ClosedError(f"the gem's {self._what} was closed")
+            self._overran = False
+            self._deadline = time.monotonic() + self._statement_seconds
             try:
                 yield self._conn.cursor()
             except sqlcipher3.Error as exc:
-                full = disk_full(exc, f"the gem's {self._what}")
-                raise full or FileError(f"the gem's {self._what} refused the statement: {exc}") from exc
+                raise self._translate(exc) from exc
             except UnicodeEncodeError as exc:
                 # a lone surrogate (half of a UTF-16 pair) is no character: UTF-8 cannot hold it
                 raise FileError(
                     f"the gem's {self._what} cannot hold a text with a lone surrogate "
                     f"(U+{ord(exc.object[exc.start]):04X}); remove it, or store the text's bytes instead"
                 ) from None
+            finally:
+                self._deadline = float("inf")
+
+    def _translate(self, exc: sqlcipher3.Error) -> Exception:
+        if self._closing:
+            return ClosedError(f"the gem's {self._what} was closed while a statement ran; it was stopped")
+        if self._overran:
+            return FileError(
+                f"a statement on the gem's {self._what} ran longer than {self._statement_seconds:g} s and was "
+                "stopped, changing nothing; make it cheaper (an index, a LIMIT) or split the work"
+            )
+        full = disk_full(exc, f"the gem's {self._what}")
+        return full or FileError(f"the gem's {self._what} refused the statement: {exc}")
 
     def close(self) -> None:
+        self._closing = True  # a statement still running is interrupted rather than waited for
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -277,13 +318,29 @@ class GemSql:
         with self._db.cursor() as cur:
             cur.execute(sql, params)
             names = [d[0] for d in cur.description or ()]
-            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+            return [dict(zip(names, row, strict=True)) for row in _bounded_rows(cur)]
 
     def query_rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[list[Any]]:
         """Rows as lists, in column order."""
         with self._db.cursor() as cur:
             cur.execute(sql, params)
-            return [list(row) for row in cur.fetchall()]
+            return [list(row) for row in _bounded_rows(cur)]
+
+
+def _bounded_rows(cur: Any) -> list[tuple[Any, ...]]:
+    """All the rows of ``cur``, refused once their text and bytes pass :data:`MAX_QUERY_BYTES`."""
+    rows: list[tuple[Any, ...]] = []
+    size = 0
+    while batch := cur.fetchmany(1000):
+        for row in batch:
+            size += sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
+        if size > MAX_QUERY_BYTES:
+            raise FileError(
+                f"the rows of this query hold more than {MAX_QUERY_BYTES // (1024 * 1024)} MB, more than one "
+                "answer may carry; select fewer columns or page through them with LIMIT and OFFSET"
+            )
+        rows.extend(batch)
+    return rows
 
 
 class Documents:
@@ -404,7 +461,7 @@ def _aad(name: str) -> bytes:
 class GemStore:
     """One gem's private storage in ``folder``, opened with the gem's 32-byte ``key``."""
 
-    def __init__(self, folder: Path, *, key: bytes) -> None:
+    def __init__(self, folder: Path, *, key: bytes, statement_seconds: float = STATEMENT_SECONDS) -> None:
         if not isinstance(key, bytes) or len(key) != KEY_BYTES:
             raise FileError(f"a gem storage key must be {KEY_BYTES} bytes")
         self.folder = folder
@@ -422,8 +479,8 @@ class GemStore:
             kv_conn.close()
             raise
         sql_conn.set_authorizer(_authorize)
-        self._kv_db = _Guarded(kv_conn, "key-value store")
-        self._sql_db = _Guarded(sql_conn, "SQL database")
+        self._kv_db = _Guarded(kv_conn, "key-value store", statement_seconds=statement_seconds)
+        self._sql_db = _Guarded(sql_conn, "SQL database", statement_seconds=statement_seconds)
         self.kv = KeyValue(self._kv_db)
         self.sql = GemSql(self._sql_db)
         self.documents = Documents(folder / "documents")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import pytest
 from gemfiles_fixtures import GemSpace
 
@@ -199,3 +201,27 @@ async def test_storage_after_close_is_refused(gem_space: GemSpace, gem: str) -> 
     gem_space.folders.close()
     with pytest.raises(ClosedError, match="closed"):
         await ctx.storage.kv.get("k")
+
+
+async def test_an_uninstall_during_a_gems_endless_query_stops_it_instead_of_waiting(
+    gem_space: GemSpace, gem: str
+) -> None:
+    """K-UNINST-03, P-STOR-11: the gem's SQL runs in notochord's process; an uninstall (and the
+    other gems' storage, which shares the folders' lock) must not wait for a statement that never
+    ends. The statement is interrupted and the folder deleted."""
+    sql = gem_space.ctx(gem).storage.sql
+    failures: list[BaseException] = []
+
+    async def run_forever() -> None:
+        try:
+            await sql.query("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n")
+        except BaseException as exc:  # the test reads what the gem's call raised
+            failures.append(exc)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(run_forever)
+        await anyio.sleep(0.3)  # the statement is running in a worker thread
+        with anyio.fail_after(10):
+            await anyio.to_thread.run_sync(gem_space.uninstall, gem)
+    assert len(failures) == 1 and isinstance(failures[0], ClosedError)
+    assert not gem_space.folders.folder(gem).exists()
