@@ -65,7 +65,8 @@ WORKSPACE_PREFIX = "workspace:"
 RUN_PREFIX = "run:"
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused once open)
+_FILE_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _FILE_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -123,16 +124,26 @@ class Workspace:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def read(self, path: str) -> bytes:
-        """The content of a file. Raises E_NOT_FOUND for missing or hidden files."""
+    def read(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        """The content of a file. Raises E_NOT_FOUND for missing or hidden files, and ``FileError``
+        for a file larger than ``max_bytes`` (read no further than that)."""
         target = self._resolve(path, _Mode.READ)
         if not target.parts:
             raise FileError(f"{path} is a folder, not a file")
         with self._os(target), self._parent(target) as parent, _fdopen_read(parent, target) as stream:
-            return stream.read()
+            if max_bytes is None:
+                return stream.read()
+            data = stream.read(max_bytes + 1)  # the size may change while it is read
+            if len(data) > max_bytes or os.fstat(stream.fileno()).st_size > max_bytes:
+                size = max(len(data), os.fstat(stream.fileno()).st_size)
+                raise FileError(
+                    f"{target.display} is {_megabytes(size)}, more than a tool may read at once "
+                    f"({_megabytes(max_bytes)})"
+                )
+            return data
 
-    def read_text(self, path: str, *, encoding: str = "utf-8") -> str:
-        data = self.read(path)
+    def read_text(self, path: str, *, encoding: str = "utf-8", max_bytes: int | None = None) -> str:
+        data = self.read(path, max_bytes=max_bytes)
         try:
             return data.decode(encoding)
         except (UnicodeDecodeError, LookupError) as exc:
@@ -410,9 +421,16 @@ def _lstat(name: str, parent: int) -> os.stat_result | None:
 def _fdopen_read(parent: int, target: _Target) -> Iterator[BinaryIO]:
     fd = os.open(target.parts[-1], _FILE_READ, dir_fd=parent)
     with os.fdopen(fd, "rb") as stream:
-        if stat_mod.S_ISDIR(os.fstat(stream.fileno()).st_mode):
+        mode = os.fstat(stream.fileno()).st_mode
+        if stat_mod.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, "is a folder")
+        if not stat_mod.S_ISREG(mode):
+            raise FileError(f"{target.display} is not a file but a pipe, socket or device; it cannot be read")
         yield stream
+
+
+def _megabytes(size: int) -> str:
+    return f"{-(-size // (1024 * 1024))} MB"
 
 
 def _write_replace(parent: int, name: str, payload: bytes) -> None:

@@ -15,6 +15,10 @@ change is recorded in the file history of the ``workspace:`` root (of the run fo
 there is none) with the run id and the actor ``gem:<id>`` (P-FILE-21). The history is kept under
 the data directory, never inside the folder, so no gem can read or change it.
 
+A tool reads a file of up to :data:`MAX_READ_BYTES`; a larger one is refused before it is read
+(it would not fit the channel to the tool process, and would sit in notochord's memory whole).
+Pipes, sockets and devices are refused without waiting on them.
+
 Results are plain data: ``list`` and ``stat`` give ``{"name", "kind", "size", "modified"}`` with
 ``modified`` as an ISO 8601 UTC string. Every method is a coroutine; the file work runs in a worker
 thread.
@@ -41,9 +45,13 @@ from notochord.files.workspace import WORKSPACE_PREFIX, Entry, Workspace
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, history_dir, trash_dir
 
-__all__ = ["FilesApi", "RunHandle", "file_changes", "make_files", "rollback_run", "start_run"]
+__all__ = ["MAX_READ_BYTES", "FilesApi", "RunHandle", "file_changes", "make_files", "rollback_run", "start_run"]
 
 T = TypeVar("T")
+
+MAX_READ_BYTES = 40 * 1024 * 1024
+"""The largest file a tool reads in one call: its bytes cross to the tool process in one channel
+message, as base64 (a third more), within the channel's 64 MB."""
 
 
 class FilesApi:
@@ -72,11 +80,11 @@ class FilesApi:
         return f"<ctx.files gem={self._gem_id} run={self._run_id}>"
 
     async def read(self, path: str) -> bytes:
-        """The bytes of a file. E_NOT_FOUND for a missing or hidden file."""
-        return await self._call(lambda ws: ws.read(path), path)
+        """The bytes of a file, up to :data:`MAX_READ_BYTES`. E_NOT_FOUND for a missing or hidden file."""
+        return await self._call(lambda ws: ws.read(path, max_bytes=MAX_READ_BYTES), path)
 
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
-        return await self._call(lambda ws: ws.read_text(path, encoding=encoding), path)
+        return await self._call(lambda ws: ws.read_text(path, encoding=encoding, max_bytes=MAX_READ_BYTES), path)
 
     readText = read_text  # noqa: N815  (the seed's name)
 

@@ -26,6 +26,8 @@ import notochord.errors as errors
 from notochord.gems.bridge import protocol, sandbox
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+_MAX_REPORT = 100_000
+"""The most characters of a failure's message, and of its trace, sent to the host."""
 
 
 class Record(dict[str, Any]):
@@ -130,8 +132,11 @@ class Channel:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def send(self, message: dict[str, Any]) -> None:
+        self.send_line(protocol.encode(message))
+
+    def send_line(self, line: bytes) -> None:
         with self._lock:
-            self._out.write(protocol.encode(message))
+            self._out.write(line)
             self._out.flush()
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -154,17 +159,17 @@ class Channel:
         assert self._loop is not None
         self._next += 1
         call_id = self._next
+        line = protocol.encode(
+            {"type": "call", "id": call_id, "method": method, "args": _outbound(args), "kwargs": _outbound(kwargs)}
+        )
+        if len(line) > protocol.MAX_LINE_BYTES:
+            raise errors.GemError(
+                f"ctx.{method} was given {protocol.megabytes(len(line))}, more than one call may carry "
+                f"({protocol.megabytes(protocol.MAX_LINE_BYTES)}, bytes counting a third more); pass less at a time"
+            )
         future: asyncio.Future[Any] = self._loop.create_future()
         self._pending[call_id] = future
-        self.send(
-            {
-                "type": "call",
-                "id": call_id,
-                "method": method,
-                "args": _outbound(args),
-                "kwargs": _outbound(kwargs),
-            }
-        )
+        self.send_line(line)
         return await future
 
 
@@ -232,7 +237,13 @@ def _run_python(config: dict[str, Any], channel: Channel) -> None:
 
         output = asyncio.run(main())
         sys.stdout.flush()
-        channel.send({"type": "done", "output": _outbound(output)})
+        done = protocol.encode({"type": "done", "output": _outbound(output)})
+        if len(done) > protocol.MAX_LINE_BYTES:
+            raise errors.GemError(
+                f"the tool's output is {protocol.megabytes(len(done))}, more than a run may return "
+                f"({protocol.megabytes(protocol.MAX_LINE_BYTES)}); leave a large result in a file and return its path"
+            )
+        channel.send_line(done)
     except BaseException as exc:  # report every failure of gem code to the host, then exit non-zero
         sys.stdout.flush()
         channel.send(
@@ -240,9 +251,10 @@ def _run_python(config: dict[str, Any], channel: Channel) -> None:
                 "type": "failed",
                 "error": {
                     "name": type(exc).__name__,
-                    "message": str(exc),
+                    # a failure's words are for a person: a message of megabytes would not fit the channel
+                    "message": str(exc)[:_MAX_REPORT],
                     "code": getattr(exc, "code", "E_TOOL"),
-                    "trace": traceback.format_exc(limit=20),
+                    "trace": traceback.format_exc(limit=20)[-_MAX_REPORT:],
                 },
             }
         )

@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from notochord.errors import GemError, NotochordError
-from notochord.gems.bridge.protocol import METHODS, decode, encode
+from notochord.gems.bridge.protocol import MAX_LINE_BYTES, METHODS, decode, encode, megabytes
 from notochord.gems.context import CAPABILITIES, GemContext
 
 __all__ = ["ToolFailure", "ToolOutcome", "run_in_process"]
@@ -186,7 +186,7 @@ async def run_in_process(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        limit=64 * 1024 * 1024,
+        limit=MAX_LINE_BYTES,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
     )
     assert process.stdin is not None
@@ -200,6 +200,11 @@ async def run_in_process(
         try:
             value = await _dispatch(ctx, message["method"], message.get("args", []), message.get("kwargs", {}))
             line = encode({"type": "result", "id": message["id"], "value": value})
+            if len(line) > MAX_LINE_BYTES:
+                raise GemError(
+                    f"the answer to ctx.{message['method']} is {megabytes(len(line))}, more than one call may carry "
+                    f"({megabytes(MAX_LINE_BYTES)}, bytes counting a third more); ask for less at a time"
+                )
         except Exception as error:  # every failure goes back to the tool as an error message
             if not isinstance(error, NotochordError):
                 log.exception("ctx call %s failed in the host", message.get("method"))
@@ -213,7 +218,19 @@ async def run_in_process(
         assert process.stdout is not None
         capabilities = [name for name in ("knowledge", *CAPABILITIES) if getattr(ctx, name) is not None]
         started = False
-        async for line in process.stdout:
+        while True:
+            try:
+                line = await process.stdout.readline()
+            except ValueError:  # asyncio's words for a line longer than the limit: the tool skipped its check
+                outcome.error = ToolFailure(
+                    "ToolProtocolError",
+                    "E_TOOL",
+                    f"the tool process sent a message of more than {megabytes(MAX_LINE_BYTES)}, more than the "
+                    "channel carries; the run was stopped",
+                )
+                return
+            if not line:
+                break
             try:
                 message = decode(line)
             except ValueError:

@@ -15,6 +15,11 @@ Child → host::
 
 Only methods in :data:`METHODS` can be called; anything else is refused with ``E_NO_METHOD``. The
 same file is read by the child (no notochord imports here beyond the standard library).
+
+A message is at most :data:`MAX_LINE_BYTES` long. Each side checks what it is about to send: a call
+too large to send fails in the tool as a ``GemError`` it can catch, an answer too large becomes an
+error answer, an output too large fails the run with words that say so. The host also reads no
+longer line, so a tool process that skips the check ends its own run, never the host.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["METHODS", "decode", "encode"]
+__all__ = ["MAX_LINE_BYTES", "METHODS", "decode", "encode", "megabytes"]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The most one channel message may take, its newline included (bytes cross as base64: a third more)."""
 
 METHODS: frozenset[str] = frozenset(
     {
@@ -88,3 +96,8 @@ def decode(line: bytes) -> dict[str, Any]:
     if not isinstance(value, dict) or "type" not in value:
         raise ValueError("a channel message is a JSON object with a type")
     return value
+
+
+def megabytes(size: int) -> str:
+    """``size`` bytes in whole megabytes for a message, rounded up (never "0 MB" for a large one)."""
+    return f"{-(-size // (1024 * 1024))} MB"

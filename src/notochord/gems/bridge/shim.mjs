@@ -9,7 +9,16 @@ import { pathToFileURL } from 'node:url';
 const config = JSON.parse(process.argv[2]);
 // The channel keeps the real stdout; whatever the tool writes to stdout itself goes to stderr.
 const channelWrite = process.stdout.write.bind(process.stdout);
-const out = (message) => channelWrite(JSON.stringify(message) + '\n');
+// The most one channel message may take, its newline included: protocol.MAX_LINE_BYTES on the host.
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const MAX_REPORT = 100000;
+const megabytes = (size) => `${Math.ceil(size / (1024 * 1024))} MB`;
+const tooLarge = (what, line, advice) => {
+  const err = new Error(`${what} ${megabytes(Buffer.byteLength(line) + 1)}, more than ${advice}`);
+  err.name = 'GemError';
+  err.code = 'E_GEM';
+  return err;
+};
 process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 for (const name of ['log', 'info', 'debug', 'warn']) {
   console[name] = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
@@ -65,8 +74,14 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 
 const call = (method, args) => new Promise((resolve, reject) => {
   const id = ++nextId;
+  const line = JSON.stringify({ type: 'call', id, method, args: outbound(args), kwargs: {} });
+  if (Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) {
+    reject(tooLarge(`ctx.${method} was given`, line,
+      `one call may carry (${megabytes(MAX_LINE_BYTES)}, bytes counting a third more); pass less at a time`));
+    return;
+  }
   pending.set(id, { resolve, reject });
-  out({ type: 'call', id, method, args: outbound(args), kwargs: {} });
+  channelWrite(line + '\n');
 });
 
 const remote = (path) => new Proxy(function () {}, {
@@ -75,8 +90,14 @@ const remote = (path) => new Proxy(function () {}, {
 });
 
 const finish = (message) => {
-  out(message);
-  channelWrite('', () => process.exit(message.type === 'done' ? 0 : 1));
+  let line = JSON.stringify(message);
+  if (message.type === 'done' && Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) {
+    const err = tooLarge("the tool's output is", line,
+      `a run may return (${megabytes(MAX_LINE_BYTES)}); leave a large result in a file and return its path`);
+    message = { type: 'failed', error: { name: err.name, message: err.message, code: err.code, trace: '' } };
+    line = JSON.stringify(message);
+  }
+  channelWrite(line + '\n', () => process.exit(message.type === 'done' ? 0 : 1));
 };
 
 try {
@@ -91,5 +112,6 @@ try {
   const output = await fn(inbound(start.input), ctx);
   finish({ type: 'done', output: outbound(output === undefined ? null : output) });
 } catch (error) {
-  finish({ type: 'failed', error: { name: error?.name || 'Error', message: String(error?.message ?? error), code: error?.code || 'E_TOOL', trace: String(error?.stack || '') } });
+  // a failure's words are for a person: a message of megabytes would not fit the channel
+  finish({ type: 'failed', error: { name: error?.name || 'Error', message: String(error?.message ?? error).slice(0, MAX_REPORT), code: error?.code || 'E_TOOL', trace: String(error?.stack || '').slice(-MAX_REPORT) } });
 }
