@@ -80,3 +80,21 @@ def test_a_port_outside_the_range_is_bad_usage(cli: Cli) -> None:
 def test_a_search_limit_outside_its_range_is_bad_usage(cli: Cli, limit: str, said: str) -> None:
     """K-SRCH-01: the search's limit is read like every other one."""
     assert said in _refused(cli, "search", "Utrecht", "--limit", limit)
+
+
+@pytest.mark.parametrize(
+    ("window", "words"),
+    [
+        ("²:3", "'²' is not a whole number"),
+        ("١:3", "'١' is not a whole number"),
+        ("0:-1", "must be at least 0, not -1"),
+        ("0:99999999999999999999", "a number is too large"),
+        ("3", "use FROM:TO with chunk numbers"),
+    ],
+)
+def test_a_passage_range_that_is_not_two_chunk_numbers_is_bad_usage(cli: Cli, window: str, words: str) -> None:
+    """K-DOC-11, OD-K36: ``docs show --range`` reads ASCII chunk numbers of 0 or more; a superscript
+    two (which Python calls a digit, and then cannot read) used to end in a traceback."""
+    said = _refused(cli, "docs", "show", "1", "--range", window)
+    assert words in said, said
+    assert "use FROM:TO" in said

@@ -50,7 +50,7 @@ import typer
 import notochord
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
-from notochord.cli.numbers import ID
+from notochord.cli.numbers import ID, whole_number
 from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.batches import BatchItemError
@@ -437,11 +437,21 @@ def list_documents(
     )
 
 
+_RANGE_USAGE = "use FROM:TO with chunk numbers, e.g. 0:3 (TO exclusive; either may be left out)"
+_CHUNK_NUMBER = whole_number(at_least=0)
+
+
 def _parse_range(text: str) -> tuple[int | None, int | None]:
     start, sep, end = text.partition(":")
-    if not sep or not all(part.strip().isdigit() for part in (start, end) if part.strip()):
-        raise typer.BadParameter("use FROM:TO with chunk numbers, e.g. 0:3 (TO exclusive; either may be left out)")
-    return (int(start) if start.strip() else None, int(end) if end.strip() else None)
+    if not sep:
+        raise typer.BadParameter(_RANGE_USAGE)
+    try:
+        return (
+            _CHUNK_NUMBER(start) if start.strip() else None,
+            _CHUNK_NUMBER(end) if end.strip() else None,
+        )
+    except typer.BadParameter as problem:
+        raise typer.BadParameter(f"{problem.message}; {_RANGE_USAGE}") from None
 
 
 @app.command("show")

@@ -17,7 +17,7 @@ def _subject(text: str) -> str | int:
     if text == "self":
         return "self"
     if text.isascii() and text.isdigit():
-        return int(text)
+        return ID(text)
     raise typer.BadParameter("use 'self' or an entity id (a number)")
 
 

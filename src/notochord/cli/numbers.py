@@ -14,7 +14,7 @@ from typing import Final
 
 import typer
 
-from notochord.knowledge.arguments import shown
+from notochord.knowledge.arguments import LARGEST_STORED, shown
 
 __all__ = ["ID", "LIFETIME", "LIMIT", "PORT", "seconds", "whole_number"]
 
@@ -22,7 +22,8 @@ _WHOLE: Final = re.compile(r"[+-]?[0-9]+")
 
 
 def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> Callable[[str], int]:
-    """A parser of an integer in ASCII digits, within ``[at_least, at_most]`` where given."""
+    """A parser of an integer in ASCII digits, within ``[at_least, at_most]`` where given, and never
+    beyond the 64-bit integers the stores hold."""
 
     def parse(value: str | int) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -35,6 +36,10 @@ def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> 
             raise typer.BadParameter(f"must be at least {at_least}, not {number}")
         if at_most is not None and number > at_most:
             raise typer.BadParameter(f"must be at most {at_most}, not {number}")
+        if not -LARGEST_STORED <= number <= LARGEST_STORED:
+            raise typer.BadParameter(
+                f"a number is too large: ids and whole numbers here are at most {LARGEST_STORED}, not {shown(number)}"
+            )
         return number
 
     return parse
