@@ -11,13 +11,16 @@ notochord read it whole into memory. Now:
 - an output too large to return fails the run with words that say what to do;
 - a tool process that skips its own check ends its own run, and notochord carries on;
 - a file of the conversation larger than a tool may read (40 MB) is refused before it is read, and
-  a named pipe is refused without waiting for a writer.
+  a named pipe is refused without waiting for a writer;
+- what a tool prints is kept by its end, and never held whole.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +33,8 @@ MB = 1024 * 1024
 
 PY_TOOL = """
 import os
+import subprocess
+import sys
 import notochord.errors
 import notochord.gems.bridge.protocol as protocol
 
@@ -168,3 +173,54 @@ def test_a_named_pipe_in_the_conversation_is_refused_without_waiting_for_a_write
     assert record.status == "failed"
     assert record.error is not None
     assert record.error["message"] == "workspace:pipe is not a file but a pipe, socket or device; it cannot be read"
+
+
+NOISY_TOOL = """
+import sys
+
+
+async def run(input, ctx):
+    line = "n" * 1023 + "\\n"
+    for _ in range(input["mb"] * 1024):
+        sys.stderr.write(line)
+    sys.stderr.write("the last line\\n")
+    return {"printed": input["mb"]}
+"""
+
+MEASURE_A_NOISY_RUN = """
+import json, pathlib, resource, sys
+import notochord
+from notochord.settings import Settings
+
+data, source = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+with notochord.open(data, Settings(data_dir=data, index_in_background=False), embedder=None) as nc:
+    nc.personal.gems.install(source)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    record = nc.personal.gems.runner.run_sync("noisy", "noisy", input={"mb": 300})
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    print(json.dumps({"status": record.status, "log": record.log, "grown_kb": grown}))
+"""
+
+
+def test_what_a_tool_prints_is_kept_by_its_end_and_never_held_whole(tmp_path: Path) -> None:
+    """A tool printing 300 MB in its time leaves the last 100,000 characters in the run's log; the
+    host holds no more than that at any moment (it held all 300 MB before, and a tool printing for
+    its whole two minutes could take the host's memory). Measured in a process of its own, whose
+    peak memory is the host's."""
+    source = tmp_path / "noisy-source"
+    source.mkdir()
+    (source / "noisy.py").write_text(NOISY_TOOL, encoding="utf-8")
+    manifest = {"id": "noisy", "name": "Noisy", "version": "1.0.0", "tools": [{"name": "noisy", "entry": "noisy.py"}]}
+    (source / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    measured = subprocess.run(
+        [sys.executable, "-c", MEASURE_A_NOISY_RUN, str(tmp_path / "data"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    found = json.loads(measured.stdout.strip().splitlines()[-1])
+    assert found["status"] == "succeeded"
+    assert len(found["log"]) == 100_000
+    assert found["log"].endswith("n\nthe last line\n")
+    assert found["grown_kb"] < 100 * 1024, f"the host grew by {found['grown_kb'] // 1024} MB"

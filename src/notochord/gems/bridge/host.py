@@ -131,6 +131,22 @@ async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: M
     return to_wire(result)
 
 
+LOG_CHARACTERS = 100_000
+"""How much of a tool's own output (its prints, to stderr) a run keeps: the end of it."""
+
+
+async def _tail(stream: asyncio.StreamReader) -> str:
+    """The last :data:`LOG_CHARACTERS` of what ``stream`` carries, read as it comes: a tool printing
+    gigabytes in its time must not have notochord hold them all."""
+    keep = 4 * LOG_CHARACTERS  # bytes: a character is at most 4 of them in UTF-8
+    kept = bytearray()
+    while chunk := await stream.read(1 << 16):
+        kept += chunk
+        if len(kept) > 2 * keep:
+            del kept[:-keep]
+    return kept.decode("utf-8", "replace")[-LOG_CHARACTERS:]
+
+
 def _node() -> str:
     found = shutil.which("node")
     if found is None:
@@ -192,7 +208,7 @@ async def run_in_process(
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
-    stderr_task = asyncio.create_task(process.stderr.read())
+    stderr_task = asyncio.create_task(_tail(process.stderr))
     outcome = ToolOutcome(status="failed")
     calls: set[asyncio.Task[None]] = set()
 
@@ -300,5 +316,5 @@ async def run_in_process(
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
         await process.wait()
-        outcome.log = (await stderr_task).decode("utf-8", "replace")[-100_000:]
+        outcome.log = await stderr_task
     return outcome
