@@ -22,10 +22,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import notochord
+from notochord.gems.bridge import host
 from notochord.gems.runner import RunRecord
 
 GEM = "bigio"
@@ -190,6 +192,7 @@ async def run(input, ctx):
 MEASURE_A_NOISY_RUN = """
 import json, pathlib, resource, sys
 import notochord
+from notochord.gems.bridge import host
 from notochord.settings import Settings
 
 data, source = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
@@ -224,3 +227,46 @@ def test_what_a_tool_prints_is_kept_by_its_end_and_never_held_whole(tmp_path: Pa
     assert len(found["log"]) == 100_000
     assert found["log"].endswith("n\nthe last line\n")
     assert found["grown_kb"] < 100 * 1024, f"the host grew by {found['grown_kb'] // 1024} MB"
+
+
+FLOOD_TOOL = """
+export default async function (input, ctx) {
+  const calls = [];
+  for (let i = 0; i < input.n; i++) calls.push(ctx.storage.kv.get('k' + i, i));
+  const got = await Promise.all(calls);
+  return { answered: got.length, last: got[got.length - 1] };
+}
+"""
+
+
+def test_a_tool_firing_many_calls_at_once_has_at_most_sixty_four_worked_on(
+    space: notochord.Space, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """500 calls fired at once are all answered, but the host takes up at most 64 at a time and reads
+    the rest as those finish. Before, it started a task for every call it read: a tool firing a
+    million calls made notochord hold a million tasks and their arguments (100,000 took 680 MB)."""
+    source = tmp_path / "flood-source"
+    source.mkdir()
+    (source / "flood.mjs").write_text(FLOOD_TOOL, encoding="utf-8")
+    manifest = {"id": "flood", "name": "Flood", "version": "1.0.0", "tools": [{"name": "flood", "entry": "flood.mjs"}]}
+    (source / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    space.gems.install(source)
+
+    working = 0
+    most = 0
+    dispatch = host._dispatch
+
+    async def counted(*args: Any) -> Any:
+        nonlocal working, most
+        working += 1
+        most = max(most, working)
+        try:
+            return await dispatch(*args)
+        finally:
+            working -= 1
+
+    monkeypatch.setattr(host, "_dispatch", counted)
+    record = space.gems.runner.run_sync("flood", "flood", input={"n": 500})
+    assert record.status == "succeeded", f"{record.error}\n{record.log}"
+    assert record.output == {"answered": 500, "last": 499}
+    assert most == host.CALLS_IN_FLIGHT == 64

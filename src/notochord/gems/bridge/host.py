@@ -131,6 +131,8 @@ async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: M
     return to_wire(result)
 
 
+CALLS_IN_FLIGHT = 64
+"""How many calls of one run the host works on at once."""
 LOG_CHARACTERS = 100_000
 """How much of a tool's own output (its prints, to stderr) a run keeps: the end of it."""
 
@@ -211,6 +213,10 @@ async def run_in_process(
     stderr_task = asyncio.create_task(_tail(process.stderr))
     outcome = ToolOutcome(status="failed")
     calls: set[asyncio.Task[None]] = set()
+    # past this many unanswered calls the host reads no further message of the tool until one is
+    # answered: the pipe fills and the tool's next call waits, instead of notochord holding a task
+    # and its arguments for each of a million calls fired at once
+    slots = asyncio.Semaphore(CALLS_IN_FLIGHT)
 
     async def answer(message: dict[str, Any]) -> None:
         try:
@@ -276,9 +282,11 @@ async def run_in_process(
                     await process.stdin.drain()
                     started = True
             elif message["type"] == "call":
+                await slots.acquire()
                 task = asyncio.create_task(answer(message))
                 calls.add(task)
                 task.add_done_callback(calls.discard)
+                task.add_done_callback(lambda _task: slots.release())
             elif message["type"] == "done":
                 outcome.status = "succeeded"
                 outcome.output = from_wire(message.get("output"))
