@@ -48,6 +48,7 @@ from typing import Any
 import anyio
 import pytest
 import sqlalchemy as sa
+from foreign_words import FOREIGN_WORDS, REQUIREMENT_IDS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -397,17 +398,6 @@ def _seed(space: notochord.Space) -> None:
 
 # -- the property --------------------------------------------------------------------------------
 
-_FOREIGN_WORDS = re.compile(
-    r"Traceback|\b(?:Type|Attribute|Key|Value|Index|Overflow|Recursion|Lookup|Assertion|Runtime|Unicode\w*|"
-    r"ZeroDivision|NotImplemented|Name|Integrity|Operational|Programming|Interface|Data|Statement)Error\b"
-    r"|\bStopIteration\b|sqlalchemy|sqlite|psycopg|pydantic|\[SQL:|Background on this error|validation errors? for"
-    r"|Input should be|object has no attribute|unhashable type|not supported between instances|'NoneType' object"
-    r"|invalid literal for|takes \d+ positional|got an unexpected keyword|object is not (?:iterable|subscriptable)"
-    r"|maximum recursion depth|Python int too large|out of range integral|Out of range float|integer string conversion"
-    r"|Error binding parameter|type '\w+' is not supported|argument must be|object is not callable"
-)
-_REQUIREMENT_IDS = re.compile(r"\b(?:K|P|KB|OD)-[A-Z]+-?\d+|\bOD-K\d+")
-
 
 def _judge(vault: Vault, before: dict[str, object], error: BaseException | None, call: str) -> None:
     if error is None:
@@ -420,8 +410,8 @@ def _judge(vault: Vault, before: dict[str, object], error: BaseException | None,
     # the store is healthy here: an argument reported as a storage failure is the argument's defect
     assert not isinstance(error, StorageError), f"{call} reads as a broken store: {message[:500]!r}"
     assert isinstance(error.message, str) and message.strip(), f"{call} raised {type(error).__name__} without a message"
-    assert not _FOREIGN_WORDS.search(message), f"{call} speaks in foreign words: {message[:500]!r}"
-    assert not _REQUIREMENT_IDS.search(message), f"{call} cites a requirement id: {message[:500]!r}"
+    assert not FOREIGN_WORDS.search(message), f"{call} speaks in foreign words: {message[:500]!r}"
+    assert not REQUIREMENT_IDS.search(message), f"{call} cites a requirement id: {message[:500]!r}"
     after = vault.snapshot()
     changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
     assert not changed, f"{call} raised {type(error).__name__} ({message[:200]!r}) but changed {changed!r:.2000}"

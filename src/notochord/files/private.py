@@ -54,6 +54,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from notochord.errors import ClosedError, FileError, FileNotFoundInWorkspaceError, FilePermissionError
 from notochord.files.full import disk_full
+from notochord.files.text import utf8
 
 __all__ = ["MAX_QUERY_BYTES", "STATEMENT_SECONDS", "Blobs", "Documents", "GemSql", "GemStore", "KeyValue", "SqlResult"]
 
@@ -227,6 +228,21 @@ class _Guarded:
                 self._conn = None
 
 
+def _kv_json(key: str, value: Any) -> str:
+    """``value`` as the JSON the key-value store keeps, or a refusal that says what cannot be JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise FileError(f"the value for {key!r} cannot be stored: NaN and infinities are not JSON numbers") from None
+    except TypeError:
+        raise FileError(
+            f"the value for {key!r} cannot be stored: the key-value store keeps JSON (text, numbers, true, "
+            "false, null, lists and objects with text keys); keep bytes in a blob (ctx.data.blobs)"
+        ) from None
+    except RecursionError:
+        raise FileError(f"the value for {key!r} cannot be stored: it is nested too deeply") from None
+
+
 class KeyValue:
     """``ctx.storage.kv``: JSON values under string keys."""
 
@@ -243,10 +259,7 @@ class KeyValue:
 
     def set(self, key: str, value: Any) -> None:
         _check_kv_key(key)
-        try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise FileError(f"the value for {key!r} is not JSON-serialisable: {exc}") from exc
+        text = _kv_json(key, value)
         with self._db.cursor() as cur:
             cur.execute(
                 "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -355,7 +368,7 @@ class Documents:
     def write(self, name: str, text: str) -> None:
         path = self._path(name)
         try:
-            _write_atomic(path, text.encode("utf-8"))
+            _write_atomic(path, utf8(text, f"the document {name}"))
         except OSError as exc:
             full = disk_full(exc, f"the document {name}")
             raise full or FileError(f"cannot write the document {name}: {exc.strerror}") from exc

@@ -58,6 +58,7 @@ from notochord.errors import (
 )
 from notochord.files.full import disk_full
 from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, path_state
+from notochord.files.text import utf8
 
 __all__ = ["RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
 
@@ -182,7 +183,7 @@ class Workspace:
 
     def write(self, path: str, data: bytes | str) -> None:
         """Create or replace a file; the replaced version is saved first (P-FILE-22)."""
-        payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        payload = utf8(data, path) if isinstance(data, str) else bytes(data)
         target = self._resolve(path, _Mode.CHANGE)
         if not target.parts:
             raise FileError(f"{path} is a folder, not a file")

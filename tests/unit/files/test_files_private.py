@@ -48,9 +48,9 @@ def test_kv_stores_json_values(store: GemStore) -> None:
 
 
 def test_kv_refuses_values_that_are_not_json(store: GemStore) -> None:
-    with pytest.raises(FileError, match="not JSON-serialisable"):
+    with pytest.raises(FileError, match="the key-value store keeps JSON"):
         store.kv.set("k", {1, 2})
-    with pytest.raises(FileError, match="not JSON-serialisable"):
+    with pytest.raises(FileError, match="NaN and infinities are not JSON numbers"):
         store.kv.set("k", float("nan"))
     with pytest.raises(FileError, match="kv key"):
         store.kv.set("", 1)

@@ -11,12 +11,14 @@ Rules (P-GEN-02, P-NET-10):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from notochord.errors import NetworkRequestError
+from notochord.errors import KnowledgeValidationError, NetworkRequestError
 from notochord.extraction.text import ExtractedDocument, extract_text, url_filename
+from notochord.knowledge.arguments import shown, text_or_none
 
 if TYPE_CHECKING:
     from notochord.gems.api.http import HttpApi
@@ -59,12 +61,15 @@ class ExtractApi:
         self, data: bytes, *, filename: str | None = None, content_type: str | None = None
     ) -> ExtractedDocument:
         """Extract the text of a document the gem already holds (see :func:`extract_text`)."""
-        return await anyio.to_thread.run_sync(lambda: extract_text(data, filename=filename, content_type=content_type))
+        named, typed = text_or_none("filename", filename), text_or_none("contentType", content_type)
+        return await anyio.to_thread.run_sync(lambda: extract_text(data, filename=named, content_type=typed))
 
     async def fromBytes(  # noqa: N802  (the seed's style)
         self, data: bytes, options: dict[str, str | None] | None = None
     ) -> ExtractedDocument:
         given = options or {}
+        if not isinstance(given, Mapping):
+            raise KnowledgeValidationError(f"the options of fromBytes are an object, not {shown(given)}")
         return await self.from_bytes(data, filename=given.get("filename"), content_type=given.get("contentType"))
 
     def __repr__(self) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 
-from notochord.errors import ClosedError, GemError
+from notochord.errors import ClosedError, FileError, GemError
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, installation_fingerprint
 
@@ -123,8 +123,43 @@ class StorageApi:
         self.sql = SqlApi(access)
 
 
+_LARGEST = 2**63 - 1
+
+
 def _params(params: Params) -> Sequence[Any] | dict[str, Any]:
-    return dict(params) if isinstance(params, Mapping) else list(params)
+    """The parameters of one statement: a list, or an object of named ones, each a value SQLite
+    binds (text, a number of at most 64 bits, bytes, true/false or null)."""
+    if isinstance(params, Mapping):
+        named = dict(params)
+        for name, value in named.items():
+            _check_parameter(f":{name}", value)
+        return named
+    if isinstance(params, list | tuple):
+        for index, value in enumerate(params, start=1):
+            _check_parameter(f"{index}", value)
+        return list(params)
+    raise FileError(f"the parameters of a statement are a list or an object, not {_kind(params)}")
+
+
+def _check_parameter(which: str, value: object) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and not -_LARGEST - 1 <= value <= _LARGEST:
+        raise FileError(f"parameter {which} is a number beyond the 64 bits SQLite holds; store it as text")
+    if value is not None and not isinstance(value, str | int | float | bytes | bytearray | memoryview):
+        raise FileError(f"parameter {which} must be text, a number, bytes, true/false or null, not {_kind(value)}")
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool) or value is None:
+        return "true, false or null"
+    if isinstance(value, int | float):
+        return "a number"
+    return f"a value of type {type(value).__name__}"
 
 
 def _result(result: SqlResult) -> dict[str, Any]:

@@ -32,7 +32,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from notochord.errors import GemError, NotochordError
-from notochord.gems.bridge.protocol import MAX_LINE_BYTES, METHODS, decode, encode, megabytes
+from notochord.gems.bridge.arguments import check_arguments
+from notochord.gems.bridge.protocol import (
+    MAX_LINE_BYTES,
+    METHODS,
+    Call,
+    decode,
+    encode,
+    megabytes,
+    read_call,
+    read_failure,
+    read_notes,
+)
 from notochord.gems.context import CAPABILITIES, GemContext
 
 __all__ = ["ToolFailure", "ToolOutcome", "run_in_process"]
@@ -91,9 +102,16 @@ def to_wire(value: Any) -> Any:
 
 
 def from_wire(value: Any) -> Any:
+    """JSON from the tool process as Python values: ``{"$bytes": base64}`` as bytes."""
     if isinstance(value, dict):
         if set(value) == {"$bytes"}:
-            return base64.b64decode(value["$bytes"])
+            encoded = value["$bytes"]
+            try:
+                if isinstance(encoded, str):
+                    return base64.b64decode(encoded, validate=True)
+            except ValueError:
+                pass
+            raise GemError('bytes cross as {"$bytes": base64 text}; this one is not base64')
         return {k: from_wire(v) for k, v in value.items()}
     if isinstance(value, list):
         return [from_wire(v) for v in value]
@@ -125,7 +143,10 @@ async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: M
         if found is None:
             raise GemError(f"ctx.{method} is not available to this tool")
         target = found
-    result = target(*[from_wire(a) for a in args], **{k: from_wire(v) for k, v in kwargs.items()})
+    positional = [from_wire(a) for a in args]
+    keywords = {k: from_wire(v) for k, v in kwargs.items()}
+    check_arguments(method, target, positional, keywords)
+    result = target(*positional, **keywords)
     if asyncio.iscoroutine(result):
         result = await result
     return to_wire(result)
@@ -218,19 +239,19 @@ async def run_in_process(
     # and its arguments for each of a million calls fired at once
     slots = asyncio.Semaphore(CALLS_IN_FLIGHT)
 
-    async def answer(message: dict[str, Any]) -> None:
+    async def answer(call: Call) -> None:
         try:
-            value = await _dispatch(ctx, message["method"], message.get("args", []), message.get("kwargs", {}))
-            line = encode({"type": "result", "id": message["id"], "value": value})
+            value = await _dispatch(ctx, call.method, call.args, call.kwargs)
+            line = encode({"type": "result", "id": call.id, "value": value})
             if len(line) > MAX_LINE_BYTES:
                 raise GemError(
-                    f"the answer to ctx.{message['method']} is {megabytes(len(line))}, more than one call may carry "
+                    f"the answer to ctx.{call.method} is {megabytes(len(line))}, more than one call may carry "
                     f"({megabytes(MAX_LINE_BYTES)}, bytes counting a third more); ask for less at a time"
                 )
         except Exception as error:  # every failure goes back to the tool as an error message
             if not isinstance(error, NotochordError):
-                log.exception("ctx call %s failed in the host", message.get("method"))
-            line = encode({"type": "error", "id": message["id"], "error": _error_body(error)})
+                log.exception("ctx call %s failed in the host", call.method)
+            line = encode({"type": "error", "id": call.id, "error": _error_body(error)})
         assert process.stdin is not None
         process.stdin.write(line)
         await process.stdin.drain()
@@ -255,49 +276,51 @@ async def run_in_process(
                 break
             try:
                 message = decode(line)
-            except ValueError:
+                call = read_call(message) if message["type"] == "call" else None
+                output = from_wire(message.get("output")) if message["type"] == "done" else None
+            except (ValueError, GemError):
+                # a tool process that keeps to the protocol never gets here: its code wrote to the channel
                 outcome.error = ToolFailure(
                     "ToolProtocolError", "E_TOOL", "the tool process wrote something that is not a channel message"
                 )
                 return
-            if message["type"] == "ready":
-                outcome.isolation = list(message.get("isolation", []))
+            if message["type"] == "ready" and not started:  # once, before the tool's code runs
+                outcome.isolation = read_notes(message)
                 for note in outcome.isolation:
                     if "not " in note and note not in _ISOLATION_WARNED:
                         _ISOLATION_WARNED.add(note)
                         log.warning("gem tool isolation on this machine: %s", note)
-                if not started:
-                    process.stdin.write(
-                        encode(
-                            {
-                                "type": "start",
-                                "input": to_wire(input),
-                                "runId": ctx.run_id,
-                                "gemId": ctx.gem_id,
-                                "tool": ctx.tool,
-                                "capabilities": capabilities,
-                            }
-                        )
+                process.stdin.write(
+                    encode(
+                        {
+                            "type": "start",
+                            "input": to_wire(input),
+                            "runId": ctx.run_id,
+                            "gemId": ctx.gem_id,
+                            "tool": ctx.tool,
+                            "capabilities": capabilities,
+                        }
                     )
-                    await process.stdin.drain()
-                    started = True
-            elif message["type"] == "call":
+                )
+                await process.stdin.drain()
+                started = True
+            elif call is not None:
                 await slots.acquire()
-                task = asyncio.create_task(answer(message))
+                task = asyncio.create_task(answer(call))
                 calls.add(task)
                 task.add_done_callback(calls.discard)
                 task.add_done_callback(lambda _task: slots.release())
             elif message["type"] == "done":
                 outcome.status = "succeeded"
-                outcome.output = from_wire(message.get("output"))
+                outcome.output = output
                 return
             elif message["type"] == "failed":
-                e = message.get("error", {})
+                failure = read_failure(message)
                 outcome.error = ToolFailure(
-                    name=str(e.get("name", "Error")),
-                    code=str(e.get("code", "E_TOOL")),
-                    message=str(e.get("message", "")),
-                    trace=str(e.get("trace", "")),
+                    name=failure["name"] or "Error",
+                    code=failure["code"] or "E_TOOL",
+                    message=failure["message"],
+                    trace=failure["trace"],
                 )
                 return
         outcome.error = outcome.error or ToolFailure("ToolCrashed", "E_TOOL", "the tool process ended without a result")

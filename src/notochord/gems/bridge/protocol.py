@@ -25,9 +25,19 @@ longer line, so a tool process that skips the check ends its own run, never the 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["MAX_LINE_BYTES", "METHODS", "decode", "encode", "megabytes"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "METHODS",
+    "Call",
+    "decode",
+    "encode",
+    "megabytes",
+    "read_call",
+    "read_failure",
+    "read_notes",
+]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The most one channel message may take, its newline included (bytes cross as base64: a third more)."""
@@ -92,10 +102,45 @@ def encode(message: dict[str, Any]) -> bytes:
 
 
 def decode(line: bytes) -> dict[str, Any]:
-    value = json.loads(line.decode("utf-8"))
+    """One message, or ``ValueError`` for a line that is not one (nesting too deep included)."""
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("a channel message is nested too deeply") from None
     if not isinstance(value, dict) or "type" not in value:
         raise ValueError("a channel message is a JSON object with a type")
     return value
+
+
+class Call(NamedTuple):
+    id: int
+    method: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+def read_call(message: dict[str, Any]) -> Call:
+    """The parts of a ``call`` message, or ``ValueError`` when one is missing or of the wrong kind."""
+    call_id, method = message.get("id"), message.get("method")
+    args, kwargs = message.get("args", []), message.get("kwargs", {})
+    if isinstance(call_id, bool) or not isinstance(call_id, int) or not isinstance(method, str):
+        raise ValueError("a call has a whole-number id and a method name")
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise ValueError("a call's arguments are a list and its keywords an object")
+    return Call(call_id, method, args, kwargs)
+
+
+def read_failure(message: dict[str, Any]) -> dict[str, str]:
+    """``name``, ``code``, ``message`` and ``trace`` of a ``failed`` message, as text (empty if absent)."""
+    error = message.get("error")
+    found = error if isinstance(error, dict) else {}
+    return {key: str(found.get(key, "")) for key in ("name", "code", "message", "trace")}
+
+
+def read_notes(message: dict[str, Any]) -> list[str]:
+    """The isolation notes of a ``ready`` message (what is not text is left out)."""
+    notes = message.get("isolation")
+    return [note for note in notes if isinstance(note, str)] if isinstance(notes, list) else []
 
 
 def megabytes(size: int) -> str:
