@@ -21,7 +21,7 @@ import reprlib
 
 from notochord.errors import KnowledgeValidationError
 
-__all__ = ["LARGEST_STORED", "as_id", "flag", "listed", "shown", "text_or_none", "whole_number"]
+__all__ = ["LARGEST_STORED", "as_id", "flag", "kind_of", "listed", "shown", "text_or_none", "whole_number"]
 
 LARGEST_STORED = 2**63 - 1
 """The largest integer either store holds or compares (SQLite ``INTEGER``, PostgreSQL ``bigint``)."""
@@ -39,6 +39,23 @@ def shown(value: object) -> str:
         return _QUOTE.repr(value)
     except Exception:  # a value whose repr fails is still named by its type
         return f"a value of type {type(value).__name__}"
+
+
+def kind_of(value: object) -> str:
+    """What kind of JSON value ``value`` is, in words for a refusal: ``true``, ``a number``, ``text``…"""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "bytes"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a value of type {type(value).__name__}"
 
 
 def whole_number(what: str, value: object, *, minimum: int = 0, maximum: int = LARGEST_STORED) -> int:

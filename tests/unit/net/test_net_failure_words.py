@@ -59,6 +59,23 @@ def _free_port() -> int:
     return port
 
 
+async def _exchange_failing_with(error: BaseException) -> NetworkRequestError:
+    """What a request to ``NAME`` (a public address, allowed) raises when its exchange raises ``error``."""
+
+    def fail(_request: httpx.Request) -> httpx.Response:
+        raise error
+
+    with pytest.raises(NetworkRequestError) as caught:
+        await guarded_request(
+            "GET",
+            f"https://{NAME}/",
+            policy=_allowing(NAME),
+            resolver=_answering(PUBLIC),
+            inner=httpx.MockTransport(fail),
+        )
+    return caught.value
+
+
 def _assert_plain(failure: NetworkRequestError) -> None:
     assert not FOREIGN_WORDING.search(str(failure)), str(failure)
     assert failure.__cause__ is not None
@@ -91,24 +108,15 @@ async def test_a_failed_connection_names_the_operating_systems_reason_in_words(
 ) -> None:
     """The reason is read from the error number under httpx's wrapping; an unknown one is left out."""
     cause = OSError(code, "the system's own words") if code is not None else OSError("the system's own words")
-
-    def fail(_request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("All connection attempts failed") from cause
-
-    with pytest.raises(NetworkRequestError) as caught:
-        await guarded_request(
-            "GET",
-            f"https://{NAME}/",
-            policy=_allowing(NAME),
-            resolver=_answering(PUBLIC),
-            inner=httpx.MockTransport(fail),
-        )
+    wrapped = httpx.ConnectError("All connection attempts failed")
+    wrapped.__cause__ = cause
+    failure = await _exchange_failing_with(wrapped)
     because = f": {reason}" if reason else ""
-    assert str(caught.value) == (
+    assert str(failure) == (
         f"could not connect to {NAME}{because}; check that the service is running and reachable from here"
     )
-    assert "system's own words" not in str(caught.value)
-    _assert_plain(caught.value)
+    assert "system's own words" not in str(failure)
+    _assert_plain(failure)
 
 
 @pytest.mark.parametrize(
@@ -182,16 +190,6 @@ async def test_https_to_a_port_that_speaks_plain_http_says_the_secure_connection
     ids=["remote-protocol", "decoding", "local-protocol"],
 )
 async def test_a_broken_exchange_is_told_in_words(error: BaseException, words: str) -> None:
-    def fail(_request: httpx.Request) -> httpx.Response:
-        raise error
-
-    with pytest.raises(NetworkRequestError) as caught:
-        await guarded_request(
-            "GET",
-            f"https://{NAME}/",
-            policy=_allowing(NAME),
-            resolver=_answering(PUBLIC),
-            inner=httpx.MockTransport(fail),
-        )
-    assert str(caught.value) == words
-    assert caught.value.__cause__ is error
+    failure = await _exchange_failing_with(error)
+    assert str(failure) == words
+    assert failure.__cause__ is error

@@ -26,6 +26,7 @@ import anyio.to_thread
 from notochord.errors import ClosedError, FileError, GemError
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, installation_fingerprint
+from notochord.knowledge.arguments import kind_of
 
 if TYPE_CHECKING:
     from notochord.files.private import GemStore, SqlResult
@@ -138,28 +139,14 @@ def _params(params: Params) -> Sequence[Any] | dict[str, Any]:
         for index, value in enumerate(params, start=1):
             _check_parameter(f"{index}", value)
         return list(params)
-    raise FileError(f"the parameters of a statement are a list or an object, not {_kind(params)}")
+    raise FileError(f"the parameters of a statement are a list or an object, not {kind_of(params)}")
 
 
 def _check_parameter(which: str, value: object) -> None:
     if isinstance(value, int) and not isinstance(value, bool) and not -_LARGEST - 1 <= value <= _LARGEST:
         raise FileError(f"parameter {which} is a number beyond the 64 bits SQLite holds; store it as text")
     if value is not None and not isinstance(value, str | int | float | bytes | bytearray | memoryview):
-        raise FileError(f"parameter {which} must be text, a number, bytes, true/false or null, not {_kind(value)}")
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, bool) or value is None:
-        return "true, false or null"
-    if isinstance(value, int | float):
-        return "a number"
-    return f"a value of type {type(value).__name__}"
+        raise FileError(f"parameter {which} must be text, a number, bytes, true/false or null, not {kind_of(value)}")
 
 
 def _result(result: SqlResult) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from notochord.errors import GemError
+from notochord.knowledge.arguments import kind_of
 
 __all__ = ["check_arguments"]
 
@@ -59,7 +60,7 @@ def check_arguments(method: str, target: Callable[..., Any], args: Sequence[Any]
         kinds = _kinds(hints.get(name, Any))
         if kinds is not None and not _fits(value, kinds):
             expected = " or ".join(dict.fromkeys(_WORDS[kind] for kind in kinds))
-            raise GemError(f"ctx.{method}: {name} must be {expected}, not {_described(value)}")
+            raise GemError(f"ctx.{method}: {name} must be {expected}, not {kind_of(value)}")
 
 
 def _takes(signature: inspect.Signature) -> str:
@@ -101,14 +102,3 @@ def _fits(value: object, kinds: tuple[type, ...]) -> bool:
     if isinstance(value, bytearray | memoryview):
         return bytes in kinds
     return isinstance(value, kinds)
-
-
-def _described(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return {True: "true", False: "false", None: "null"}[value]
-    if isinstance(value, int | float):
-        return "a number"
-    for kind in (str, bytes, dict, list):
-        if isinstance(value, kind):
-            return _WORDS[kind]
-    return f"a value of type {type(value).__name__}"
