@@ -8,6 +8,7 @@ data directory, full text only (``NOTOCHORD_EMBEDDER=none``). Covers K-DOC-02, K
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -182,6 +183,26 @@ def test_unsupported_hidden_and_empty_files_are_listed_as_skipped_with_the_reaso
     assert f"skipped   {folder / 'photo.png'}: not imported: .png files are not supported" in alone.stdout
     assert "nothing was imported; skipped 1" in alone.stdout
     assert "empty" in cli.run("docs", "import", str(folder / "empty.md"), code=2).stdout
+
+
+def test_a_pipe_or_a_link_to_nothing_is_skipped_for_what_it_is(cli: Cli, tmp_path: Path) -> None:
+    """K-DOC-02: a named pipe is skipped without waiting on it, and a link whose target is gone is
+    called that; both used to read ".md files are not supported", and a pipe named on the command
+    line "no such file or folder"."""
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    os.mkfifo(folder / "pipe.md")
+    (folder / "gone.md").symlink_to(folder / "deleted.md")
+
+    summary = cli.json("docs", "import", str(folder), str(folder / "pipe.md"))
+    assert summary["created"] == 1
+    reasons = [(Path(s["path"]).name, s["reason"]) for s in summary["skippedFiles"]]
+    assert sorted(reasons) == [
+        ("gone.md", "not imported: a link to nothing (its target does not exist)"),
+        ("pipe.md", "not imported: not a file but a pipe, socket or device"),
+        ("pipe.md", "not imported: not a file but a pipe, socket or device"),
+    ]
 
 
 def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cli: Cli, files: Path) -> None:

@@ -116,6 +116,11 @@ class _Found:
 
 
 def _unsupported(path: Path) -> str:
+    """Why ``path`` (found beside the files to import, or named) is not imported."""
+    if path.is_symlink() and not path.exists():
+        return "not imported: a link to nothing (its target does not exist)"
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return "not imported: not a file but a pipe, socket or device"
     kind = f"{path.suffix.lower()} files are" if path.suffix else "a file without an extension is"
     return f"not imported: {kind} not supported (supported: {SUPPORTED})"
 
@@ -145,11 +150,10 @@ def _find(paths: list[Path]) -> _Found:
     for given in paths:
         if given.is_dir():
             _walk(given, given, found)
-        elif given.is_file():
-            if given.suffix.lower() in SUFFIXES:
-                found.files.append(_Candidate(given, given.name))
-            else:
-                found.skip(given, _unsupported(given))
+        elif given.is_file() and given.suffix.lower() in SUFFIXES:
+            found.files.append(_Candidate(given, given.name))
+        elif given.exists() or given.is_symlink():
+            found.skip(given, _unsupported(given))
         else:
             found.unreadable.append({"path": str(given), "error": "no such file or folder"})
     return found
