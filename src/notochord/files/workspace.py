@@ -192,6 +192,8 @@ class Workspace:
             old = _lstat(name, parent)
             if old is not None and stat_mod.S_ISDIR(old.st_mode):
                 raise FileError(f"{path} is a folder, not a file")
+            if old is not None and not stat_mod.S_ISREG(old.st_mode) and not stat_mod.S_ISLNK(old.st_mode):
+                raise FileError(f"{path} is a pipe, socket or device, not a file; it cannot be replaced")
             op: Op = "overwrite" if old is not None else "create"
             with self._change(op, target) as change:
                 if old is not None:

@@ -413,3 +413,23 @@ def test_failed_change_leaves_no_history_record(ws: Workspace, history: FileHist
     with pytest.raises(FileError):
         ws.delete("workspace:full")
     assert history.changes() == []
+
+
+def test_a_pipe_in_the_conversation_is_neither_read_nor_replaced_and_nothing_waits_on_it(
+    ws: Workspace, conversation: Path
+) -> None:
+    """P-FILE-17, P-FILE-22: opening a named pipe for reading waits for a writer; the workspace opens
+    without waiting and refuses it, for a read and for a write that would first save its old version."""
+    os.mkfifo(conversation / "pipe")
+    with pytest.raises(FileError, match="workspace:pipe is not a file but a pipe, socket or device"):
+        ws.read("workspace:pipe")
+    with pytest.raises(FileError, match="workspace:pipe is a pipe, socket or device, not a file"):
+        ws.write("workspace:pipe", "text")
+    assert (conversation / "pipe").is_fifo()
+
+
+def test_a_read_bounded_by_size_refuses_a_larger_file_before_reading_it(ws: Workspace, conversation: Path) -> None:
+    (conversation / "big.bin").write_bytes(b"x" * 2048)
+    assert ws.read("workspace:big.bin", max_bytes=2048) == b"x" * 2048
+    with pytest.raises(FileError, match="workspace:big.bin is 1 MB, more than a tool may read at once"):
+        ws.read("workspace:big.bin", max_bytes=2047)
