@@ -431,5 +431,5 @@ def test_a_pipe_in_the_conversation_is_neither_read_nor_replaced_and_nothing_wai
 def test_a_read_bounded_by_size_refuses_a_larger_file_before_reading_it(ws: Workspace, conversation: Path) -> None:
     (conversation / "big.bin").write_bytes(b"x" * 2048)
     assert ws.read("workspace:big.bin", max_bytes=2048) == b"x" * 2048
-    with pytest.raises(FileError, match="workspace:big.bin is 1 MB, more than a tool may read at once"):
+    with pytest.raises(FileError, match=r"workspace:big\.bin is 1 MB, more than a tool may read at once"):
         ws.read("workspace:big.bin", max_bytes=2047)
