@@ -49,6 +49,7 @@ FORMAT = "notochord-backup"
 VERSION = 1
 MANIFEST = "notochord-backup.json"
 _ROOT = "vault"
+_MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # a record lists a vault's files: far less, however large the vault
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 # saved search graphs and full-text indexes, or ones being written (``….usearch.<pid>.partial``)
@@ -320,10 +321,10 @@ def _read_manifest(archive: tarfile.TarFile, source: Path) -> dict[str, Any]:
     try:
         member = archive.getmember(MANIFEST)
         handle: IO[bytes] | None = archive.extractfile(member)
-        if handle is None:
+        if handle is None or member.size > _MAX_MANIFEST_BYTES:
             raise KeyError(MANIFEST)
         manifest = json.loads(handle.read().decode("utf-8"))
-    except (KeyError, ValueError, tarfile.TarError, EOFError, OSError) as exc:
+    except (KeyError, ValueError, RecursionError, tarfile.TarError, EOFError, OSError) as exc:
         raise ConfigurationError(f"{source} is not a notochord backup (it has no readable {MANIFEST})") from exc
     if (
         not isinstance(manifest, dict)

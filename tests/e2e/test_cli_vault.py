@@ -360,9 +360,19 @@ class _Reader:
         return chunk
 
 
-@pytest.mark.parametrize("kind", ["not-a-backup", "tampered", "missing"])
+def _with_manifest(out: Path, manifest: bytes) -> Path:
+    """An archive holding only a record of ``manifest``'s bytes, as a hostile backup could."""
+    with tarfile.open(out, "w:gz") as target:
+        member = tarfile.TarInfo("notochord-backup.json")
+        member.size = len(manifest)
+        target.addfile(member, _Reader(manifest))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["not-a-backup", "tampered", "missing", "record-nested-deep", "record-huge"])
 def test_restore_refuses_what_is_not_an_intact_backup_and_creates_nothing(tmp_path: Path, kind: str) -> None:
-    """Every file is checked against the backup's record before the vault appears."""
+    """Every file is checked against the backup's record before the vault appears; a record nested
+    100,000 deep (a RecursionError's traceback before) or of 17 MB (read whole before, at any size) is no record."""
     vault, archive = tmp_path / "vault", tmp_path / "vault.tar.gz"
     notochord_cli("--data-dir", str(vault), "init")
     notochord_cli("--data-dir", str(vault), "backup", str(archive))
@@ -370,12 +380,20 @@ def test_restore_refuses_what_is_not_an_intact_backup_and_creates_nothing(tmp_pa
         "not-a-backup": tmp_path / "notes.txt",
         "tampered": _tampered(archive, tmp_path / "tampered.tar.gz"),
         "missing": tmp_path / "nowhere.tar.gz",
+        "record-nested-deep": _with_manifest(tmp_path / "deep.tar.gz", b"[" * 100_000 + b"]" * 100_000),
+        "record-huge": _with_manifest(tmp_path / "huge.tar.gz", b'{"files": [' + b" " * (17 * 1024 * 1024) + b"]}"),
     }[kind]
     if kind == "not-a-backup":
         candidate.write_text("just notes")
     target = tmp_path / "restored"
     refused = notochord_cli("--data-dir", str(target), "restore", str(candidate), code=2)
-    expected = {"not-a-backup": "is not a notochord backup", "tampered": "is damaged", "missing": "no backup file"}
+    expected = {
+        "not-a-backup": "is not a notochord backup",
+        "tampered": "is damaged",
+        "missing": "no backup file",
+        "record-nested-deep": "is not a notochord backup",
+        "record-huge": "is not a notochord backup",
+    }
     assert expected[kind] in one_line(refused)
     assert not target.exists() or list(target.iterdir()) == []
     assert [n for n in os.listdir(tmp_path) if n.startswith(".notochord-restore-")] == []
