@@ -26,7 +26,7 @@ import anyio.to_thread
 from notochord.errors import ClosedError, FileError, GemError
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, installation_fingerprint
-from notochord.knowledge.arguments import kind_of
+from notochord.knowledge.arguments import LARGEST_STORED, kind_of
 
 if TYPE_CHECKING:
     from notochord.files.private import GemStore, SqlResult
@@ -124,9 +124,6 @@ class StorageApi:
         self.sql = SqlApi(access)
 
 
-_LARGEST = 2**63 - 1
-
-
 def _params(params: Params) -> Sequence[Any] | dict[str, Any]:
     """The parameters of one statement: a list, or an object of named ones, each a value SQLite
     binds (text, a number of at most 64 bits, bytes, true/false or null)."""
@@ -143,7 +140,7 @@ def _params(params: Params) -> Sequence[Any] | dict[str, Any]:
 
 
 def _check_parameter(which: str, value: object) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and not -_LARGEST - 1 <= value <= _LARGEST:
+    if isinstance(value, int) and not isinstance(value, bool) and not -LARGEST_STORED - 1 <= value <= LARGEST_STORED:
         raise FileError(f"parameter {which} is a number beyond the 64 bits SQLite holds; store it as text")
     if value is not None and not isinstance(value, str | int | float | bytes | bytearray | memoryview):
         raise FileError(f"parameter {which} must be text, a number, bytes, true/false or null, not {kind_of(value)}")
