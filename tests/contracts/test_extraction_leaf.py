@@ -1,7 +1,8 @@
 """Contract: text extraction is one leaf package that every caller shares.
 
 ``ctx.extract``, the REST service and ``notochord docs import`` extract text with
-the same code, and name files by one ``file_extension``/``url_filename``, not two.
+the same code, each in a child process with a deadline, and name files by one
+``file_extension``/``url_filename``, not two.
 """
 
 from __future__ import annotations
@@ -11,21 +12,27 @@ from pathlib import Path
 import pytest
 
 from notochord.cli import docs_cmd
-from notochord.extraction import text
+from notochord.extraction import isolated, text
 from notochord.gems.api import extract as ctx_extract
 from notochord.kbservice import documents as kb_documents
+from notochord.server import app as app_module
 
 
 def test_the_kb_service_and_ctx_extract_name_files_with_the_extraction_package() -> None:
     assert kb_documents.file_extension is text.file_extension
     assert kb_documents.url_filename is text.url_filename
     assert ctx_extract.url_filename is text.url_filename
-    assert ctx_extract.extract_text is text.extract_text
+    assert ctx_extract.extract_isolated is isolated.extract_isolated
+
+
+def test_the_service_extracts_uploads_in_a_child_process() -> None:
+    source = Path(app_module.__file__).read_text(encoding="utf-8")
+    assert "KbService(nc, extractor=extract_isolated," in source
 
 
 def test_the_importer_reads_files_with_the_extraction_package() -> None:
     source = Path(docs_cmd.__file__).read_text(encoding="utf-8")
-    assert "from notochord.extraction.text import extract_file" in source
+    assert "from notochord.extraction.isolated import extract_file_isolated" in source
     assert "notochord.gems.api.extract" not in source
 
 

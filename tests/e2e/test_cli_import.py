@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from cli_harness import Cli, initialised
 
+from hostile_documents import slow_pdf
 from notochord.cli import app
+from notochord.extraction import isolated as isolated_extraction
 
 PAGE = b"""<!DOCTYPE html>
 <html><head><title>Sourdough starter</title><script>track("x")</script></head>
@@ -203,6 +205,41 @@ def test_a_pipe_or_a_link_to_nothing_is_skipped_for_what_it_is(cli: Cli, tmp_pat
         ("pipe.md", "not imported: not a file but a pipe, socket or device"),
         ("pipe.md", "not imported: not a file but a pipe, socket or device"),
     ]
+
+
+def test_a_link_to_a_file_outside_the_folder_is_not_followed_K_DOC_02(cli: Cli, tmp_path: Path) -> None:
+    """A folder from elsewhere (an unpacked archive) cannot import a private file through a link named
+    like a note; a link to a file inside the folder is imported, and so is a link named directly."""
+    secret = tmp_path / "id_key"
+    secret.write_text("-----BEGIN PRIVATE KEY-----\nsecret\n", encoding="utf-8")
+    folder = tmp_path / "unpacked"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "real.md").write_text("# Real\n\ninside the folder\n", encoding="utf-8")
+    (folder / "notes.md").symlink_to(secret)
+    (folder / "alias.md").symlink_to(folder / "sub" / "real.md")
+
+    summary = cli.json("docs", "import", str(folder))
+    assert summary["created"] == 2
+    assert [(Path(s["path"]).name, s["reason"]) for s in summary["skippedFiles"]] == [
+        ("notes.md", f"not imported: a link to a file outside the folder ({secret}), not followed")
+    ]
+    assert "secret" not in cli.run("search", "PRIVATE KEY secret", "--json").stdout
+
+    named = cli.json("docs", "import", str(folder / "notes.md"))
+    assert named["created"] == 1
+
+
+def test_a_pdf_built_to_be_slow_fails_at_the_deadline_and_the_other_files_are_imported(
+    cli: Cli, files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """K-DOC-02: a file that would keep the reader busy for minutes is stopped and named as failed."""
+    monkeypatch.setattr(isolated_extraction, "EXTRACT_SECONDS", 1.0)
+    (files / "slow.pdf").write_bytes(slow_pdf(pages=20, stream_bytes=1_000_000))
+    result = cli.run("docs", "import", str(files), code=2)
+    assert f"failed: {files / 'slow.pdf'}: cannot extract text from slow.pdf: reading it took longer than 1 s" in (
+        result.stderr
+    )
+    assert "imported 3 file(s)" in result.stdout
 
 
 def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cli: Cli, files: Path) -> None:

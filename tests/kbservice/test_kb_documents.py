@@ -20,7 +20,9 @@ import pytest
 import sqlalchemy as sa
 from kb_harness import LiveServer, World
 
+from hostile_documents import slow_pdf
 from notochord.db.schema import changes, chunks, documents
+from notochord.extraction import isolated as isolated_extraction
 from notochord.kbservice.documents import IngestLimits, render_record
 
 DOC_KEYS = {
@@ -276,6 +278,19 @@ def test_a_corrupt_pdf_is_400_with_what_to_do(world: World) -> None:
     response = upload(world, kb["id"], "broken.pdf", b"%PDF-1.4 nothing else", "application/pdf")
     assert response.status_code == 400
     assert "broken.pdf" in response.json()["message"]
+
+
+def test_a_pdf_built_to_be_slow_is_400_at_the_deadline_and_stores_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """6 KB of PDF that would cost a reader seconds per page: stopped, refused in words, nothing stored."""
+    monkeypatch.setattr(isolated_extraction, "EXTRACT_SECONDS", 1.0)
+    kb = world.create_kb()
+    slow = slow_pdf(pages=20, stream_bytes=1_000_000)
+    response = upload(world, kb["id"], "slow.pdf", slow, "application/pdf")
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith("cannot extract text from slow.pdf: reading it took longer than 1 s")
+    assert world.request("GET", f"/kb/{kb['id']}/documents", world["owner"]).json()["total"] == 0
 
 
 @pytest.fixture

@@ -5,12 +5,14 @@ Import rules:
 - Markdown (``.md``, ``.markdown``), text (``.txt``), HTML (``.html``, ``.htm``), PDF (``.pdf``) and
   Word (``.docx``) files are imported; folders are walked recursively in name order. HTML, PDF and
   DOCX go through the same extraction as uploads to the knowledge-base service
-  (:func:`notochord.extraction.text.extract_file`): HTML and DOCX headings become ``#`` headings,
-  a PDF needs a text layer. Every file that is not imported is listed with the reason: hidden (a
-  name starting with ``.``; a hidden folder is listed once and not entered), a symlinked folder (not
-  followed, so a link cannot loop the walk), a kind that is not supported (the message names the
-  supported ones), or empty. A file named on the command line is imported even when hidden, as
-  long as its kind is supported.
+  (:func:`notochord.extraction.isolated.extract_file_isolated`: a child process with a deadline and
+  a memory ceiling): HTML and DOCX headings become ``#`` headings, a PDF needs a text layer. Every
+  file that is not imported is listed with the reason: hidden (a name starting with ``.``; a hidden
+  folder is listed once and not entered), a symlinked folder (not followed, so a link cannot loop
+  the walk), a link to a file outside the folder (not followed, so a folder from elsewhere cannot
+  import ``~/.ssh/id_rsa`` under the name ``notes.md``), a kind that is not supported (the message
+  names the supported ones), or empty. A file named on the command line is imported even when
+  hidden or a link, as long as its kind is supported.
 - The title is the first level-1 heading (``# …``) of a Markdown file outside code fences, the title
   the extraction finds in HTML, PDF or DOCX, else the file's stem. The body of Markdown and text is
   the file's text: strict UTF-8 (a byte-order mark is dropped) with line endings normalised to
@@ -140,7 +142,12 @@ def _walk(root: Path, folder: Path, found: _Found) -> None:
             else:
                 _walk(root, entry, found)
         elif entry.is_file() and entry.suffix.lower() in SUFFIXES:
-            found.files.append(_Candidate(entry, entry.relative_to(root).as_posix()))
+            target = entry.resolve()
+            if entry.is_symlink() and not target.is_relative_to(root.resolve()):
+                # a folder from elsewhere (an unpacked archive) may hold "notes.md" pointing at a key
+                found.skip(entry, f"not imported: a link to a file outside the folder ({target}), not followed")
+            else:
+                found.files.append(_Candidate(entry, entry.relative_to(root).as_posix()))
         else:
             found.skip(entry, _unsupported(entry))
 
@@ -198,9 +205,9 @@ def _content(candidate: _Candidate) -> _Content | None:
     except OSError as exc:
         raise KnowledgeValidationError(f"cannot read it: {exc.strerror or exc}") from exc
     # imported here: the parsers are only needed when such a file is imported
-    from notochord.extraction.text import extract_file
+    from notochord.extraction.isolated import extract_file_isolated
 
-    extracted = extract_file(candidate.path)
+    extracted = extract_file_isolated(candidate.path)
     return _Content((extracted.title or candidate.path.stem)[:MAX_NAME], extracted.text)
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "extract_file",
     "extract_text",
     "file_extension",
+    "read_document",
     "url_filename",
 ]
 
@@ -341,7 +342,14 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
         count = len(reader.pages)
         if count > MAX_PDF_PAGES:
             raise _invalid(what, f"the PDF has {count} pages, over the limit of {MAX_PDF_PAGES}")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages: list[str] = []
+        characters = 0
+        for page in reader.pages:
+            page_text = page.extract_text() or ""
+            characters += len(page_text)
+            if characters > MAX_TEXT_CHARS:  # said now, not after reading every other page too
+                raise _invalid(what, f"its text is over the limit of {MAX_TEXT_CHARS} characters")
+            pages.append(page_text)
         metadata = reader.metadata
         title = metadata.title if metadata is not None else None
     except KnowledgeValidationError:
@@ -427,14 +435,22 @@ def extract_file(path: str | Path, *, content_type: str | None = None) -> Extrac
         KnowledgeValidationError: the file cannot be read, or see :func:`extract_text`.
     """
     source = Path(path)
+    return extract_text(read_document(source), filename=source.name, content_type=content_type)
+
+
+def read_document(source: Path) -> bytes:
+    """The bytes of a file on the host that is to be extracted, refused in words when too large.
+
+    Raises:
+        KnowledgeValidationError: the file cannot be read or is over :data:`MAX_INPUT_BYTES`.
+    """
     try:
         size = source.stat().st_size
         if size > MAX_INPUT_BYTES:
             raise _invalid(source.name, f"it is {size} bytes, over the limit of {MAX_INPUT_BYTES} bytes")
-        data = source.read_bytes()
+        return source.read_bytes()
     except OSError as exc:
         raise KnowledgeValidationError(f"cannot read {source}: {exc.strerror or exc}") from exc
-    return extract_text(data, filename=source.name, content_type=content_type)
 
 
 def url_filename(url: str) -> str | None:

@@ -5,7 +5,7 @@ method takes the caller as the keyword-only ``actor`` and asks the permission qu
 :mod:`notochord.kbservice.policy`; the service holds no state beyond the directory's id cache.
 
 Text extraction and the organizations' network rules live in higher layers (``gems``), so the
-composition root hands them in: ``KbService(nc, extractor=extract_text, network_rules=...)``.
+composition root hands them in: ``KbService(nc, extractor=extract_isolated, network_rules=...)``.
 Without an extractor only Markdown and plain text can be added; without network rules no URL can be.
 """
 

@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 import notochord
 from notochord.app import Notochord
 from notochord.console import console_mount
-from notochord.extraction.text import extract_text
+from notochord.extraction.isolated import extract_isolated
 from notochord.kbservice import KbService
 from notochord.mcp_server.http import mcp_mount
 from notochord.net.policy import UserNetworkRules
@@ -80,7 +80,7 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
     def network_rules(organization_id: str) -> UserNetworkRules:
         return nc.org(organization_id).network_rules.get()
 
-    app.state.kb = KbService(nc, extractor=extract_text, network_rules=network_rules)
+    app.state.kb = KbService(nc, extractor=extract_isolated, network_rules=network_rules)
     app.state.authenticator = authenticator
     # each router straight under the application, not nested in one router for the prefix: a
     # request is matched against every route of every nesting level, twice per level

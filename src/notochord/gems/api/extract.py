@@ -6,7 +6,9 @@ Rules (P-GEN-02, P-NET-10):
   document (``from_url``) is a network request like any other: it goes through the very same
   ``ctx.http`` facade, so the gem's network permission, the user's rules, the per-hop redirect
   checks and the size and time bounds all apply.
-- What is supported, the bounds and the output are those of :mod:`notochord.extraction`.
+- What is supported, the bounds and the output are those of :mod:`notochord.extraction`; the parsing
+  runs in a child process with a deadline and a memory ceiling (:mod:`notochord.extraction.isolated`),
+  so a file built to be slow costs the host neither its responsiveness nor more than those bounds.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from notochord.errors import KnowledgeValidationError, NetworkRequestError
-from notochord.extraction.text import ExtractedDocument, extract_text, url_filename
+from notochord.extraction.isolated import extract_isolated
+from notochord.extraction.text import ExtractedDocument, url_filename
 from notochord.knowledge.arguments import shown, text_or_none
 
 if TYPE_CHECKING:
     from notochord.gems.api.http import HttpApi
     from notochord.gems.context import CapabilityRequest
 
-__all__ = ["ExtractApi", "extract_text", "make_extract", "url_filename"]
+__all__ = ["ExtractApi", "extract_isolated", "make_extract", "url_filename"]
 
 
 class ExtractApi:
@@ -48,7 +51,7 @@ class ExtractApi:
             )
         body = response.bytes()
         document = await anyio.to_thread.run_sync(
-            lambda: extract_text(
+            lambda: extract_isolated(
                 body, filename=url_filename(response.url), content_type=response.header("content-type")
             )
         )
@@ -60,9 +63,9 @@ class ExtractApi:
     async def from_bytes(
         self, data: bytes, *, filename: str | None = None, content_type: str | None = None
     ) -> ExtractedDocument:
-        """Extract the text of a document the gem already holds (see :func:`extract_text`)."""
+        """Extract the text of a document the gem already holds (see :func:`extract_isolated`)."""
         named, typed = text_or_none("filename", filename), text_or_none("contentType", content_type)
-        return await anyio.to_thread.run_sync(lambda: extract_text(data, filename=named, content_type=typed))
+        return await anyio.to_thread.run_sync(lambda: extract_isolated(data, filename=named, content_type=typed))
 
     async def fromBytes(  # noqa: N802  (the seed's style)
         self, data: bytes, options: dict[str, str | None] | None = None

@@ -1,0 +1,138 @@
+"""Extraction of a stranger's file is bounded in time and memory, whatever the file is built to do.
+
+``ctx.extract`` (P-GEN-02), the knowledge-base service's uploads (KB-GEN-01) and ``docs import`` parse
+files in a child process with a deadline and a memory ceiling (:mod:`notochord.extraction.isolated`):
+the answer is the in-process extractor's, word for word, and a file built to be slow or huge is
+refused in words with its reader gone.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pypdf
+import pytest
+from gemnet_documents import DOCX_TYPE, docx_bytes, minimal_pdf
+from gemnet_support import InstallGem
+
+import notochord
+from hostile_documents import slow_pdf
+from notochord.errors import KnowledgeValidationError
+from notochord.extraction import isolated
+from notochord.extraction import text as extraction_text
+from notochord.extraction.isolated import extract_file_isolated, extract_isolated
+from notochord.extraction.text import MAX_INPUT_BYTES, extract_text
+
+
+def _readers_left() -> list[multiprocessing.process.BaseProcess]:
+    return [child for child in multiprocessing.active_children() if child.name == "notochord-extract"]
+
+
+@pytest.mark.parametrize(
+    ("data", "filename", "content_type"),
+    [
+        pytest.param(minimal_pdf(["Quarterly report", "Revenue grew"], title="Q3"), "q3.pdf", None, id="pdf"),
+        pytest.param(docx_bytes(heading="Plan", paragraphs=["Ship it."], bullets=["one"]), None, DOCX_TYPE, id="docx"),
+        pytest.param(b"<title>Stew</title><h1>Stew</h1><p>Slow.</p>", "stew.html", None, id="html"),
+        pytest.param(b"# Notes\n\nplain words", "notes.md", None, id="markdown"),
+    ],
+)
+def test_the_child_answers_exactly_what_the_extractor_answers(
+    data: bytes, filename: str | None, content_type: str | None
+) -> None:
+    assert extract_isolated(data, filename=filename, content_type=content_type) == extract_text(
+        data, filename=filename, content_type=content_type
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "filename", "content_type"),
+    [
+        pytest.param(b"%PDF-1.4 nothing else", "broken.pdf", None, id="damaged-pdf"),
+        pytest.param(minimal_pdf([]), "scan.pdf", None, id="pdf-without-text"),
+        pytest.param(b"\x89PNG", None, "image/png", id="unsupported"),
+        pytest.param(b"a" * (MAX_INPUT_BYTES + 1), "big.txt", None, id="too-large"),
+    ],
+)
+def test_a_refusal_is_worded_as_the_extractor_words_it(
+    data: bytes, filename: str | None, content_type: str | None
+) -> None:
+    with pytest.raises(KnowledgeValidationError) as in_process:
+        extract_text(data, filename=filename, content_type=content_type)
+    with pytest.raises(KnowledgeValidationError) as in_child:
+        extract_isolated(data, filename=filename, content_type=content_type)
+    assert in_child.value.message == in_process.value.message
+
+
+def test_plain_text_and_refusals_without_a_parser_start_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_child(*_args: Any) -> None:
+        raise AssertionError("a child was started")
+
+    monkeypatch.setattr(isolated, "_in_child", no_child)
+    assert extract_isolated(b"just words", filename="a.txt").text == "just words"
+    with pytest.raises(KnowledgeValidationError, match="not supported"):
+        extract_isolated(b"\x89PNG", content_type="image/png")
+
+
+def test_a_pdf_built_to_be_slow_is_stopped_at_the_deadline_and_its_reader_is_gone() -> None:
+    """Twenty pages sharing one compressed megabyte of text operators: 6 KB that cost about a second
+    of parsing per page."""
+    data = slow_pdf(pages=20, stream_bytes=1_000_000)
+    assert len(data) < 10_000
+    with pytest.raises(KnowledgeValidationError) as refused:
+        extract_isolated(data, filename="slow.pdf", seconds=1)
+    assert refused.value.message.startswith("cannot extract text from slow.pdf: reading it took longer than 1 s")
+    assert "save or export it again" in refused.value.message
+    assert _readers_left() == []
+
+
+def test_a_file_needing_more_memory_than_the_ceiling_is_refused_in_words() -> None:
+    page = b"<html><body>" + b"<div><p>word</p></div>" * 1_000_000 + b"</body></html>"
+    with pytest.raises(KnowledgeValidationError) as refused:
+        extract_isolated(page, filename="huge.html", memory_bytes=256 * 1024 * 1024)
+    assert refused.value.message == (
+        "cannot extract text from huge.html: reading it needs more than 256 MB of memory, over the limit"
+    )
+    assert _readers_left() == []
+
+
+def test_a_pdf_stops_at_the_page_that_passes_the_text_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text limit is checked page by page, so a long file is refused without reading the rest."""
+    pages_read: list[int] = []
+    extract_page: Callable[..., str] = pypdf.PageObject.extract_text
+
+    def counted(page: pypdf.PageObject, *args: Any, **kwargs: Any) -> str:
+        pages_read.append(1)
+        return extract_page(page, *args, **kwargs)
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", counted)
+    monkeypatch.setattr(extraction_text, "MAX_TEXT_CHARS", 10_000)
+    per_page = len(extract_text(slow_pdf(pages=1, stream_bytes=200_000), filename="one.pdf").text)
+    assert 5_000 < per_page < 10_000
+    pages_read.clear()
+    with pytest.raises(KnowledgeValidationError, match="its text is over the limit of 10000 characters"):
+        extract_text(slow_pdf(pages=8, stream_bytes=200_000), filename="long.pdf")
+    assert len(pages_read) == 2
+
+
+def test_a_file_on_the_host_is_read_and_extracted_in_a_child(tmp_path: Path) -> None:
+    report = tmp_path / "report.pdf"
+    report.write_bytes(minimal_pdf(["Revenue grew"], title="Q3"))
+    assert extract_file_isolated(report).text == "Revenue grew"
+    with pytest.raises(KnowledgeValidationError, match="cannot read"):
+        extract_file_isolated(tmp_path / "missing.pdf")
+
+
+@pytest.mark.anyio
+async def test_a_gems_slow_pdf_is_refused_without_holding_the_host(
+    net_space: notochord.Space, install_gem: InstallGem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """P-GEN-02: ``ctx.extract.fromBytes`` is every gem's, so its cost is bounded for every gem."""
+    monkeypatch.setattr(isolated, "EXTRACT_SECONDS", 1.0)
+    extract = net_space.gems.context(install_gem("offline")).extract
+    with pytest.raises(KnowledgeValidationError, match="took longer than 1 s"):
+        await extract.fromBytes(slow_pdf(pages=20, stream_bytes=1_000_000), {"filename": "slow.pdf"})
+    assert _readers_left() == []
