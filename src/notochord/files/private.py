@@ -22,8 +22,9 @@ Even an attach that slipped through would need the kv subkey, which the gem neve
 Bounds: the gem's SQL runs in notochord's process, so a statement may run at most
 ``statement_seconds`` (30 s unless told otherwise; SQLite's progress handler interrupts it, and the
 database stays usable), a query's rows may hold at most :data:`MAX_QUERY_BYTES` of text and bytes
-(they travel to the gem in one message), and closing the store (an uninstall, the vault closing)
-interrupts a statement still running instead of waiting for it.
+(they travel to the gem in one message), all gems' databases together may hold at most
+:data:`GEM_SQL_HEAP_BYTES` of SQLite's memory (a statement past it is stopped), and closing the
+store (an uninstall, the vault closing) interrupts a statement still running instead of waiting.
 
 Isolation (K-NS-03, P-STOR-08): a store reaches only its own folder; names of documents and blobs
 are validated (no separators beyond ``/`` between plain segments, no ``..``, no hidden segment, no
@@ -56,13 +57,26 @@ from notochord.errors import ClosedError, FileError, FileNotFoundInWorkspaceErro
 from notochord.files.full import disk_full
 from notochord.files.text import utf8
 
-__all__ = ["MAX_QUERY_BYTES", "STATEMENT_SECONDS", "Blobs", "Documents", "GemSql", "GemStore", "KeyValue", "SqlResult"]
+__all__ = [
+    "GEM_SQL_HEAP_BYTES",
+    "MAX_QUERY_BYTES",
+    "STATEMENT_SECONDS",
+    "Blobs",
+    "Documents",
+    "GemSql",
+    "GemStore",
+    "KeyValue",
+    "SqlResult",
+]
 
 KEY_BYTES = 32
 STATEMENT_SECONDS = 30.0
 """How long one statement of a gem's SQL may run before it is interrupted."""
 MAX_QUERY_BYTES = 32 * 1024 * 1024
 """The most text and bytes the rows of one query may hold: they go to the gem in one message."""
+GEM_SQL_HEAP_BYTES = 512 * 1024 * 1024
+"""The most memory SQLite may hold for all gems' databases together. SQLCipher is its own copy of
+SQLite that serves gems' stores only, so its heap limit bounds them without touching the vault's."""
 _PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between two looks at the clock
 _BLOB_MAGIC = b"NCB1"
 _NONCE_BYTES = 12
@@ -110,6 +124,9 @@ def _open_cipher_db(path: Path, key: bytes, what: str) -> sqlcipher3.Connection:
     try:
         # Silence SQLCipher's own stderr log: a wrong key is reported through our error instead.
         conn.execute("PRAGMA cipher_log_level = NONE")
+        # Without it one statement may build values of up to a gigabyte each (randomblob, replace,
+        # group_concat) in notochord's memory, and every tool call in flight may run one.
+        conn.execute(f"PRAGMA hard_heap_limit = {GEM_SQL_HEAP_BYTES}")
         conn.execute(f"PRAGMA key = \"x'{key.hex()}'\"")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except sqlcipher3.Error as exc:
@@ -200,6 +217,13 @@ class _Guarded:
                 yield self._conn.cursor()
             except sqlcipher3.Error as exc:
                 raise self._translate(exc) from exc
+            except MemoryError:
+                # SQLite's own heap limit said no: the statement was stopped and its memory is free
+                raise FileError(
+                    f"a statement on the gem's {self._what} needed more memory than gems' databases may hold"
+                    f" together ({GEM_SQL_HEAP_BYTES // (1024 * 1024)} MB) and was stopped; store large values"
+                    " as blobs, or build them in smaller pieces"
+                ) from None
             except UnicodeEncodeError as exc:
                 # a lone surrogate (half of a UTF-16 pair) is no character: UTF-8 cannot hold it
                 raise FileError(

@@ -5,11 +5,14 @@ P-STOR-11, K-UNINST-03).
   database changed nothing and answers the next statement;
 - closing the store (an uninstall, the vault closing) interrupts a statement still running instead
   of waiting for it forever;
-- a query whose rows hold more than one answer may carry is refused, not built in memory.
+- a query whose rows hold more than one answer may carry is refused, not built in memory;
+- a statement that builds values past the memory all gems' databases may hold together is stopped
+  with an error that says so, and the gem cannot lift that ceiling.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from notochord.errors import ClosedError, FileError
-from notochord.files.private import MAX_QUERY_BYTES, GemStore
+from notochord.files.private import GEM_SQL_HEAP_BYTES, MAX_QUERY_BYTES, GemStore
 
 KEY = bytes(range(32))
 FOREVER = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
@@ -94,3 +97,26 @@ def test_a_query_whose_rows_are_too_large_for_one_answer_is_refused(store: GemSt
         "select fewer columns or page through them with LIMIT and OFFSET"
     )
     assert len(store.sql.query_rows("SELECT b FROM big LIMIT 8")) == 8
+
+
+def test_a_statement_building_values_past_the_memory_ceiling_is_stopped_in_words(store: GemStore) -> None:
+    """``randomblob`` of 600 MB used to be built in notochord's memory, once per tool call in flight."""
+    with pytest.raises(FileError) as caught:
+        store.sql.query("SELECT length(randomblob(?)) AS n", [GEM_SQL_HEAP_BYTES + 100 * 1024 * 1024])
+    assert str(caught.value) == (
+        "a statement on the gem's SQL database needed more memory than gems' databases may hold together (512 MB)"
+        " and was stopped; store large values as blobs, or build them in smaller pieces"
+    )
+    assert store.sql.query("SELECT x FROM t") == [{"x": 1}]
+    assert store.sql.query("SELECT length(randomblob(1000000)) AS n") == [{"n": 1_000_000}]
+
+
+def test_the_gem_cannot_lift_the_ceiling_and_the_vaults_own_sqlite_has_none(store: GemStore) -> None:
+    for pragma in ("PRAGMA hard_heap_limit = 0", "PRAGMA soft_heap_limit = 0"):
+        with pytest.raises(FileError, match="not authorized"):
+            store.sql.execute(pragma)
+    vault_library = sqlite3.connect(":memory:")
+    try:
+        assert vault_library.execute("PRAGMA hard_heap_limit").fetchone() == (0,)
+    finally:
+        vault_library.close()
