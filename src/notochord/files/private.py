@@ -154,6 +154,9 @@ def _check_name(name: str, *, what: str, suffixes: Sequence[str] = ()) -> tuple[
         raise FileError(f"a {what} name must be a non-empty string")
     if "\x00" in name or "\\" in name or any(ord(c) < 32 for c in name):
         raise FileError(f"the {what} name {name!r} contains a control character or a backslash")
+    lone = next((c for c in name if "\ud800" <= c <= "\udfff"), None)
+    if lone is not None:  # half of a UTF-16 pair, as a JavaScript string may hold: no file name holds it
+        raise FileError(f"the {what} name {name!r} holds a lone surrogate (U+{ord(lone):04X}); remove it")
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         raise FilePermissionError(f"the {what} name {name!r} is an absolute path", path=name)
     parts = tuple(name.split("/"))

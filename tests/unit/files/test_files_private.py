@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -246,6 +246,23 @@ def test_document_and_blob_names_cannot_escape_or_hide(store: GemStore, name: st
 def test_malformed_document_names_are_refused(store: GemStore, name: str) -> None:
     with pytest.raises(FileError):
         store.documents.write(name, "x")
+
+
+@pytest.mark.parametrize("name", ["a\ud800.md", "notes/\udfff.md", "workspace:\ud800"])
+def test_a_name_holding_a_lone_surrogate_is_refused_in_words_for_every_call(store: GemStore, name: str) -> None:
+    """A JavaScript string may hold half of a UTF-16 pair; no file name can. Every call that takes a
+    name says so, instead of letting the encoder's error out."""
+    calls: list[Callable[[], object]] = [
+        lambda: store.documents.write(name, "x"),
+        lambda: store.documents.read(name),
+        lambda: store.documents.delete(name),
+        lambda: store.blobs.put(name, b"x"),
+        lambda: store.blobs.get(name),
+        lambda: store.blobs.delete(name),
+    ]
+    for call in calls:
+        with pytest.raises(FileError, match=r"holds a lone surrogate \(U\+D[89A-F][0-9A-F]{2}\); remove it"):
+            call()
 
 
 # -- lifecycle ---------------------------------------------------------------------------------
