@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 from typer.exceptions import Abort
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, printable, report_usage_error, state
+from notochord.cli.help_text import reflow_help
 
 __all__ = ["LAZY_COMMANDS", "app", "main"]
 
@@ -124,7 +125,7 @@ def _load(name: str, entry: _Lazy) -> Any:
         command = typer.main.get_command(single)
     command.name = name
     command.hidden = entry.hidden
-    return command
+    return reflow_help(command)
 
 
 def _mount_gem_run(gem_app: typer.Typer) -> None:
@@ -139,7 +140,7 @@ class _Commands(MutableMapping[str, Any]):
     """The group's commands: the ones mounted directly, then the lazy ones, loaded when looked up."""
 
     def __init__(self, eager: Mapping[str, Any]) -> None:
-        self._loaded: dict[str, Any] = dict(eager)
+        self._loaded: dict[str, Any] = {name: reflow_help(command) for name, command in eager.items()}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._loaded:
