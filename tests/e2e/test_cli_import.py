@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from cli_harness import Cli, initialised
 
-from hostile_documents import slow_pdf
 from notochord.cli import app
 from notochord.extraction import isolated as isolated_extraction
+from pdf_files import pdf_file, slow_pdf
 
 PAGE = b"""<!DOCTYPE html>
 <html><head><title>Sourdough starter</title><script>track("x")</script></head>
@@ -38,18 +38,7 @@ def _pdf(lines: Sequence[str], *, title: str) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         f"<< /Title ({title}) >>".encode("latin-1"),
     ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    out.writelines(b"%010d 00000 n \n" % offset for offset in offsets)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\n" % (len(objects) + 1, len(objects)))
-    out.write(b"startxref\n%d\n%%%%EOF\n" % xref)
-    return out.getvalue()
+    return pdf_file(objects, info=len(objects))
 
 
 def _docx(title: str, paragraphs: Sequence[str]) -> bytes:

@@ -20,10 +20,10 @@ import pytest
 import sqlalchemy as sa
 from kb_harness import LiveServer, World
 
-from hostile_documents import slow_pdf
 from notochord.db.schema import changes, chunks, documents
 from notochord.extraction import isolated as isolated_extraction
 from notochord.kbservice.documents import IngestLimits, render_record
+from pdf_files import slow_pdf
 
 DOC_KEYS = {
     "id",

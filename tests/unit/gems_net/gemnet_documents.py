@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
+from pdf_files import pdf_file
+
 DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
@@ -14,11 +16,7 @@ def _pdf_string(text: str) -> str:
 
 
 def minimal_pdf(lines: Sequence[str], *, title: str | None = None) -> bytes:
-    """A one-page PDF with one text line per entry (Helvetica, so the text layer is extractable).
-
-    The cross-reference table is computed from the real object offsets, so the file is valid and
-    not merely tolerated by a lenient reader.
-    """
+    """A one-page PDF with one text line per entry (Helvetica, so the text layer is extractable)."""
     operators = ["BT", "/F1 12 Tf", "72 720 Td", "14 TL"]
     for index, line in enumerate(lines):
         operators.append(f"{_pdf_string(line)} Tj" if index == 0 else f"T* {_pdf_string(line)} Tj")
@@ -34,21 +32,7 @@ def minimal_pdf(lines: Sequence[str], *, title: str | None = None) -> bytes:
     ]
     if title is not None:
         objects.append(f"<< /Title {_pdf_string(title)} >>".encode("latin-1"))
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: list[int] = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n" % (len(objects) + 1))
-    out.write(b"0000000000 65535 f \n")
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    info = b" /Info %d 0 R" % len(objects) if title is not None else b""
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s >>\n" % (len(objects) + 1, info))
-    out.write(b"startxref\n%d\n%%%%EOF\n" % xref)
-    return out.getvalue()
+    return pdf_file(objects, info=len(objects) if title is not None else None)
 
 
 def docx_bytes(

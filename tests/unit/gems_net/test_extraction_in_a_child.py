@@ -19,12 +19,12 @@ from gemnet_documents import DOCX_TYPE, docx_bytes, minimal_pdf
 from gemnet_support import InstallGem
 
 import notochord
-from hostile_documents import slow_pdf
 from notochord.errors import KnowledgeValidationError
 from notochord.extraction import isolated
 from notochord.extraction import text as extraction_text
 from notochord.extraction.isolated import extract_file_isolated, extract_isolated
 from notochord.extraction.text import MAX_INPUT_BYTES, extract_text
+from pdf_files import slow_pdf
 
 
 def _readers_left() -> list[multiprocessing.process.BaseProcess]:
