@@ -13,6 +13,7 @@ them (``raise ... from exc``) and never escape.
     │   ├── StorageFullError               E_STORAGE_FULL  the disk is full; nothing was written
     │   └── ReadOnlyStoreError             E_READ_ONLY     the data directory cannot be written
     ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
+    ├── BusyError                          E_BUSY          as much of this work runs as may; retry_after s
     ├── KnowledgeError                     E_KNOWLEDGE
     │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
     │   │   └── ServiceContentError        E_PERMISSION    a host write into a REST knowledge base
@@ -40,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "BusyError",
     "ClosedError",
     "ConfigurationError",
     "FileError",
@@ -107,6 +109,17 @@ class SpaceNotFoundError(NotochordError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class BusyError(NotochordError):
+    """As much of this kind of work is running as may run at once, and none finished in time to make
+    room: nothing was done. ``retry_after`` is how many seconds from now a retry is worth it."""
+
+    code = "E_BUSY"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class StorageFullError(StorageError):

@@ -1,5 +1,6 @@
 """Several files uploaded to a knowledge base in one call are written in one transaction, all or
-none (K-DOC, OD-B07)."""
+none (K-DOC, OD-B07), read within one budget for all of them; an upload that finds every reader busy
+is told to retry later."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import sqlalchemy as sa
 from kb_harness import World
 from sqlalchemy import event
 
+from notochord.extraction import isolated as isolated_extraction
 from notochord.kbservice.actors import Actor, OrgRole
-from notochord.kbservice.documents import Upload
+from notochord.kbservice.documents import IngestLimits, Upload
 from notochord.kbservice.errors import KbPayloadTooLargeError, KbValidationError
 from notochord.knowledge.quotas import MAX_BODY
+from pdf_files import slow_pdf
 
 
 def _member(world: World) -> Actor:
@@ -103,3 +106,57 @@ def test_the_batch_route_refuses_a_bad_file_whole_and_checks_permission_and_body
     other_field = [("other", ("a.md", b"# A", "text/markdown"))]
     no_file = world.request("POST", f"/kb/{kb['id']}/documents/batch", world["member"], files=other_field)
     assert no_file.status_code == 400, no_file.text
+
+
+@pytest.fixture
+def quick_batches(world: World) -> Iterator[float]:
+    documents = world.live.service.documents
+    before = documents.limits
+    documents.limits = IngestLimits(batch_extract_seconds=1.5)
+    yield 1.5
+    documents.limits = before
+
+
+def test_the_files_of_one_batch_share_one_reading_budget(world: World, quick_batches: float) -> None:
+    """Each file has its own deadline, and the batch has one for all of them: a hundred files that
+    each take a while to read cannot hold one request for hours. Six one-megabyte pages fit no
+    budget of a second and a half; nothing is added."""
+    kb = world.create_kb()
+    page = slow_pdf(pages=1, stream_bytes=1_000_000)
+    uploads = [Upload(data=page, filename=f"p{n}.pdf", content_type="application/pdf") for n in range(6)]
+    with pytest.raises(KbValidationError, match=r"took longer than"):
+        world.live.service.documents.add_uploads(actor=_member(world), kb_id=kb["id"], uploads=uploads)
+    assert world.request("GET", f"/kb/{kb['id']}/documents", world["viewer"]).json()["total"] == 0
+
+
+def test_an_upload_that_cannot_get_a_reader_in_time_is_429_with_retry_after(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every reader is busy (held here) and none frees up within the wait: the caller is told to come
+    back, with Retry-After, instead of holding a server thread in the queue; nothing is added. Plain
+    text needs no reader and is still added."""
+    monkeypatch.setattr(isolated_extraction, "QUEUE_SECONDS", 0.2)
+    kb = world.create_kb()
+    for _ in range(isolated_extraction.CONCURRENT_EXTRACTIONS):
+        assert isolated_extraction._slots.acquire(timeout=5)
+    try:
+        pdf = slow_pdf(pages=1, stream_bytes=10_000)
+        refused = world.request(
+            "POST", f"/kb/{kb['id']}/documents", world["member"], files={"file": ("a.pdf", pdf, "application/pdf")}
+        )
+        markdown = {"file": ("a.md", b"# A\n\nwords", "text/markdown")}
+        text = world.request("POST", f"/kb/{kb['id']}/documents", world["member"], files=markdown)
+    finally:
+        for _ in range(isolated_extraction.CONCURRENT_EXTRACTIONS):
+            isolated_extraction._slots.release()
+    assert refused.status_code == 429, refused.text
+    assert refused.headers["retry-after"] == "60"
+    assert refused.json() == {
+        "error": "Too Many Requests",
+        "message": (
+            f"cannot extract text from a.pdf now: {isolated_extraction.CONCURRENT_EXTRACTIONS} other files are being"
+            " read and none finished within 0.2 s; try again in a minute"
+        ),
+    }
+    assert text.status_code == 201, text.text
+    assert world.request("GET", f"/kb/{kb['id']}/documents", world["viewer"]).json()["total"] == 1

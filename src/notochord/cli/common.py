@@ -85,6 +85,7 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.ConfigurationError, 2),
     (errors.GemError, 2),
     (errors.StorageFullError, 8),
+    (errors.BusyError, 10),
     (errors.ReadOnlyStoreError, 2),
 )
 

@@ -18,7 +18,8 @@ Rules:
 - A child gets :data:`EXTRACT_SECONDS` of wall time and :data:`EXTRACT_MEMORY_BYTES` of address space;
   past either the file is refused as too slow or too large to read, and the child is gone before the
   call returns. At most :data:`CONCURRENT_EXTRACTIONS` children run at once per process: a burst of
-  hostile files queues instead of taking every core.
+  hostile files queues instead of taking every core, and a call that waits :data:`QUEUE_SECONDS`
+  for its turn is refused with :class:`~notochord.errors.BusyError` instead of holding its thread.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
-from notochord.errors import KnowledgeValidationError
+from notochord.errors import BusyError, KnowledgeValidationError
 from notochord.extraction.text import MAX_INPUT_BYTES, ExtractedDocument, detect_kind, extract_text, read_document
 
 __all__ = [
     "CONCURRENT_EXTRACTIONS",
     "EXTRACT_MEMORY_BYTES",
     "EXTRACT_SECONDS",
+    "QUEUE_SECONDS",
     "extract_file_isolated",
     "extract_isolated",
 ]
@@ -46,6 +48,7 @@ __all__ = [
 EXTRACT_SECONDS: Final = 120.0
 EXTRACT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 CONCURRENT_EXTRACTIONS: Final = max(1, os.cpu_count() or 1)
+QUEUE_SECONDS: Final = 30.0
 
 _IN_PROCESS_KINDS: Final = frozenset({"text", "markdown"})
 _PRELOADED: Final = ["notochord.extraction.text", "pypdf", "bs4"]
@@ -121,7 +124,13 @@ def _in_child(
 ) -> ExtractedDocument:
     what = filename or "the file"
     context = _forkserver()
-    with _slots:
+    if not _slots.acquire(timeout=QUEUE_SECONDS):
+        raise BusyError(
+            f"cannot extract text from {what} now: {CONCURRENT_EXTRACTIONS} other files are being read and none"
+            f" finished within {QUEUE_SECONDS:g} s; try again in a minute",
+            retry_after=60,
+        )
+    try:
         receive, send = context.Pipe(duplex=False)
         child = context.Process(
             target=_child,
@@ -149,6 +158,8 @@ def _in_child(
             if child.pid is not None:
                 child.join()
                 child.close()
+    finally:
+        _slots.release()
     if kind == "ok":
         return ExtractedDocument(title=title, text=text, content_type=content_type_read)
     if kind == "invalid":
@@ -168,8 +179,9 @@ def extract_isolated(
 ) -> ExtractedDocument:
     """Extract the text of one document held in memory, parsing it in a child process.
 
-    ``seconds`` and ``memory_bytes`` default to :data:`EXTRACT_SECONDS` and
-    :data:`EXTRACT_MEMORY_BYTES`, read at call time.
+    ``seconds`` shortens the deadline (a caller with a budget of its own); it never lengthens it past
+    :data:`EXTRACT_SECONDS`. ``memory_bytes`` defaults to :data:`EXTRACT_MEMORY_BYTES`. Both
+    constants are read at call time.
 
     Raises:
         KnowledgeValidationError: as :func:`~notochord.extraction.text.extract_text`, or the file took
@@ -188,7 +200,7 @@ def extract_isolated(
         data,
         filename,
         content_type,
-        EXTRACT_SECONDS if seconds is None else seconds,
+        EXTRACT_SECONDS if seconds is None else min(seconds, EXTRACT_SECONDS),
         EXTRACT_MEMORY_BYTES if memory_bytes is None else memory_bytes,
     )
 

@@ -29,6 +29,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -117,9 +118,12 @@ class Extracted(Protocol):
 
 
 class Extractor(Protocol):
-    """``extract(data, filename=, content_type=)``; raises ``KnowledgeValidationError`` on failure."""
+    """``extract(data, filename=, content_type=, seconds=)``: the text, read within ``seconds`` when
+    given; raises ``KnowledgeValidationError`` on failure and ``BusyError`` when it cannot start."""
 
-    def __call__(self, data: bytes, *, filename: str | None, content_type: str | None) -> Extracted: ...
+    def __call__(
+        self, data: bytes, *, filename: str | None, content_type: str | None, seconds: float | None = None
+    ) -> Extracted: ...
 
 
 NetworkRulesSource = Callable[[str], UserNetworkRules]
@@ -133,6 +137,9 @@ class IngestLimits:
     max_upload_bytes: int = 32 * 1024 * 1024
     max_download_bytes: int = 32 * 1024 * 1024
     download_timeout: float = 30.0
+    # what the files of one batch upload may spend being read, together: each file has its own
+    # deadline, but a hundred files built to be slow would otherwise hold one request for hours
+    batch_extract_seconds: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -301,18 +308,29 @@ class KbDocuments:
             what = "the file is" if len(uploads) == 1 else "the files are"
             raise KbPayloadTooLargeError(f"{what} over the upload limit of {self.limits.max_upload_bytes} bytes")
         settings = self._settings(found, kb)
-        sources = [self._upload_source(upload) for upload in uploads]
+        deadline = time.monotonic() + self.limits.batch_extract_seconds
+        sources = [self._upload_source(upload, deadline=deadline) for upload in uploads]
         public_ids = store_sources(found.store.core, kb, sources, created_by=actor.user_id, settings=settings)
         return [self._get(found.store, kb, public_id, with_content=False) for public_id in public_ids]
 
-    def _upload_source(self, upload: Upload) -> Source:
+    def _upload_source(self, upload: Upload, *, deadline: float | None = None) -> Source:
         title = title_field({"title": upload.title}) if upload.title is not None else None
         if file_extension(upload.filename) not in UPLOAD_EXTENSIONS:
             raise KbUnsupportedMediaTypeError(
                 f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
                 + ", ".join(UPLOAD_EXTENSIONS)
             )
-        extracted = self._extract(upload.data, filename=upload.filename, content_type=upload.content_type)
+        seconds = None
+        if deadline is not None:
+            seconds = deadline - time.monotonic()
+            if seconds <= 0:
+                raise KbValidationError(
+                    f"cannot ingest {upload.filename or 'a file without a name'}: the files of this upload took longer"
+                    f" than {self.limits.batch_extract_seconds:g} s to read together; send fewer at a time"
+                )
+        extracted = self._extract(
+            upload.data, filename=upload.filename, content_type=upload.content_type, seconds=seconds
+        )
         return Source(
             title=title or extracted.title or upload.filename or _UNTITLED,
             text=check_text(extracted.text, upload.filename or "the file"),
@@ -399,11 +417,13 @@ class KbDocuments:
             raise KbUpstreamError(f"cannot fetch {url}: the server answered with status {response.status}")
         return response
 
-    def _extract(self, data: bytes, *, filename: str | None, content_type: str | None) -> Extracted:
+    def _extract(
+        self, data: bytes, *, filename: str | None, content_type: str | None, seconds: float | None = None
+    ) -> Extracted:
         if self._extractor is None:
             raise KbUnsupportedMediaTypeError("this server has no text extractor; send Markdown as content")
         try:
-            return self._extractor(data, filename=filename, content_type=content_type)
+            return self._extractor(data, filename=filename, content_type=content_type, seconds=seconds)
         except KnowledgeValidationError as exc:
             if "over the limit" in exc.message:
                 raise KbPayloadTooLargeError(exc.message) from exc

@@ -8,7 +8,8 @@ with a plain 500.
 Order matters: the first row whose class matches wins.
 
 A 401 carries ``WWW-Authenticate: Bearer realm="notochord"`` (RFC 6750 §3); when a token was sent
-and refused it adds ``error="invalid_token"`` and the reason. A client that goes away before its
+and refused it adds ``error="invalid_token"`` and the reason. A 429 (the server is as busy with that
+work as it may be) carries ``Retry-After``. A client that goes away before its
 request was read is logged as one line, not as an unexpected error.
 
 No foreign library's wording reaches a client: a pydantic refusal is retold from its structured
@@ -32,7 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
-from notochord.errors import NotochordError, StorageFullError
+from notochord.errors import BusyError, NotochordError, StorageFullError
 from notochord.kbservice.errors import (
     KbAuthenticationError,
     KbConflictError,
@@ -84,6 +85,7 @@ ERROR_TABLE: tuple[Row, ...] = (
     Row(KbUnsupportedMediaTypeError, 415, "Unsupported Media Type"),
     Row(KbValidationError, 400, "Bad Request"),
     Row(KbUpstreamError, 502, "Bad Gateway"),
+    Row(BusyError, 429, "Too Many Requests"),
     Row(StorageFullError, 507, "Insufficient Storage"),
     # storage, configuration and every other failure: logged, never detailed to the caller
     Row(NotochordError, 500, "Internal Server Error", show_message=False),
@@ -139,6 +141,8 @@ def _handle(_request: Request, exc: Exception) -> JSONResponse:
     response = error_body(row.status, row.title, message)
     if isinstance(exc, KbAuthenticationError):
         response.headers["WWW-Authenticate"] = challenge(exc)
+    if isinstance(exc, BusyError):
+        response.headers["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -284,6 +288,7 @@ _DESCRIPTIONS = {
     409: "The knowledge base and the agent belong to different organizations.",
     413: "The body (1 MiB; an upload 32 MiB, a form field 1 MiB), the document's text or the record is over the limit.",
     415: "The body or the uploaded file is of a type the service does not ingest.",
+    429: "As many files are being read as may be at once; nothing was added. Retry after Retry-After seconds.",
     502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
     507: "The service's disk is full: nothing was written; retry once space is freed.",
 }

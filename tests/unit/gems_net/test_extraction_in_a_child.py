@@ -19,7 +19,7 @@ from gemnet_documents import DOCX_TYPE, docx_bytes, minimal_pdf
 from gemnet_support import InstallGem
 
 import notochord
-from notochord.errors import KnowledgeValidationError
+from notochord.errors import BusyError, KnowledgeValidationError
 from notochord.extraction import isolated
 from notochord.extraction import text as extraction_text
 from notochord.extraction.isolated import extract_file_isolated, extract_isolated
@@ -136,3 +136,22 @@ async def test_a_gems_slow_pdf_is_refused_without_holding_the_host(
     with pytest.raises(KnowledgeValidationError, match="took longer than 1 s"):
         await extract.fromBytes(slow_pdf(pages=20, stream_bytes=1_000_000), {"filename": "slow.pdf"})
     assert _readers_left() == []
+
+
+def test_a_call_that_finds_every_reader_busy_is_refused_with_when_to_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A burst of files queues for the readers; a call that waits past the queue's time is refused
+    instead of holding its thread, and says when a retry is worth it. Plain text needs no reader."""
+    monkeypatch.setattr(isolated, "QUEUE_SECONDS", 0.1)
+    for _ in range(isolated.CONCURRENT_EXTRACTIONS):
+        assert isolated._slots.acquire(timeout=5)
+    try:
+        with pytest.raises(BusyError) as busy:
+            extract_isolated(minimal_pdf(["Revenue grew"]), filename="q3.pdf")
+        assert extract_isolated(b"just words", filename="a.txt").text == "just words"
+    finally:
+        for _ in range(isolated.CONCURRENT_EXTRACTIONS):
+            isolated._slots.release()
+    assert busy.value.code == "E_BUSY"
+    assert busy.value.retry_after == 60
+    assert busy.value.message.startswith("cannot extract text from q3.pdf now:")
+    assert extract_isolated(minimal_pdf(["Revenue grew"]), filename="q3.pdf").text == "Revenue grew"

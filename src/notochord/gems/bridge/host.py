@@ -118,7 +118,7 @@ def from_wire(value: Any) -> Any:
     return value
 
 
-_ERROR_ATTRIBUTES = ("permission", "what", "ref", "host", "rule", "path", "problems")
+_ERROR_ATTRIBUTES = ("permission", "what", "ref", "host", "rule", "path", "problems", "retry_after")
 
 
 def _error_body(error: BaseException) -> dict[str, Any]:

@@ -143,7 +143,7 @@ async def _read_uploads(request: Request, limit: int) -> list[Upload]:
     "/kb/{kb_id}/documents/batch",
     status_code=201,
     response_model=DocumentBatchEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 415, 507),
+    responses=documented(400, 401, 403, 404, 413, 415, 429, 507),
     openapi_extra={"x-permission": "kb:edit", "requestBody": ADD_DOCUMENTS_BODY},
     summary="Add Documents",
 )
@@ -166,7 +166,7 @@ async def add_documents(service: Service, actor: CurrentActor, kb_id: str, reque
     "/kb/{kb_id}/documents",
     status_code=201,
     response_model=DocumentEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 415, 502, 507),
+    responses=documented(400, 401, 403, 404, 413, 415, 429, 502, 507),
     openapi_extra={"x-permission": "kb:edit", "requestBody": ADD_DOCUMENT_BODY},
     summary="Add Document",
 )
