@@ -24,6 +24,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -61,7 +62,7 @@ _slots = threading.BoundedSemaphore(CONCURRENT_EXTRACTIONS)
 _context_lock = threading.Lock()
 _context: multiprocessing.context.ForkServerContext | None = None
 
-Outcome = tuple[str, str | None, str, str]  # ("ok", title, text, content type) or ("invalid", "", message, "")
+Outcome = tuple[str, str | None, str, str]  # ("ok", title, text, content type) or (kind, None, words, "")
 
 
 def _forkserver() -> multiprocessing.context.ForkServerContext:
@@ -90,7 +91,8 @@ def _child(
     try:
         cpu = math.ceil(seconds) + _CPU_GRACE_SECONDS
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        with contextlib.suppress(ValueError, OSError):  # macOS refuses an address-space limit: time still holds
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         outcome: Outcome
         try:
             document = extract_text(data, filename=filename, content_type=content_type)
