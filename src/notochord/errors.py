@@ -20,6 +20,8 @@ them (``raise ... from exc``) and never escape.
     │   ├── KnowledgeNotFoundError         E_NOT_FOUND     "not found: no entity|fact|document|…"
     │   ├── KnowledgeQuotaError            E_QUOTA         "… quota …"
     │   ├── KnowledgeValidationError       E_VALIDATION    bad arguments, "exceeds limit", nesting
+    │   │   ├── DocumentTooLargeError      E_VALIDATION    a file over a size, page, text or memory limit
+    │   │   └── UnsupportedDocumentError   E_VALIDATION    a kind of file whose text is not extracted
     │   └── RevertError                    E_REVERT        "superseded", "not empty"
     ├── ManifestError                      E_MANIFEST      every problem as "<json path>: <problem>"
     ├── GemError                           E_GEM           permission not requested, tool or code unusable
@@ -44,6 +46,7 @@ __all__ = [
     "BusyError",
     "ClosedError",
     "ConfigurationError",
+    "DocumentTooLargeError",
     "FileError",
     "FileExistsInWorkspaceError",
     "FileNotFoundInWorkspaceError",
@@ -66,6 +69,7 @@ __all__ = [
     "SpaceNotFoundError",
     "StorageError",
     "StorageFullError",
+    "UnsupportedDocumentError",
 ]
 
 
@@ -194,6 +198,15 @@ class KnowledgeValidationError(KnowledgeError):
     """Arguments are malformed or break a single-write limit; nothing was written."""
 
     code = "E_VALIDATION"
+
+
+class DocumentTooLargeError(KnowledgeValidationError):
+    """A file to extract is over a limit: its bytes, pages, unpacked size, text, or the memory reading
+    it takes. The message names the limit."""
+
+
+class UnsupportedDocumentError(KnowledgeValidationError):
+    """A file is of a kind whose text is not extracted; the message names the supported kinds."""
 
 
 class RevertError(KnowledgeError):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import IO, ClassVar, Final
 from xml.parsers import expat
 
-from notochord.errors import KnowledgeValidationError
+from notochord.errors import DocumentTooLargeError, KnowledgeValidationError
 
 __all__ = ["MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED", "DocxText", "read_docx"]
 
@@ -87,7 +87,7 @@ class _Budget:
     def spend_text(self, n: int) -> None:
         self.chars_left -= n
         if self.chars_left < 0:
-            raise KnowledgeValidationError(f"its text is over the limit of {self.max_chars} characters")
+            raise DocumentTooLargeError(f"its text is over the limit of {self.max_chars} characters")
 
 
 def read_docx(data: IO[bytes], *, max_text_chars: int, max_unpacked: int = MAX_DOCX_UNPACKED) -> DocxText:
@@ -139,12 +139,12 @@ def _check_declared(archive: zipfile.ZipFile, parts: list[str], budget: _Budget)
         declared += info.file_size
         packed = max(info.compress_size, 1)
         if info.file_size > _RATIO_FLOOR and info.file_size > MAX_DOCX_RATIO * packed:
-            raise KnowledgeValidationError(
+            raise DocumentTooLargeError(
                 f"the DOCX part {part} unpacks to {info.file_size // packed} times its packed size, "
                 f"over the limit of {MAX_DOCX_RATIO} times (a ZIP bomb?)"
             )
     if declared > budget.bytes_left:
-        raise KnowledgeValidationError(
+        raise DocumentTooLargeError(
             f"the DOCX unpacks to {declared} bytes of text parts, over the limit of {budget.bytes_left}"
         )
 
@@ -155,7 +155,7 @@ def _chunks(archive: zipfile.ZipFile, part: str, budget: _Budget) -> Iterator[by
         while chunk := stream.read(_CHUNK):
             budget.bytes_left -= len(chunk)
             if budget.bytes_left < 0:
-                raise KnowledgeValidationError(
+                raise DocumentTooLargeError(
                     f"the DOCX unpacks to more than {budget.max_bytes} bytes of text parts, over the limit"
                 )
             yield chunk

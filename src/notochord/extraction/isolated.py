@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
-from notochord.errors import BusyError, KnowledgeValidationError
+from notochord.errors import BusyError, DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction.text import MAX_INPUT_BYTES, ExtractedDocument, detect_kind, extract_text, read_document
 
 __all__ = [
@@ -62,7 +62,11 @@ _slots = threading.BoundedSemaphore(CONCURRENT_EXTRACTIONS)
 _context_lock = threading.Lock()
 _context: multiprocessing.context.ForkServerContext | None = None
 
-Outcome = tuple[str, str | None, str, str]  # ("ok", title, text, content type) or (kind, None, words, "")
+# ("ok", title, text, content type), ("invalid", the refusal's class, its words, "") or (kind, None, words, "")
+Outcome = tuple[str, str | None, str, str]
+_REFUSALS: Final[dict[str, type[KnowledgeValidationError]]] = {
+    cls.__name__: cls for cls in (DocumentTooLargeError, UnsupportedDocumentError)
+}
 
 
 def _forkserver() -> multiprocessing.context.ForkServerContext:
@@ -98,7 +102,7 @@ def _child(
             document = extract_text(data, filename=filename, content_type=content_type)
             outcome = ("ok", document.title, document.text, document.content_type)
         except KnowledgeValidationError as exc:
-            outcome = ("invalid", None, exc.message, "")
+            outcome = ("invalid", type(exc).__name__, exc.message, "")
         except MemoryError:
             raise
         except Exception as exc:  # the parent turns whatever else a parser raises into words
@@ -117,8 +121,10 @@ def _exit_outcome(exitcode: int | None) -> Outcome:
     return ("failed", None, f"the reader stopped unexpectedly, exit code {exitcode}", "")
 
 
-def _refused(what: str, problem: str) -> KnowledgeValidationError:
-    return KnowledgeValidationError(f"cannot extract text from {what}: {problem}")
+def _refused(
+    what: str, problem: str, kind: type[KnowledgeValidationError] = KnowledgeValidationError
+) -> KnowledgeValidationError:
+    return kind(f"cannot extract text from {what}: {problem}")
 
 
 def _in_child(
@@ -165,9 +171,13 @@ def _in_child(
     if kind == "ok":
         return ExtractedDocument(title=title, text=text, content_type=content_type_read)
     if kind == "invalid":
-        raise KnowledgeValidationError(text)
+        raise _REFUSALS.get(title or "", KnowledgeValidationError)(text)
     if kind == "memory":
-        raise _refused(what, f"reading it needs more than {memory_bytes // (1024 * 1024)} MB of memory, over the limit")
+        raise _refused(
+            what,
+            f"reading it needs more than {memory_bytes // (1024 * 1024)} MB of memory, over the limit",
+            DocumentTooLargeError,
+        )
     raise _refused(what, f"the file could not be read ({text})" if text else "the file could not be read")
 
 

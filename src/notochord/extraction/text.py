@@ -34,7 +34,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from notochord.errors import KnowledgeValidationError
+from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 
 if TYPE_CHECKING:
@@ -133,8 +133,18 @@ class ExtractedDocument(BaseModel):
         raise KeyError(key)
 
 
-def _invalid(what: str, problem: str) -> KnowledgeValidationError:
-    return KnowledgeValidationError(f"cannot extract text from {what}: {problem}")
+def _invalid(
+    what: str, problem: str, kind: type[KnowledgeValidationError] = KnowledgeValidationError
+) -> KnowledgeValidationError:
+    return kind(f"cannot extract text from {what}: {problem}")
+
+
+def _too_large(what: str, problem: str) -> KnowledgeValidationError:
+    return _invalid(what, problem, DocumentTooLargeError)
+
+
+def _unsupported(what: str, problem: str) -> KnowledgeValidationError:
+    return _invalid(what, problem, UnsupportedDocumentError)
 
 
 def _media_type(content_type: str | None) -> str:
@@ -198,7 +208,7 @@ def detect_kind(data: bytes, *, filename: str | None, content_type: str | None) 
         if kind is None and media.startswith("text/"):
             kind = "text"
         if kind is None:
-            raise _invalid(what, f"the type {media} is not supported (supported: {_SUPPORTED})")
+            raise _unsupported(what, f"the type {media} is not supported (supported: {_SUPPORTED})")
         if kind == "text" and _EXTENSION_KINDS.get(extension) == "markdown":
             return "markdown"
         return kind
@@ -208,7 +218,7 @@ def detect_kind(data: bytes, *, filename: str | None, content_type: str | None) 
     sniffed = _sniff(data)
     if sniffed is None:
         named = f" ({extension} files)" if extension else ""
-        raise _invalid(what, f"it is not a supported document{named} (supported: {_SUPPORTED})")
+        raise _unsupported(what, f"it is not a supported document{named} (supported: {_SUPPORTED})")
     return sniffed
 
 
@@ -341,14 +351,14 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
             raise _invalid(what, "the PDF is password-protected; remove the password and try again")
         count = len(reader.pages)
         if count > MAX_PDF_PAGES:
-            raise _invalid(what, f"the PDF has {count} pages, over the limit of {MAX_PDF_PAGES}")
+            raise _too_large(what, f"the PDF has {count} pages, over the limit of {MAX_PDF_PAGES}")
         pages: list[str] = []
         characters = 0
         for page in reader.pages:
             page_text = page.extract_text() or ""
             characters += len(page_text)
             if characters > MAX_TEXT_CHARS:  # said now, not after reading every other page too
-                raise _invalid(what, f"its text is over the limit of {MAX_TEXT_CHARS} characters")
+                raise _too_large(what, f"its text is over the limit of {MAX_TEXT_CHARS} characters")
             pages.append(page_text)
         metadata = reader.metadata
         title = metadata.title if metadata is not None else None
@@ -367,7 +377,7 @@ def _docx(data: bytes, what: str) -> tuple[str | None, str]:
         # the text bound is checked while the XML is read, so a small upload of huge XML stops early
         package = read_docx(io.BytesIO(data), max_text_chars=MAX_TEXT_CHARS, max_unpacked=MAX_DOCX_UNPACKED)
     except KnowledgeValidationError as exc:
-        raise _invalid(what, exc.message) from exc
+        raise _invalid(what, exc.message, type(exc)) from exc
     blocks, core_title = package.blocks, package.title
     lines: list[str] = []
     title = core_title.strip() if core_title else ""
@@ -408,7 +418,7 @@ def extract_text(data: bytes, *, filename: str | None = None, content_type: str 
     data = bytes(data)
     what = filename or "the file"
     if len(data) > MAX_INPUT_BYTES:
-        raise _invalid(what, f"it is {len(data)} bytes, over the limit of {MAX_INPUT_BYTES} bytes")
+        raise _too_large(what, f"it is {len(data)} bytes, over the limit of {MAX_INPUT_BYTES} bytes")
     kind = detect_kind(data, filename=filename, content_type=content_type)
     title: str | None
     if kind == "pdf":
@@ -424,7 +434,7 @@ def extract_text(data: bytes, *, filename: str | None = None, content_type: str 
     if not text:
         raise _invalid(what, "it contains no text")
     if len(text) > MAX_TEXT_CHARS:
-        raise _invalid(what, f"its text is {len(text)} characters, over the limit of {MAX_TEXT_CHARS}")
+        raise _too_large(what, f"its text is {len(text)} characters, over the limit of {MAX_TEXT_CHARS}")
     return ExtractedDocument(title=title, text=text, content_type=CONTENT_TYPES[kind])
 
 
@@ -447,7 +457,7 @@ def read_document(source: Path) -> bytes:
     try:
         size = source.stat().st_size
         if size > MAX_INPUT_BYTES:
-            raise _invalid(source.name, f"it is {size} bytes, over the limit of {MAX_INPUT_BYTES} bytes")
+            raise _too_large(source.name, f"it is {size} bytes, over the limit of {MAX_INPUT_BYTES} bytes")
         return source.read_bytes()
     except OSError as exc:
         raise KnowledgeValidationError(f"cannot read {source}: {exc.strerror or exc}") from exc

@@ -40,9 +40,11 @@ import sqlalchemy as sa
 from notochord.db.schema import chunk_vectors, chunks, documents
 from notochord.errors import (
     ConfigurationError,
+    DocumentTooLargeError,
     KnowledgeValidationError,
     NetworkPermissionError,
     NetworkRequestError,
+    UnsupportedDocumentError,
 )
 from notochord.extraction.text import file_extension, url_filename
 from notochord.kbservice.actors import Actor
@@ -424,11 +426,11 @@ class KbDocuments:
             raise KbUnsupportedMediaTypeError("this server has no text extractor; send Markdown as content")
         try:
             return self._extractor(data, filename=filename, content_type=content_type, seconds=seconds)
+        except DocumentTooLargeError as exc:
+            raise KbPayloadTooLargeError(exc.message) from exc
+        except UnsupportedDocumentError as exc:
+            raise KbUnsupportedMediaTypeError(exc.message) from exc
         except KnowledgeValidationError as exc:
-            if "over the limit" in exc.message:
-                raise KbPayloadTooLargeError(exc.message) from exc
-            if "(supported:" in exc.message:
-                raise KbUnsupportedMediaTypeError(exc.message) from exc
             raise KbValidationError(exc.message) from exc
 
     def _store(

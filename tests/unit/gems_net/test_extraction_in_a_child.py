@@ -19,7 +19,7 @@ from gemnet_documents import DOCX_TYPE, docx_bytes, minimal_pdf
 from gemnet_support import InstallGem
 
 import notochord
-from notochord.errors import BusyError, KnowledgeValidationError
+from notochord.errors import BusyError, DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction import isolated
 from notochord.extraction import text as extraction_text
 from notochord.extraction.isolated import extract_file_isolated, extract_isolated
@@ -49,6 +49,24 @@ def test_the_child_answers_exactly_what_the_extractor_answers(
 
 
 @pytest.mark.parametrize(
+    ("data", "filename", "refusal"),
+    [
+        pytest.param(b"%PDF-1.4 nothing else", "broken.pdf", KnowledgeValidationError, id="damaged"),
+        pytest.param(b"\x89PNG\r\n", "photo.png", UnsupportedDocumentError, id="unsupported"),
+        pytest.param(b"a" * (MAX_INPUT_BYTES + 1), "big.txt", DocumentTooLargeError, id="too-large"),
+    ],
+)
+def test_a_refusal_says_by_its_class_whether_the_file_is_unsupported_or_too_large(
+    data: bytes, filename: str, refusal: type[KnowledgeValidationError]
+) -> None:
+    """Callers (the REST service's 413 and 415) branch on the class, never on the words."""
+    with pytest.raises(KnowledgeValidationError) as refused:
+        extract_isolated(data, filename=filename)
+    assert type(refused.value) is refusal
+    assert refused.value.code == "E_VALIDATION"
+
+
+@pytest.mark.parametrize(
     ("data", "filename", "content_type"),
     [
         pytest.param(b"%PDF-1.4 nothing else", "broken.pdf", None, id="damaged-pdf"),
@@ -65,6 +83,7 @@ def test_a_refusal_is_worded_as_the_extractor_words_it(
     with pytest.raises(KnowledgeValidationError) as in_child:
         extract_isolated(data, filename=filename, content_type=content_type)
     assert in_child.value.message == in_process.value.message
+    assert type(in_child.value) is type(in_process.value)
 
 
 def test_plain_text_and_refusals_without_a_parser_start_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +110,7 @@ def test_a_pdf_built_to_be_slow_is_stopped_at_the_deadline_and_its_reader_is_gon
 
 def test_a_file_needing_more_memory_than_the_ceiling_is_refused_in_words() -> None:
     page = b"<html><body>" + b"<div><p>word</p></div>" * 1_000_000 + b"</body></html>"
-    with pytest.raises(KnowledgeValidationError) as refused:
+    with pytest.raises(DocumentTooLargeError) as refused:
         extract_isolated(page, filename="huge.html", memory_bytes=256 * 1024 * 1024)
     assert refused.value.message == (
         "cannot extract text from huge.html: reading it needs more than 256 MB of memory, over the limit"
