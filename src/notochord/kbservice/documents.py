@@ -322,23 +322,30 @@ class KbDocuments:
                 f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
                 + ", ".join(UPLOAD_EXTENSIONS)
             )
-        seconds = None
-        if deadline is not None:
-            seconds = deadline - time.monotonic()
-            if seconds <= 0:
-                raise KbValidationError(
-                    f"cannot ingest {upload.filename or 'a file without a name'}: the files of this upload took longer"
-                    f" than {self.limits.batch_extract_seconds:g} s to read together; send fewer at a time"
-                )
-        extracted = self._extract(
-            upload.data, filename=upload.filename, content_type=upload.content_type, seconds=seconds
-        )
+        seconds = None if deadline is None else deadline - time.monotonic()
+        if seconds is not None and seconds <= 0:
+            raise self._out_of_time(upload)
+        try:
+            extracted = self._extract(
+                upload.data, filename=upload.filename, content_type=upload.content_type, seconds=seconds
+            )
+        except KbValidationError as exc:
+            if deadline is not None and time.monotonic() >= deadline:
+                # the batch's budget ran out on this file: say so, not "this file is slow"
+                raise self._out_of_time(upload) from exc
+            raise
         return Source(
             title=title or extracted.title or upload.filename or _UNTITLED,
             text=check_text(extracted.text, upload.filename or "the file"),
             source_type="file",
             filename=upload.filename,
             content_type=extracted.content_type,
+        )
+
+    def _out_of_time(self, upload: Upload) -> KbValidationError:
+        return KbValidationError(
+            f"cannot ingest {upload.filename or 'a file without a name'}: the files of this upload took longer"
+            f" than {self.limits.batch_extract_seconds:g} s to read together; send fewer at a time"
         )
 
     def _settings(self, found: Found, kb: KnowledgeBase) -> KbSettings:
