@@ -1,7 +1,7 @@
 """Contract: text extraction is one leaf package that every caller shares.
 
 ``ctx.extract``, the REST service and ``notochord docs import`` extract text with
-the same code, each in a child process with a deadline, and name files by one
+the same code, each in a reader process with a deadline, and name files by one
 ``file_extension``/``url_filename``, not two.
 """
 

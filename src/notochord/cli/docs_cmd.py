@@ -5,7 +5,7 @@ Import rules:
 - Markdown (``.md``, ``.markdown``), text (``.txt``), HTML (``.html``, ``.htm``), PDF (``.pdf``) and
   Word (``.docx``) files are imported; folders are walked recursively in name order. HTML, PDF and
   DOCX go through the same extraction as uploads to the knowledge-base service
-  (:func:`notochord.extraction.isolated.extract_file_isolated`: a child process with a deadline and
+  (:func:`notochord.extraction.isolated.extract_file_isolated`: a reader process with a deadline and
   a memory ceiling): HTML and DOCX headings become ``#`` headings, a PDF needs a text layer. Every
   file that is not imported is listed with the reason: hidden (a name starting with ``.``; a hidden
   folder is listed once and not entered), a symlinked folder (not followed, so a link cannot loop

@@ -1,34 +1,38 @@
-"""Document text extraction in a child process of its own, with a deadline and a memory ceiling.
+"""Document text extraction in reader processes of their own, with a deadline and a memory ceiling.
 
-Why a child process: parsing is the one thing notochord does with a stranger's file whose cost the
+Why other processes: parsing is the one thing notochord does with a stranger's file whose cost the
 file decides. A 6 KB PDF of twenty pages that all draw one compressed megabyte of text operators
 costs the PDF parser 17 s of CPU, and the page limit lets one such file cost hours; HTML and DOCX
 parsers hold many times their input in memory. Run in the serving process, such a file would also
-hold the interpreter lock the whole time, stalling every other request. A child can be stopped when
-its time is up, its memory is capped by the kernel, and it shares no lock with the server.
+hold the interpreter lock the whole time, stalling every other request. A reader process can be
+stopped when its time is up, its memory is capped by the kernel, and it shares no lock with the server.
 
 Rules:
 
 - :func:`extract_isolated` answers exactly what :func:`~notochord.extraction.text.extract_text`
-  answers for the same bytes, or raises :class:`~notochord.errors.KnowledgeValidationError` in the
-  same words; plain text and Markdown, which are read in one linear pass, are read in the calling
-  process, and so is every refusal that needs no parser (size, type).
-- The others run in a fresh child forked from a small server process that has already imported the
-  parsers (``forkserver``): the server never forks a threaded process, and a child costs milliseconds.
-- A child gets :data:`EXTRACT_SECONDS` of wall time and :data:`EXTRACT_MEMORY_BYTES` of address space;
-  past either the file is refused as too slow or too large to read, and the child is gone before the
-  call returns. At most :data:`CONCURRENT_EXTRACTIONS` children run at once per process: a burst of
+  answers for the same bytes, or raises the same refusal (same class, same words); plain text and
+  Markdown, which are read in one linear pass, are read in the calling process, and so is every
+  refusal that needs no parser (size, type).
+- The others go to a reader: a long-lived process started from a small server process
+  (``forkserver``, so the caller never forks itself while it has threads). Readers are kept and
+  reused, since starting one costs the import of the caller's main module (a tenth of a second for
+  the command line); one is retired after :data:`_TASKS_PER_READER` files.
+- A file gets :data:`EXTRACT_SECONDS` of wall time and :data:`EXTRACT_MEMORY_BYTES` of address space;
+  past either it is refused as too slow or too large to read, and its reader is stopped before the
+  call returns. At most :data:`CONCURRENT_EXTRACTIONS` files are read at once per process: a burst of
   hostile files queues instead of taking every core, and a call that waits :data:`QUEUE_SECONDS`
   for its turn is refused with :class:`~notochord.errors.BusyError` instead of holding its thread.
+- A reader whose parent is gone exits on its own within a second, even in the middle of a file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import multiprocessing
 import os
 import resource
+import signal
+import sys
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -42,6 +46,7 @@ __all__ = [
     "EXTRACT_MEMORY_BYTES",
     "EXTRACT_SECONDS",
     "QUEUE_SECONDS",
+    "READER_NAME",
     "extract_file_isolated",
     "extract_isolated",
 ]
@@ -53,17 +58,21 @@ QUEUE_SECONDS: Final = 30.0
 
 _IN_PROCESS_KINDS: Final = frozenset({"text", "markdown"})
 _PRELOADED: Final = ["notochord.extraction.text", "pypdf", "bs4"]
-# The CPU limit is the kernel's backstop for a child whose parent died before it could stop it.
-_CPU_GRACE_SECONDS: Final = 5
+READER_NAME: Final = "notochord-extract"
 _OUT_OF_MEMORY: Final = 3
 _FAILED: Final = 4
 
+_TASKS_PER_READER: Final = 200
+_PARENT_CHECK_SECONDS: Final = 1.0
+
 _slots = threading.BoundedSemaphore(CONCURRENT_EXTRACTIONS)
-_context_lock = threading.Lock()
+_lock = threading.Lock()
 _context: multiprocessing.context.ForkServerContext | None = None
+_idle: list[_Reader] = []
 
 # ("ok", title, text, content type), ("invalid", the refusal's class, its words, "") or (kind, None, words, "")
 Outcome = tuple[str, str | None, str, str]
+Request = tuple[bytes, str | None, str | None]  # data, filename, content type
 _REFUSALS: Final[dict[str, type[KnowledgeValidationError]]] = {
     cls.__name__: cls for cls in (DocumentTooLargeError, UnsupportedDocumentError)
 }
@@ -71,7 +80,7 @@ _REFUSALS: Final[dict[str, type[KnowledgeValidationError]]] = {
 
 def _forkserver() -> multiprocessing.context.ForkServerContext:
     global _context
-    with _context_lock:
+    with _lock:
         if _context is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(_PRELOADED)
@@ -79,40 +88,109 @@ def _forkserver() -> multiprocessing.context.ForkServerContext:
         return _context
 
 
-def _child(
-    answer: Connection,
-    data: bytes,
-    filename: str | None,
-    content_type: str | None,
-    seconds: float,
-    memory_bytes: int,
-) -> None:
-    """The child's whole life: cap itself, extract, send one outcome, exit.
+# ---------------------------------------------------------------------- inside a reader
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """A reader's watchdog: a parent killed mid-file leaves no reader parsing on for hours.
+
+    A timer signal, not a thread: with a second thread a parser that meets the memory ceiling can
+    crawl along its edge for minutes instead of failing at once.
+    """
+
+    def check(_signal: int, _frame: object) -> None:
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # the pid now names another user's process: ours is gone
+            os._exit(0)
+
+    signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, _PARENT_CHECK_SECONDS, _PARENT_CHECK_SECONDS)
+
+
+def _read(request: Request) -> Outcome:
+    data, filename, content_type = request
+    try:
+        document = extract_text(data, filename=filename, content_type=content_type)
+        return ("ok", document.title, document.text, document.content_type)
+    except KnowledgeValidationError as exc:
+        return ("invalid", type(exc).__name__, exc.message, "")
+    except MemoryError:
+        raise
+    except Exception as exc:  # the parent turns whatever else a parser raises into words
+        return ("failed", None, " ".join(str(exc).split())[:200], "")
+
+
+def _serve(connection: Connection, parent_pid: int, memory_bytes: int) -> None:
+    """A reader's whole life: read one file per request and answer with its outcome, until the
+    parent closes the pipe.
 
     Out of memory it exits with :data:`_OUT_OF_MEMORY` instead of answering: with the address space
     exhausted even pickling a short answer can fail again, and a status needs no memory.
     """
     try:
-        cpu = math.ceil(seconds) + _CPU_GRACE_SECONDS
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        # the ceiling is the reader's for life: lowered under memory a reader already holds, it would
+        # leave a parser crawling at the edge instead of failing at once
         with contextlib.suppress(ValueError, OSError):  # macOS refuses an address-space limit: time still holds
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        outcome: Outcome
-        try:
-            document = extract_text(data, filename=filename, content_type=content_type)
-            outcome = ("ok", document.title, document.text, document.content_type)
-        except KnowledgeValidationError as exc:
-            outcome = ("invalid", type(exc).__name__, exc.message, "")
-        except MemoryError:
-            raise
-        except Exception as exc:  # the parent turns whatever else a parser raises into words
-            outcome = ("failed", None, " ".join(str(exc).split())[:200], "")
-        answer.send(outcome)
-        answer.close()
+        _watch_parent(parent_pid)
+        # what a parser or the interpreter would print (a generator it could not close out of memory)
+        # is no business of the caller's terminal: the outcome says what happened
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  (the reader's for life)
+        while True:
+            try:
+                request: Request = connection.recv()
+            except EOFError:
+                os._exit(0)
+            connection.send(_read(request))
     except MemoryError:
         os._exit(_OUT_OF_MEMORY)
-    except BaseException:  # a child prints no traceback: its exit code is its answer
+    except BaseException:  # a reader prints no traceback: its exit code is its answer
         os._exit(_FAILED)
+
+
+# ---------------------------------------------------------------------- the caller's side
+
+
+class _Reader:
+    """One reader process and the caller's end of its pipe."""
+
+    def __init__(self, context: multiprocessing.context.ForkServerContext, memory_bytes: int) -> None:
+        self.memory_bytes = memory_bytes
+        self.connection, theirs = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=_serve, args=(theirs, os.getpid(), memory_bytes), name=READER_NAME, daemon=True
+        )
+        self.process.start()
+        theirs.close()
+        self.tasks = 0
+
+    def stop(self) -> None:
+        self.connection.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.process.close()
+
+
+def _take_reader(memory_bytes: int) -> _Reader:
+    with _lock:
+        for reader in [r for r in _idle if r.memory_bytes == memory_bytes or not r.process.is_alive()]:
+            _idle.remove(reader)
+            if reader.process.is_alive():
+                return reader
+            reader.stop()
+    return _Reader(_forkserver(), memory_bytes)
+
+
+def _give_back(reader: _Reader) -> None:
+    if reader.tasks >= _TASKS_PER_READER:
+        reader.stop()
+        return
+    with _lock:
+        _idle.append(reader)
 
 
 def _exit_outcome(exitcode: int | None) -> Outcome:
@@ -127,11 +205,10 @@ def _refused(
     return kind(f"cannot extract text from {what}: {problem}")
 
 
-def _in_child(
+def _in_reader(
     data: bytes, filename: str | None, content_type: str | None, seconds: float, memory_bytes: int
 ) -> ExtractedDocument:
     what = filename or "the file"
-    context = _forkserver()
     if not _slots.acquire(timeout=QUEUE_SECONDS):
         raise BusyError(
             f"cannot extract text from {what} now: {CONCURRENT_EXTRACTIONS} other files are being read and none"
@@ -139,33 +216,28 @@ def _in_child(
             retry_after=60,
         )
     try:
-        receive, send = context.Pipe(duplex=False)
-        child = context.Process(
-            target=_child,
-            args=(send, data, filename, content_type, seconds, memory_bytes),
-            name="notochord-extract",
-        )
+        reader = _take_reader(memory_bytes)
+        healthy = False
         try:
-            child.start()
-            send.close()
-            if not receive.poll(seconds):
+            reader.tasks += 1
+            reader.connection.send((data, filename, content_type))
+            if not reader.connection.poll(seconds):
                 raise _refused(
                     what,
                     f"reading it took longer than {seconds:g} s, so it was stopped; a file this slow to read is"
                     " usually damaged or built to be slow: save or export it again and retry",
                 )
             try:
-                kind, title, text, content_type_read = receive.recv()
+                kind, title, text, content_type_read = reader.connection.recv()
+                healthy = True
             except EOFError:
-                child.join()
-                kind, title, text, content_type_read = _exit_outcome(child.exitcode)
+                reader.process.join()
+                kind, title, text, content_type_read = _exit_outcome(reader.process.exitcode)
         finally:
-            receive.close()
-            if child.is_alive():
-                child.kill()
-            if child.pid is not None:
-                child.join()
-                child.close()
+            if healthy:
+                _give_back(reader)
+            else:
+                reader.stop()
     finally:
         _slots.release()
     if kind == "ok":
@@ -189,7 +261,7 @@ def extract_isolated(
     seconds: float | None = None,
     memory_bytes: int | None = None,
 ) -> ExtractedDocument:
-    """Extract the text of one document held in memory, parsing it in a child process.
+    """Extract the text of one document held in memory, parsing it in a reader process.
 
     ``seconds`` shortens the deadline (a caller with a budget of its own); it never lengthens it past
     :data:`EXTRACT_SECONDS`. ``memory_bytes`` defaults to :data:`EXTRACT_MEMORY_BYTES`. Both
@@ -208,7 +280,7 @@ def extract_isolated(
         or detect_kind(data, filename=filename, content_type=content_type) in _IN_PROCESS_KINDS
     ):
         return extract_text(data, filename=filename, content_type=content_type)
-    return _in_child(
+    return _in_reader(
         data,
         filename,
         content_type,
@@ -218,7 +290,7 @@ def extract_isolated(
 
 
 def extract_file_isolated(path: str | Path, *, content_type: str | None = None) -> ExtractedDocument:
-    """Extract the text of a file on the host (imports), parsing it in a child process.
+    """Extract the text of a file on the host (imports), parsing it in a reader process.
 
     Raises:
         KnowledgeValidationError: the file cannot be read, or see :func:`extract_isolated`.

@@ -9,6 +9,9 @@ refused in words with its reader gone.
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,13 +25,15 @@ import notochord
 from notochord.errors import BusyError, DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction import isolated
 from notochord.extraction import text as extraction_text
-from notochord.extraction.isolated import extract_file_isolated, extract_isolated
+from notochord.extraction.isolated import READER_NAME, extract_file_isolated, extract_isolated
 from notochord.extraction.text import MAX_INPUT_BYTES, extract_text
 from pdf_files import slow_pdf
 
 
-def _readers_left() -> list[multiprocessing.process.BaseProcess]:
-    return [child for child in multiprocessing.active_children() if child.name == "notochord-extract"]
+def _busy_readers() -> list[multiprocessing.process.BaseProcess]:
+    """Reader processes still alive that are not idle in the pool: one still reading a file."""
+    idle = {reader.process.pid for reader in isolated._idle}
+    return [child for child in multiprocessing.active_children() if child.name == READER_NAME and child.pid not in idle]
 
 
 @pytest.mark.parametrize(
@@ -90,7 +95,7 @@ def test_plain_text_and_refusals_without_a_parser_start_no_child(monkeypatch: py
     def no_child(*_args: Any) -> None:
         raise AssertionError("a child was started")
 
-    monkeypatch.setattr(isolated, "_in_child", no_child)
+    monkeypatch.setattr(isolated, "_in_reader", no_child)
     assert extract_isolated(b"just words", filename="a.txt").text == "just words"
     with pytest.raises(KnowledgeValidationError, match="not supported"):
         extract_isolated(b"\x89PNG", content_type="image/png")
@@ -105,7 +110,7 @@ def test_a_pdf_built_to_be_slow_is_stopped_at_the_deadline_and_its_reader_is_gon
         extract_isolated(data, filename="slow.pdf", seconds=1)
     assert refused.value.message.startswith("cannot extract text from slow.pdf: reading it took longer than 1 s")
     assert "save or export it again" in refused.value.message
-    assert _readers_left() == []
+    assert _busy_readers() == []
 
 
 def test_a_file_needing_more_memory_than_the_ceiling_is_refused_in_words() -> None:
@@ -115,7 +120,7 @@ def test_a_file_needing_more_memory_than_the_ceiling_is_refused_in_words() -> No
     assert refused.value.message == (
         "cannot extract text from huge.html: reading it needs more than 256 MB of memory, over the limit"
     )
-    assert _readers_left() == []
+    assert _busy_readers() == []
 
 
 def test_a_pdf_stops_at_the_page_that_passes_the_text_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,7 +159,7 @@ async def test_a_gems_slow_pdf_is_refused_without_holding_the_host(
     extract = net_space.gems.context(install_gem("offline")).extract
     with pytest.raises(KnowledgeValidationError, match="took longer than 1 s"):
         await extract.fromBytes(slow_pdf(pages=20, stream_bytes=1_000_000), {"filename": "slow.pdf"})
-    assert _readers_left() == []
+    assert _busy_readers() == []
 
 
 def test_a_call_that_finds_every_reader_busy_is_refused_with_when_to_retry(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,3 +179,57 @@ def test_a_call_that_finds_every_reader_busy_is_refused_with_when_to_retry(monke
     assert busy.value.retry_after == 60
     assert busy.value.message.startswith("cannot extract text from q3.pdf now:")
     assert extract_isolated(minimal_pdf(["Revenue grew"]), filename="q3.pdf").text == "Revenue grew"
+
+
+def _idle_pids() -> set[int | None]:
+    return {reader.process.pid for reader in isolated._idle}
+
+
+def test_readers_are_reused_and_one_stopped_at_its_deadline_is_replaced() -> None:
+    """Starting a reader costs the import of the caller's main module, so readers are kept; the one
+    that was stopped for a slow file is not among them."""
+    pdf = minimal_pdf(["Revenue grew"])
+    extract_isolated(pdf, filename="a.pdf")
+    before = _idle_pids()
+    extract_isolated(pdf, filename="b.pdf")
+    assert _idle_pids() == before
+    with pytest.raises(KnowledgeValidationError, match="took longer than"):
+        extract_isolated(slow_pdf(pages=20, stream_bytes=1_000_000), filename="slow.pdf", seconds=0.5)
+    assert _busy_readers() == []
+    assert extract_isolated(pdf, filename="c.pdf").text == "Revenue grew"
+
+
+def test_a_reader_whose_parent_is_killed_stops_reading(tmp_path: Path) -> None:
+    """A parent killed in the middle of a slow file leaves no reader parsing on for hours."""
+    slow = tmp_path / "slow.pdf"
+    slow.write_bytes(slow_pdf(pages=200, stream_bytes=1_000_000))
+    program = (
+        "import sys\n"
+        "from notochord.extraction import isolated\n"
+        "from pathlib import Path\n"
+        "isolated.extract_isolated(b'<p>warm</p>', filename='warm.html')\n"
+        "print(isolated._idle[0].process.pid, flush=True)\n"
+        "isolated.extract_isolated(Path(sys.argv[1]).read_bytes(), filename='slow.pdf')\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", program, str(slow)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        reader_pid = int(parent.stdout.readline())
+        assert _alive(reader_pid)
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 30
+    while _alive(reader_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(reader_pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"  # a zombie has stopped; only its entry is left
+    except FileNotFoundError:
+        return False

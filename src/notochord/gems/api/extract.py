@@ -7,7 +7,7 @@ Rules (P-GEN-02, P-NET-10):
   ``ctx.http`` facade, so the gem's network permission, the user's rules, the per-hop redirect
   checks and the size and time bounds all apply.
 - What is supported, the bounds and the output are those of :mod:`notochord.extraction`; the parsing
-  runs in a child process with a deadline and a memory ceiling (:mod:`notochord.extraction.isolated`),
+  runs in a reader process with a deadline and a memory ceiling (:mod:`notochord.extraction.isolated`),
   so a file built to be slow costs the host neither its responsiveness nor more than those bounds.
 """
 
