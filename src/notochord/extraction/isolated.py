@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import Final
 
 from notochord.errors import BusyError, DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
-from notochord.extraction.text import MAX_INPUT_BYTES, ExtractedDocument, detect_kind, extract_text, read_document
+from notochord.extraction.text import (
+    MAX_INPUT_BYTES,
+    ExtractedDocument,
+    cannot_extract,
+    detect_kind,
+    extract_text,
+    read_document,
+)
 
 __all__ = [
     "CONCURRENT_EXTRACTIONS",
@@ -101,9 +108,7 @@ def _watch_parent(parent_pid: int) -> None:
     def check(_signal: int, _frame: object) -> None:
         try:
             os.kill(parent_pid, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except PermissionError:  # the pid now names another user's process: ours is gone
+        except (ProcessLookupError, PermissionError):  # gone, or the pid now names another user's process
             os._exit(0)
 
     signal.signal(signal.SIGALRM, check)
@@ -131,8 +136,7 @@ def _serve(connection: Connection, parent_pid: int, memory_bytes: int) -> None:
     exhausted even pickling a short answer can fail again, and a status needs no memory.
     """
     try:
-        # the ceiling is the reader's for life: lowered under memory a reader already holds, it would
-        # leave a parser crawling at the edge instead of failing at once
+        # the ceiling is set once, for the reader's life: readers are kept and taken by their ceiling
         with contextlib.suppress(ValueError, OSError):  # macOS refuses an address-space limit: time still holds
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         _watch_parent(parent_pid)
@@ -199,12 +203,6 @@ def _exit_outcome(exitcode: int | None) -> Outcome:
     return ("failed", None, f"the reader stopped unexpectedly, exit code {exitcode}", "")
 
 
-def _refused(
-    what: str, problem: str, kind: type[KnowledgeValidationError] = KnowledgeValidationError
-) -> KnowledgeValidationError:
-    return kind(f"cannot extract text from {what}: {problem}")
-
-
 def _in_reader(
     data: bytes, filename: str | None, content_type: str | None, seconds: float, memory_bytes: int
 ) -> ExtractedDocument:
@@ -222,7 +220,7 @@ def _in_reader(
             reader.tasks += 1
             reader.connection.send((data, filename, content_type))
             if not reader.connection.poll(seconds):
-                raise _refused(
+                raise cannot_extract(
                     what,
                     f"reading it took longer than {seconds:g} s, so it was stopped; a file this slow to read is"
                     " usually damaged or built to be slow: save or export it again and retry",
@@ -245,12 +243,12 @@ def _in_reader(
     if kind == "invalid":
         raise _REFUSALS.get(title or "", KnowledgeValidationError)(text)
     if kind == "memory":
-        raise _refused(
+        raise cannot_extract(
             what,
             f"reading it needs more than {memory_bytes // (1024 * 1024)} MB of memory, over the limit",
             DocumentTooLargeError,
         )
-    raise _refused(what, f"the file could not be read ({text})" if text else "the file could not be read")
+    raise cannot_extract(what, f"the file could not be read ({text})" if text else "the file could not be read")
 
 
 def extract_isolated(

@@ -46,6 +46,7 @@ __all__ = [
     "MAX_PDF_PAGES",
     "MAX_TEXT_CHARS",
     "ExtractedDocument",
+    "cannot_extract",
     "detect_kind",
     "extract_file",
     "extract_text",
@@ -133,18 +134,19 @@ class ExtractedDocument(BaseModel):
         raise KeyError(key)
 
 
-def _invalid(
+def cannot_extract(
     what: str, problem: str, kind: type[KnowledgeValidationError] = KnowledgeValidationError
 ) -> KnowledgeValidationError:
+    """The refusal of ``what`` in the extractor's words: ``cannot extract text from <what>: <problem>``."""
     return kind(f"cannot extract text from {what}: {problem}")
 
 
 def _too_large(what: str, problem: str) -> KnowledgeValidationError:
-    return _invalid(what, problem, DocumentTooLargeError)
+    return cannot_extract(what, problem, DocumentTooLargeError)
 
 
 def _unsupported(what: str, problem: str) -> KnowledgeValidationError:
-    return _invalid(what, problem, UnsupportedDocumentError)
+    return cannot_extract(what, problem, UnsupportedDocumentError)
 
 
 def _media_type(content_type: str | None) -> str:
@@ -237,9 +239,9 @@ def _decode_text(data: bytes, content_type: str | None, what: str) -> str:
         try:
             return data.decode(declared, errors="replace")
         except LookupError as exc:
-            raise _invalid(what, f"the declared charset {declared!r} is unknown") from exc
+            raise cannot_extract(what, f"the declared charset {declared!r} is unknown") from exc
     if b"\x00" in data:
-        raise _invalid(what, "it is a binary file, not text")
+        raise cannot_extract(what, "it is a binary file, not text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -319,7 +321,7 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
     try:
         soup = BeautifulSoup(data, "html.parser", from_encoding=_charset(content_type))
     except Exception as exc:  # the parser meets untrusted input and may fail in any way
-        raise _invalid(what, f"the HTML could not be parsed ({exc})") from exc
+        raise cannot_extract(what, f"the HTML could not be parsed ({exc})") from exc
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text(" ").split()) if title_tag is not None else ""
     for element in soup.find_all(_DROPPED_TAGS):
@@ -328,7 +330,7 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
     try:
         walker.walk(soup)
     except RecursionError as exc:
-        raise _invalid(what, "the HTML is nested too deeply") from exc
+        raise cannot_extract(what, "the HTML is nested too deeply") from exc
     walker.flush()
     text = "\n\n".join(walker.blocks)
     if not title:
@@ -348,7 +350,7 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise _invalid(what, "the PDF is password-protected; remove the password and try again")
+            raise cannot_extract(what, "the PDF is password-protected; remove the password and try again")
         count = len(reader.pages)
         if count > MAX_PDF_PAGES:
             raise _too_large(what, f"the PDF has {count} pages, over the limit of {MAX_PDF_PAGES}")
@@ -365,10 +367,10 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
     except KnowledgeValidationError:
         raise
     except Exception as exc:  # a corrupt PDF makes the parser fail in many ways; all mean "corrupt"
-        raise _invalid(what, f"the PDF is damaged or not a PDF{_detail(exc)}") from exc
+        raise cannot_extract(what, f"the PDF is damaged or not a PDF{_detail(exc)}") from exc
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
-        raise _invalid(what, "the PDF has no text layer (scanned pages need OCR, which is not supported)")
+        raise cannot_extract(what, "the PDF has no text layer (scanned pages need OCR, which is not supported)")
     return (title.strip() or None) if isinstance(title, str) else None, text
 
 
@@ -377,7 +379,7 @@ def _docx(data: bytes, what: str) -> tuple[str | None, str]:
         # the text bound is checked while the XML is read, so a small upload of huge XML stops early
         package = read_docx(io.BytesIO(data), max_text_chars=MAX_TEXT_CHARS, max_unpacked=MAX_DOCX_UNPACKED)
     except KnowledgeValidationError as exc:
-        raise _invalid(what, exc.message, type(exc)) from exc
+        raise cannot_extract(what, exc.message, type(exc)) from exc
     blocks, core_title = package.blocks, package.title
     lines: list[str] = []
     title = core_title.strip() if core_title else ""
@@ -432,7 +434,7 @@ def extract_text(data: bytes, *, filename: str | None = None, content_type: str 
         title = _markdown_title(text) if kind == "markdown" else None
     text = _tidy(text)
     if not text:
-        raise _invalid(what, "it contains no text")
+        raise cannot_extract(what, "it contains no text")
     if len(text) > MAX_TEXT_CHARS:
         raise _too_large(what, f"its text is {len(text)} characters, over the limit of {MAX_TEXT_CHARS}")
     return ExtractedDocument(title=title, text=text, content_type=CONTENT_TYPES[kind])

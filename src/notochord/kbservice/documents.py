@@ -315,22 +315,22 @@ class KbDocuments:
         public_ids = store_sources(found.store.core, kb, sources, created_by=actor.user_id, settings=settings)
         return [self._get(found.store, kb, public_id, with_content=False) for public_id in public_ids]
 
-    def _upload_source(self, upload: Upload, *, deadline: float | None = None) -> Source:
+    def _upload_source(self, upload: Upload, *, deadline: float) -> Source:
         title = title_field({"title": upload.title}) if upload.title is not None else None
         if file_extension(upload.filename) not in UPLOAD_EXTENSIONS:
             raise KbUnsupportedMediaTypeError(
                 f"cannot ingest {upload.filename or 'a file without a name'}: upload one of "
                 + ", ".join(UPLOAD_EXTENSIONS)
             )
-        seconds = None if deadline is None else deadline - time.monotonic()
-        if seconds is not None and seconds <= 0:
+        seconds = deadline - time.monotonic()
+        if seconds <= 0:
             raise self._out_of_time(upload)
         try:
             extracted = self._extract(
                 upload.data, filename=upload.filename, content_type=upload.content_type, seconds=seconds
             )
         except KbValidationError as exc:
-            if deadline is not None and time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:
                 # the batch's budget ran out on this file: say so, not "this file is slow"
                 raise self._out_of_time(upload) from exc
             raise
