@@ -13,10 +13,13 @@ Rules:
   answers for the same bytes, or raises the same refusal (same class, same words); plain text and
   Markdown, which are read in one linear pass, are read in the calling process, and so is every
   refusal that needs no parser (size, type).
-- The others go to a reader: a long-lived process started from a small server process
-  (``forkserver``, so the caller never forks itself while it has threads). Readers are kept and
-  reused, since starting one costs the import of the caller's main module (a tenth of a second for
-  the command line); one is retired after :data:`_TASKS_PER_READER` files.
+- The others go to a reader (:mod:`notochord.extraction.reader`): a long-lived interpreter of its
+  own, started with ``subprocess`` (so the caller never forks itself while it has threads, and
+  never has its own main module run again in a reader). Readers are kept and reused, since
+  starting one costs an interpreter and the parsers' imports (under a second); one is
+  retired after :data:`_TASKS_PER_READER` files, and one left idle for
+  :data:`READER_IDLE_SECONDS` is stopped, so a long-running server that read one PDF does not hold a
+  parser's memory for the rest of its life.
 - A file gets :data:`EXTRACT_SECONDS` of wall time and :data:`EXTRACT_MEMORY_BYTES` of address space;
   past either it is refused as too slow or too large to read, and its reader is stopped before the
   call returns. At most :data:`CONCURRENT_EXTRACTIONS` files are read at once per process: a burst of
@@ -27,18 +30,20 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
+import atexit
+import json
 import os
-import resource
-import signal
+import socket
+import subprocess
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
 from notochord.errors import BusyError, DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
+from notochord.extraction.reader import OUT_OF_MEMORY, Outcome
 from notochord.extraction.text import (
     MAX_INPUT_BYTES,
     ExtractedDocument,
@@ -53,7 +58,8 @@ __all__ = [
     "EXTRACT_MEMORY_BYTES",
     "EXTRACT_SECONDS",
     "QUEUE_SECONDS",
-    "READER_NAME",
+    "READER_IDLE_SECONDS",
+    "READER_MODULE",
     "extract_file_isolated",
     "extract_isolated",
 ]
@@ -64,141 +70,135 @@ CONCURRENT_EXTRACTIONS: Final = max(1, os.cpu_count() or 1)
 QUEUE_SECONDS: Final = 30.0
 
 _IN_PROCESS_KINDS: Final = frozenset({"text", "markdown"})
-_PRELOADED: Final = ["notochord.extraction.text", "pypdf", "bs4"]
-READER_NAME: Final = "notochord-extract"
-_OUT_OF_MEMORY: Final = 3
-_FAILED: Final = 4
+READER_MODULE: Final = "notochord.extraction.reader"
+# the package's own root goes last on the reader's path: the interpreter's own packages come first,
+# as in the caller, and a checkout run without an install still finds notochord
+_PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[2])  # the folder that holds notochord/
+_READER_PROGRAM: Final = (
+    f"import sys; sys.path.append(sys.argv.pop(1)); from {READER_MODULE} import main; main(sys.argv[1:])"
+)
 
 _TASKS_PER_READER: Final = 200
-_PARENT_CHECK_SECONDS: Final = 1.0
+_EXIT_SECONDS: Final = 5.0
+READER_IDLE_SECONDS = 300.0  # read at each check, so a test may shorten it
 
 _slots = threading.BoundedSemaphore(CONCURRENT_EXTRACTIONS)
 _lock = threading.Lock()
-_context: multiprocessing.context.ForkServerContext | None = None
+_pool_changed = threading.Condition(_lock)
+_retirer: threading.Thread | None = None
 _idle: list[_Reader] = []
 
-# ("ok", title, text, content type), ("invalid", the refusal's class, its words, "") or (kind, None, words, "")
-Outcome = tuple[str, str | None, str, str]
-Request = tuple[bytes, str | None, str | None]  # data, filename, content type
 _REFUSALS: Final[dict[str, type[KnowledgeValidationError]]] = {
     cls.__name__: cls for cls in (DocumentTooLargeError, UnsupportedDocumentError)
 }
 
 
-def _forkserver() -> multiprocessing.context.ForkServerContext:
-    global _context
-    with _lock:
-        if _context is None:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(_PRELOADED)
-            _context = context
-        return _context
-
-
-# ---------------------------------------------------------------------- inside a reader
-
-
-def _watch_parent(parent_pid: int) -> None:
-    """A reader's watchdog: a parent killed mid-file leaves no reader parsing on for hours.
-
-    A timer signal, not a thread: with a second thread a parser that meets the memory ceiling can
-    crawl along its edge for minutes instead of failing at once.
-    """
-
-    def check(_signal: int, _frame: object) -> None:
-        try:
-            os.kill(parent_pid, 0)
-        except (ProcessLookupError, PermissionError):  # gone, or the pid now names another user's process
-            os._exit(0)
-
-    signal.signal(signal.SIGALRM, check)
-    signal.setitimer(signal.ITIMER_REAL, _PARENT_CHECK_SECONDS, _PARENT_CHECK_SECONDS)
-
-
-def _read(request: Request) -> Outcome:
-    data, filename, content_type = request
-    try:
-        document = extract_text(data, filename=filename, content_type=content_type)
-        return ("ok", document.title, document.text, document.content_type)
-    except KnowledgeValidationError as exc:
-        return ("invalid", type(exc).__name__, exc.message, "")
-    except MemoryError:
-        raise
-    except Exception as exc:  # the parent turns whatever else a parser raises into words
-        return ("failed", None, " ".join(str(exc).split())[:200], "")
-
-
-def _serve(connection: Connection, parent_pid: int, memory_bytes: int) -> None:
-    """A reader's whole life: read one file per request and answer with its outcome, until the
-    parent closes the pipe.
-
-    Out of memory it exits with :data:`_OUT_OF_MEMORY` instead of answering: with the address space
-    exhausted even pickling a short answer can fail again, and a status needs no memory.
-    """
-    try:
-        # the ceiling is set once, for the reader's life: readers are kept and taken by their ceiling
-        with contextlib.suppress(ValueError, OSError):  # macOS refuses an address-space limit: time still holds
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        _watch_parent(parent_pid)
-        # what a parser or the interpreter would print (a generator it could not close out of memory)
-        # is no business of the caller's terminal: the outcome says what happened
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  (the reader's for life)
-        while True:
-            try:
-                request: Request = connection.recv()
-            except EOFError:
-                os._exit(0)
-            connection.send(_read(request))
-    except MemoryError:
-        os._exit(_OUT_OF_MEMORY)
-    except BaseException:  # a reader prints no traceback: its exit code is its answer
-        os._exit(_FAILED)
-
-
-# ---------------------------------------------------------------------- the caller's side
-
-
 class _Reader:
-    """One reader process and the caller's end of its pipe."""
+    """One reader process and the caller's end of its socket."""
 
-    def __init__(self, context: multiprocessing.context.ForkServerContext, memory_bytes: int) -> None:
+    def __init__(self, memory_bytes: int) -> None:
         self.memory_bytes = memory_bytes
-        self.connection, theirs = context.Pipe(duplex=True)
-        self.process = context.Process(
-            target=_serve, args=(theirs, os.getpid(), memory_bytes), name=READER_NAME, daemon=True
-        )
-        self.process.start()
-        theirs.close()
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _READER_PROGRAM,
+                    _PACKAGE_ROOT,
+                    str(theirs.fileno()),
+                    str(os.getpid()),
+                    str(memory_bytes),
+                ],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",  # nothing in the caller's folder can stand in for a module the reader imports
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.connection = Connection(ours.detach())
         self.tasks = 0
+        self.idle_since = time.monotonic()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def exit_code(self) -> int:
+        """The exit code of a reader that closed its end: it is exiting, or is made to."""
+        try:
+            return self.process.wait(timeout=_EXIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
 
     def stop(self) -> None:
         self.connection.close()
-        if self.process.is_alive():
+        if self.alive():
             self.process.kill()
-        self.process.join()
-        self.process.close()
+        self.process.wait()
 
 
 def _take_reader(memory_bytes: int) -> _Reader:
     with _lock:
-        for reader in [r for r in _idle if r.memory_bytes == memory_bytes or not r.process.is_alive()]:
+        for reader in [r for r in _idle if r.memory_bytes == memory_bytes or not r.alive()]:
             _idle.remove(reader)
-            if reader.process.is_alive():
+            if reader.alive():
                 return reader
             reader.stop()
-    return _Reader(_forkserver(), memory_bytes)
+    return _Reader(memory_bytes)
 
 
 def _give_back(reader: _Reader) -> None:
+    global _retirer
     if reader.tasks >= _TASKS_PER_READER:
         reader.stop()
         return
     with _lock:
+        reader.idle_since = time.monotonic()
         _idle.append(reader)
+        if _retirer is None:
+            _retirer = threading.Thread(target=_retire_idle_readers, name="notochord-extract-retirer", daemon=True)
+            _retirer.start()
+        _pool_changed.notify()
 
 
-def _exit_outcome(exitcode: int | None) -> Outcome:
-    if exitcode == _OUT_OF_MEMORY:
+@atexit.register
+def _stop_idle_readers() -> None:
+    """At exit, readers in the pool are stopped and waited for, not left for the garbage collector."""
+    with _lock:
+        leaving = list(_idle)
+        _idle.clear()
+    for reader in leaving:
+        reader.stop()
+
+
+def _retire_idle_readers() -> None:
+    """Stop readers left idle for :data:`READER_IDLE_SECONDS`, for the life of the process.
+
+    The caller's side decides, never the reader: a reader that timed itself out could exit just as
+    a caller sends it a file. A reader is taken out of the pool under the lock before it is stopped,
+    so no caller can take one that is being stopped.
+    """
+    while True:
+        with _lock:
+            now = time.monotonic()
+            stale = [reader for reader in _idle if now - reader.idle_since >= READER_IDLE_SECONDS]
+            for reader in stale:
+                _idle.remove(reader)
+            if not stale:
+                soonest = min((reader.idle_since for reader in _idle), default=None)
+                _pool_changed.wait(None if soonest is None else soonest + READER_IDLE_SECONDS - now)
+        for reader in stale:
+            reader.stop()
+
+
+def _exit_outcome(exitcode: int) -> Outcome:
+    if exitcode == OUT_OF_MEMORY:
         return ("memory", None, "", "")
     return ("failed", None, f"the reader stopped unexpectedly, exit code {exitcode}", "")
 
@@ -218,19 +218,23 @@ def _in_reader(
         healthy = False
         try:
             reader.tasks += 1
-            reader.connection.send((data, filename, content_type))
-            if not reader.connection.poll(seconds):
+            try:
+                reader.connection.send_bytes(json.dumps([filename, content_type]).encode("ascii"))
+                reader.connection.send_bytes(data)
+                answered = reader.connection.poll(seconds)
+            except OSError:  # the reader is gone: its exit code says why
+                answered = True
+            if not answered:
                 raise cannot_extract(
                     what,
                     f"reading it took longer than {seconds:g} s, so it was stopped; a file this slow to read is"
                     " usually damaged or built to be slow: save or export it again and retry",
                 )
             try:
-                kind, title, text, content_type_read = reader.connection.recv()
+                kind, title, text, content_type_read = json.loads(reader.connection.recv_bytes())
                 healthy = True
-            except EOFError:
-                reader.process.join()
-                kind, title, text, content_type_read = _exit_outcome(reader.process.exitcode)
+            except (EOFError, OSError):  # the reader exited; a reset socket says so too
+                kind, title, text, content_type_read = _exit_outcome(reader.exit_code())
         finally:
             if healthy:
                 _give_back(reader)

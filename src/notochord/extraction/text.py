@@ -320,6 +320,8 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
 
     try:
         soup = BeautifulSoup(data, "html.parser", from_encoding=_charset(content_type))
+    except MemoryError:  # not the file's fault as such: the caller says which ceiling it met
+        raise
     except Exception as exc:  # the parser meets untrusted input and may fail in any way
         raise cannot_extract(what, f"the HTML could not be parsed ({exc})") from exc
     title_tag = soup.find("title")
@@ -364,7 +366,7 @@ def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
             pages.append(page_text)
         metadata = reader.metadata
         title = metadata.title if metadata is not None else None
-    except KnowledgeValidationError:
+    except (KnowledgeValidationError, MemoryError):
         raise
     except Exception as exc:  # a corrupt PDF makes the parser fail in many ways; all mean "corrupt"
         raise cannot_extract(what, f"the PDF is damaged or not a PDF{_detail(exc)}") from exc

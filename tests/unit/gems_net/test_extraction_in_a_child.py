@@ -8,7 +8,7 @@ refused in words with its reader gone.
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import subprocess
 import sys
 import time
@@ -25,15 +25,28 @@ import notochord
 from notochord.errors import BusyError, DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction import isolated
 from notochord.extraction import text as extraction_text
-from notochord.extraction.isolated import READER_NAME, extract_file_isolated, extract_isolated
+from notochord.extraction.isolated import READER_MODULE, extract_file_isolated, extract_isolated
 from notochord.extraction.text import MAX_INPUT_BYTES, extract_text
 from pdf_files import slow_pdf
 
 
-def _busy_readers() -> list[multiprocessing.process.BaseProcess]:
+def _readers() -> set[int]:
+    """This process's reader processes still alive, found as the system sees them."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text(encoding="ascii").rsplit(") ", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # exited while we looked
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and READER_MODULE.encode() in command:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _busy_readers() -> set[int]:
     """Reader processes still alive that are not idle in the pool: one still reading a file."""
-    idle = {reader.process.pid for reader in isolated._idle}
-    return [child for child in multiprocessing.active_children() if child.name == READER_NAME and child.pid not in idle]
+    return _readers() - {reader.process.pid for reader in isolated._idle}
 
 
 @pytest.mark.parametrize(
@@ -110,7 +123,7 @@ def test_a_pdf_built_to_be_slow_is_stopped_at_the_deadline_and_its_reader_is_gon
         extract_isolated(data, filename="slow.pdf", seconds=1)
     assert refused.value.message.startswith("cannot extract text from slow.pdf: reading it took longer than 1 s")
     assert "save or export it again" in refused.value.message
-    assert _busy_readers() == []
+    assert _busy_readers() == set()
 
 
 def test_a_file_needing_more_memory_than_the_ceiling_is_refused_in_words() -> None:
@@ -120,7 +133,7 @@ def test_a_file_needing_more_memory_than_the_ceiling_is_refused_in_words() -> No
     assert refused.value.message == (
         "cannot extract text from huge.html: reading it needs more than 256 MB of memory, over the limit"
     )
-    assert _busy_readers() == []
+    assert _busy_readers() == set()
 
 
 def test_a_pdf_stops_at_the_page_that_passes_the_text_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,7 +172,7 @@ async def test_a_gems_slow_pdf_is_refused_without_holding_the_host(
     extract = net_space.gems.context(install_gem("offline")).extract
     with pytest.raises(KnowledgeValidationError, match="took longer than 1 s"):
         await extract.fromBytes(slow_pdf(pages=20, stream_bytes=1_000_000), {"filename": "slow.pdf"})
-    assert _busy_readers() == []
+    assert _busy_readers() == set()
 
 
 def test_a_call_that_finds_every_reader_busy_is_refused_with_when_to_retry(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,7 +208,7 @@ def test_readers_are_reused_and_one_stopped_at_its_deadline_is_replaced() -> Non
     assert _idle_pids() == before
     with pytest.raises(KnowledgeValidationError, match="took longer than"):
         extract_isolated(slow_pdf(pages=20, stream_bytes=1_000_000), filename="slow.pdf", seconds=0.5)
-    assert _busy_readers() == []
+    assert _busy_readers() == set()
     assert extract_isolated(pdf, filename="c.pdf").text == "Revenue grew"
 
 
@@ -233,3 +246,52 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ", 1)[1][0] != "Z"  # a zombie has stopped; only its entry is left
     except FileNotFoundError:
         return False
+
+
+def test_a_reader_left_idle_is_stopped_and_the_next_file_gets_a_new_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that read one PDF does not keep a parser's process and memory for the rest of its life."""
+    monkeypatch.setattr(isolated, "READER_IDLE_SECONDS", 0.3)
+    pdf = minimal_pdf(["Revenue grew"])
+    extract_isolated(pdf, filename="a.pdf")
+    idle = _idle_pids()
+    assert idle
+    deadline = time.monotonic() + 20
+    while any(pid is not None and _alive(pid) for pid in idle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(pid is not None and _alive(pid) for pid in idle)
+    assert not idle & _idle_pids()
+    assert extract_isolated(pdf, filename="b.pdf").text == "Revenue grew"
+    assert not idle & _idle_pids()
+
+
+def test_a_reader_never_runs_the_callers_script_again(tmp_path: Path) -> None:
+    """A script without an ``if __name__ == "__main__"`` guard (writes at top level, a server started
+    at top level) has its extraction read once, and its own lines run once: a reader runs notochord's
+    parser, not the caller's program."""
+    script = tmp_path / "import_notes.py"
+    script.write_text(
+        "import os, sys\n"
+        "from notochord.extraction.isolated import extract_isolated\n"
+        "with open(sys.argv[1], 'a', encoding='utf-8') as runs:\n"
+        "    runs.write(f'{os.getpid()}\\n')\n"
+        "print(extract_isolated(b'<title>Stew</title><p>Slow.</p>', filename='stew.html').text)\n",
+        encoding="utf-8",
+    )
+    runs = tmp_path / "runs.txt"
+    done = subprocess.run(
+        [sys.executable, str(script), str(runs)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "Stew\n\nSlow.")
+    assert len(runs.read_text(encoding="utf-8").split()) == 1
+
+
+def test_a_program_read_from_standard_input_extracts_too() -> None:
+    """``python - < script.py`` has a main module with no file behind it; its readers start all the same."""
+    program = (
+        "from notochord.extraction.isolated import extract_isolated\n"
+        "print(extract_isolated(b'<title>Stew</title><p>Slow.</p>', filename='stew.html').text)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=program, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "Stew\n\nSlow.", "")
