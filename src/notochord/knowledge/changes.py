@@ -340,6 +340,7 @@ def restore_facts(tx: WriteTx, row: sa.Row[Any], candidates: Sequence[sa.Row[Any
                 f"cannot revert change {row.id}: superseded, the entity {fact.predicate} points at was deleted "
                 "since; undo that deletion first"
             )
+        _check_not_said_again(conn, row, fact, ids)
         if _cardinality(conn, fact.predicate) != "one":
             continue
         later = conn.execute(
@@ -361,6 +362,33 @@ def restore_facts(tx: WriteTx, row: sa.Row[Any], candidates: Sequence[sa.Row[Any
             raise _superseded(row, later)
     if ids:
         conn.execute(sa.update(facts).where(facts.c.id.in_(ids)).values(valid_to=None, expired_by=None))
+
+
+def _check_not_said_again(conn: sa.Connection, row: sa.Row[Any], fact: sa.Row[Any], restoring: Sequence[int]) -> None:
+    """Refuse bringing ``fact`` back when a write after change ``row`` made the same value current
+    again: replaying the applied changes, that write would have been a duplicate, so restoring
+    would leave the one value current twice (K-FACT-21). Copies that were current side by side
+    before ``row`` (a merge of two people who both held the value) are no obstacle."""
+    same = conn.execute(
+        sa.select(changes.c.id, changes.c.actor, changes.c.summary, facts.c.object_id)
+        .join(facts, facts.c.id == changes.c.target_id)
+        .where(
+            changes.c.id > row.id,
+            changes.c.status == "applied",
+            changes.c.op.in_(_FACT_WRITES),
+            changes.c.target_type == "fact",
+            facts.c.valid_to.is_(None),
+            facts.c.predicate == fact.predicate,
+            facts.c.value_json == fact.value_json,
+            facts.c.subject_id.in_(_members(conn, fact.subject_id)),
+            facts.c.id.not_in(restoring),
+        )
+        .order_by(changes.c.id)
+    ).all()
+    wanted = None if fact.object_id is None else _root(conn, fact.object_id)
+    for later in same:
+        if (None if later.object_id is None else _root(conn, later.object_id)) == wanted:
+            raise _superseded(row, later)
 
 
 def _expired_by(conn: sa.Connection, change_id: int) -> Sequence[sa.Row[Any]]:

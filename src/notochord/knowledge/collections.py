@@ -40,6 +40,7 @@ __all__ = [
     "CollectionRow",
     "CollectionTree",
     "Collections",
+    "require_live_place",
 ]
 
 BUILTINS = ("diary", "keep")
@@ -145,6 +146,11 @@ def _row(r: Any) -> CollectionRow:
     )
 
 
+def _live_tree(conn: sa.Connection) -> CollectionTree:
+    rows = conn.execute(sa.select(collections).where(collections.c.deleted_at.is_(None))).all()
+    return CollectionTree.of(_row(r) for r in rows)
+
+
 def clean_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise KnowledgeValidationError("a collection name must be a non-empty string")
@@ -184,8 +190,7 @@ class Collections:
         )
 
     def tree(self, conn: sa.Connection) -> CollectionTree:
-        rows = conn.execute(sa.select(collections).where(collections.c.deleted_at.is_(None))).all()
-        return CollectionTree.of(_row(r) for r in rows)
+        return _live_tree(conn)
 
     def read_tree(self) -> CollectionTree:
         with self._store.read() as conn:
@@ -341,11 +346,40 @@ def _revert_create(tx: WriteTx, row: Any) -> None:
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(deleted_at=tx.now))
 
 
+def require_live_place(conn: sa.Connection, change_id: int, collection_id: int | None, *, what: str) -> None:
+    """Refuse undoing change ``change_id`` when it would put ``what`` back into a collection that was
+    removed since: it would live where no tree, list or search reaches it."""
+    if collection_id is None:
+        return
+    gone = conn.execute(sa.select(collections.c.deleted_at).where(collections.c.id == collection_id)).first()
+    if gone is None or gone.deleted_at is not None:
+        raise RevertError(
+            f"cannot revert change {change_id}: superseded, the collection {what} was in was removed since; "
+            "undo that removal first"
+        )
+
+
 def _revert_move(tx: WriteTx, row: Any) -> None:
     import json
 
     before = json.loads(row.before_json)
-    tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=before["parent"]))
+    parent_id = before["parent"]
+    # later moves of other collections are not recorded on this one, so the place it goes back to
+    # is checked as a new move would be: it must exist, lie outside the collection, and keep the depth
+    require_live_place(tx.conn, row.id, parent_id, what="the collection")
+    if parent_id is not None:
+        tree = _live_tree(tx.conn)
+        if parent_id in tree.subtree(row.target_id):
+            raise RevertError(
+                f"cannot revert change {row.id}: superseded, its old parent {tree.get(parent_id).name} now sits "
+                "inside the collection; move that one out first"
+            )
+        if tree.depth(parent_id) + tree.subtree_height(row.target_id) > MAX_DEPTH:
+            raise RevertError(
+                f"cannot revert change {row.id}: superseded, moving it back would nest collections more than "
+                f"{MAX_DEPTH} levels deep (the depth limit); move some of what is inside it first"
+            )
+    tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=parent_id))
 
 
 def _revert_rename(tx: WriteTx, row: Any) -> None:
@@ -356,6 +390,8 @@ def _revert_rename(tx: WriteTx, row: Any) -> None:
 
 
 def _revert_removal(tx: WriteTx, row: Any) -> None:
+    parent_id = tx.conn.execute(sa.select(collections.c.parent_id).where(collections.c.id == row.target_id)).scalar()
+    require_live_place(tx.conn, row.id, parent_id, what="the collection")
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(deleted_at=None))
 
 

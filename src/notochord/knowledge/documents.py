@@ -32,7 +32,7 @@ from notochord.db.schema import chunks, documents
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.batches import BatchOutcome, batch_run_id, check_items, item_errors
 from notochord.knowledge.changes import REVERTERS
-from notochord.knowledge.collections import Collections
+from notochord.knowledge.collections import Collections, require_live_place
 from notochord.knowledge.document_batch import NewDocuments, PendingIndex, Renumbering, Targets, item_write
 from notochord.knowledge.document_content import UPSERT_ARGUMENTS, checked_content, content_hash, is_iso_date
 from notochord.knowledge.indexing import IndexWork, index_document
@@ -559,6 +559,7 @@ def _revert_update(tx: WriteTx, row: Any) -> None:
 
 def _revert_delete(tx: WriteTx, row: Any) -> None:
     current = tx.conn.execute(sa.select(documents).where(documents.c.id == row.target_id)).one()
+    require_live_place(tx.conn, row.id, current.collection_id, what="the document")
     if current.key is not None:
         clash = tx.conn.execute(
             sa.select(documents.c.id).where(
@@ -576,6 +577,7 @@ def _revert_delete(tx: WriteTx, row: Any) -> None:
 
 def _revert_move(tx: WriteTx, row: Any) -> None:
     before = json.loads(row.before_json)
+    require_live_place(tx.conn, row.id, before["collection"], what="the document")
     tx.conn.execute(
         sa.update(documents).where(documents.c.id == row.target_id).values(collection_id=before["collection"])
     )

@@ -25,7 +25,14 @@ import sqlalchemy as sa
 from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
 from notochord.knowledge.arguments import as_id, text_or_none
-from notochord.knowledge.identifiers import MATCH_ORDER, check_kind, normalize_identifier
+from notochord.knowledge.identifiers import (
+    MATCH_ORDER,
+    check_kind,
+    folded,
+    identifier_forms,
+    name_key,
+    normalize_identifier,
+)
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import DailyLimits, check_length, refuse_nul
 from notochord.knowledge.records import Entity, Identifier, ResolveResult
@@ -262,21 +269,22 @@ class Entities:
         for id_type in MATCH_ORDER:
             if id_type not in given:
                 continue
-            norm = normalize_identifier(id_type, given[id_type])
+            forms = identifier_forms(id_type, given[id_type])
             candidates = set(
                 conn.execute(
                     sa.select(identifiers.c.entity_id).where(
                         identifiers.c.type == id_type,
-                        identifiers.c.normalized == norm,
+                        identifiers.c.normalized.in_(forms),
                         identifiers.c.removed_at.is_(None),
                     )
                 ).scalars()
             )
             if id_type == "name":
+                norm = forms[0]
                 by_display = conn.execute(
                     sa.select(entities.c.id, entities.c.display_name).where(entities.c.kind == kind)
                 ).all()
-                candidates.update(i for i, name in by_display if " ".join(name.split()).casefold() == norm)
+                candidates.update(i for i, name in by_display if name_key(name) == norm)
             live: set[int] = set()
             for candidate in candidates:
                 try:
@@ -300,11 +308,11 @@ class Entities:
             ).scalars()
             found = [self.load(conn, i) for i in ids]
         if query:
-            needle = query.casefold()
+            needle = folded(query)
             found = [
                 e
                 for e in found
-                if needle in e.display_name.casefold() or any(needle in i.value.casefold() for i in e.identifiers)
+                if needle in folded(e.display_name) or any(needle in folded(i.value) for i in e.identifiers)
             ]
         return sorted(found, key=lambda e: (e.display_name.casefold(), e.id))
 
@@ -369,7 +377,7 @@ class Entities:
     ) -> tuple[str, int | None]:
         """Attach an identifier; returns ``("added", change_id)`` or ``("exists", None)``. ``permit``
         is asked inside the write transaction, about the entity's kind."""
-        norm = normalize_identifier(id_type, value)
+        forms = identifier_forms(id_type, value)
         _refuse_nul(id_type, value)
         with self._store.write(actor=actor, run_id=run_id, chars=len(value), limits=limits, permit=permit) as tx:
             canonical = self.canonical(tx.conn, entity_id)
@@ -381,7 +389,7 @@ class Entities:
                 sa.select(identifiers.c.id).where(
                     identifiers.c.entity_id.in_(self.members(tx.conn, canonical)),
                     identifiers.c.type == id_type,
-                    identifiers.c.normalized == norm,
+                    identifiers.c.normalized.in_(forms),
                     identifiers.c.removed_at.is_(None),
                 )
             ).first()

@@ -56,7 +56,7 @@ from notochord.knowledge.predicates import (
     ranges_clause,
 )
 from notochord.knowledge.prepared import Prepared
-from notochord.knowledge.quotas import DailyLimits
+from notochord.knowledge.quotas import DailyLimits, compact_json
 from notochord.knowledge.records import Fact, PinResult, PutResult, ResolveOutcome, RetractResult
 from notochord.knowledge.vocabulary import Resolution, Vocabulary
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
@@ -449,7 +449,8 @@ class Facts:
                     .values(
                         subject_id=subject_id,
                         predicate=kept.predicate,
-                        value_json=json.dumps(proposed, ensure_ascii=False, sort_keys=True),
+                        # canonical, as every put stores it: restating the value must read as a duplicate
+                        value_json=compact_json(proposed),
                         object_id=object_id,
                         # the user chose it: from now on it is the user's value, as if typed in
                         origin="user",

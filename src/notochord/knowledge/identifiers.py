@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import urlsplit, urlunsplit
 
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.arguments import shown
 from notochord.knowledge.quotas import check_length
 
-__all__ = ["IDENTIFIER_TYPES", "MATCH_ORDER", "check_kind", "normalize_identifier"]
+__all__ = [
+    "IDENTIFIER_TYPES",
+    "MATCH_ORDER",
+    "check_kind",
+    "folded",
+    "identifier_forms",
+    "name_key",
+    "normalize_identifier",
+]
 
 IDENTIFIER_TYPES: tuple[str, ...] = ("email", "phone", "domain", "url", "handle", "name")
 """In the order the source lists them (K-ENT-06)."""
@@ -31,8 +40,35 @@ def check_kind(kind: str) -> str:
     return kind
 
 
+def folded(text: str) -> str:
+    """``text`` as case-insensitive matching compares it: case-folded, in one Unicode form (NFC), so
+    that ``é`` typed as one character or as ``e`` plus an accent is the same letter."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def name_key(text: str) -> str:
+    """A name as it is matched: whitespace collapsed, then :func:`folded` (OD-K26)."""
+    return folded(" ".join(text.split()))
+
+
 def normalize_identifier(kind: str, value: str) -> str:
-    """The form identifiers are matched on. Raises on values that cannot be an identifier of ``kind``."""
+    """The form identifiers are matched on. Raises on values that cannot be an identifier of ``kind``.
+
+    Every form is in NFC first: an address or name typed with decomposed accents (as some systems
+    send them) is the same identifier as the composed one.
+    """
+    return unicodedata.normalize("NFC", _normalized(kind, value, composed=True))
+
+
+def identifier_forms(kind: str, value: str) -> list[str]:
+    """The stored forms that match ``value``: :func:`normalize_identifier`'s, and the one an older
+    store recorded without composing accents first (the same text when ``value`` has none)."""
+    forms = [normalize_identifier(kind, value)]
+    legacy = _normalized(kind, value, composed=False)
+    return forms if legacy in forms else [*forms, legacy]
+
+
+def _normalized(kind: str, value: str, *, composed: bool) -> str:
     if not isinstance(kind, str) or kind not in IDENTIFIER_TYPES:
         raise KnowledgeValidationError(
             f"unknown identifier type {shown(kind)}: use one of {', '.join(IDENTIFIER_TYPES)}"
@@ -40,7 +76,7 @@ def normalize_identifier(kind: str, value: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise KnowledgeValidationError(f"{kind} identifier must be a non-empty string")
     check_length(f"{kind} identifier", value)
-    text = value.strip()
+    text = unicodedata.normalize("NFC", value.strip()) if composed else value.strip()
     if kind == "email":
         if "@" not in text or " " in text:
             raise KnowledgeValidationError(f"email identifier {shown(value)} is not an email address")
@@ -68,4 +104,4 @@ def normalize_identifier(kind: str, value: str) -> str:
                 f"handle identifier {shown(value)} must be written platform:account, e.g. github:zhangsan"
             )
         return text.lower()
-    return " ".join(text.split()).casefold()
+    return name_key(text) if composed else " ".join(text.split()).casefold()

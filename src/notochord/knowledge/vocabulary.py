@@ -3,7 +3,8 @@
 Resolution of a ``predicateHint`` (OD-K09) refuses a hint holding a control character that is not
 whitespace (a NUL or an escape in one line of plain text is the caller's mistake, not a separator to
 fold into a slug), normalises the hint (trim, lowercase, collapse whitespace: tabs and line breaks
-included) and tries, in vocabulary order (core table order, then declaration order):
+included; one Unicode form, NFC) and tries, in vocabulary order (core table order, then declaration
+order):
 
 1. an exact predicate name;
 2. an exact alias: declared aliases, and the English and Chinese display names of core predicates;
@@ -41,13 +42,19 @@ _VERSION_KEY = VOCABULARY_VERSION_KEY
 _NOT_WORD = re.compile(r"[^\w]+")
 
 
+def _composed_lower(text: str) -> str:
+    # one Unicode form before and after lowercasing: "é" sent as "e" plus a combining accent (as
+    # some systems type it) is the same letter, and must not become "e_" in a slug
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower())
+
+
 def normalize_hint(hint: str) -> str:
-    return " ".join(hint.strip().lower().split())
+    return " ".join(_composed_lower(hint).split())
 
 
 def slug_for_hint(hint: str) -> str:
     """The ``x.`` predicate for an unmatched hint (OD-K10)."""
-    lowered = hint.strip().lower()
+    lowered = _composed_lower(hint).strip()
     segments = [_NOT_WORD.sub("_", part) for part in lowered.split(".")]
     slug = ".".join(s for s in segments if s)[:200].strip(".")
     if not slug or slug.strip("_.") == "":
