@@ -187,3 +187,33 @@ def test_a_store_written_before_the_lean_indexes_keeps_every_change_object(tmp_p
     engine.dispose()
     assert sorted(tuple(r) for r in kept) == sorted(rows)
     assert ddl.rstrip().endswith("WITHOUT ROWID")
+
+
+def test_a_value_stored_with_spaces_before_the_canonical_rule_reads_as_a_duplicate_after_upgrade(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """OD-K17: a store whose "take theirs" wrote ``{"no": 2, "street": "Neude"}`` with spaces is
+    upgraded to canonical JSON, so the same value said again is a duplicate, not a second copy."""
+    settings = Settings(data_dir=tmp_path, index_in_background=False)
+    with notochord.open(tmp_path, settings, clock=clock, embedder=None) as opened:
+        first = opened.personal.user.facts.put(predicate="location.home.address", value={"street": "Neude", "no": 2})
+        other = opened.personal.user.facts.put(predicate="pref.note", value="a, b: c")
+        database = _database(opened.personal)
+    db = sqlite3.connect(database)
+    try:
+        with db:
+            db.execute("UPDATE facts SET value_json = ? WHERE id = ?", ('{"no": 2, "street": "Neude"}', first.id))
+            db.execute("UPDATE alembic_version SET version_num = '0012'")
+    finally:
+        db.close()
+    with notochord.open(tmp_path, settings, clock=clock, embedder=None) as opened:
+        again = opened.personal.user.facts.put(predicate="location.home.address", value={"no": 2, "street": "Neude"})
+        values = {f.id: f.value for f in opened.personal.user.facts.lookup("self", "")}
+    assert again.status == "duplicate"
+    assert values == {first.id: {"no": 2, "street": "Neude"}, other.id: "a, b: c"}
+    db = sqlite3.connect(database)
+    try:
+        stored = dict(db.execute("SELECT id, value_json FROM facts").fetchall())
+    finally:
+        db.close()
+    assert stored == {first.id: '{"no":2,"street":"Neude"}', other.id: '"a, b: c"'}
