@@ -23,6 +23,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
 import anyio.to_thread
@@ -118,11 +119,22 @@ def _kind(value: object) -> str:
 
 
 async def _name_and_arguments_are_usable(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    # The SDK refuses a name that is no string, or arguments that are no object, with a bare
+    # The SDK refuses a name or uri that is no string, or arguments that are no object, with a bare
     # "Invalid request parameters", naming neither the field nor what it should be; this runs first.
-    if ctx.method != "tools/call" or ctx.request_id is None:
+    if ctx.request_id is None:
         return await call_next(ctx)
     params = ctx.params or {}
+    if ctx.method == "resources/read":
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(
+                types.INVALID_PARAMS,
+                "resources/read needs the uri of a resource as a string (notochord://documents/<ref> from "
+                f"resources/list, or a key filled into a template of resources/templates/list), not {_kind(uri)}",
+            )
+        return await call_next(ctx)
+    if ctx.method != "tools/call":
+        return await call_next(ctx)
     name, arguments = params.get("name"), params.get("arguments")
     if not isinstance(name, str):
         raise MCPError(
@@ -215,10 +227,22 @@ def _tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
-def _message(error: NotochordError) -> str:
-    if isinstance(error, KnowledgePermissionError):
+def _message(error: NotochordError, connections: Connections, connection: str) -> str:
+    if not isinstance(error, KnowledgePermissionError):
+        return error.message
+    return _refusal(error, connections, connection)
+
+
+def _refusal(error: KnowledgePermissionError, connections: Connections, connection: str) -> str:
+    if connections.asks_for(connection, error.permission) is not False:
         return f"refused: {error.message}"
-    return error.message
+    # the gem API's hint speaks of a gem's manifest; a connection's is written once, when it is made
+    return (
+        f"refused: lacks knowledge permission {error.permission} (connection {connection} was not made to ask for "
+        f"it; to let it ask, make the connection again: notochord mcp revoke {connection} --uninstall, then "
+        f"notochord mcp connect {connection} --permissions-from FILE, FILE a JSON list of the permissions it may "
+        "ask for with this one among them; what it wrote stays, its switches start off again)"
+    )
 
 
 def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
@@ -271,7 +295,8 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
             try:
                 answer = to_json(await tool.call(session.knowledge, arguments))
             except NotochordError as error:
-                return _tool_error(_message(error))
+                refusal = partial(_message, error, service.connections, session.connection)
+                return _tool_error(await anyio.to_thread.run_sync(refusal))
             except Exception:
                 log.exception("MCP tool %s failed", tool.name)
                 raise MCPError(types.INTERNAL_ERROR, f"{tool.name} failed unexpectedly; nothing was written") from None
@@ -296,7 +321,10 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         async with session_of(ctx) as session:
-            return types.ReadResourceResult(contents=await read_resource(session.knowledge, str(params.uri)))
+            refused = partial(_refusal, connections=service.connections, connection=session.connection)
+            return types.ReadResourceResult(
+                contents=await read_resource(session.knowledge, str(params.uri), refused=refused)
+            )
 
     server: Server[Any] = Server(
         "notochord",

@@ -217,6 +217,18 @@ class Connections:
                 found = gem.id
         return found
 
+    def asks_for(self, name: str, permission: str) -> bool | None:
+        """Whether the connection asked, when it was made, for a permission covering ``permission``;
+        ``None`` when that cannot be told (no such connection any more, or no permission string)."""
+        try:
+            self.get(name)
+            if self._gems.registry.covering(name, permission) is not None:
+                return True
+            Permission.parse(permission)
+        except (GemNotFoundError, KnowledgeValidationError):
+            return None
+        return False
+
     def knowledge(self, name: str, run_id: str) -> KnowledgeApi:
         """The ``ctx.knowledge`` of one session of the connection: the object a gem tool receives."""
         api = self._gems.context(name, run_id=run_id).knowledge

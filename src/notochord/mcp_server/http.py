@@ -188,7 +188,8 @@ class _OwnWords:
         elif said == "Parse error":
             answer["error"]["message"] = not_json(_json_problem(request))
         elif said.startswith(("Validation error: ", "Body must be a single JSON-RPC")):
-            answer["error"]["message"] = not_json_rpc()
+            # JSON-RPC 2.0's code for JSON that is no request object, as stdio answers it
+            answer["error"] = {**answer["error"], "code": types.INVALID_REQUEST, "message": not_json_rpc()}
         else:
             return body
         return json.dumps(answer).encode()

@@ -16,9 +16,12 @@ Listed and read through the connection's ``ctx.knowledge``, with the same checks
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Final
 from urllib.parse import unquote
 
+import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
@@ -77,9 +80,14 @@ def _not_found(uri: str) -> MCPError:
     return MCPError(RESOURCE_NOT_FOUND, f"resource not found: {uri}", {"uri": uri})
 
 
+def _refused(error: KnowledgePermissionError) -> str:
+    return f"refused: {error.message}"
+
+
 async def read_resource(
-    knowledge: KnowledgeApi, uri: str
+    knowledge: KnowledgeApi, uri: str, *, refused: Callable[[KnowledgePermissionError], str] = _refused
 ) -> list[types.TextResourceContents | types.BlobResourceContents]:
+    """The document at ``uri``; ``refused`` words a missing permission (it may read the store)."""
     document = _DOCUMENT.fullmatch(uri)
     by_key = _BY_KEY.fullmatch(uri)
     try:
@@ -95,7 +103,8 @@ async def read_resource(
     except KnowledgeNotFoundError:
         raise _not_found(uri) from None
     except KnowledgePermissionError as error:
-        raise MCPError(types.INVALID_REQUEST, f"refused: {error.message}", {"permission": error.permission}) from None
+        said = await anyio.to_thread.run_sync(partial(refused, error))
+        raise MCPError(types.INVALID_REQUEST, said, {"permission": error.permission}) from None
     except NotochordError as error:
         raise MCPError(types.INVALID_PARAMS, error.message) from None
     text = f"# {view.title}\n\n{view.body or ''}" if view.title else view.body or ""

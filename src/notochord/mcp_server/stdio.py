@@ -2,10 +2,10 @@
 
 No secret is asked for: the person started the process on their own machine, with their own
 data directory. The connection must exist, and the whole process is one session, so one run.
-A line that is not JSON-RPC is answered with a parse error (``id: null``) and the session goes on;
-so is a request whose id is not a string or an integer
-(:func:`~notochord.mcp_server.app.unanswerable_id`), with -32600, before the SDK reads it as a
-notification and leaves it unanswered.
+A line that is not JSON is answered with a parse error (-32700), JSON that is no JSON-RPC message
+with an Invalid Request (-32600), both with ``id: null``, and the session goes on; so is a request
+whose id is not a string or an integer (:func:`~notochord.mcp_server.app.unanswerable_id`), with
+-32600, before the SDK reads it as a notification and leaves it unanswered.
 
 stdin is opened here rather than by the SDK, so that its lines can be looked at first; like the
 SDK, the client's messages are read through a copy of descriptor 0 while descriptor 0 itself reads
@@ -51,10 +51,9 @@ def _parse_error(error: Exception) -> SessionMessage:
     # the SDK's reader hands over pydantic's error; its wording (and its class name) stays here
     problems = error.errors() if isinstance(error, ValidationError) else []
     if problems and problems[0]["type"] == "json_invalid":
-        message = not_json(str(problems[0]["msg"]).removeprefix("Invalid JSON: "))
-    else:
-        message = not_json_rpc()
-    return _error(types.PARSE_ERROR, message)
+        return _error(types.PARSE_ERROR, not_json(str(problems[0]["msg"]).removeprefix("Invalid JSON: ")))
+    # JSON-RPC 2.0: JSON that is no request object is an Invalid Request; a parse error is for text that is not JSON
+    return _error(types.INVALID_REQUEST, not_json_rpc())
 
 
 class _ScreenedStdin(anyio.AsyncFile[str]):

@@ -5,7 +5,8 @@ gets the schema's words back, K-CON-05: refs only), calls the gem API, and retur
 JSON. What the gem API decides is what the assistant gets:
 
 - a refusal (``KnowledgePermissionError``) becomes a tool error naming the permission and the
-  command that switches it on (K-PERM-04: the very next call sees a switch the person moved);
+  command that switches it on, or, for one the connection never asked for, how to make it ask
+  (K-PERM-04: the very next call sees a switch the person moved);
 - query calls (``search``, ``profile``, ``facts_lookup``, ``collections_list``, ``changes_list``)
   leave out what the connection may not read, so a denial reads as no data (K-SRCH-03);
 - other errors of the exception tree become tool errors with their message; nothing is written
@@ -29,10 +30,14 @@ MAX_ARGUMENT_BYTES: Final = 1024 * 1024
 
 _REF = "an opaque ref this connection received earlier (never an internal id)"
 _COLLECTION = {"type": "string", "description": "'diary', 'keep' or a collection ref from collections_list"}
+_MOMENT = "an ISO date (YYYY-MM-DD: the whole day, local time), an ISO time, or epoch milliseconds"
 _TIME_RANGE = {
     "type": "object",
     "description": 'Inclusive dates or times, e.g. {"from": "2026-09-01", "to": "2026-09-30"}.',
-    "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
+    "properties": {
+        "from": {"type": ["string", "number"], "description": f"The first moment: {_MOMENT}."},
+        "to": {"type": ["string", "number"], "description": f"The last moment: {_MOMENT}."},
+    },
     "additionalProperties": False,
 }
 
@@ -184,7 +189,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                     "additionalProperties": {"type": "string"},
                     "description": 'Identifier type → value, e.g. {"email": "ada@example.org"}.',
                 },
-                "kind": {"type": "string", "description": "person (default), organization, place, …"},
+                "kind": {"type": "string", "description": "person (default), org, place, …"},
                 "create": {"type": "boolean", "default": False},
             },
             ("identifiers",),
@@ -242,7 +247,10 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         'Example: {"status": "applied"}.',
         _obj(
             {
-                "since": {"type": "string", "description": "Only changes at or after this ISO time."},
+                "since": {
+                    "type": ["string", "number"],
+                    "description": f"Only changes at or after this moment: {_MOMENT}.",
+                },
                 "status": {"type": "string", "enum": ["applied", "conflict", "reverted"]},
             }
         ),
@@ -254,18 +262,45 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
 _JSON_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "string": (str,),
     "integer": (int,),
+    "number": (int, float),
     "boolean": (bool,),
     "object": (dict,),
     "array": (list,),
 }
+_TYPE_WORDS: Final = {
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "array": "a list",
+}
+_MISFIT: Final = object()
 
 
-def _check(value: Any, schema: Mapping[str, Any], path: str) -> None:
+def _fits(value: Any, kind: str) -> Any:
+    """``value`` as ``kind`` takes it, or ``_MISFIT``: JSON Schema counts a number with a zero
+    fraction (``5.0``) an integer, so it is one, handed on as ``5`` to the gem API (which counts
+    only whole numbers)."""
+    if isinstance(value, bool):
+        return value if kind == "boolean" else _MISFIT
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, _JSON_TYPES[kind]) else _MISFIT
+
+
+def _check(value: Any, schema: Mapping[str, Any], path: str, *, optional: bool = False) -> Any:
+    """``value`` as the tool receives it, when it fits ``schema``."""
     kind = schema.get("type")
     if kind is not None:
-        ok = isinstance(value, _JSON_TYPES[kind]) and not (kind == "integer" and isinstance(value, bool))
-        if not ok:
-            raise ArgumentError(f"{path} must be of type {kind}")
+        kinds = [kind] if isinstance(kind, str) else list(kind)
+        fitted = next((f for f in (_fits(value, k) for k in kinds) if f is not _MISFIT), _MISFIT)
+        if fitted is _MISFIT:
+            wanted = " or ".join(_TYPE_WORDS[k] for k in kinds)
+            # models often send null for an optional argument they mean to leave unset
+            unset = "; to leave it unset, leave it out rather than sending null" if value is None and optional else ""
+            raise ArgumentError(f"{path} must be {wanted}{unset}")
+        value = fitted
     if "enum" in schema and value not in schema["enum"]:
         raise ArgumentError(f"{path} must be one of {', '.join(map(str, schema['enum']))}")
     if isinstance(value, int) and not isinstance(value, bool):
@@ -278,26 +313,31 @@ def _check(value: Any, schema: Mapping[str, Any], path: str) -> None:
     if isinstance(value, list):
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             raise ArgumentError(f"{path} holds at most {schema['maxItems']} items")
-        for i, item in enumerate(value):
-            _check(item, schema.get("items", {}), f"{path}[{i}]")
+        return [_check(item, schema.get("items", {}), f"{path}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, dict) and kind == "object":
         properties: Mapping[str, Any] = schema.get("properties", {})
-        for name in schema.get("required", ()):
+        required = schema.get("required", ())
+        for name in required:
             if name not in value:
                 raise ArgumentError(f"{path}.{name} is required")
         extra = schema.get("additionalProperties", True)
+        checked: dict[str, Any] = {}
         for name, item in value.items():
             if name in properties:
-                _check(item, properties[name], f"{path}.{name}")
+                checked[name] = _check(item, properties[name], f"{path}.{name}", optional=name not in required)
             elif extra is False:
                 known = ", ".join(properties) or "none"
                 raise ArgumentError(f"{path}: unknown argument {name!r} (known: {known})")
             elif isinstance(extra, Mapping):
-                _check(item, extra, f"{path}.{name}")
+                checked[name] = _check(item, extra, f"{path}.{name}")
+            else:
+                checked[name] = item
+        return checked
+    return value
 
 
 def check_arguments(tool: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The arguments of a call when they fit the tool's schema and size limit.
+    """The arguments of a call when they fit the tool's schema and size limit, as the tool takes them.
 
     Raises:
         ArgumentError: naming the first argument that does not fit.
@@ -309,8 +349,8 @@ def check_arguments(tool: ToolSpec, arguments: Mapping[str, Any] | None) -> dict
         raise ArgumentError(f"arguments are not JSON: {exc}") from exc
     if size > MAX_ARGUMENT_BYTES:
         raise ArgumentError(f"arguments of {size} bytes are over the limit of {MAX_ARGUMENT_BYTES} bytes")
-    _check(given, tool.schema, "arguments")
-    return given
+    checked: dict[str, Any] = _check(given, tool.schema, "arguments")
+    return checked
 
 
 def to_json(value: Any) -> Any:
