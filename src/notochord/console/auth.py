@@ -86,8 +86,11 @@ class ConsoleKeys:
 
     def _signed(self, purpose: str, value: str, *, now: float | None) -> tuple[str, int] | None:
         """``(nonce, expiry)`` of a well-formed, correctly signed, unexpired ``value``; else ``None``."""
+        # a value this module signed is ASCII; hmac.compare_digest raises on any other str
+        if len(value) > 200 or not value.isascii():
+            return None
         pieces = value.split(".")
-        if len(pieces) != 3 or not all(pieces) or not pieces[1].isdigit() or len(value) > 200:
+        if len(pieces) != 3 or not all(pieces) or not pieces[1].isdigit():
             return None
         nonce, expiry_text, mac = pieces
         if not hmac.compare_digest(mac, self._mac(purpose, nonce, expiry_text)):
@@ -165,4 +168,5 @@ class ConsoleKeys:
         return self._mac("csrf", session.id)
 
     def csrf_ok(self, session: Session, token: str | None) -> bool:
-        return bool(token) and hmac.compare_digest(str(token), self.csrf_token(session))
+        # a token with a letter outside ASCII is none this module minted, and compare_digest raises on it
+        return bool(token) and str(token).isascii() and hmac.compare_digest(str(token), self.csrf_token(session))

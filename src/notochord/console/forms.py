@@ -15,14 +15,27 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from notochord.console.auth import ConsoleKeys, Session
+from notochord.console.i18n import text
+from notochord.errors import KnowledgeValidationError
 
-__all__ = ["CSRF_FIELD", "CSRF_HEADER", "ConsoleRefusal", "session_of", "shown", "verified_form"]
+__all__ = [
+    "CSRF_FIELD",
+    "CSRF_HEADER",
+    "ConsoleRefusal",
+    "FieldValueError",
+    "session_of",
+    "shown",
+    "verified_form",
+    "whole_number",
+]
 
 CSRF_FIELD: Final = "csrf"
 CSRF_HEADER: Final = "x-csrf-token"
 _MAX_FIELDS: Final = 200
 _MAX_PART: Final = 1024 * 1024
 _MAX_SHOWN: Final = 40
+_MAX_DIGITS: Final = 19
+"""Digits of the largest id the store holds (2**63 - 1); a longer number names nothing."""
 
 
 class ConsoleRefusal(HTTPException):
@@ -32,6 +45,29 @@ class ConsoleRefusal(HTTPException):
     def __init__(self, status_code: int, detail: str, **values: object) -> None:
         super().__init__(status_code, detail)
         self.values = values
+
+
+class FieldValueError(KnowledgeValidationError):
+    """A value in one of the console's own forms or addresses it cannot use: ``key`` is the sentence
+    of :mod:`notochord.console.i18n` to show in the reader's language, ``values`` fill it; the
+    message is the English sentence."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(text(key, "en", **values))
+        self.key = key
+        self.values = values
+
+
+def whole_number(value: str) -> int | None:
+    """``value`` (spaces around it aside) as a whole number, when it is at most 19 ASCII digits; else ``None``.
+
+    ``str.isdigit`` alone also holds for "²" (which ``int()`` refuses) and "١" (which it reads as 1),
+    and ``int()`` refuses text of more than 4300 digits.
+    """
+    digits = value.strip()
+    if not digits.isascii() or not digits.isdigit() or len(digits) > _MAX_DIGITS:
+        return None
+    return int(digits)
 
 
 def shown(value: str) -> str:

@@ -52,7 +52,9 @@ def _split_host(value: str) -> tuple[str, int | None] | None:
         return None
     if port_text is None:
         return name, None
-    return (name, int(port_text)) if port_text.isdigit() and len(port_text) <= 5 else None
+    # isdigit alone also holds for "²", which int() refuses
+    ok = port_text.isascii() and port_text.isdigit() and len(port_text) <= 5
+    return (name, int(port_text)) if ok else None
 
 
 def _same_address(a: str, b: str) -> bool:
@@ -119,9 +121,10 @@ class ConsoleGuard:
         unsafe = request.method not in SAFE_METHODS
         if unsafe:
             length = headers.get("content-length")
-            if length is None or not length.isdigit():
+            if length is None or not length.isascii() or not length.isdigit():
                 return _refusal(request, 411, "refused_length")
-            if int(length) > MAX_BODY:
+            # more digits than MAX_BODY has is too large, without asking int() to read thousands
+            if len(length.lstrip("0")) > len(str(MAX_BODY)) or int(length) > MAX_BODY:
                 return _refusal(request, 413, "refused_too_large")
         if path == "/login" or path.startswith("/static/"):
             return None

@@ -41,6 +41,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "The folder that holds the gem's notochord.json or manifest.json.",
         "存放 gem 的 notochord.json 或 manifest.json 的文件夹。",
     ),
+    "install_nothing_chosen": ("Choose the gem's folder or file first.", "请先选择 gem 的文件夹或文件。"),
     "install_from_file": ("Or from a packaged file", "或者从打包文件"),
     "install_file_hint": (
         "A .zip of the gem's folder, or its notochord.json alone.",
@@ -264,6 +265,32 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "This page cannot use the “{name}” this request carries.",
         "这个页面无法使用这个请求中的“{name}”。",
     ),
+    "refused_page": (
+        "Page “{value}” is not a page number from 1 to {max}; the first page is shown.",
+        "“{value}”不是 1 到 {max} 之间的页码;现在显示的是第一页。",
+    ),
+    "refused_status": (
+        "Status “{value}” is not one of {statuses}; the list shows every status.",
+        "状态“{value}”不是 {statuses} 之一;列表显示所有状态。",
+    ),
+    "path_err_nul": (
+        "{path} holds the NUL character (U+0000), which no path can hold; type the folder's full path.",
+        "{path} 含有 NUL 字符(U+0000),路径中不能有这个字符;请输入文件夹的完整路径。",
+    ),
+    "path_err_home": (
+        "{path} starts with the home folder of a user this computer does not have; "
+        "type the folder's full path, starting with /.",
+        "{path} 开头的是这台电脑上不存在的用户的主文件夹;请输入文件夹的完整路径,以 / 开头。",
+    ),
+    "path_err_too_long": (
+        "{path} is longer than this computer allows for a path or for a name in it; type the folder's full path.",
+        "{path} 超出了这台电脑允许的路径或名称长度;请输入文件夹的完整路径。",
+    ),
+    "path_err_unreadable": (
+        "{path} cannot be opened on this computer; check that it exists and that you may read it, "
+        "and type the folder's full path.",
+        "在这台电脑上无法打开 {path};请确认它存在并且你可以读取,然后输入文件夹的完整路径。",
+    ),
     "not_found_title": ("Not found", "找不到"),
     "not_found": ("There is nothing at this address.", "这个地址没有内容。"),
     "method_title": ("Wrong kind of request", "请求方式不对"),
@@ -294,6 +321,9 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "文档 {doc} · 第 {chunk} 段 · 字符 {start}–{end}",
     ),
     "search_score": ("score {score} ({why})", "得分 {score}({why})"),
+    "search_why_words": ("words", "词语匹配"),
+    "search_why_meaning": ("meaning {similarity}", "语义相近 {similarity}"),
+    "search_why_sep": (", ", "、"),
     "search_hidden": (
         "{n} passage(s) found only by meaning, and not close enough to the search, are not shown.",
         "另有 {n} 段内容只按意思找到,而且与搜索不够接近,没有显示。",
@@ -394,6 +424,11 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "net_err_open": (
         "Open mode allows every external host; choose allowlist or blocklist first to list hosts.",
         "开放模式允许所有外部主机;要列出主机,请先选择允许列表或阻止列表。",
+    ),
+    "net_err_long": (
+        "This entry has {n} characters; a host name or address with its :port has at most {max}. "
+        "Check what was pasted.",
+        "这一项有 {n} 个字符;主机名或地址(含 :端口)最多 {max} 个字符。请检查粘贴的内容。",
     ),
     "net_err_not_listed": ("{entry} is not on the list.", "{entry} 不在列表中。"),
     "gem_net_hosts": ("It may reach these hosts:", "它可以访问这些主机:"),

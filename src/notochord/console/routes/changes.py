@@ -40,7 +40,7 @@ def changes(page: PageDep) -> Response:
     try:
         filters = Filters.parse(dict(page.request.query_params))
     except KnowledgeValidationError as error:
-        return _page(page, Filters(), refusal=str(error))
+        return _page(page, Filters(), refusal=page.problem(error))
     return _page(page, filters)
 
 

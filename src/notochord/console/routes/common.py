@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
 from typing import Annotated, Any, Final
 
 from fastapi import Depends
@@ -12,7 +14,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from notochord.access.sentences import Lang
 from notochord.app import Notochord, Space
 from notochord.console.auth import ConsoleKeys
-from notochord.console.forms import ConsoleRefusal, session_of, shown, verified_form
+from notochord.console.forms import ConsoleRefusal, FieldValueError, session_of, shown, verified_form
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
 
@@ -26,6 +28,8 @@ __all__ = [
     "page_of",
     "redirect",
     "switch_field",
+    "typed_path",
+    "unreadable_path",
 ]
 
 SPACE_COOKIE: Final = "space"
@@ -57,6 +61,12 @@ class Page:
 
     def t(self, key: str, **values: object) -> str:
         return text(key, self.lang, **values)
+
+    def problem(self, error: Exception) -> str:
+        """The sentence of a refusal: the console's own in the reader's language, else the error's."""
+        if isinstance(error, FieldValueError):
+            return self.t(error.key, **error.values)
+        return str(error)
 
     def space_label(self, name: str) -> str:
         return self.t("space_personal") if name == "personal" else self.t("space_org", name=name.removeprefix("org:"))
@@ -124,6 +134,28 @@ def switch_field(form: FormData, name: str) -> bool:
     if value not in ("0", "1"):
         raise ConsoleRefusal(400, "refused_switch", field=name, value=shown(value))
     return value == "1"
+
+
+def typed_path(typed: str) -> Path:
+    """A path as the person typed it, a leading ``~`` or ``~user`` read as that home folder.
+
+    Raises:
+        FieldValueError: it holds NUL, which no path can, or names the home of a user this computer
+            does not have (``Path.expanduser`` raises ``RuntimeError`` for it).
+    """
+    if "\x00" in typed:
+        raise FieldValueError("path_err_nul", path=shown(typed.replace("\x00", "\\0")))
+    try:
+        return Path(typed).expanduser()
+    except RuntimeError as exc:
+        raise FieldValueError("path_err_home", path=shown(typed)) from exc
+
+
+def unreadable_path(typed: str, error: OSError) -> FieldValueError:
+    """The refusal of a typed path the system could not look at, without the system's own words."""
+    if error.errno == errno.ENAMETOOLONG:
+        return FieldValueError("path_err_too_long", path=shown(typed))
+    return FieldValueError("path_err_unreadable", path=shown(typed))
 
 
 def local_path(target: str, default: str = "/") -> str:

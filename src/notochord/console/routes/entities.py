@@ -13,6 +13,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.responses import Response
 
+from notochord.console.forms import whole_number
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.views.knowledge import page_number
 from notochord.console.views.knowledge_entities import (
@@ -36,14 +37,14 @@ _CANDIDATES = 10
 def entities(page: PageDep, kind: str = "", q: str = "", deleted: str = "") -> Response:
     """Entities a page at a time, filtered by kind and by name or identifier."""
     notice = page.t("kn_entity_deleted") if deleted else None
-    undo = int(deleted) if deleted.isascii() and deleted.isdigit() else None
+    undo = whole_number(deleted)
     try:
         number = page_number(page.request.query_params.get("page", ""))
         view = entities_page(page.space, kind=kind.strip(), query=q.strip(), page=number)
         refusal = None
     except KnowledgeValidationError as error:
         view = entities_page(page.space, kind="", query="", page=1)
-        refusal = str(error)
+        refusal = page.problem(error)
     template = "_entities_list.html" if page.htmx else "entities.html"
     return page.render(
         template,
@@ -90,8 +91,9 @@ def entity(page: PageDep, entity_id: int, merged: str = "") -> Response:
         return page.not_found()
     if kept.id != entity_id:
         return redirect(f"/knowledge/entities/{kept.id}")
-    if merged.isascii() and merged.isdigit():
-        return _entity(page, entity_id, notice=page.t("kn_merged_done"), undo_change=int(merged))
+    merge_change = whole_number(merged)
+    if merge_change is not None:
+        return _entity(page, entity_id, notice=page.t("kn_merged_done"), undo_change=merge_change)
     return _entity(page, entity_id)
 
 
@@ -113,9 +115,10 @@ def merge(page: PageDep, form: Form, entity_id: int) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     if chosen:
-        if not chosen.isascii() or not chosen.isdigit():
+        picked = whole_number(chosen)
+        if picked is None:
             return page.not_found()
-        other_id = int(chosen)
+        other_id = picked
     else:
         if not name:
             return _entity(page, kept.id, errors={"other": page.t("kn_other_needed")})
@@ -164,7 +167,7 @@ def contacts(page: PageDep, q: str = "") -> Response:
         number = page_number(page.request.query_params.get("page", ""))
         refusal = None
     except KnowledgeValidationError as error:
-        number, refusal = 1, str(error)
+        number, refusal = 1, page.problem(error)
     view = contacts_page(page.space, query=q.strip(), page=number, lang=page.lang)
     return page.render(
         "contacts.html",

@@ -4,12 +4,11 @@ field, and the choice stays as it was."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi import APIRouter
 from starlette.responses import Response
 
-from notochord.console.routes.common import Form, Page, PageDep, field, redirect
+from notochord.console.forms import FieldValueError
+from notochord.console.routes.common import Form, Page, PageDep, field, redirect, typed_path
 from notochord.console.routes.gems import gem_page_answer
 from notochord.console.views.folders import folders_of, working_folder
 from notochord.errors import FileError, GemError
@@ -36,7 +35,10 @@ def choose(page: PageDep, form: Form, gem_id: str) -> Response:
     typed = field(form, "path")
     if not typed:
         return gem_page_answer(page, gem_id, errors={FIELD: page.t("folder_err_empty")}, values={FIELD: typed})
-    path = Path(typed).expanduser()
+    try:
+        path = typed_path(typed)
+    except FieldValueError as problem:
+        return gem_page_answer(page, gem_id, errors={FIELD: page.problem(problem)}, values={FIELD: typed})
     if not path.is_absolute():
         message = page.t("folder_err_relative", path=typed)
         return gem_page_answer(page, gem_id, errors={FIELD: message}, values={FIELD: typed})

@@ -11,14 +11,24 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from notochord.access.permissions import Permission
-from notochord.console.routes.common import Form, Page, PageDep, field, redirect, switch_field
+from notochord.console.forms import FieldValueError
+from notochord.console.routes.common import (
+    Form,
+    Page,
+    PageDep,
+    field,
+    redirect,
+    switch_field,
+    typed_path,
+    unreadable_path,
+)
 from notochord.console.uploads import Uploads
 from notochord.console.views.folders import working_folder
 from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
 from notochord.console.views.network import gem_network
 from notochord.console.views.runs import gem_runs
 from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError
-from notochord.gems.manifest import load_manifest
+from notochord.gems.manifest import Manifest, load_manifest
 
 __all__ = ["router"]
 
@@ -62,14 +72,15 @@ async def review(request: Request, page: PageDep, form: Form) -> Response:
             data = await upload.read()
             token, folder = await run_in_threadpool(_uploads(request).stage, upload.filename, data)
         elif path:
-            folder = Path(path).expanduser()
+            folder = typed_path(path)
         else:
             return _list(page, errors=[page.t("install_folder_hint")], status_code=422)
-        manifest = await run_in_threadpool(load_manifest, folder)
+        manifest = await run_in_threadpool(_read_manifest, path, folder)
     except NotochordError as error:
         if token:
             _uploads(request).discard(token)
-        return _list(page, errors=_problems(error), path=path, status_code=422)
+        problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
+        return _list(page, errors=problems, path=path, status_code=422)
     return page.render(
         "install.html",
         screen=install_screen(manifest, page.lang),
@@ -78,18 +89,35 @@ async def review(request: Request, page: PageDep, form: Form) -> Response:
     )
 
 
+def _read_manifest(typed: str, folder: Path) -> Manifest:
+    """The manifest in ``folder``, the path typed as ``typed``.
+
+    Raises:
+        FieldValueError: the system could not look at the path (a name too long for it, say).
+        NotochordError: the manifest is missing or invalid.
+    """
+    try:
+        return load_manifest(folder)
+    except OSError as error:
+        raise unreadable_path(typed, error) from error
+
+
 @router.post("/gems/install")
 def install(request: Request, page: PageDep, form: Form) -> Response:
     token = field(form, "upload")
     path = field(form, "path")
     uploads = _uploads(request)
+    if not token and not path:
+        return _list(page, errors=[page.t("install_nothing_chosen")], status_code=422)
     try:
-        folder = uploads.folder(token) if token else Path(path).expanduser()
-        if not token and not path:
-            raise GemError("choose the gem's folder or file first")
-        gem = page.space.gems.install(folder)
+        folder = uploads.folder(token) if token else typed_path(path)
+        try:
+            gem = page.space.gems.install(folder)
+        except OSError as error:
+            raise unreadable_path(path, error) from error
     except NotochordError as error:
-        return _list(page, errors=_problems(error), path=path, status_code=422)
+        problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
+        return _list(page, errors=problems, path=path, status_code=422)
     finally:
         if token:
             uploads.discard(token)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.responses import Response
 
+from notochord.console.forms import whole_number
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
 from notochord.console.views.knowledge import (
     Tree,
@@ -32,9 +33,10 @@ def _chosen_collection(text: str) -> int | None:
     """A collection id from a picker; blank is "the top level"."""
     if not text:
         return None
-    if not text.isascii() or not text.isdigit():
+    chosen = whole_number(text)
+    if chosen is None:
         raise KnowledgeNotFoundError("collection")
-    return int(text)
+    return chosen
 
 
 def _searchable(
@@ -150,9 +152,9 @@ def collection(page: PageDep, collection_id: int, q: str = "", created: str = ""
     try:
         number = page_number(page.request.query_params.get("page", ""))
     except KnowledgeValidationError as error:
-        return _collection(page, collection_id, notice=None, errors={"page": str(error)})
+        return _collection(page, collection_id, notice=None, errors={"page": page.problem(error)})
     notice = page.t("kn_collection_created") if created else None
-    if deleted.isdigit():
+    if whole_number(deleted) is not None:
         notice = page.t("kn_document_deleted")
     return _collection(page, collection_id, number=number, query=q.strip(), notice=notice)
 

@@ -18,6 +18,16 @@ __all__ = ["router"]
 router = APIRouter()
 
 _PATH = "/settings/network"
+_MAX_ENTRY = 300
+"""Characters of an entry: a host name has at most 253, an address and :port far fewer. The net
+module reads long runs of digits as a number, which ``int()`` refuses beyond 4300 digits."""
+
+
+def _too_long(page: Page, entry: str) -> str | None:
+    """The refusal of an entry longer than any host name or address, else ``None``."""
+    if len(entry) <= _MAX_ENTRY:
+        return None
+    return page.t("net_err_long", n=len(entry), max=_MAX_ENTRY)
 
 
 def _page(
@@ -79,6 +89,8 @@ def add_external(page: PageDep, form: Form) -> Response:
     host = field(form, "host")
     if not host:
         return _page(page, errors={"host": page.t("net_err_empty")})
+    if (long := _too_long(page, host)) is not None:
+        return _page(page, errors={"host": long})
     try:
         mode = page.space.network.stored().external_mode
         if mode == "open":
@@ -92,6 +104,8 @@ def add_external(page: PageDep, form: Form) -> Response:
 @router.post(f"{_PATH}/external/remove")
 def remove_external(page: PageDep, form: Form) -> Response:
     host = field(form, "host")
+    if (long := _too_long(page, host)) is not None:
+        return _page(page, errors={"host": long})
     try:
         rules = page.space.network.stored()
         if rules.external_mode == "open" or host not in rules.external_hosts:
@@ -107,6 +121,8 @@ def add_local(page: PageDep, form: Form) -> Response:
     entry = field(form, "entry")
     if not entry:
         return _page(page, errors={"entry": page.t("net_err_empty")})
+    if (long := _too_long(page, entry)) is not None:
+        return _page(page, errors={"entry": long})
     try:
         page.space.network.add_local(entry)
     except ConfigurationError as error:
@@ -117,6 +133,8 @@ def add_local(page: PageDep, form: Form) -> Response:
 @router.post(f"{_PATH}/local/remove")
 def remove_local(page: PageDep, form: Form) -> Response:
     entry = field(form, "entry")
+    if (long := _too_long(page, entry)) is not None:
+        return _page(page, errors={"entry": long})
     try:
         page.space.network.remove_local(entry)
     except ConfigurationError as error:

@@ -29,7 +29,7 @@ def runs(page: PageDep, gem: str = "") -> Response:
     try:
         number = parse_page(page.request.query_params.get("page", ""))
     except KnowledgeValidationError as error:
-        number, refusal = 1, str(error)
+        number, refusal = 1, page.problem(error)
     view = runs_page(page.space, gem=gem.strip() or None, page=number)
     return page.render("runs.html", view=view, refusal=refusal, status_code=200 if refusal is None else 422)
 

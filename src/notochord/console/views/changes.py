@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from notochord.app import Space
-from notochord.errors import KnowledgeValidationError
+from notochord.console.forms import FieldValueError, shown, whole_number
 from notochord.knowledge.records import Change
 
-__all__ = ["PAGE_SIZE", "STATUSES", "ChangeRow", "ChangesPage", "Filters", "change_row", "changes_page"]
+__all__ = ["PAGE_SIZE", "STATUSES", "ChangeRow", "ChangesPage", "Filters", "change_row", "changes_page", "gem_choices"]
 
 PAGE_SIZE: Final = 50
 STATUSES: Final = ("applied", "conflict", "reverted")
@@ -33,7 +33,7 @@ class Filters:
         """Filters from a query string; blanks mean "any".
 
         Raises:
-            KnowledgeValidationError: an unknown status or a page that is not a whole number.
+            FieldValueError: an unknown status or a page that is not a whole number from 1 to 1000.
         """
 
         def given(name: str) -> str | None:
@@ -42,11 +42,12 @@ class Filters:
 
         status = given("status")
         if status is not None and status not in STATUSES:
-            raise KnowledgeValidationError(f"status {status!r} is not one of {', '.join(STATUSES)}")
+            raise FieldValueError("refused_status", value=shown(status), statuses=", ".join(STATUSES))
         page_text = given("page") or "1"
-        if not page_text.isdigit() or not 1 <= int(page_text) <= _MAX_PAGE:
-            raise KnowledgeValidationError(f"page {page_text!r} is not a page number from 1 to {_MAX_PAGE}")
-        return Filters(gem=given("gem"), status=status, run=given("run"), since=given("since"), page=int(page_text))
+        page = whole_number(page_text)
+        if page is None or not 1 <= page <= _MAX_PAGE:
+            raise FieldValueError("refused_page", value=shown(page_text), max=_MAX_PAGE)
+        return Filters(gem=given("gem"), status=status, run=given("run"), since=given("since"), page=page)
 
 
 @dataclass(frozen=True)
@@ -111,5 +112,15 @@ def changes_page(space: Space, filters: Filters) -> ChangesPage:
         filters=filters,
         has_newer=filters.page > 1,
         has_older=len(found) > PAGE_SIZE,
-        gems=[(g.id, g.name) for g in space.gems.list()],
+        gems=gem_choices(space, filters.gem),
     )
+
+
+def gem_choices(space: Space, chosen: str | None) -> list[tuple[str, str]]:
+    """The gems a list can be filtered by, as ``(id, name)``: the installed ones, and the chosen one
+    even when it is uninstalled (its changes and runs stay), so the filter never reads "any" while
+    the list shows one gem's."""
+    installed = [(g.id, g.name) for g in space.gems.list()]
+    if chosen and chosen not in {gid for gid, _ in installed}:
+        installed.append((chosen, chosen))
+    return installed

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from notochord.app import Space
-from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.console.forms import FieldValueError, shown, whole_number
+from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.browse import DeletedDocument, DocumentSummary
 from notochord.knowledge.collections import KB_MARKER, CollectionRow
 
@@ -83,12 +84,13 @@ def page_number(text: str) -> int:
     """A page number from a query string; blank is the first page.
 
     Raises:
-        KnowledgeValidationError: not a whole number from 1 to 10000.
+        FieldValueError: not a whole number from 1 to 10000.
     """
     given = text.strip() or "1"
-    if not given.isascii() or not given.isdigit() or not 1 <= int(given) <= _MAX_PAGE_NUMBER:
-        raise KnowledgeValidationError(f"page {given!r} is not a page number from 1 to {_MAX_PAGE_NUMBER}")
-    return int(given)
+    page = whole_number(given)
+    if page is None or not 1 <= page <= _MAX_PAGE_NUMBER:
+        raise FieldValueError("refused_page", value=shown(given), max=_MAX_PAGE_NUMBER)
+    return page
 
 
 def collection_tree(space: Space) -> Tree:

@@ -14,8 +14,9 @@ from typing import Final
 
 from notochord.app import Space
 from notochord.clock import iso_utc
-from notochord.console.views.changes import ChangeRow, change_row
-from notochord.errors import FileError, KnowledgeValidationError
+from notochord.console.forms import FieldValueError, shown, whole_number
+from notochord.console.views.changes import ChangeRow, change_row, gem_choices
+from notochord.errors import FileError
 from notochord.gems.runner import RunRecord
 
 __all__ = [
@@ -89,12 +90,13 @@ def parse_page(text: str) -> int:
     """A page number from a query string (blank: 1).
 
     Raises:
-        KnowledgeValidationError: not a whole number from 1 to 1000.
+        FieldValueError: not a whole number from 1 to 1000.
     """
     text = text.strip() or "1"
-    if not text.isdigit() or not 1 <= int(text) <= _MAX_PAGE:
-        raise KnowledgeValidationError(f"page {text!r} is not a page number from 1 to {_MAX_PAGE}")
-    return int(text)
+    page = whole_number(text)
+    if page is None or not 1 <= page <= _MAX_PAGE:
+        raise FieldValueError("refused_page", value=shown(text), max=_MAX_PAGE)
+    return page
 
 
 def _item(record: RunRecord) -> RunItem:
@@ -122,7 +124,7 @@ def runs_page(space: Space, *, gem: str | None, page: int) -> RunsPage:
         page=page,
         has_newer=page > 1,
         has_older=len(found) > start + PAGE_SIZE,
-        gems=[(g.id, g.name) for g in space.gems.list()],
+        gems=gem_choices(space, gem),
     )
 
 

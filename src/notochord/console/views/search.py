@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from notochord.app import Space
+from notochord.console.forms import whole_number
 from notochord.errors import KnowledgeError
 from notochord.knowledge.hybrid_search import Hit, is_relevant
 from notochord.search.bm25 import stem
@@ -63,9 +64,9 @@ class SearchForm:
             errors["q"] = ("search_err_long", {"n": len(q), "max": _MAX_QUERY})
         ids: list[int] = []
         for value in chosen:
-            # ASCII digits only: str.isdigit also holds for "²" (which int() refuses) and "١" (which it reads as 1)
-            if value.strip().isascii() and value.strip().isdigit():
-                ids.append(int(value))
+            number = whole_number(value)
+            if number is not None:
+                ids.append(number)
             elif value.strip():
                 errors["collection"] = ("search_err_collection", {})
         dates = {}
@@ -101,7 +102,8 @@ class SearchHit:
     end: int
     date: str
     score: float
-    why: str
+    why: list[Problem]
+    """Why it was found, as labels of :mod:`notochord.console.i18n` and their values."""
     pieces: list[Piece]
 
 
@@ -175,11 +177,11 @@ def _snippet(text: str, query: str) -> str:
     return ("…" if start > 0 else "") + piece + ("…" if start + SNIPPET < len(flat) else "")
 
 
-def _why(hit: Hit) -> str:
-    reasons = ["words"] if hit.text_match else []
+def _why(hit: Hit) -> list[Problem]:
+    reasons: list[Problem] = [("search_why_words", {})] if hit.text_match else []
     if hit.similarity is not None:
-        reasons.append(f"meaning {hit.similarity:.2f}")
-    return ", ".join(reasons)
+        reasons.append(("search_why_meaning", {"similarity": f"{hit.similarity:.2f}"}))
+    return reasons
 
 
 def _entity(space: Space, form: SearchForm, errors: dict[str, Problem]) -> tuple[int | None, str | None]:
