@@ -8,6 +8,9 @@ Rules:
 - ``platform_role`` is ``superadmin`` or absent; any other value means no platform role.
 - ``org_role`` is one of ``owner``, ``admin``, ``member``, ``viewer``; anything else (or absent) means
   no organization role, which is refused by every check that needs one (OD-B08).
+- The user id and the email are written into grants and audit entries, so neither may hold a control
+  character (NUL among them) or a lone surrogate: such a token names no one a grant could name, and
+  is refused like a malformed one.
 - Claims are validated here, once; everything downstream works with :class:`Actor` values.
 """
 
@@ -25,6 +28,7 @@ __all__ = ["ORG_ID", "Actor", "OrgRole", "actor_from_claims"]
 ORG_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _MAX_USER_ID = 200
 _MAX_EMAIL = 320
+_UNWRITABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
 class OrgRole(enum.IntEnum):
@@ -58,8 +62,23 @@ class Actor:
     def __post_init__(self) -> None:
         if not self.user_id or len(self.user_id) > _MAX_USER_ID:
             raise KbAuthenticationError("the user id is missing or longer than 200 characters")
+        if not _writable(self.user_id):
+            raise KbAuthenticationError(
+                "the user id (claim sub) may not hold control characters (such as NUL) or lone surrogates; "
+                "ask for a token that names the user plainly"
+            )
+        if self.email is not None and not _writable(self.email):
+            raise KbAuthenticationError(
+                "the email claim may not hold control characters (such as NUL) or lone surrogates; "
+                "ask for a token without it or with a plain address"
+            )
         if not ORG_ID.match(self.organization_id):
             raise KbAuthenticationError("the organization id is malformed: use 1-63 lowercase letters, digits, - or _")
+
+
+def _writable(text: str) -> bool:
+    """Whether ``text`` holds no C0 control character, DEL or lone surrogate."""
+    return _UNWRITABLE.search(text) is None
 
 
 def _text(claims: Mapping[str, object], name: str) -> str | None:

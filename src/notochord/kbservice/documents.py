@@ -561,7 +561,8 @@ def _page_query(*, embedded_by_model: bool) -> sa.Select[Any]:
         .where(*_LISTED)
         .order_by(documents.c.created_at.desc(), documents.c.id.desc())
         .limit(sa.bindparam("limit", type_=sa.Integer))
-        .offset(sa.bindparam("offset", type_=sa.Integer))
+        # offsets run to 2**53 (OD-B15): past a 32-bit integer, which PostgreSQL would refuse
+        .offset(sa.bindparam("offset", type_=sa.BigInteger))
         .subquery("page")
     )
     chunk_count = sa.select(sa.func.count()).select_from(chunks).where(chunks.c.document_id == page.c.id)

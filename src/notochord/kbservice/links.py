@@ -16,6 +16,9 @@ Rules:
 - Lookups order by priority descending, then ``linked_at`` ascending, then id (KB-LAG-02, OD-B17,
   OD-B21); soft-deleted agents are left out (KB-LAG-04). Links whose other side is in another
   organization appear only for a superadmin.
+- A lookup shows only the linked resources the caller may view, and counts only those: a caller who
+  reaches one side through a grant alone does not read, through the link, what a direct read of the
+  other side would refuse (OD-B08, OD-B10).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from notochord.kbservice.audit import KB_AGENT_LINK, KB_AGENT_UNLINK, record_aud
 from notochord.kbservice.errors import KbConflictError
 from notochord.kbservice.grants import check, find, locate
 from notochord.kbservice.knowledge_bases import KnowledgeBase, kb_from_row
-from notochord.kbservice.policy import Action, Level, Resource, ResourceType
+from notochord.kbservice.policy import Action, Level, Resource, ResourceType, decide
 from notochord.kbservice.spaces import Directory, Found, require_live
 from notochord.kbservice.validation import JsonBody, optional_object, priority_value
 
@@ -174,8 +177,17 @@ class Links:
                     kb_agents.c.status,
                     kb_agent_links.c.priority,
                     kb_agent_links.c.linked_at,
+                    kb_grants.c.permission.label("granted"),
                 )
                 .join(kb_agents, kb_agents.c.id == kb_agent_links.c.agent_id)
+                .outerjoin(
+                    kb_grants,
+                    sa.and_(
+                        kb_grants.c.resource_type == str(_AGENT),
+                        kb_grants.c.resource_id == kb_agents.c.id,
+                        kb_grants.c.user_id == actor.user_id,
+                    ),
+                )
                 .where(
                     kb_agent_links.c.kb_id == kb.id,
                     kb_agent_links.c.agent_organization_id == kb.organization_id,
@@ -193,7 +205,11 @@ class Links:
                 if actor.is_superadmin
                 else []
             )
-        agents = [LinkedAgent(r.id, r.name, r.status, int(r.priority), r.linked_at) for r in local]
+        agents = [
+            LinkedAgent(r.id, r.name, r.status, int(r.priority), r.linked_at)
+            for r in local
+            if _may_view(actor, Resource(_AGENT, r.id, kb.organization_id), r.granted)
+        ]
         if not foreign:
             return agents
         for link in foreign:
@@ -208,7 +224,11 @@ class Links:
     def knowledge_bases_of(self, *, actor: Actor, agent_id: object) -> list[LinkedKnowledgeBase]:
         """The knowledge bases linked to a live agent (KB-AKB, OD-B21)."""
         found, agent = locate(self._directory, actor=actor, type=_AGENT, resource_id=agent_id, action=Action.VIEW)
-        return [linked for linked, _ in self.linked_to(found, agent, actor=actor)]
+        return [
+            linked
+            for linked, granted in self.linked_to(found, agent, actor=actor)
+            if _may_view(actor, _kb_resource(linked.knowledge_base), granted)
+        ]
 
     def linked_to(
         self, found: Found, agent: Resource, *, actor: Actor, within: sa.Connection | None = None
@@ -247,6 +267,15 @@ class Links:
         if found.version is not None:
             self._directory.keep(key, found.version, tuple(linked))
         return linked
+
+
+def _kb_resource(kb: KnowledgeBase) -> Resource:
+    return Resource(_KB, kb.id, kb.organization_id)
+
+
+def _may_view(actor: Actor, target: Resource, granted: Level | str | None) -> bool:
+    level = granted if isinstance(granted, Level) else Level.parse(granted) or Level.NONE
+    return decide(actor=actor, action=Action.VIEW, target=target, grant=level).allowed
 
 
 def _linked(rows: Sequence[Any]) -> list[tuple[LinkedKnowledgeBase, Level]]:

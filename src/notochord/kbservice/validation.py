@@ -23,6 +23,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
 from collections.abc import Mapping
@@ -60,6 +61,9 @@ MAX_BODY_BYTES = 1024 * 1024
 _MAX_BODY = MAX_BODY_BYTES
 # Only a \uD800…\uDFFF escape can put a surrogate into a parsed string; bodies without one skip the walk.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+# A JSON number overflows a double only with an exponent or a run of 309 digits; bodies with
+# neither are parsed without a check per number.
+_OVERFLOW_CANDIDATE = re.compile(rb"[0-9][eE][+-]?[0-9]|[0-9]{309}")
 # priorities are stored as 64-bit integers; anything beyond 32 bits is a mistake, not a ranking
 _MAX_PRIORITY = 2**31 - 1
 
@@ -100,6 +104,17 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJsonNumberError(name)
 
 
+class _OverflowingNumberError(Exception):
+    """A JSON number beyond a double's range, which Python's reader turns into infinity."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _OverflowingNumberError(text)
+    return value
+
+
 def parse_json_object(raw: bytes) -> dict[str, Any]:
     """``raw`` parsed as a JSON object whose every string is valid text.
 
@@ -107,11 +122,18 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
         KbValidationError: not JSON, not an object, or a string (or key) holding a lone surrogate,
             named by its path in the body.
     """
+    parse_float = _finite_float if _OVERFLOW_CANDIDATE.search(raw) else None
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant)
+        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=parse_float)
     except _NotJsonNumberError as exc:
         raise KbValidationError(
             f"the request body holds {exc.args[0]}, which is not a JSON number; send a number or null"
+        ) from exc
+    except _OverflowingNumberError as exc:
+        # kept, it would read back as Infinity (which JSON cannot spell) and be answered as null
+        raise KbValidationError(
+            f"the request body holds {_shown_number(exc.args[0])}, which is too large to be kept "
+            "(numbers here are finite, at most about 1.8e308); send a finite number, or the value as text in quotes"
         ) from exc
     except RecursionError as exc:
         raise KbValidationError("the request body nests arrays or objects too deeply") from exc
@@ -127,6 +149,10 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
                 "(such as \\ud800); send Unicode text that can be encoded as UTF-8"
             )
     return value
+
+
+def _shown_number(text: str) -> str:
+    return f"the number {text}" if len(text) <= _SHOWN_CHARS else f"a number of {len(text)} characters"
 
 
 def _encodable(text: str) -> bool:
@@ -228,9 +254,22 @@ def _whole(value: object, *, source: Literal["query", "body"]) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
-    if source == "query" and isinstance(value, str) and len(value) < _SHOWN_CHARS and _WHOLE.fullmatch(value.strip()):
-        return int(value.strip())
+    if source == "query" and isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return _bounded_int(value.strip())
     return None
+
+
+_BEYOND_EVERY_CAP = 10**30
+
+
+def _bounded_int(digits: str) -> int:
+    """``digits`` as an integer, or ±10**30 for more digits than that: past every cap, a long number
+    means the same as a short one, without the cost of converting it."""
+    sign = -1 if digits.startswith("-") else 1
+    significant = digits.lstrip("+-").lstrip("0")
+    if len(significant) > len(str(_BEYOND_EVERY_CAP)):
+        return sign * _BEYOND_EVERY_CAP
+    return int(digits)
 
 
 def limit_value(value: object, *, default: int, maximum: int, source: Literal["query", "body"]) -> int:

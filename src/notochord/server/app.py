@@ -8,7 +8,8 @@ script and style sheet ship inside the package (``server/static``, from the npm 
 It is the service's composition root: the document extractor and each organization space's network
 rules are handed to the domain here. Routes that touch the store are plain ``def`` functions (or
 hand their store work to the threadpool), so they never block the event loop. Errors are turned
-into responses by the one table in :mod:`notochord.server.errors`.
+into responses by the one table in :mod:`notochord.server.errors`. Every GET route answers HEAD
+too (:mod:`notochord.server.head`).
 
 The background embedding of every space starts at the application's start-up
 (:meth:`notochord.Notochord.keep_indexed`). MCP over streamable HTTP is served at ``/mcp``
@@ -35,6 +36,7 @@ from notochord.mcp_server.http import mcp_mount
 from notochord.net.policy import UserNetworkRules
 from notochord.server import errors
 from notochord.server.auth import Authenticator
+from notochord.server.head import HeadAsGet
 from notochord.server.routes import agents, audit, documents, grants, kb, retrieve
 from notochord.settings import Settings
 
@@ -90,6 +92,7 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
     app.router.routes.append(mcp.route)  # before the console, which takes every other path
     app.router.routes.append(console_mount(nc, reserved=PREFIX))
     errors.install(app)
+    app.add_middleware(HeadAsGet, routes=app.router.routes)
     return app
 
 

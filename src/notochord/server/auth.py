@@ -29,6 +29,7 @@ Rules (KB-GEN-03/04, OD-B11 as overridden by DESIGN §7):
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import secrets
 import threading
@@ -212,6 +213,15 @@ def token_refusal(exc: jwt_errors.PyJWTError) -> KbAuthenticationError:
     raise AssertionError("the table ends with PyJWTError")  # pragma: no cover
 
 
+def _seconds(value: Any) -> float:
+    """A time claim PyJWT accepted (a number, or digits as text) as seconds; a whole number too large
+    for a float is beyond every date rather than an error."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 class Authenticator:
     """Turns a request's credentials into an :class:`Actor`."""
 
@@ -283,7 +293,7 @@ class Authenticator:
         with self._verified_lock:
             known = self._verified.get(token)
         # PyJWT refuses a token once now >= exp; the same rule, so a remembered token expires alike
-        if known is not None and time.time() < float(known["exp"]):
+        if known is not None and time.time() < _seconds(known["exp"]):
             return dict(known)
         claims = self._decode(token)
         with self._verified_lock:
@@ -327,10 +337,11 @@ class Authenticator:
         # PyJWT has checked that exp (and iat, when present) are numbers
         issued = claims.get("iat")
         start = issued if isinstance(issued, int | float) and not isinstance(issued, bool) else time.time()
-        lifetime = float(claims["exp"]) - float(start)
+        lifetime = _seconds(claims["exp"]) - _seconds(start)
         if lifetime > self._max_ttl:
+            valid_for = f"{int(lifetime)} seconds" if math.isfinite(lifetime) else "longer than any date"
             raise KbAuthenticationError(
-                f"The token is valid for {int(lifetime)} seconds, longer than this service accepts "
+                f"The token is valid for {valid_for}, longer than this service accepts "
                 f"({self._max_ttl} seconds); ask for a token with a shorter lifetime",
                 invalid_token=True,
             )

@@ -44,6 +44,7 @@ from notochord.kbservice.errors import (
     KbUpstreamError,
     KbValidationError,
 )
+from notochord.server.head import serves_get
 
 __all__ = [
     "ERROR_TABLE",
@@ -160,14 +161,18 @@ def _allowed_methods(request: Request) -> list[str]:
     """Every method some route of the application serves on the request's path.
 
     Starlette's own ``Allow`` names only the methods of the first route whose path matched, and
-    the service declares one route per method on a shared path (``GET`` and ``POST /kb``).
+    the service declares one route per method on a shared path (``GET`` and ``POST /kb``). HEAD is
+    named wherever GET is served.
     """
     routes = request.app.router.routes
-    return [
+    allowed = {
         method
         for method in _METHODS
         if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
-    ]
+    }
+    if serves_get(routes, request.scope):
+        allowed.add("HEAD")  # answered as GET (notochord.server.head)
+    return [method for method in _METHODS if method in allowed]
 
 
 def _handle_http(request: Request, exc: Exception) -> JSONResponse:
