@@ -105,6 +105,8 @@ def check_working_folder(
     """
     if not path.is_absolute():
         raise FileError(f"{path} is not an absolute path; choose a folder by its full path")
+    if "\x00" in str(path):  # no system names a file with it; os.path refuses it with a ValueError
+        raise FileError(f"{str(path)!r} holds a NUL character, which no folder's name can; choose the folder again")
     try:
         resolved = Path(os.path.realpath(path))
         real_home = Path(os.path.realpath(home))

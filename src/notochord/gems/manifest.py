@@ -292,18 +292,25 @@ def load_manifest(folder_or_file: Path) -> Manifest:
     return read_manifest(folder_or_file)[0]
 
 
-def read_manifest(folder_or_file: Path) -> tuple[Manifest, dict[str, object]]:
-    """:func:`load_manifest`, also returning the decoded JSON (what an install records)."""
-    path = Path(folder_or_file)
+def _manifest_file(path: Path) -> Path:
     if path.is_dir():
         for candidate in (PACKAGED_FILE, DRAFT_FILE):
             if (path / candidate).is_file():
-                path = path / candidate
-                break
-        else:
-            raise ManifestError([f"$: no {PACKAGED_FILE} or {DRAFT_FILE} in this folder"], source=str(path))
-    elif not path.is_file():
+                return path / candidate
+        raise ManifestError([f"$: no {PACKAGED_FILE} or {DRAFT_FILE} in this folder"], source=str(path))
+    if not path.is_file():
         raise ManifestError(["$: no such file"], source=str(path))
+    return path
+
+
+def read_manifest(folder_or_file: Path) -> tuple[Manifest, dict[str, object]]:
+    """:func:`load_manifest`, also returning the decoded JSON (what an install records)."""
+    path = Path(folder_or_file)
+    try:
+        path = _manifest_file(path)
+    except OSError as exc:  # a name too long for the system, a folder it may not search
+        reason = (exc.strerror or "the system refused").lower()
+        raise ManifestError([f"$: this path cannot be read: {reason}"], source=str(path)) from exc
     form: Form | None = {PACKAGED_FILE: "packaged", DRAFT_FILE: "draft"}.get(path.name)  # type: ignore[assignment]
     data = _decode(path)
     manifest = parse_manifest(data, form=form, source=str(path))

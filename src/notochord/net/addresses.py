@@ -98,6 +98,7 @@ _LOCAL_V6_IN_GLOBAL: tuple[IPv6Network, ...] = tuple(
 
 _V4_BITS = 32
 _V4_MAX = (1 << _V4_BITS) - 1
+_MAX_PART_DIGITS = 11  # 0o37777777777, the largest 32-bit part in octal
 
 
 def parse_ip_literal(text: str) -> IPAddress | None:
@@ -145,6 +146,10 @@ def _parse_ipv4_part(part: str) -> int | None:
         digits, base = lowered, 10
     allowed = "0123456789abcdef"[:base]
     if not digits or any(ch not in allowed for ch in digits):
+        return None
+    # every part of an address fits in 32 bits, 11 digits in any of the three bases: a longer one
+    # is no address, and int() refuses to read a decimal of thousands of digits at all
+    if len(digits.lstrip("0")) > _MAX_PART_DIGITS:
         return None
     return int(digits, base)
 

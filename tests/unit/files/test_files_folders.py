@@ -133,3 +133,9 @@ def test_missing_relative_or_file_paths_are_refused_with_their_own_errors(home: 
     (home / "file.txt").write_text("x")
     with pytest.raises(FileError, match="is a file"):
         _check(home / "file.txt", home, data_dir)
+
+
+def test_a_path_holding_a_nul_character_is_refused_in_words(home: Path, data_dir: Path) -> None:
+    """P-FILE-29: a typed path with NUL names no folder; it is refused as the project's own error."""
+    with pytest.raises(FileError, match="holds a NUL character"):
+        _check(home / "pro\x00jects", home, data_dir)

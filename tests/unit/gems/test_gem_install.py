@@ -495,3 +495,17 @@ def test_permission_strings_are_canonical_on_the_gem_page(space: Space, gems_roo
     strings = [s.permission for s in space.gems.permissions("dupes")]
     assert strings == [WEATHER_PERMISSIONS[0], "changes.manage"]
     assert all(str(Permission.parse(s)) == s for s in strings)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("g" * 300, id="a name too long for the system"),
+        pytest.param("a/" * 3000 + "g", id="a path too long"),
+    ],
+)
+def test_an_install_path_the_system_cannot_read_is_a_manifest_error(space: Space, tmp_path: Path, name: str) -> None:
+    """Whatever the path, installing answers with the manifest's error, and installs nothing."""
+    with pytest.raises(ManifestError, match="this path cannot be read: file name too long"):
+        space.gems.install(tmp_path / name)
+    assert space.gems.list() == []

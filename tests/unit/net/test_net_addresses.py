@@ -219,3 +219,20 @@ def test_a_name_resolving_to_any_local_address_is_local() -> None:
     assert classify_target("wiki.corp.example.com", [public, internal]) is LOCAL
     assert classify_target("wiki.corp.example.com", [public]) is EXTERNAL
     assert classify_target("api.example.com", [IPv6Address("::ffff:127.0.0.1")]) is LOCAL
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("1" * 5000, None, id="a decimal of 5000 digits"),
+        pytest.param("1" * 5000 + ".1", None, id="a first part of 5000 digits"),
+        pytest.param("0" * 5000 + "1", IPv4Address("0.0.0.1"), id="octal 1 behind 5000 zeros"),
+        pytest.param("0x" + "0" * 5000 + "7f.1", IPv4Address("127.0.0.1"), id="hex 7f behind 5000 zeros"),
+    ],
+)
+def test_a_number_of_thousands_of_digits_is_read_like_inet_aton_not_refused_by_int(
+    text: str, expected: IPv4Address | None
+) -> None:
+    """P-NET-06: a host of thousands of digits is no address (nor an error), and leading zeros still
+    count for nothing, as ``inet_aton`` reads them."""
+    assert parse_ip_literal(text) == expected
