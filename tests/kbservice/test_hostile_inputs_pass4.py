@@ -215,3 +215,27 @@ def test_a_token_expiring_beyond_any_date_is_served_alike_on_every_use_KB_GEN_03
     headers = _signed(sub="forever", org=world.a, org_role="viewer", exp=10**400)
     statuses = [world.live.client.get(API + "/kb", headers=headers).status_code for _ in range(3)]
     assert statuses == [200, 200, 200]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["\u200b", "\u200f\u200e", " \u2060\u00a0", "\ufeff\u3000"],
+    ids=["zero-width-space", "direction-marks", "word-joiner-and-nbsp", "bom-and-ideographic-space"],
+)
+def test_a_name_of_invisible_characters_only_is_refused_for_knowledge_bases_and_agents_KB_CRT_02(
+    world: World, name: str
+) -> None:
+    """KB-CRT-02, OD-B12: a name is shown in every list; one made only of zero-width, direction or
+    space characters would show as nothing there, so it is refused like an empty one, and nothing
+    is created or renamed. A name holding such marks beside letters is kept as given."""
+    owner = world["owner"]
+    kb = world.create_kb(name="Handbook")
+    for method, path in (("POST", "/kb"), ("PATCH", f"/kb/{kb['id']}"), ("POST", "/agents")):
+        refused = world.request(method, path, owner, json={"name": name})
+        assert refused.status_code == 400, (method, path, refused.text)
+        assert refused.json()["message"] == "name must contain a visible character, not only spaces or invisible marks"
+    assert [k["name"] for k in world.request("GET", "/kb", owner).json()["knowledgeBases"]] == ["Handbook"]
+    assert world.request("GET", "/agents", owner).json()["total"] == 0
+    kept = world.request("POST", "/kb", owner, json={"name": "\u200fHandbook 2"})
+    assert kept.status_code == 201, kept.text
+    assert kept.json()["knowledgeBase"]["name"] == "\u200fHandbook 2"

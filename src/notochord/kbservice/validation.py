@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 # A JSON number overflows a double only with an exponent or a run of 309 digits; bodies with
 # neither are parsed without a check per number.
 _OVERFLOW_CANDIDATE = re.compile(rb"[0-9][eE][+-]?[0-9]|[0-9]{309}")
+_UNSEEN = frozenset({"Cc", "Cf"})  # control and format characters: nothing is drawn
 # priorities are stored as 64-bit integers; anything beyond 32 bits is a mistake, not a ranking
 _MAX_PRIORITY = 2**31 - 1
 
@@ -207,6 +209,9 @@ def optional_text(body: dict[str, Any], key: str, *, max_length: int = _MAX_TEXT
         raise KbValidationError(f"{key} may not contain the NUL character (U+0000); remove it")
     if key == "name":
         value = value.strip()
+        if value and all(unicodedata.category(c)[0] == "Z" or unicodedata.category(c) in _UNSEEN for c in value):
+            # zero-width and direction marks alone show as nothing in every list of names
+            raise KbValidationError(f"{key} must contain a visible character, not only spaces or invisible marks")
     return value
 
 
