@@ -339,3 +339,30 @@ def test_json_that_is_not_a_json_rpc_message_is_an_invalid_request_over_http(ser
         error = answered.json()["error"]
         assert error["code"] == -32600, error
         assert error["message"].startswith("not a JSON-RPC message: send one JSON object"), error
+
+
+def test_an_unknown_tool_or_argument_of_a_megabyte_is_quoted_cut_short(cli: Cli) -> None:
+    """A refusal names what was sent, but a name of hundreds of kilobytes is not sent back whole:
+    the client already has it, and the model reading the error pays for every character."""
+    cli.connect("desk", "facts.read:self:pref.food.*")
+    long_name = "x" * 300_000
+
+    async def go() -> tuple[MCPError, MCPError]:
+        async with stdio_session(cli.data_dir, "desk") as s:
+            errors = []
+            for name, arguments in (
+                (long_name, {}),
+                ("facts_lookup", {"subject": "self", "prefix": "pref.food", long_name: 1}),
+            ):
+                try:
+                    await s.call_tool(name, arguments)
+                except MCPError as error:
+                    errors.append(error)
+            first, second = errors
+            return first, second
+
+    unknown_tool, unknown_argument = anyio.run(go)
+    assert unknown_tool.error.message.startswith("unknown tool 'xxxx")
+    assert len(unknown_tool.error.message) < 1000
+    assert "unknown argument 'xxxx" in unknown_argument.error.message
+    assert len(unknown_argument.error.message) < 1000

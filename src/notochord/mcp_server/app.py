@@ -36,6 +36,7 @@ import notochord
 from notochord.errors import GemNotFoundError, KnowledgePermissionError, NotochordError
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.gems.context import new_run_id
+from notochord.knowledge.arguments import shown
 from notochord.mcp_server.connections import Connections
 from notochord.mcp_server.resources import list_resources, list_templates, read_resource
 from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
@@ -285,7 +286,7 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
     ) -> types.CallToolResult:
         tool = _TOOLS.get(params.name)
         if tool is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r} (tools: {', '.join(_TOOLS)})")
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {shown(params.name)} (tools: {', '.join(_TOOLS)})")
         try:
             arguments = check_arguments(tool, params.arguments)
         except ArgumentError as error:

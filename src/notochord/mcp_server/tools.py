@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from notochord.gems.api.knowledge import KnowledgeApi
+from notochord.knowledge.arguments import shown
 from notochord.knowledge.hybrid_search import MAX_LIMIT
 
 __all__ = ["MAX_ARGUMENT_BYTES", "TOOLS", "ArgumentError", "ToolSpec", "check_arguments", "to_json"]
@@ -327,7 +328,7 @@ def _check(value: Any, schema: Mapping[str, Any], path: str, *, optional: bool =
                 checked[name] = _check(item, properties[name], f"{path}.{name}", optional=name not in required)
             elif extra is False:
                 known = ", ".join(properties) or "none"
-                raise ArgumentError(f"{path}: unknown argument {name!r} (known: {known})")
+                raise ArgumentError(f"{path}: unknown argument {shown(name)} (known: {known})")
             elif isinstance(extra, Mapping):
                 checked[name] = _check(item, extra, f"{path}.{name}")
             else:
