@@ -17,7 +17,7 @@ import pytest
 
 from knowledge_gem import knowledge_gem
 from notochord import Space
-from notochord.errors import RevertError
+from notochord.errors import KnowledgeValidationError, RevertError
 
 # ---------------------------------------------------------------------------------------- facts
 
@@ -213,3 +213,14 @@ async def test_a_hint_in_decomposed_unicode_lands_on_the_same_predicate(space: S
     assert composed.predicate == decomposed.predicate == exact.predicate == predicate
     looked_up = await knowledge.facts.lookup("self", "x")
     assert sorted(f.value for f in looked_up) == ["cortado", "flat white", "latte"]
+
+
+def test_a_predicate_written_with_combining_accents_is_refused_saying_so(space: Space) -> None:
+    """K-FACT-13: "x.café" with the accent as a combining mark looks exactly like the valid
+    predicate; the refusal says what differs instead of calling a level that reads well malformed."""
+    decomposed = unicodedata.normalize("NFD", "x.café")
+    with pytest.raises(KnowledgeValidationError) as refused:
+        space.user.facts.put(predicate=decomposed, value="flat white")
+    assert "combining marks" in refused.value.message
+    assert "composed characters (Unicode NFC)" in refused.value.message
+    assert space.user.facts.lookup("self", "x") == []

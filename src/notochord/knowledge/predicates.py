@@ -10,6 +10,7 @@ lowercase Unicode letters, digits or ``_``; the first segment is one of :data:`F
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -113,6 +114,12 @@ def predicate_problem(name: str, *, min_levels: int = 2) -> str | None:
         return f"predicate {name!r} needs at least {min_levels} dot-separated levels"
     for segment in segments:
         if not is_segment(segment):
+            if is_segment(unicodedata.normalize("NFC", segment)):
+                # it reads exactly like a valid level: only the accent's encoding tells them apart
+                return (
+                    f"predicate {name!r} has a level {segment!r} whose accents are separate combining marks; "
+                    "send it with composed characters (Unicode NFC)"
+                )
             return f"predicate {name!r} has a malformed level {segment!r} (use lowercase letters, digits or _)"
     if segments[0] not in FIRST_LEVELS:
         return f"predicate {name!r} must start with one of {', '.join(FIRST_LEVELS)}"
