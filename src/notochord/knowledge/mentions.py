@@ -1,6 +1,7 @@
 """Which entities a chunk of text mentions, found by one Aho-Corasick automaton.
 
-A chunk mentions an entity when it contains, case-insensitively and on word boundaries, the
+A chunk mentions an entity when it contains, case-insensitively, in any Unicode form (an accent
+typed as its own combining mark matches the composed letter) and on word boundaries, the
 entity's display name, a ``name`` identifier, an email, or a handle's account (OD-K41, K-DOC).
 Letters and digits at either end of a name must not touch other word characters; a CJK character
 at an end may (CJK text has no spaces), and so may an end that is punctuation.
@@ -23,6 +24,7 @@ import ahocorasick
 import sqlalchemy as sa
 
 from notochord.db.schema import entities, identifiers
+from notochord.knowledge.identifiers import folded
 from notochord.knowledge.writes import data_versions
 from notochord.search.textindex import is_cjk
 
@@ -73,7 +75,7 @@ class MentionMatcher:
     def __init__(self, forms: Iterable[tuple[int, str]]) -> None:
         by_needle: dict[str, set[int]] = {}
         for entity_id, form in forms:
-            needle = form.casefold()
+            needle = folded(form)
             if needle:
                 by_needle.setdefault(needle, set()).add(entity_id)
         self._automaton: ahocorasick.Automaton | None = None
@@ -91,7 +93,7 @@ class MentionMatcher:
         found: set[int] = set()
         if self._automaton is None:
             return found
-        lowered = text.casefold()
+        lowered = folded(text)
         size = len(lowered)
         for end, needle in self._automaton.iter(lowered):
             if needle.entity_ids <= found:

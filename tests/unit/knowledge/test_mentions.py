@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 import sqlalchemy as sa
@@ -11,16 +12,17 @@ from hypothesis import strategies as st
 
 from notochord import Space
 from notochord.db.schema import chunks, mentions
+from notochord.knowledge.identifiers import folded
 from notochord.knowledge.mentions import MentionMatcher
 from notochord.search.textindex import is_cjk
 
 
 def scan_per_name(text: str, forms: Iterable[tuple[int, str]]) -> set[int]:
     """The matcher the automaton replaced, kept as the oracle: one regular expression per name."""
-    lowered = text.casefold()
+    lowered = folded(text)
     found: set[int] = set()
     for entity_id, form in forms:
-        needle = form.casefold()
+        needle = folded(form)
         if needle not in lowered:
             continue
         before = "" if is_cjk(needle[0]) or not needle[0].isalnum() else r"(?<!\w)"
@@ -32,7 +34,7 @@ def scan_per_name(text: str, forms: Iterable[tuple[int, str]]) -> set[int]:
 
 # Few letters, so names overlap, contain each other and recur inside words; case pairs that fold
 # differently (ß, İ, Σ), CJK, digits, underscores and punctuation at the edges of names.
-ALPHABET = "abAB ßSsİiΣσς張王小笼包1_-.@'éÉ\u00a0"
+ALPHABET = "abAB ßSsİiΣσς張王小笼包1_-.@'éÉ\u00a0\u0301"
 names = st.text(alphabet=ALPHABET, min_size=2, max_size=6).filter(lambda s: len(s.strip()) >= 2)
 
 
@@ -86,3 +88,12 @@ def test_a_document_written_after_an_entity_edit_sees_the_edit(space: Space) -> 
     space.changes.revert(space.changes.list(limit=2)[1].id)  # the handle goes again
     fourth = space.user.documents.upsert(collection="keep", title="four", body="Bee cooked.")
     assert _mentioned(space, fourth.id) == set()
+
+
+def test_a_name_is_mentioned_whichever_unicode_form_either_side_uses() -> None:
+    """OD-K41: "José" typed with the accent as its own combining mark is the same name, in the
+    document or in the entity's name."""
+    composed, decomposed = unicodedata.normalize("NFC", "José Ruiz"), unicodedata.normalize("NFD", "José Ruiz")
+    assert MentionMatcher([(1, composed)]).mentioned(f"Lunch with {decomposed} today") == {1}
+    assert MentionMatcher([(1, decomposed)]).mentioned(f"Lunch with {composed.upper()} today") == {1}
+    assert MentionMatcher([(1, "Jos")]).mentioned(f"Lunch with {decomposed}") == set()
