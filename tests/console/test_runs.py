@@ -141,3 +141,18 @@ def test_a_conversation_folder_that_became_a_file_is_said_not_a_crash(
     assert answer.status_code == 200
     assert 'id="files-problem"' in answer.text and "is a file" in answer.text
     assert "pref.food.like = soup" in answer.text
+
+
+def test_the_page_of_a_run_of_an_uninstalled_gem_names_it_without_a_dead_link(
+    console: ConsoleServer, ran: tuple[str, Path]
+) -> None:
+    """K-UI-11, K-UNINST-05: the run and what it wrote stay after "Keep"; the gem's own page does
+    not, so the run's page names the gem as uninstalled instead of linking to a missing page."""
+    run_id, _ = ran
+    assert f'href="/gems/{GEM}"' in console.client().get(f"/runs/{run_id}").text
+    console.space.gems.uninstall(GEM, delete_data=False)
+    for language, said in (("en", "uninstalled since"), ("zh", "已卸载")):
+        answer = console.client().get(f"/runs/{run_id}", headers={"Accept-Language": language})
+        assert answer.status_code == 200
+        assert f'href="/gems/{GEM}"' not in answer.text
+        assert f"{GEM} ({said})" in answer.text

@@ -362,6 +362,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "run_status_interrupted": ("interrupted", "已中断"),
     "run_title": ("A run of {gem}", "{gem} 的一次运行"),
     "run_gem": ("Gem", "Gem"),
+    "run_gem_uninstalled": ("uninstalled since", "已卸载"),
     "run_started": ("Started", "开始"),
     "run_finished": ("Finished", "结束"),
     "run_folder": ("Conversation folder", "对话文件夹"),

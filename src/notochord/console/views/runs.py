@@ -84,6 +84,8 @@ class RunPage:
     rollbackable: int
     files_problem: str | None = None
     """Why the file history could not be read (the folder became a file, say), or ``None``."""
+    gem_installed: bool = True
+    """Whether the run's gem is still installed: an uninstalled gem's runs stay, its page does not."""
 
 
 def parse_page(text: str) -> int:
@@ -160,4 +162,5 @@ def run_page(space: Space, run_id: str) -> RunPage:
         files=files,
         rollbackable=sum(1 for f in files if f.status == "applied"),
         files_problem=problem,
+        gem_installed=any(gem.id == record.gem_id for gem in space.gems.list()),
     )
