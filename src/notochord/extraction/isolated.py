@@ -25,6 +25,8 @@ Rules:
   call returns. At most :data:`CONCURRENT_EXTRACTIONS` files are read at once per process: a burst of
   hostile files queues instead of taking every core, and a call that waits :data:`QUEUE_SECONDS`
   for its turn is refused with :class:`~notochord.errors.BusyError` instead of holding its thread.
+  At most :data:`MAX_QUEUED` calls wait at once; one more is refused at once, so a burst of uploads
+  cannot hold every thread of a server waiting for a reader.
 - A reader whose parent is gone exits on its own within a second, even in the middle of a file.
 """
 
@@ -57,6 +59,7 @@ __all__ = [
     "CONCURRENT_EXTRACTIONS",
     "EXTRACT_MEMORY_BYTES",
     "EXTRACT_SECONDS",
+    "MAX_QUEUED",
     "QUEUE_SECONDS",
     "READER_IDLE_SECONDS",
     "READER_MODULE",
@@ -68,6 +71,7 @@ EXTRACT_SECONDS: Final = 120.0
 EXTRACT_MEMORY_BYTES: Final = 2 * 1024 * 1024 * 1024
 CONCURRENT_EXTRACTIONS: Final = max(1, os.cpu_count() or 1)
 QUEUE_SECONDS: Final = 30.0
+MAX_QUEUED = 4 * CONCURRENT_EXTRACTIONS  # read at each call, so a test may lower it
 
 _IN_PROCESS_KINDS: Final = frozenset({"text", "markdown"})
 READER_MODULE: Final = "notochord.extraction.reader"
@@ -83,6 +87,7 @@ _EXIT_SECONDS: Final = 5.0
 READER_IDLE_SECONDS = 300.0  # read at each check, so a test may shorten it
 
 _slots = threading.BoundedSemaphore(CONCURRENT_EXTRACTIONS)
+_queued = 0  # calls waiting for a slot, under _lock
 _lock = threading.Lock()
 _pool_changed = threading.Condition(_lock)
 _retirer: threading.Thread | None = None
@@ -203,16 +208,36 @@ def _exit_outcome(exitcode: int) -> Outcome:
     return ("failed", None, f"the reader stopped unexpectedly, exit code {exitcode}", "")
 
 
-def _in_reader(
-    data: bytes, filename: str | None, content_type: str | None, seconds: float, memory_bytes: int
-) -> ExtractedDocument:
-    what = filename or "the file"
-    if not _slots.acquire(timeout=QUEUE_SECONDS):
+def _wait_for_a_slot(what: str) -> None:
+    global _queued
+    if _slots.acquire(blocking=False):
+        return
+    with _lock:
+        if _queued >= MAX_QUEUED:
+            raise BusyError(
+                f"cannot extract text from {what} now: {CONCURRENT_EXTRACTIONS} other files are being read and"
+                f" {_queued} more wait for their turn; try again in a minute",
+                retry_after=60,
+            )
+        _queued += 1
+    try:
+        acquired = _slots.acquire(timeout=QUEUE_SECONDS)
+    finally:
+        with _lock:
+            _queued -= 1
+    if not acquired:
         raise BusyError(
             f"cannot extract text from {what} now: {CONCURRENT_EXTRACTIONS} other files are being read and none"
             f" finished within {QUEUE_SECONDS:g} s; try again in a minute",
             retry_after=60,
         )
+
+
+def _in_reader(
+    data: bytes, filename: str | None, content_type: str | None, seconds: float, memory_bytes: int
+) -> ExtractedDocument:
+    what = filename or "the file"
+    _wait_for_a_slot(what)
     try:
         reader = _take_reader(memory_bytes)
         healthy = False

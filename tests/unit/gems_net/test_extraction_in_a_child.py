@@ -295,3 +295,28 @@ def test_a_program_read_from_standard_input_extracts_too() -> None:
         [sys.executable, "-"], input=program, capture_output=True, text=True, timeout=120, check=False
     )
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "Stew\n\nSlow.", "")
+
+
+def test_a_call_past_the_longest_queue_is_refused_at_once_not_after_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """P-GEN-02, KB-GEN-01: a burst of uploads cannot hold every thread of a server waiting for a
+    reader: when as many calls wait as the queue holds, the next is refused without waiting, and
+    says so; once a reader is free, files are read again."""
+    monkeypatch.setattr(isolated, "QUEUE_SECONDS", 60.0)
+    monkeypatch.setattr(isolated, "MAX_QUEUED", 0)
+    for _ in range(isolated.CONCURRENT_EXTRACTIONS):
+        assert isolated._slots.acquire(timeout=5)
+    try:
+        started = time.monotonic()
+        with pytest.raises(BusyError) as busy:
+            extract_isolated(minimal_pdf(["Revenue grew"]), filename="q3.pdf")
+        waited = time.monotonic() - started
+    finally:
+        for _ in range(isolated.CONCURRENT_EXTRACTIONS):
+            isolated._slots.release()
+    assert waited < isolated.QUEUE_SECONDS
+    assert busy.value.message == (
+        f"cannot extract text from q3.pdf now: {isolated.CONCURRENT_EXTRACTIONS} other files are being read"
+        " and 0 more wait for their turn; try again in a minute"
+    )
+    assert busy.value.retry_after == 60
+    assert extract_isolated(minimal_pdf(["Revenue grew"]), filename="q3.pdf").text == "Revenue grew"
