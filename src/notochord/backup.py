@@ -21,12 +21,15 @@ The master key is in the backup: whoever holds the file can read the vault's gem
 so the file is created readable by its owner only (mode 0600) and must be kept as safe as the vault.
 
 ``restore`` refuses a data directory that is not empty, checks every file against the manifest,
-and moves the vault into place only when all of it was unpacked.
+and moves the vault into place only when all of it was unpacked. The manifest is read as hostile
+input: every path in it must name a file inside the vault, and nothing outside the folder being
+unpacked is ever read or written on its say.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -41,7 +44,8 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from notochord.errors import ConfigurationError, SpaceNotFoundError, StorageError
+from notochord.errors import ConfigurationError, ReadOnlyStoreError, SpaceNotFoundError, StorageError
+from notochord.files.full import disk_full
 
 __all__ = ["BackupSummary", "backup", "restore"]
 
@@ -56,6 +60,7 @@ _SIDE_FILES = ("-wal", "-shm", "-journal")
 _REBUILT = (".usearch", ".fulltext")
 _STABLE_COPY_ATTEMPTS = 50
 _BUSY_TIMEOUT_S = 30.0
+_KEY_BYTES = 32  # what notochord.app reads as the master key; any other size opens no vault
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,9 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
         target = target / f"notochord-backup-{created.replace(':', '')}.tar.gz"
     if target.exists() or target.is_symlink():
         raise ConfigurationError(f"{target} already exists; name a new file for the backup")
-    if target.is_relative_to(source):
+    # resolved too: through a symlinked folder the file would still land in the vault, and the
+    # next backup would carry this one
+    if target.is_relative_to(source) or target.parent.resolve().is_relative_to(source.resolve()):
         raise ConfigurationError(f"{target} is inside the data directory {source}; write the backup elsewhere")
     if not target.parent.is_dir():
         raise ConfigurationError(f"the folder {target.parent} does not exist; create it or name another one")
@@ -109,7 +116,11 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
     try:
         with tempfile.TemporaryDirectory(prefix=".notochord-backup-", dir=target.parent) as staging_name:
             staging = Path(staging_name)
-            snapshots = [(rel, _snapshot(source / rel, staging / rel)) for rel in _files(source)]
+            snapshots = []
+            for rel in _files(source):
+                copy = _snapshot(source / rel, staging / rel)
+                if copy is not None:
+                    snapshots.append((rel, copy))
             for rel, copy in snapshots:
                 entries.append({"path": rel.as_posix(), "size": copy.stat().st_size, "sha256": _sha256(copy)})
             manifest = {
@@ -129,7 +140,9 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
                 os.fsync(raw.fileno())
             os.replace(partial, target)
     except OSError as exc:
-        raise StorageError(f"cannot write the backup {target}: {exc}") from exc
+        raise _written(
+            exc, f"the backup {target}", target.parent, StorageError, "name a folder that can be written"
+        ) from exc
     return BackupSummary(
         path=target,
         files=len(entries),
@@ -151,15 +164,24 @@ def restore(archive_path: Path, data_dir: Path) -> BackupSummary:
     target = Path(os.path.abspath(data_dir))
     if not source.is_file():
         raise ConfigurationError(f"no backup file at {source}")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if target.exists() and not target.is_dir():
+        raise ConfigurationError(
+            f"the data directory {target} is a file, not a folder; restore into a new or empty folder "
+            "(--data-dir or NOTOCHORD_DATA_DIR)"
+        )
+    if target.exists() and any(target.iterdir()):
         raise ConfigurationError(
             f"the data directory {target} is not empty; restore into a new or empty folder "
             "(--data-dir or NOTOCHORD_DATA_DIR), or move the current vault away first"
         )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        # Unpacked on the file system the vault goes to, so that moving it into place is a rename:
+        # an existing empty data directory may be a mount point of its own (a volume, a new disk).
         with (
-            tempfile.TemporaryDirectory(prefix=".notochord-restore-", dir=target.parent) as staging_name,
+            tempfile.TemporaryDirectory(
+                prefix=".notochord-restore-", dir=target if target.exists() else target.parent
+            ) as staging_name,
             _open_archive(source) as archive,
         ):
             staging = Path(staging_name)
@@ -175,15 +197,36 @@ def restore(archive_path: Path, data_dir: Path) -> BackupSummary:
             else:
                 os.replace(unpacked, target)
     except OSError as exc:
-        raise StorageError(f"cannot restore into {target}: {exc}") from exc
+        folder = target if target.is_dir() else target.parent
+        raise _written(
+            exc,
+            f"the vault into {target}",
+            folder,
+            ReadOnlyStoreError,
+            "make it writable or restore into another folder",
+        ) from exc
     files = manifest["files"]
     return BackupSummary(
         path=target,
         files=len(files),
-        bytes=sum(int(f["size"]) for f in files),
+        bytes=sum(f["size"] for f in files),
         spaces=_spaces(f["path"] for f in files),
         created=str(manifest.get("created", "")),
     )
+
+
+def _written(exc: OSError, what: str, folder: Path, refused: type[StorageError], fix: str) -> StorageError:
+    """The error to raise when writing ``what`` into ``folder`` failed with ``exc``, in words."""
+    full = disk_full(exc, what)
+    if full is not None:
+        return full
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    if exc.filename is not None and not Path(os.fsdecode(exc.filename)).is_relative_to(folder):
+        # a file of the vault (or the backup) that could not be read, not the folder written to
+        return StorageError(f"cannot write {what}: cannot read {os.fsdecode(exc.filename)} ({reason})")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return refused(f"cannot write {what}: the folder {folder} is read-only or may not be written; {fix}")
+    return StorageError(f"cannot write {what}: {reason} ({os.fsdecode(exc.filename or folder)})")
 
 
 # -- taking the snapshot ---------------------------------------------------------------------
@@ -211,16 +254,30 @@ def _is_side_file(path: Path) -> bool:
     return False
 
 
-def _snapshot(path: Path, copy: Path) -> Path:
+def _snapshot(path: Path, copy: Path) -> Path | None:
+    """``path`` copied to ``copy``; ``None`` when it was deleted since it was listed.
+
+    A gem run or a file history prunes its files while the vault is in use: a file gone before it
+    was copied is simply not part of this snapshot, as if it had been deleted a moment earlier.
+    """
     copy.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("rb") as handle:
-        header = handle.read(len(_SQLITE_HEADER))
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except FileNotFoundError:
+        return None
     if header == _SQLITE_HEADER:
         _sqlite_snapshot(path, copy)
     elif path.suffix == ".db":
         _stable_copy(path, copy)
     else:
-        shutil.copy2(path, copy)
+        try:
+            shutil.copy2(path, copy)
+        except FileNotFoundError:
+            if path.exists():
+                raise
+            copy.unlink(missing_ok=True)
+            return None
     return copy
 
 
@@ -238,7 +295,12 @@ def _sqlite_snapshot(path: Path, copy: Path) -> None:
         finally:
             src.close()
     except sqlite3.Error as exc:
-        raise StorageError(f"cannot take a snapshot of the database {path}: {exc}") from exc
+        full = disk_full(exc, f"the snapshot of the database {path}")
+        if full is not None:
+            raise full from exc
+        raise StorageError(
+            f"cannot take a snapshot of the database {path}: {exc}; `notochord check` tells whether it is damaged"
+        ) from exc
     shutil.copymode(path, copy)
 
 
@@ -334,9 +396,35 @@ def _read_manifest(archive: tarfile.TarFile, source: Path) -> dict[str, Any]:
         raise ConfigurationError(f"{source} is not a notochord backup ({MANIFEST} is not one of ours)")
     if manifest.get("version") != VERSION:
         raise ConfigurationError(
-            f"{source} is a notochord backup of format {manifest.get('version')!r}; this version reads format {VERSION}"
+            f"{source} is a notochord backup of format {manifest.get('version')!r}; this version reads format "
+            f"{VERSION}: restore it with the version of notochord that wrote it, or a newer one"
         )
+    seen: set[str] = set()
+    for entry in manifest["files"]:
+        if not _listed_file(entry) or entry["path"] in seen:
+            shown = entry.get("path") if isinstance(entry, dict) else entry
+            raise ConfigurationError(f"{source} is damaged: its {MANIFEST} lists {str(shown)[:200]!r}, not a file")
+        seen.add(entry["path"])
     return manifest
+
+
+def _listed_file(entry: object) -> bool:
+    """Whether a manifest entry names a file inside the vault, with a size and a digest."""
+    if not isinstance(entry, dict):
+        return False
+    path, size, digest = entry.get("path"), entry.get("size"), entry.get("sha256")
+    if not isinstance(path, str) or not isinstance(digest, str):
+        return False
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return False
+    parts = PurePosixPath(path).parts
+    return (
+        bool(parts)
+        and not path.startswith("/")
+        and "\x00" not in path
+        and PurePosixPath(*parts).as_posix() == path
+        and all(part not in (".", "..") for part in parts)
+    )
 
 
 def _unpack(archive: tarfile.TarFile, staging: Path, source: Path) -> None:
@@ -361,10 +449,14 @@ def _verify(unpacked: Path, manifest: dict[str, Any], source: Path) -> None:
         rel = str(entry.get("path", ""))
         listed.add(rel)
         path = unpacked / rel
-        if not path.is_file() or _sha256(path) != entry.get("sha256"):
+        if not path.is_file() or path.stat().st_size != entry["size"] or _sha256(path) != entry["sha256"]:
             raise ConfigurationError(f"{source} is damaged: {rel} is missing or differs from the backup's record")
     if "master.key" not in listed:
         raise ConfigurationError(f"{source} is not a complete notochord backup (it has no master key)")
+    if (unpacked / "master.key").stat().st_size != _KEY_BYTES:
+        raise ConfigurationError(
+            f"{source} is damaged: its master key is not {_KEY_BYTES} bytes, so the vault could not be opened"
+        )
     extra = {p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()} - listed
     if extra:
         raise ConfigurationError(f"{source} is damaged: {sorted(extra)[0]} is not in the backup's record")

@@ -134,7 +134,7 @@ BAD_INPUTS: dict[str, Bad] = {
     "limit-abc": Bad("GET", "/kb?limit=abc", 400),
     "limit-negative": Bad("GET", "/agents?limit=-1", 400),
     "offset-negative": Bad("GET", "/kb/{kb}/documents?offset=-5", 400),
-    "limit-50-digits": Bad("GET", "/audit?limit=" + "9" * 50, 400),
+    "limit-negative-50-digits": Bad("GET", "/audit?limit=-" + "9" * 50, 400),
     "graph-limit-abc": Bad("GET", "/kb/{kb}/graph?limit=abc", 400),
     # ids and paths
     "kb-id-not-a-uuid": Bad("GET", "/kb/not-a-uuid", 404),

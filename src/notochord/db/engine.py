@@ -55,7 +55,9 @@ DRIVER_TX = "notochord_driver_tx"
 """The execution option of a connection whose transactions are begun and ended on its driver's
 connection by its owner (the SQLite writer connection, :mod:`notochord.db.writer`): SQLAlchemy's
 ``begin`` sends nothing on it."""
+_SQLITE_BUSY = 5
 _SQLITE_READONLY = 8
+_SQLITE_CANTOPEN = 14
 _SQLITE_FULL = 13
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -107,6 +109,11 @@ def _enter_wal(cursor: sqlite3.Cursor, busy_seconds: float) -> None:
 
 def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
     """An engine for the SQLite file at ``path`` with the pragmas above (read-only if it cannot be written)."""
+    if path.is_dir():
+        raise StorageError(
+            f"the store {path} is a folder, not a database file: move it away, "
+            "or bring the space back with `notochord restore`"
+        )
     if not path.exists() and path.parent.is_dir() and not os.access(path.parent, os.W_OK):
         raise ReadOnlyStoreError(f"cannot create the store {path}: its folder is read-only; make it writable")
     read_only = path.exists() and not _writable(path)
@@ -235,6 +242,16 @@ def _translate(action: str, error: BaseException) -> NotochordError:
             f"{action} failed: a database file of this vault is damaged or is not a notochord database "
             f"({_driver_error(error)}); `notochord check` names what is wrong, "
             "and `notochord restore` brings back a backup"
+        )
+    if code == _SQLITE_BUSY:
+        return StorageError(
+            f"{action} failed: another process kept the store locked for longer than notochord waits "
+            "(the setting sqlite_busy_timeout_ms); nothing was changed. Retry once it is done"
+        )
+    if code == _SQLITE_CANTOPEN:
+        return StorageError(
+            f"{action} failed: a database file of this vault cannot be opened (it is missing, not a file, "
+            "or its folder cannot be read); check the data directory, or bring it back with `notochord restore`"
         )
     if code == _SQLITE_FULL:
         return StorageFullError(f"{action} failed: the disk is full; nothing was written. Free some space and retry")

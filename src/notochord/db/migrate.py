@@ -9,6 +9,11 @@ without any lock; only a database behind the head takes the write lock (``BEGIN 
 waits out the busy timeout instead of failing), reads the version again under the lock (another
 process may have migrated it meanwhile) and migrates in that one transaction. A read-only store
 at the head is used as it is; one that needs migrating is refused with what to do.
+
+A database this version cannot migrate is refused before anything is written to it: one whose
+schema is newer than this version knows (a newer notochord wrote it), and one that holds tables but
+no schema record (another program's database put where a space belongs): migrating the latter
+would write notochord's tables into someone else's data.
 """
 
 from __future__ import annotations
@@ -18,16 +23,20 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from notochord.db.engine import is_read_only, storage_errors, write_tx
-from notochord.errors import ReadOnlyStoreError
+from notochord.errors import ReadOnlyStoreError, StorageError
 
 __all__ = ["head_revision", "migrate"]
 
 _SCRIPTS = Path(__file__).with_name("migrations")
 
 
+def _revisions() -> set[str]:
+    return {p.name.split("_", 1)[0] for p in (_SCRIPTS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py")}
+
+
 def head_revision() -> str:
     """The newest revision id shipped with this version of notochord."""
-    return max(p.name.split("_", 1)[0] for p in (_SCRIPTS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
+    return max(_revisions())
 
 
 def _current(conn: sa.Connection) -> str | None:
@@ -36,14 +45,37 @@ def _current(conn: sa.Connection) -> str | None:
     return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
 
 
+def _refuse_unknown(engine: sa.Engine, conn: sa.Connection, current: str | None, head: str) -> None:
+    """Raise when the database is not one this version can bring to ``head``."""
+    store = engine.url.database or "of this space"
+    if current is None:
+        if sa.inspect(conn).get_table_names():
+            raise StorageError(
+                f"the store {store} holds tables but is not a notochord database (it has no schema record): "
+                "another program's database may have been put in its place; move it away, "
+                "or bring the space back with `notochord restore`"
+            )
+        return
+    if current not in _revisions():
+        newer = current.isdigit() and len(current) == len(head) and current > head
+        cause = (
+            "a newer version of notochord wrote it; upgrade notochord to open it"
+            if newer
+            else "this version of notochord does not know it; upgrade notochord, or bring the space back "
+            "with `notochord restore`"
+        )
+        raise StorageError(f"the store {store} has schema {current!r}, and this version knows up to {head}: {cause}")
+
+
 def migrate(engine: sa.Engine) -> None:
     """Apply every migration the database has not seen yet. Idempotent, and safe across processes."""
     head = head_revision()
     with storage_errors("migrating the store"):
         with engine.connect() as conn:
             current = _current(conn)
-        if current == head:
-            return
+            if current == head:
+                return
+            _refuse_unknown(engine, conn, current, head)
         if is_read_only(engine):
             found = f"schema {current}" if current else "no schema yet"
             raise ReadOnlyStoreError(
@@ -55,8 +87,10 @@ def migrate(engine: sa.Engine) -> None:
         from alembic.config import Config
 
         with write_tx(engine, action="migrating the store") as conn:
-            if _current(conn) == head:
+            current = _current(conn)
+            if current == head:
                 return
+            _refuse_unknown(engine, conn, current, head)
             config = Config()
             config.set_main_option("script_location", str(_SCRIPTS))
             config.attributes["connection"] = conn

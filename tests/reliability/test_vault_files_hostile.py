@@ -1,0 +1,343 @@
+"""The vault's files when they are damaged, foreign, old, or the disk misbehaves.
+
+A space's database may be replaced by another program's, written by a newer notochord, turn into a
+folder, or be held locked by another process; a backup file may be crafted to read or write outside
+the folder it is restored into; the disk a backup or a restore writes to may be full, read-only or
+a mount of its own. Every one of these is answered with an error of notochord's own tree, in words
+that say what is wrong and what to do, and the bad input changes nothing (K-CON-08, OD-K47: each
+space is a file of its own, opened on its own).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import sys
+import tarfile
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fault_sandbox import run_on_small_disk, run_read_only
+
+import notochord
+from notochord import backup as backup_module
+from notochord.backup import MANIFEST, backup, restore
+from notochord.clock import FixedClock
+from notochord.errors import ConfigurationError, ReadOnlyStoreError, StorageError, StorageFullError
+from notochord.settings import Settings
+
+KEY = b"k" * 32
+
+
+def _settings(data: Path, **extra: Any) -> Settings:
+    return Settings(data_dir=data, index_in_background=False, embedder="none", **extra)
+
+
+@pytest.fixture
+def vault(tmp_path: Path, clock: FixedClock) -> Path:
+    """A vault closed cleanly, holding one fact and one document in its personal space."""
+    data = tmp_path / "vault"
+    with notochord.open(data, _settings(data), clock=clock, embedder=None) as nc:
+        nc.personal.user.facts.put(predicate="work.title", value="baker")
+        nc.personal.user.documents.upsert(collection="keep", key="k", title="Stew", body="carrots and thyme")
+    return data
+
+
+def _open(data: Path, **extra: Any) -> notochord.Notochord:
+    return notochord.open(data, _settings(data, **extra), embedder=None, create=False)
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+# ---------------------------------------------------------------- a space's database
+
+
+def test_a_space_written_by_a_newer_notochord_is_refused_in_words_and_left_unchanged(vault: Path) -> None:
+    """OD-K47: a space file whose schema is newer than this version knows says to upgrade notochord
+    (before: Alembic's "Can't locate revision" escaped as a foreign exception)."""
+    database = vault / "spaces" / "personal.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    conn.close()
+    before = database.read_bytes()
+    with pytest.raises(StorageError, match="newer version of notochord wrote it; upgrade notochord") as caught:
+        _open(vault).personal  # noqa: B018  (opening the space is the act under test)
+    assert "9999" in caught.value.message
+    assert "revision" not in caught.value.message
+    assert database.read_bytes() == before
+
+
+def test_another_programs_database_in_place_of_a_space_is_refused_and_not_written_into(vault: Path) -> None:
+    """OD-K47: a SQLite file of another program where a space belongs is refused; notochord's tables
+    are never written into someone else's data (before: the file was migrated and served as an empty space)."""
+    database = vault / "spaces" / "org-acme.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE people (name TEXT)")
+        conn.execute("INSERT INTO people VALUES ('Ada')")
+    conn.close()
+    with pytest.raises(StorageError, match="is not a notochord database") as caught:
+        _open(vault).org("acme")
+    assert "restore" in caught.value.message
+    with sqlite3.connect(database) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        people = conn.execute("SELECT name FROM people").fetchall()
+    conn.close()
+    assert tables == {"people"}
+    assert people == [("Ada",)]
+
+
+def test_a_space_database_that_is_a_folder_is_named_as_such(vault: Path) -> None:
+    """A folder where the space's file belongs: the message says so, not SQLite's "unable to open"."""
+    folder = vault / "spaces" / "org-acme.db"
+    folder.mkdir()
+    with pytest.raises(StorageError, match="is a folder, not a database file") as caught:
+        _open(vault).org("acme")
+    assert "unable to open" not in caught.value.message
+    assert folder.is_dir() and list(folder.iterdir()) == []
+
+
+def test_a_store_locked_by_another_process_for_long_says_so_and_changes_nothing(vault: Path) -> None:
+    """A write that waited out the busy timeout names the cause and the setting, in notochord's words
+    (before: SQLite's bare "database is locked")."""
+    database = vault / "spaces" / "personal.db"
+    with _open(vault, sqlite_busy_timeout_ms=300) as nc:
+        space = nc.personal
+        holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            with pytest.raises(StorageError, match="another process kept the store locked") as caught:
+                space.user.facts.put(predicate="work.title", value="cook")
+            assert "sqlite_busy_timeout_ms" in caught.value.message
+            assert "database is locked" not in caught.value.message
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert [f.value for f in space.user.facts.lookup("self")] == ["baker"]
+
+
+# ---------------------------------------------------------------- backups crafted to harm
+
+
+def _crafted(path: Path, files: list[Any], members: dict[str, bytes]) -> Path:
+    """A gzip tar with a manifest listing ``files`` and the ``members`` under ``vault/``."""
+    manifest = json.dumps({"format": "notochord-backup", "version": 1, "created": "x", "files": files}).encode()
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in {MANIFEST: manifest, **{f"vault/{k}": v for k, v in members.items()}}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _entry(path: str, data: bytes) -> dict[str, Any]:
+    return {"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+OUTSIDE = Path("/etc/hostname") if Path("/etc/hostname").is_file() else Path("/etc/passwd")
+
+
+@pytest.mark.parametrize(
+    "listed",
+    [
+        pytest.param(lambda: _entry(str(OUTSIDE), OUTSIDE.read_bytes()), id="absolute-path-outside"),
+        pytest.param(lambda: _entry("../../outside", b"x"), id="dot-dot"),
+        pytest.param(lambda: _entry("spaces/../master.key", KEY), id="dot-dot-inside"),
+        pytest.param(lambda: "master.key", id="not-an-object"),
+        pytest.param(
+            lambda: {"path": "master.key", "size": "32", "sha256": _entry("k", KEY)["sha256"]}, id="size-text"
+        ),
+        pytest.param(lambda: {"path": "master.key", "size": 32}, id="no-digest"),
+        pytest.param(lambda: _entry("master.key", KEY), id="listed-twice"),
+        pytest.param(lambda: _entry("spaces/a\x00b", b"x"), id="nul-in-path"),
+    ],
+)
+def test_a_backup_whose_record_names_files_outside_or_malformed_is_refused_and_restores_nothing(
+    tmp_path: Path, listed: Callable[[], Any]
+) -> None:
+    """The manifest is hostile input: a path outside the vault is never read (before: an absolute
+    path was hashed where it lay and counted as restored), and an entry that is not a file record
+    is refused by name (before: AttributeError or ValueError, the latter after the vault was in place)."""
+    archive = _crafted(tmp_path / "crafted.tar.gz", [_entry("master.key", KEY), listed()], {"master.key": KEY})
+    target = tmp_path / "restored"
+    with pytest.raises(ConfigurationError, match=r"is damaged|is not a notochord backup"):
+        restore(archive, target)
+    assert not target.exists()
+    assert [n for n in os.listdir(tmp_path) if n.startswith(".notochord-restore-")] == []
+
+
+def test_a_backup_with_a_master_key_of_the_wrong_size_is_refused(tmp_path: Path) -> None:
+    """A vault restored with such a key could never be opened: refused before it is put in place."""
+    short = b"abc"
+    archive = _crafted(tmp_path / "short-key.tar.gz", [_entry("master.key", short)], {"master.key": short})
+    target = tmp_path / "restored"
+    with pytest.raises(ConfigurationError, match="master key is not 32 bytes"):
+        restore(archive, target)
+    assert not target.exists()
+
+
+def test_restore_into_a_path_that_is_a_file_says_it_is_a_file_and_leaves_it(vault: Path, tmp_path: Path) -> None:
+    """Not "is not empty": the path is a file, and it is left as it was."""
+    archive = backup(vault, tmp_path / "b.tar.gz").path
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    with pytest.raises(ConfigurationError, match="is a file, not a folder"):
+        restore(archive, target)
+    assert target.read_text() == "mine"
+
+
+# ---------------------------------------------------------------- where a backup is written
+
+
+def test_a_backup_into_the_vault_through_a_symlinked_folder_is_refused(vault: Path, tmp_path: Path) -> None:
+    """The destination is judged where it really is: a link to a folder of the vault does not
+    smuggle the backup inside (where the next backup would carry it)."""
+    link = tmp_path / "elsewhere"
+    link.symlink_to(vault / "spaces")
+    before = _digest(vault)
+    with pytest.raises(ConfigurationError, match="inside the data directory"):
+        backup(vault, link / "b.tar.gz")
+    assert _digest(vault) == before
+    linked_vault = tmp_path / "vault-link"
+    linked_vault.symlink_to(vault)
+    with pytest.raises(ConfigurationError, match="inside the data directory"):
+        backup(linked_vault, vault / "b.tar.gz")
+    assert _digest(vault) == before
+
+
+def test_a_file_deleted_while_the_backup_runs_is_left_out_not_a_failure(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gem or a file history removes its files while the vault is in use: the backup carries what
+    is there when it is copied (before: "cannot write the backup … No such file or directory")."""
+    fleeting = vault / "gems" / "personal" / "scratch.txt"
+    fleeting.parent.mkdir(parents=True)
+    fleeting.write_text("gone soon")
+    listed = backup_module._files
+
+    def listing_then_deleting(root: Path) -> Any:
+        found = listed(root)
+        fleeting.unlink()
+        return found
+
+    monkeypatch.setattr(backup_module, "_files", listing_then_deleting)
+    summary = backup(vault, tmp_path / "b.tar.gz")
+    monkeypatch.undo()
+    assert summary.files == 2
+    restored = restore(summary.path, tmp_path / "restored")
+    assert sorted(_digest(restored.path)) == ["master.key", "spaces/personal.db"]
+
+
+# ---------------------------------------------------------------- the disk misbehaves
+
+DISK_CHILD = textwrap.dedent(
+    """
+    import json, os, sys
+    from pathlib import Path
+    from notochord.backup import backup, restore
+    from notochord.errors import NotochordError
+
+    disk, vault, archive = (Path(a) for a in sys.argv[1:4])
+
+    def fill(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        for size in (65536, 4096, 1):
+            try:
+                while True:
+                    os.write(fd, b"x" * size)
+            except OSError:
+                pass
+        os.close(fd)
+
+    def outcome(call):
+        try:
+            call()
+            return {"ok": True}
+        except NotochordError as exc:
+            return {"error": type(exc).__name__, "message": exc.message}
+        except Exception as exc:
+            return {"foreign": repr(exc)}
+
+    report = {"into-mount": outcome(lambda: restore(archive, disk))}
+    report["restored"] = sorted(os.listdir(disk))
+    for name in report["restored"]:
+        os.system(f"rm -rf {disk / name}")
+    fill(disk / "ballast")
+    report["backup-full"] = outcome(lambda: backup(vault, disk / "b.tar.gz"))
+    report["restore-full"] = outcome(lambda: restore(archive, disk / "restored"))
+    report["left"] = sorted(os.listdir(disk))
+    print(json.dumps(report))
+    """
+)
+
+
+@pytest.mark.slow
+def test_restore_into_an_empty_mount_point_works_and_a_full_disk_says_so(vault: Path, tmp_path: Path) -> None:
+    """An empty data directory that is a file system of its own (a volume, a new disk) takes the
+    vault (before: "Invalid cross-device link"); on a full disk backup and restore raise
+    StorageFullError and leave nothing behind (before: a StorageError quoting errno 28)."""
+    archive = backup(vault, tmp_path / "b.tar.gz").path
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = run_on_small_disk(disk, "2m", DISK_CHILD, args=[str(disk), str(vault), str(archive)])
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["into-mount"] == {"ok": True}
+    assert report["restored"] == ["master.key", "spaces"]
+    for kind in ("backup-full", "restore-full"):
+        assert report[kind]["error"] == StorageFullError.__name__, report[kind]
+        assert "the disk is full" in report[kind]["message"]
+        assert "Errno" not in report[kind]["message"]
+    assert report["left"] == ["ballast"]
+
+
+READ_ONLY_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from notochord.backup import backup, restore
+    from notochord.errors import NotochordError
+
+    folder, vault, archive = (Path(a) for a in sys.argv[1:4])
+    report = {}
+    for name, call in (
+        ("backup", lambda: backup(vault, folder / "b.tar.gz")),
+        ("restore", lambda: restore(archive, folder / "restored")),
+    ):
+        try:
+            call()
+            report[name] = {"ok": True}
+        except NotochordError as exc:
+            report[name] = {"error": type(exc).__name__, "message": exc.message}
+    print(json.dumps(report))
+    """
+)
+
+
+@pytest.mark.slow
+def test_backup_and_restore_on_a_read_only_folder_say_which_folder_and_what_to_do(vault: Path, tmp_path: Path) -> None:
+    """Restoring into a read-only place is ReadOnlyStoreError; both name the folder, not a hidden
+    staging file, and say what to do instead of quoting errno 30."""
+    archive = backup(vault, tmp_path / "b.tar.gz").path
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    done = run_read_only(folder, [sys.executable, "-c", READ_ONLY_CHILD, str(folder), str(vault), str(archive)])
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["restore"]["error"] == ReadOnlyStoreError.__name__
+    for name in ("backup", "restore"):
+        message = report[name]["message"]
+        assert f"the folder {folder} is read-only" in message, message
+        assert ".notochord-" not in message and "Errno" not in message
+    assert list(folder.iterdir()) == []
