@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -167,3 +169,49 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+
+
+PROTOCOL = "2025-06-18"
+INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def exchange(data_dir: Path, lines: list[str], connection: str = "desk") -> list[dict[str, Any]]:
+    """Send ``lines`` to ``notochord mcp serve`` after the handshake, one at a time, each waiting for
+    one reply (a line left unanswered fails the test instead of hanging it); the replies in order."""
+    replies: list[dict[str, Any]] = []
+    with stdio_process(data_dir, connection) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        out: queue.Queue[str] = queue.Queue()
+        stdout = process.stdout
+
+        def read() -> None:
+            for line in stdout:
+                out.put(line)
+
+        threading.Thread(target=read, daemon=True).start()
+
+        def send(line: str) -> None:
+            assert process.stdin is not None
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+
+        def reply_to(line: str) -> dict[str, Any]:
+            try:
+                found: dict[str, Any] = json.loads(out.get(timeout=30))
+            except queue.Empty:
+                process.kill()
+                pytest.fail(f"no reply to {line}")
+            return found
+
+        first = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS})
+        send(first)
+        reply_to(first)
+        send(json.dumps(INITIALIZED))
+        for line in lines:
+            send(line)
+            replies.append(reply_to(line))
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0
+    return replies

@@ -18,18 +18,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import queue
-import threading
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from mcp_harness import Cli, Served, stdio_process
+from mcp_harness import INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, exchange
 
-PROTOCOL = "2025-06-18"
-INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 FOREIGN_WORDS = (
     "ValidationError",
     "validation error",
@@ -103,49 +97,6 @@ def _not_an_object(reply: dict[str, Any], kind: str) -> None:
 # --- stdio --------------------------------------------------------------------------------------
 
 
-def _exchange(data_dir: Path, lines: list[str]) -> list[dict[str, Any]]:
-    """Send ``lines`` to ``notochord mcp serve --connection desk`` after the handshake, one at a
-    time, each waiting for one reply; the replies in order. A line left unanswered fails the test
-    instead of hanging it."""
-    replies: list[dict[str, Any]] = []
-    with stdio_process(data_dir) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        out: queue.Queue[str] = queue.Queue()
-        stdout = process.stdout
-
-        def read() -> None:
-            for line in stdout:
-                out.put(line)
-
-        # read on a thread, so that a request left unanswered fails the test instead of hanging it
-        threading.Thread(target=read, daemon=True).start()
-
-        def send(line: str) -> None:
-            assert process.stdin is not None
-            process.stdin.write(line + "\n")
-            process.stdin.flush()
-
-        def reply_to(line: str) -> dict[str, Any]:
-            try:
-                answer: dict[str, Any] = json.loads(out.get(timeout=30))
-            except queue.Empty:
-                process.kill()
-                pytest.fail(f"no reply to {line}")
-            return answer
-
-        first = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS})
-        send(first)
-        reply_to(first)
-        send(json.dumps(INITIALIZED))
-        for line in lines:
-            send(line)
-            replies.append(reply_to(line))
-        process.stdin.close()
-        assert process.wait(timeout=60) == 0
-    return replies
-
-
 @pytest.mark.parametrize(("raw_id", "shown"), BAD_IDS)
 def test_a_request_whose_id_cannot_be_answered_is_refused_over_stdio_and_the_session_goes_on(
     cli: Cli, raw_id: str, shown: str
@@ -154,7 +105,7 @@ def test_a_request_whose_id_cannot_be_answered_is_refused_over_stdio_and_the_ses
     next request is answered as usual."""
     cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
     put = _request(raw_id, "tools/call", {"name": "facts_put", "arguments": {"predicateHint": "pref.food.like"}})
-    refused, listed = _exchange(cli.data_dir, [put, _request("9", "tools/list")])
+    refused, listed = exchange(cli.data_dir, [put, _request("9", "tools/list")])
     _unanswerable(refused, shown)
     assert listed["id"] == 9
     assert listed["result"]["tools"]
@@ -165,7 +116,7 @@ def test_a_request_whose_id_cannot_be_answered_is_refused_over_stdio_and_the_ses
 def test_tool_arguments_that_are_not_an_object_are_told_so_over_stdio(cli: Cli, arguments: str, kind: str) -> None:
     """K-CHG-06: the refusal says arguments must be an object and names the tool's parameters."""
     cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
-    (reply,) = _exchange(cli.data_dir, [_put_with_arguments(1, arguments)])
+    (reply,) = exchange(cli.data_dir, [_put_with_arguments(1, arguments)])
     assert reply["id"] == 1
     _not_an_object(reply, kind)
     assert cli.json("changes", "list", "--actor", "gem:desk") == []
@@ -271,7 +222,7 @@ def test_tool_arguments_that_are_not_an_object_are_told_so_over_http(served: Ser
 def test_a_tool_call_whose_name_is_not_a_string_is_told_so_over_stdio(cli: Cli, params: str, kind: str) -> None:
     """K-CHG-06: the refusal says the name must be a tool's name and lists the tools; nothing runs."""
     cli.connect("desk", "facts.write:self:pref.food.*", "facts.read:self:pref.food.*")
-    (reply,) = _exchange(cli.data_dir, [f'{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}'])
+    (reply,) = exchange(cli.data_dir, [f'{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}'])
     assert reply["id"] == 1
     error = reply["error"]
     assert error["code"] == -32602, error

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import queue
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +25,8 @@ import anyio
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_harness import Cli, Served, answer, stdio_process, stdio_session, text
+from mcp_harness import INIT_PARAMS, PROTOCOL, Cli, Served, answer, exchange, stdio_session, text
 
-PROTOCOL = "2025-06-18"
-INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 FOREIGN_WORDS = (
     "ValidationError",
     "validation error",
@@ -48,47 +43,6 @@ _NAMES = itertools.count(1)
 def _no_foreign_words(message: str) -> None:
     for words in FOREIGN_WORDS:
         assert words not in message, message
-
-
-def _exchange(data_dir: Path, lines: list[str], connection: str = "desk") -> list[dict[str, Any]]:
-    """Send ``lines`` to ``notochord mcp serve`` after the handshake, one at a time, each waiting for
-    one reply (a line left unanswered fails the test instead of hanging it); the replies in order."""
-    replies: list[dict[str, Any]] = []
-    with stdio_process(data_dir, connection) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        out: queue.Queue[str] = queue.Queue()
-        stdout = process.stdout
-
-        def read() -> None:
-            for line in stdout:
-                out.put(line)
-
-        threading.Thread(target=read, daemon=True).start()
-
-        def send(line: str) -> None:
-            assert process.stdin is not None
-            process.stdin.write(line + "\n")
-            process.stdin.flush()
-
-        def reply_to(line: str) -> dict[str, Any]:
-            try:
-                found: dict[str, Any] = json.loads(out.get(timeout=30))
-            except queue.Empty:
-                process.kill()
-                pytest.fail(f"no reply to {line}")
-            return found
-
-        first = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS})
-        send(first)
-        reply_to(first)
-        send(json.dumps(INITIALIZED))
-        for line in lines:
-            send(line)
-            replies.append(reply_to(line))
-        process.stdin.close()
-        assert process.wait(timeout=60) == 0
-    return replies
 
 
 # --- arguments: what the schema accepts, the tool accepts, as the host API would ----------------
@@ -278,7 +232,7 @@ def test_a_resource_read_whose_uri_is_not_a_string_is_told_so(cli: Cli, params: 
     """The SDK would answer a bare "Invalid request parameters", naming neither the field nor its
     form; the refusal says what a uri is and where to find one, and the session goes on."""
     cli.connect("desk", "collections.read:keep")
-    refused, listed = _exchange(
+    refused, listed = exchange(
         cli.data_dir,
         [
             f'{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{params}}}',
@@ -309,7 +263,7 @@ def test_json_that_is_not_a_json_rpc_message_is_an_invalid_request_over_stdio(cl
     """JSON-RPC 2.0: JSON that is no valid request object is -32600 Invalid Request (-32700 is for
     text that is not JSON at all), with the same words as over HTTP."""
     cli.connect("desk")
-    (reply,) = _exchange(cli.data_dir, [line])
+    (reply,) = exchange(cli.data_dir, [line])
     assert reply["id"] is None
     assert reply["error"]["code"] == -32600, reply
     assert reply["error"]["message"].startswith("not a JSON-RPC message: send one JSON object"), reply
