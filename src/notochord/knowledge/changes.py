@@ -343,25 +343,32 @@ def restore_facts(tx: WriteTx, row: sa.Row[Any], candidates: Sequence[sa.Row[Any
         _check_not_said_again(conn, row, fact, ids)
         if _cardinality(conn, fact.predicate) != "one":
             continue
-        later = conn.execute(
-            sa.select(changes.c.id, changes.c.actor, changes.c.summary)
-            .join(facts, facts.c.id == changes.c.target_id)
-            .where(
-                changes.c.id > row.id,
-                changes.c.status == "applied",
-                changes.c.op.in_(_FACT_WRITES),
-                changes.c.target_type == "fact",
-                facts.c.predicate == fact.predicate,
-                facts.c.subject_id.in_(_members(conn, fact.subject_id)),
-                facts.c.id.not_in(ids),
-            )
-            .order_by(changes.c.id)
-            .limit(1)
-        ).first()
+        later = conn.execute(_later_writes_of(conn, row, fact, ids).limit(1)).first()
         if later is not None:
             raise _superseded(row, later)
     if ids:
         conn.execute(sa.update(facts).where(facts.c.id.in_(ids)).values(valid_to=None, expired_by=None))
+
+
+def _later_writes_of(
+    conn: sa.Connection, row: sa.Row[Any], fact: sa.Row[Any], restoring: Sequence[int]
+) -> sa.Select[Any]:
+    """The applied fact writes after change ``row`` on ``fact``'s predicate and subject (merged
+    people included), other than the facts being restored, oldest first."""
+    return (
+        sa.select(changes.c.id, changes.c.actor, changes.c.summary, facts.c.object_id)
+        .join(facts, facts.c.id == changes.c.target_id)
+        .where(
+            changes.c.id > row.id,
+            changes.c.status == "applied",
+            changes.c.op.in_(_FACT_WRITES),
+            changes.c.target_type == "fact",
+            facts.c.predicate == fact.predicate,
+            facts.c.subject_id.in_(_members(conn, fact.subject_id)),
+            facts.c.id.not_in(restoring),
+        )
+        .order_by(changes.c.id)
+    )
 
 
 def _check_not_said_again(conn: sa.Connection, row: sa.Row[Any], fact: sa.Row[Any], restoring: Sequence[int]) -> None:
@@ -370,20 +377,9 @@ def _check_not_said_again(conn: sa.Connection, row: sa.Row[Any], fact: sa.Row[An
     would leave the one value current twice (K-FACT-21). Copies that were current side by side
     before ``row`` (a merge of two people who both held the value) are no obstacle."""
     same = conn.execute(
-        sa.select(changes.c.id, changes.c.actor, changes.c.summary, facts.c.object_id)
-        .join(facts, facts.c.id == changes.c.target_id)
-        .where(
-            changes.c.id > row.id,
-            changes.c.status == "applied",
-            changes.c.op.in_(_FACT_WRITES),
-            changes.c.target_type == "fact",
-            facts.c.valid_to.is_(None),
-            facts.c.predicate == fact.predicate,
-            facts.c.value_json == fact.value_json,
-            facts.c.subject_id.in_(_members(conn, fact.subject_id)),
-            facts.c.id.not_in(restoring),
+        _later_writes_of(conn, row, fact, restoring).where(
+            facts.c.valid_to.is_(None), facts.c.value_json == fact.value_json
         )
-        .order_by(changes.c.id)
     ).all()
     wanted = None if fact.object_id is None else _root(conn, fact.object_id)
     for later in same:
