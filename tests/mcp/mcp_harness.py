@@ -171,6 +171,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             process.wait(timeout=10)
 
 
+FOREIGN_WORDS = (
+    "ValidationError",
+    "validation error",
+    "pydantic",
+    "input_value",
+    "Input should",
+    "Invalid request parameters",
+    "Body must be",
+    "float",
+    "dict",
+    "NoneType",
+    "Traceback",
+)
+"""Words of the SDK, pydantic or Python that no message to a client may carry."""
+
 PROTOCOL = "2025-06-18"
 INIT_PARAMS = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -22,20 +22,8 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_harness import INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, exchange
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, exchange
 
-FOREIGN_WORDS = (
-    "ValidationError",
-    "validation error",
-    "pydantic",
-    "input_value",
-    "Input should",
-    "Invalid request parameters",
-    "Body must be",
-    "float",
-    "dict",
-    "NoneType",
-)
 _NAMES = itertools.count(1)
 
 BAD_IDS = [

@@ -25,18 +25,8 @@ import anyio
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_harness import INIT_PARAMS, PROTOCOL, Cli, Served, answer, exchange, stdio_session, text
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, PROTOCOL, Cli, Served, answer, exchange, stdio_session, text
 
-FOREIGN_WORDS = (
-    "ValidationError",
-    "validation error",
-    "pydantic",
-    "input_value",
-    "Input should",
-    "Invalid request parameters",
-    "NoneType",
-    "Traceback",
-)
 _NAMES = itertools.count(1)
 
 

@@ -127,3 +127,21 @@ def cli_read_only(folder: Path, *commands: Sequence[str], env: dict[str, str] | 
     done = run_read_only(folder, [sys.executable, "-c", _CLI_CHILD, json.dumps([list(c) for c in commands])], env=env)
     assert done.returncode == 0, done.stderr
     return [Outcome(**o) for o in json.loads(done.stdout)]
+
+
+# what a child program on a small disk runs to fill it: `fill(path)` writes until the disk refuses
+FILL = textwrap.dedent(
+    """
+    import os
+
+    def fill(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        for size in (65536, 4096, 1):
+            try:
+                while True:
+                    os.write(fd, b"x" * size)
+            except OSError:
+                pass
+        os.close(fd)
+    """
+)

@@ -12,26 +12,11 @@ import textwrap
 from typing import Any
 
 import pytest
-from fault_sandbox import run_on_small_disk
+from fault_sandbox import FILL, run_on_small_disk
 
 pytestmark = pytest.mark.slow
 
 # Prepended to every child script: fills the small disk to its last byte, partial blocks too.
-FILL = textwrap.dedent(
-    """
-    import os
-
-    def fill(path):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        for size in (65536, 4096, 1):
-            try:
-                while True:
-                    os.write(fd, b"x" * size)
-            except OSError:
-                pass
-        os.close(fd)
-    """
-)
 
 CHILD = FILL + textwrap.dedent(
     """

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_sandbox import run_on_small_disk, run_read_only
+from fault_sandbox import FILL, run_on_small_disk, run_read_only
 
 import notochord
 from notochord import backup as backup_module
@@ -241,7 +241,7 @@ def test_a_file_deleted_while_the_backup_runs_is_left_out_not_a_failure(
 
 # ---------------------------------------------------------------- the disk misbehaves
 
-DISK_CHILD = textwrap.dedent(
+DISK_CHILD = FILL + textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
@@ -249,16 +249,6 @@ DISK_CHILD = textwrap.dedent(
     from notochord.errors import NotochordError
 
     disk, vault, archive = (Path(a) for a in sys.argv[1:4])
-
-    def fill(path):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        for size in (65536, 4096, 1):
-            try:
-                while True:
-                    os.write(fd, b"x" * size)
-            except OSError:
-                pass
-        os.close(fd)
 
     def outcome(call):
         try:
