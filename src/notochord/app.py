@@ -22,6 +22,7 @@ the data directory.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -65,6 +66,8 @@ _DEFAULT = _Default()
 
 _ORG_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _KEY_BYTES = 32
+# a file where a folder of the path must be, or a name too long for the system
+_NOT_A_FOLDER_PATH = frozenset({errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG})
 
 
 class Space:
@@ -177,7 +180,13 @@ class Notochord:
             full = disk_full(exc, f"the data directory {data_dir}")
             if full is not None:
                 raise full from exc
-            raise StorageError(f"cannot create the data directory {data_dir}: {exc}") from exc
+            reason = (exc.strerror or "the system refused").lower()
+            if exc.errno in _NOT_A_FOLDER_PATH:  # the path typed cannot name a folder: the input is wrong
+                raise ConfigurationError(
+                    f"cannot use {_shown(data_dir)} as the data directory: {reason}; choose a folder "
+                    "with --data-dir or NOTOCHORD_DATA_DIR"
+                ) from exc
+            raise StorageError(f"cannot create the data directory {_shown(data_dir)}: {reason}") from exc
         key_path = data_dir / "master.key"
         # Spaces first, then the key: whoever made a space had its key in place before, so a key
         # still missing after a space was seen is really missing (not another process's first open).

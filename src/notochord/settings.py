@@ -129,6 +129,10 @@ def _coerce(name: str, value: Any) -> Any:
         if isinstance(default, int):
             return int(value)
         if isinstance(default, Path):
+            if not str(value).strip():
+                # Path("") is the current folder, wherever a program happens to start: an unset
+                # variable typed into a script would put a vault there, or open a stranger's
+                raise ValueError("the path is empty; name a folder, or leave the setting out for the default")
             return Path(value).expanduser()
         if isinstance(default, tuple):
             items = value if isinstance(value, list) else str(value).split(",")

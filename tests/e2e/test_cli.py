@@ -441,12 +441,14 @@ def test_documented_exit_codes_with_a_message_and_no_traceback(
     assert "Traceback" not in result.output
 
 
-def test_an_unusable_data_directory_exits_1_with_a_message(tmp_path: Path) -> None:
+def test_a_file_given_as_the_data_directory_is_bad_input_said_in_words(tmp_path: Path) -> None:
     not_a_directory = tmp_path / "file"
     not_a_directory.write_text("")
-    result = _cli(not_a_directory).run("init", code=1)
-    assert "error:" in result.stderr
-    assert "Traceback" not in result.output
+    result = _cli(not_a_directory).run("init", code=2)
+    assert "error: cannot use" in result.stderr
+    assert "as the data directory: not a directory; choose a folder with --data-dir" in " ".join(result.stderr.split())
+    assert "Errno" not in result.output and "Traceback" not in result.output
+    assert not_a_directory.read_text() == ""
 
 
 def _zone_at_midday() -> str:

@@ -87,6 +87,8 @@ def test_settings_come_from_environment_and_file_and_mask_secrets(tmp_path: Path
     [
         ({"NOTOCHORD_SQLITE_BUSY_TIMEOUT_MS": "soon"}, "sqlite_busy_timeout_ms"),
         ({"NOTOCHORD_INDEX_IN_BACKGROUND": "maybe"}, "expected a boolean"),
+        ({"NOTOCHORD_DATA_DIR": ""}, "data_dir: the path is empty"),
+        ({"NOTOCHORD_DATA_DIR": "  "}, "data_dir: the path is empty"),
     ],
 )
 def test_malformed_settings_name_the_setting(environ: dict[str, str], fragment: str) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, emit, reporting, resolve_data_dir
+from notochord.cli.common import DataDir, JsonFlag, emit, given_path, reporting, resolve_data_dir
 from notochord.settings import Settings
 
 __all__ = ["backup", "restore"]
@@ -23,7 +23,9 @@ def _data_dir(data_dir: Path | None) -> Path:
 
 
 def backup(
-    path: Annotated[Path, typer.Argument(help="The backup file to write (or an existing folder to write it in).")],
+    path: Annotated[
+        Path, typer.Argument(help="The backup file to write (or an existing folder to write it in).", parser=given_path)
+    ],
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -41,7 +43,7 @@ def backup(
 
 
 def restore(
-    path: Annotated[Path, typer.Argument(help="The backup file written by `notochord backup`.")],
+    path: Annotated[Path, typer.Argument(help="The backup file written by `notochord backup`.", parser=given_path)],
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:

@@ -23,6 +23,7 @@ import typer
 import notochord
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 from notochord.knowledge.collections import BUILTINS, CollectionRow
 
 __all__ = ["app", "collection_json", "resolve_collection"]
@@ -47,9 +48,12 @@ def resolve_collection(space: notochord.Space, given: str) -> CollectionRow:
         return space.user.collections.get(text)
     rows = space.user.collections.list()
     if text.isascii() and text.isdigit():
-        by_id = next((r for r in rows if r.id == int(text)), None)
+        # compared as digits: int() refuses thousands of them, and no id is that long anyway
+        digits = text.lstrip("0") or "0"
+        by_id = next((r for r in rows if str(r.id) == digits), None)
         if by_id is None:
-            raise KnowledgeNotFoundError("collection", f"{int(text)}; {_SEE_THEM}")
+            named = shown(digits).strip("'")
+            raise KnowledgeNotFoundError("collection", f"{named}; {_SEE_THEM}")
         return by_id
     matches = [r for r in rows if r.name == text] or [r for r in rows if r.name.casefold() == text.casefold()]
     if not matches:

@@ -9,11 +9,14 @@ Exit codes mean the same in every command:
     7  a gem run timed out
     8  the disk is full (nothing was written; free some space and retry)
     9  ``notochord check`` found problems (left after ``--repair``)
+   10  busy (retry later)
+  130  interrupted by Ctrl-C
 
 Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
 mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new, empty vault.
 With ``--json`` an error is printed to stderr as ``{"error": {"code": …, "message": …, "exitCode": …}}``:
-the code of the exception tree, or ``E_USAGE`` for a command line that could not be parsed.
+the code of the exception tree, ``E_USAGE`` for a command line that could not be parsed, or
+``E_INTERRUPTED`` for an import stopped by Ctrl-C (exit code 130).
 
 Human output never lets a stored string drive the terminal: names, titles, summaries and paths may
 hold escape sequences (ANSI colours, window titles, screen clears), C1 controls or Unicode bidi
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +52,10 @@ __all__ = [
     "emit",
     "exit_code_for",
     "fail",
+    "given_path",
+    "ignore_unusable_columns",
+    "interrupted",
+    "json_text",
     "open_space",
     "opened",
     "printable",
@@ -56,11 +65,26 @@ __all__ = [
     "resolve_data_dir",
 ]
 
+
+def given_path(value: str | Path) -> Path:
+    """A path named on the command line; an empty or blank one is bad usage.
+
+    ``Path("")`` is the current folder, so ``--data-dir "$UNSET"`` or ``docs import "$UNSET"`` would
+    otherwise make a vault in, or import, whatever folder the command happened to start in.
+    """
+    if isinstance(value, Path):
+        return value  # a default, already a path
+    if not value.strip():
+        raise typer.BadParameter("the path is empty; name a file or folder (. for the current folder)")
+    return Path(value)
+
+
 DataDir = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
         envvar="NOTOCHORD_DATA_DIR",
+        parser=given_path,
         help="The data directory (default: the per-user data folder, e.g. ~/.local/share/notochord).",
         show_default=False,
     ),
@@ -89,7 +113,27 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.ReadOnlyStoreError, 2),
 )
 
+
+_COLUMNS = re.compile(r"0*([2-9][0-9]|[1-9][0-9]{2,3})")
+"""The widths output is laid out for: 20 to 9999 columns."""
+
+
+def ignore_unusable_columns() -> None:
+    """Forget a ``COLUMNS`` no output can be laid out in, so that the terminal's own width is used.
+
+    rich takes ``COLUMNS=0`` as a width of zero and prints nothing at all (an error would exit with
+    its code and no word of why); below 20 columns a message box has no room for its text; a width
+    of millions takes minutes to pad, and one of thousands of digits stops Python's int().
+    """
+    if "COLUMNS" in os.environ and not _COLUMNS.fullmatch(os.environ["COLUMNS"].strip()):
+        del os.environ["COLUMNS"]
+
+
+ignore_unusable_columns()
 console = Console(stderr=True)
+
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT)."""
 
 # What a terminal acts on instead of showing: C0 controls (ESC starts ANSI sequences), DEL, C1
 # controls (0x9B is a one-byte CSI on some terminals), and the bidi embeddings, overrides and
@@ -157,10 +201,27 @@ def _wants_json() -> bool:
     return False
 
 
+def json_text(value: Any, *, stream: Any, indent: int | None = None) -> str:
+    """``value`` as JSON that ``stream`` can carry: non-ASCII text as itself where the stream's
+    encoding holds it, else as ``\\uXXXX`` escapes.
+
+    A file name of undecodable bytes reaches here as lone surrogates, which no encoding holds, and a
+    stream may be ASCII or Latin-1 (``PYTHONIOENCODING``, an old locale): written as they are, those
+    would stop the command with an encoding error after its work was done, or (on stderr, which
+    backslash-escapes what it cannot encode) leave ``\\xe9`` in the text, which is not JSON.
+    """
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return json.dumps(value, ensure_ascii=True, indent=indent)
+    return text
+
+
 def report_usage_error(message: str, *, exit_code: int) -> NoReturn:
     """After ``--json``: a command line that could not be parsed, as JSON on stderr (code ``E_USAGE``)."""
     body = {"error": {"code": "E_USAGE", "message": message, "exitCode": exit_code}}
-    sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+    sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
     raise SystemExit(exit_code)
 
 
@@ -169,11 +230,22 @@ def fail(error: errors.NotochordError) -> NoReturn:
     code = exit_code_for(error)
     if _wants_json():
         body = {"error": {"code": error.code, "message": error.message, "exitCode": code}}
-        sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+        sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
     else:
         shown = escape(printable_text(error.message))
         console.print(f"[red]error:[/red] {shown}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code) from None
+
+
+def interrupted(message: str) -> NoReturn:
+    """After Ctrl-C: say what stays done and how to finish or undo it, and exit 130 as shells expect
+    of an interrupted command (after ``--json``, as JSON with the code ``E_INTERRUPTED``)."""
+    if _wants_json():
+        body = {"error": {"code": "E_INTERRUPTED", "message": message, "exitCode": INTERRUPTED}}
+        sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
+    else:
+        console.print(f"interrupted: {escape(printable_text(message))}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(INTERRUPTED) from None
 
 
 @contextlib.contextmanager
@@ -237,7 +309,7 @@ def emit(value: Any, *, as_json: bool, text: str | None = None) -> None:
     line, never take over the terminal.
     """
     if as_json:
-        sys.stdout.write(json.dumps(_plain(value), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_text(_plain(value), stream=sys.stdout, indent=2) + "\n")
         return
     if text is not None:
         typer.echo(printable_text(text))

@@ -40,9 +40,10 @@ Import rules:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,7 +52,18 @@ import typer
 
 import notochord
 from notochord.cli.collections_cmd import resolve_collection
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
+from notochord.cli.common import (
+    DataDir,
+    JsonFlag,
+    OrgOption,
+    console,
+    emit,
+    given_path,
+    interrupted,
+    open_space,
+    printable,
+    printable_text,
+)
 from notochord.cli.numbers import ID, whole_number
 from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
@@ -166,6 +178,20 @@ def _find(paths: list[Path]) -> _Found:
     return found
 
 
+_NOT_UTF8_NAME = (
+    "its name is not UTF-8 text (a \\udcXX in the path stands for a byte that is not): rename it, then import it"
+)
+
+
+def _is_text(name: str) -> bool:
+    """Whether a file name decoded to text: bytes that are not UTF-8 arrive as lone surrogates."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _read(path: Path) -> str:
     """The file's text, or :class:`KnowledgeValidationError` saying why it cannot be imported."""
     try:
@@ -246,7 +272,9 @@ def _summary_json(doc: DocumentRecord, collection_name: str) -> dict[str, Any]:
 def import_files(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files (Markdown, text, HTML, PDF, Word .docx) or folders (walked recursively)."),
+        typer.Argument(
+            help="Files (Markdown, text, HTML, PDF, Word .docx) or folders (walked recursively).", parser=given_path
+        ),
     ],
     collection: Annotated[
         str, typer.Option("--collection", "-c", help="Where to put them: diary, keep, an id or a name.")
@@ -278,7 +306,7 @@ def import_files(
     skipped = list(found.skipped)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     run_id = f"import-{uuid.uuid4().hex}"
-    with open_space(data_dir, org) as space:
+    with _telling_what_stays(run_id, again=not as_new), open_space(data_dir, org) as space:
         target = resolve_collection(space, collection)
         earlier = {} if as_new or key_from_path else _imported_before(space, target.id)
         seen: dict[str, str] = {}
@@ -294,6 +322,8 @@ def import_files(
                             f"{first} in this import has the same relative path {candidate.relative!r}; "
                             "import one of them into another collection, or use --as-new"
                         )
+                    if not _is_text(candidate.relative):
+                        raise KnowledgeValidationError(_NOT_UTF8_NAME)
                     content = _content(candidate)
                 except KnowledgeValidationError as error:
                     # a refusal of this file's content concerns it alone; storage failures stop the import
@@ -332,6 +362,23 @@ def import_files(
     _report_import(summary, as_json=as_json)
     if failures or not results:
         raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def _telling_what_stays(run_id: str, *, again: bool) -> Iterator[None]:
+    """On Ctrl-C, name the run of the batches already written, so that they can be undone.
+
+    Each batch is its own transaction: those written before the interruption stay, the one being
+    written is not, and the listing of what was written is never printed.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        finish = "import the same files again to finish (the ones imported are recognised), or " if again else ""
+        interrupted(
+            f"the files written before it (if any) stay imported, as run {run_id}; "
+            f"{finish}undo them with: notochord changes revert --run {run_id}"
+        )
 
 
 def _imported_before(space: notochord.Space, collection_id: int) -> dict[str, int]:

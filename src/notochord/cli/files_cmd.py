@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, printable
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, given_path, opened, printable
 from notochord.clock import iso_utc
 from notochord.errors import FileNotFoundInWorkspaceError
 from notochord.files.history import Change
@@ -28,7 +28,11 @@ app = typer.Typer(
 
 Folder = Annotated[
     Path,
-    typer.Argument(help="The conversation's folder (or the working folder chosen for a gem).", show_default=False),
+    typer.Argument(
+        help="The conversation's folder (or the working folder chosen for a gem).",
+        show_default=False,
+        parser=given_path,
+    ),
 ]
 
 
@@ -113,7 +117,7 @@ def _require_folder(data_dir: Path, folder: Path) -> None:
 def working_folder(
     gem_id: Annotated[str, typer.Argument(help="The gem's id.")],
     path: Annotated[
-        Path | None, typer.Argument(help="The folder to choose; leave out to show the current one.")
+        Path | None, typer.Argument(help="The folder to choose; leave out to show the current one.", parser=given_path)
     ] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Choose no working folder.")] = False,
     org: OrgOption = None,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, given_path, open_space
 from notochord.errors import GemNotFoundError
 
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ GemId = Annotated[str, typer.Argument(help="The gem's id.")]
 
 @app.command("install")
 def install(
-    path: Annotated[Path, typer.Argument(help="The gem's folder (with notochord.json or manifest.json).")],
+    path: Annotated[
+        Path, typer.Argument(help="The gem's folder (with notochord.json or manifest.json).", parser=given_path)
+    ],
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
@@ -45,7 +47,7 @@ def install(
 
 @app.command("upgrade")
 def upgrade(
-    path: Annotated[Path, typer.Argument(help="The gem's folder with the new manifest.")],
+    path: Annotated[Path, typer.Argument(help="The gem's folder with the new manifest.", parser=given_path)],
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,

@@ -19,7 +19,17 @@ from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 from typer.exceptions import Abort
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened, printable, report_usage_error, state
+from notochord.cli.common import (
+    DataDir,
+    JsonFlag,
+    OrgOption,
+    emit,
+    ignore_unusable_columns,
+    opened,
+    printable,
+    report_usage_error,
+    state,
+)
 from notochord.cli.help_text import reflow_help
 
 __all__ = ["LAZY_COMMANDS", "app", "main"]
@@ -207,6 +217,7 @@ class LazyGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         """Run the command line; after ``--json`` a usage error is reported as JSON too."""
+        ignore_unusable_columns()
         argv = list(sys.argv[1:] if args is None else args)
         if not standalone_mode or "--json" not in argv:
             return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)

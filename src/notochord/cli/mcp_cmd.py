@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, emit, open_space, opened, reporting
+from notochord.cli.common import DataDir, JsonFlag, emit, given_path, open_space, opened, reporting
 
 app = typer.Typer(help="Connect AI assistants over MCP, each with its own permission switches.", no_args_is_help=True)
 
@@ -43,6 +43,7 @@ def connect(
         Path | None,
         typer.Option(
             "--permissions-from",
+            parser=given_path,
             help='A JSON file: a list of permission strings, or {"permissions": [...], "reason": "..."}.',
         ),
     ] = None,

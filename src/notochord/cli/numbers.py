@@ -21,6 +21,13 @@ __all__ = ["ID", "LIFETIME", "LIMIT", "PORT", "seconds", "whole_number"]
 _WHOLE: Final = re.compile(r"[+-]?[0-9]+")
 
 
+_MOST_DIGITS: Final = len(str(LARGEST_STORED))
+
+
+def _too_large(number: str) -> str:
+    return f"a number is too large: ids and whole numbers here are at most {LARGEST_STORED}, not {number}"
+
+
 def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> Callable[[str], int]:
     """A parser of an integer in ASCII digits, within ``[at_least, at_most]`` where given, and never
     beyond the 64-bit integers the stores hold."""
@@ -29,7 +36,12 @@ def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> 
         if isinstance(value, int) and not isinstance(value, bool):
             number = value  # a default, already a number
         elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
-            number = int(value.strip())
+            sign = "-" if value.strip().startswith("-") else ""
+            digits = value.strip().lstrip("+-").lstrip("0") or "0"
+            if len(digits) > _MOST_DIGITS:
+                # int() refuses thousands of digits with advice meant for programmers; none fits anyway
+                raise typer.BadParameter(_too_large(sign + shown(digits).strip("'")))
+            number = int(sign + digits)
         else:
             raise typer.BadParameter(f"{shown(value)} is not a whole number")
         if at_least is not None and number < at_least:
@@ -37,9 +49,7 @@ def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> 
         if at_most is not None and number > at_most:
             raise typer.BadParameter(f"must be at most {at_most}, not {number}")
         if not -LARGEST_STORED <= number <= LARGEST_STORED:
-            raise typer.BadParameter(
-                f"a number is too large: ids and whole numbers here are at most {LARGEST_STORED}, not {shown(number)}"
-            )
+            raise typer.BadParameter(_too_large(shown(number)))
         return number
 
     return parse

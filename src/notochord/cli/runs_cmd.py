@@ -9,7 +9,17 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable, printable_text
+from notochord.cli.common import (
+    DataDir,
+    JsonFlag,
+    OrgOption,
+    console,
+    emit,
+    given_path,
+    open_space,
+    printable,
+    printable_text,
+)
 from notochord.cli.numbers import LIMIT, seconds
 from notochord.gems.runner import RUN_STATUSES, RunRecord
 
@@ -50,7 +60,10 @@ def run(
     tool: Annotated[str | None, typer.Argument(help="The tool (may be left out when the gem has one).")] = None,
     input_json: Annotated[str, typer.Option("--input", help="The tool's input, as JSON.")] = "{}",
     conversation: Annotated[
-        Path | None, typer.Option("--conversation", help="The conversation folder (workspace:) the run works in.")
+        Path | None,
+        typer.Option(
+            "--conversation", help="The conversation folder (workspace:) the run works in.", parser=given_path
+        ),
     ] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Use this run id (a retry of that run).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds before the run is stopped.", parser=seconds)] = 120.0,

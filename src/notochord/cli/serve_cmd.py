@@ -49,6 +49,22 @@ def _settings_and_dir(data_dir: Path | None) -> tuple[Settings, Path]:
     return settings, resolve_data_dir(data_dir) or settings.data_dir
 
 
+def _accepted_by_the_service(user: str, org: str, email: str | None) -> None:
+    """Refuse claims the service would refuse (an empty user, ``ACME`` for an organization…), so
+    that no token is minted only to be answered 401 by every request.
+
+    Raises:
+        ConfigurationError: what the service would answer, and nothing is minted.
+    """
+    from notochord.kbservice.actors import actor_from_claims
+    from notochord.kbservice.errors import KbAuthenticationError
+
+    try:
+        actor_from_claims({"sub": user, "org": org, "email": email})
+    except KbAuthenticationError as refused:
+        raise ConfigurationError(f"the service would refuse this token: {refused.message}") from None
+
+
 def _listen(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port``, so a port in use is reported before anything is announced.
 
@@ -191,6 +207,7 @@ def token(
     try:
         if role not in ROLES:
             raise ConfigurationError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
+        _accepted_by_the_service(user, org, email)
         secret = settings.jwt_secret
         if secret is None:
             if settings.jwt_public_key:
