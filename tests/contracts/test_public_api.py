@@ -73,7 +73,7 @@ LAYERS: dict[str, set[str]] = {
     "access": {"errors", "clock", "settings", "knowledge"},
     "gems": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files", "extraction"},
     "kbservice": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files", "extraction"},
-    "backup": {"errors"},
+    "backup": {"errors", "files"},
     "app": {
         "errors",
         "clock",
