@@ -33,6 +33,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import stat
 import threading
 import uuid
 from collections.abc import Iterator
@@ -85,7 +86,8 @@ CREATE TABLE IF NOT EXISTS changes (
     old_size INTEGER,
     old_trash TEXT,
     after_state TEXT,
-    status TEXT NOT NULL
+    status TEXT NOT NULL,
+    old_mode INTEGER
 );
 CREATE INDEX IF NOT EXISTS changes_run ON changes (run_id);
 CREATE INDEX IF NOT EXISTS changes_path ON changes (root, path);
@@ -180,10 +182,14 @@ class ChangeRecorder:
         self.id = change_id
         self._after: str | None = None
 
-    def keep_old(self, source: BinaryIO, *, size: int) -> None:
-        """Save the old content of the path in the history. Call before changing the file."""
+    def keep_old(self, source: BinaryIO, *, size: int, mode: int | None = None) -> None:
+        """Save the old content of the path in the history. Call before changing the file.
+
+        ``mode`` is the old file's permission bits, restored with it: a private file (``0600``)
+        must not come back readable by everyone, nor a script lose its execute bit.
+        """
         blob = self._history.save_blob(source)
-        self._history._update(self.id, old_kind="file", old_blob=blob, old_size=size)
+        self._history._update(self.id, old_kind="file", old_blob=blob, old_size=size, old_mode=mode)
 
     def old_is_dir(self) -> None:
         self._history._update(self.id, old_kind="dir")
@@ -224,6 +230,9 @@ class FileHistory:
                 os.fspath(store_dir / "history.db"), isolation_level=None, check_same_thread=False
             )
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(changes)")}
+            if "old_mode" not in columns:  # a history recorded before modes were kept
+                self._db.execute("ALTER TABLE changes ADD COLUMN old_mode INTEGER")
         except OSError as exc:
             raise FileError(f"cannot open the file history in {store_dir}: {exc.strerror}") from exc
         except sqlite3.Error as exc:
@@ -375,7 +384,7 @@ class FileHistory:
         with self._lock:
             rows = self._query(
                 "SELECT id, op, root, path, display, dest_path, dest_display, old_kind, old_blob,"
-                " old_trash, after_state FROM changes WHERE run_id = ? AND status = 'applied'"
+                " old_trash, after_state, old_mode FROM changes WHERE run_id = ? AND status = 'applied'"
                 " ORDER BY id DESC",
                 (run_id,),
             )
@@ -391,7 +400,16 @@ class FileHistory:
                     skipped.extend(s for s in shown if s not in skipped)
                     continue
                 try:
-                    self._undo(Path(root), op, path, dest, old_kind=row[7], old_blob=row[8], old_trash=row[9])
+                    self._undo(
+                        Path(root),
+                        op,
+                        path,
+                        dest,
+                        old_kind=row[7],
+                        old_blob=row[8],
+                        old_trash=row[9],
+                        old_mode=row[11],
+                    )
                 except FileError:
                     blocked.update(touched)
                     skipped.extend(s for s in shown if s not in skipped)
@@ -426,6 +444,7 @@ class FileHistory:
         old_kind: str,
         old_blob: str | None,
         old_trash: str | None,
+        old_mode: int | None = None,
     ) -> None:
         target = root / path
         try:
@@ -442,7 +461,7 @@ class FileHistory:
                     # The run's version is discarded; keep it recoverable where a trash exists.
                     self.dispose(target)
                 if old_blob is not None:
-                    _write_atomic(target, self._read_blob(old_blob))
+                    _write_atomic(target, self._read_blob(old_blob), mode=old_mode)
                 elif old_trash is not None and self.trash is not None:
                     self.trash.restore(old_trash, target)
         except OSError as exc:
@@ -481,15 +500,21 @@ def path_state(root: Path, rel: str) -> str | None:
             return DIR if not any(target.iterdir()) else f"{DIR}:nonempty"
         if not target.exists():
             return ABSENT
-        with open(target, "rb") as stream:
+        # a named pipe must not make the history wait for a writer that never comes
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return None
             return hash_stream(stream)
     except OSError:
         return None
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
+def _write_atomic(target: Path, data: bytes, *, mode: int | None = None) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".~restore-{uuid.uuid4().hex}.tmp"
     with open(tmp, "xb") as out:
+        if mode is not None:
+            os.fchmod(out.fileno(), mode & 0o777)
         out.write(data)
     os.replace(tmp, target)

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,9 @@ Outcome = Literal["success", "failure", "cancelled"]
 JOURNAL_NAME = ".steps.json"
 RUNS_DIR = "runs"
 _MAX_NAME = 64
+MAX_JOURNAL_BYTES = 64 * 1024 * 1024
+"""The largest step journal read back; the tool process could otherwise grow it without bound."""
+_JOURNAL_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|\s]+')
 
 T = TypeVar("T")
@@ -147,12 +151,22 @@ class RunFolder:
         return result
 
     def _journal(self) -> dict[str, Any]:
+        # The tool process may write its run folder directly: the journal may have been replaced by
+        # a named pipe (opening it would wait for ever), a link to a file elsewhere, or gigabytes.
         try:
-            text = (self.path / JOURNAL_NAME).read_text(encoding="utf-8")
+            fd = os.open(self.path / JOURNAL_NAME, _JOURNAL_READ)
         except FileNotFoundError:
             return {}
         except OSError as exc:
-            raise FileError(f"cannot read the step journal of {self.relative}: {exc.strerror}") from exc
+            raise FileError(f"the step journal of {self.relative} is damaged ({exc.strerror})") from exc
+        try:
+            with os.fdopen(fd, "rb") as stream:
+                info = os.fstat(stream.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_JOURNAL_BYTES:
+                    raise FileError(f"the step journal of {self.relative} is damaged (not a file of its size)")
+                text = stream.read(MAX_JOURNAL_BYTES + 1).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FileError(f"cannot read the step journal of {self.relative}") from exc
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -187,8 +201,8 @@ class RunFolder:
         try:
             if outcome == "success":
                 _remove_tree(self.tmp)
-                (self.path / JOURNAL_NAME).unlink(missing_ok=True)
-            keep_journal = outcome != "success" and bool(self._journal())
+                _remove_tree(self.path / JOURNAL_NAME)
+            keep_journal = outcome != "success" and self._has_journal()
             if not keep_journal and not _has_files(self.path):
                 shutil.rmtree(self.path)
                 with contextlib.suppress(OSError):
@@ -200,16 +214,28 @@ class RunFolder:
             return output
         return {"reply" if agent else "output": output, "folder": self.relative}
 
+    def _has_journal(self) -> bool:
+        """Whether a usable journal records a completed step; a damaged one cannot serve a retry."""
+        try:
+            return bool(self._journal())
+        except FileError:
+            return False
+
     def _check_open(self) -> None:
         if self._finished:
             raise ClosedError(f"the run folder {self.relative} was finished; start or resume a run")
 
 
 def _remove_tree(path: Path) -> None:
-    if path.is_symlink():
-        path.unlink()
-    elif path.exists():
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
         shutil.rmtree(path)
+    else:
+        # the tool may have put a link, a file or a pipe where tmp/ was: it goes all the same
+        path.unlink()
 
 
 def _has_files(folder: Path) -> bool:

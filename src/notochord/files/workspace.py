@@ -197,8 +197,8 @@ class Workspace:
             op: Op = "overwrite" if old is not None else "create"
             with self._change(op, target) as change:
                 if old is not None:
-                    self._save_old(change, parent, target, old.st_size)
-                _write_replace(parent, name, payload)
+                    self._save_old(change, parent, target, old)
+                _write_replace(parent, name, payload, mode=None if old is None else _permissions(old))
                 change.applied(hash_bytes(payload))
 
     def delete(self, path: str) -> None:
@@ -215,10 +215,10 @@ class Workspace:
                 if stat_mod.S_ISDIR(old.st_mode):
                     change.old_is_dir()
                     os.rmdir(name, dir_fd=parent)
-                elif self._save_old(change, parent, target, old.st_size):
+                elif self._save_old(change, parent, target, old):
                     trash = self._history.trash
                     if trash is not None:
-                        change.old_in_trash(trash.put(target.absolute), size=old.st_size)
+                        change.old_in_trash(trash.put(_through(parent, target)), size=old.st_size)
                     else:
                         # Headless: permanent, but the history copy can still be rolled back (P-FILE-26).
                         os.unlink(name, dir_fd=parent)
@@ -234,6 +234,9 @@ class Workspace:
             st = _lstat(source.parts[-1], src_parent)
             if st is None:
                 raise FileNotFoundInWorkspaceError(f"{src} does not exist", path=src)
+            if not stat_mod.S_ISREG(st.st_mode) and not stat_mod.S_ISDIR(st.st_mode):
+                # a pipe left where the user or the AI would open it makes them wait for ever
+                raise FileError(f"{src} is a pipe, socket or device, not a file or folder; it cannot be moved")
             with self._os(dest), self._parent(dest, create=True) as dst_parent:
                 if _lstat(dest.parts[-1], dst_parent) is not None:
                     raise FileExistsInWorkspaceError(f"{dst} already exists", path=dst)
@@ -272,17 +275,18 @@ class Workspace:
             dest_display=dest.display if dest is not None else None,
         )
 
-    def _save_old(self, change: ChangeRecorder, parent: int, target: _Target, size: int) -> bool:
+    def _save_old(self, change: ChangeRecorder, parent: int, target: _Target, old: os.stat_result) -> bool:
         """Save the version about to be replaced (P-FILE-22, OD-P07).
 
         Returns whether the file is still in place: a version too large for the history has been
         moved to the trash already.
         """
+        size = old.st_size
         if self._history.keeps_in_history(size):
             with _fdopen_read(parent, target) as stream:
-                change.keep_old(stream, size=size)
+                change.keep_old(stream, size=size, mode=_permissions(old))
             return True
-        change.old_in_trash(self._history.dispose(target.absolute), size=size)
+        change.old_in_trash(self._history.dispose(_through(parent, target)), size=size)
         return False
 
     def _mkdir_at(self, parent: int, target: _Target) -> None:
@@ -432,15 +436,39 @@ def _fdopen_read(parent: int, target: _Target) -> Iterator[BinaryIO]:
         yield stream
 
 
+def _permissions(st: os.stat_result) -> int:
+    """The read, write and execute bits of a file; never set-user-id, set-group-id or sticky,
+    which must not pass to content a gem wrote."""
+    return stat_mod.S_IMODE(st.st_mode) & 0o777
+
+
+def _through(parent: int, target: _Target) -> Path:
+    """A path to ``target`` through the folder already opened and checked as ``parent``.
+
+    The tool process may swap a folder on the path for a link at any moment; a path through the
+    open descriptor still names the checked folder, where ``target.absolute`` would follow the link
+    out of the root. Without ``/proc`` (not Linux) the plain path is all there is.
+    """
+    if _FD_PATHS.is_dir():
+        return _FD_PATHS / str(parent) / target.parts[-1]
+    return target.absolute
+
+
+_FD_PATHS = Path("/proc/self/fd")
+
+
 def _megabytes(size: int) -> str:
     return f"{-(-size // (1024 * 1024))} MB"
 
 
-def _write_replace(parent: int, name: str, payload: bytes) -> None:
+def _write_replace(parent: int, name: str, payload: bytes, *, mode: int | None = None) -> None:
     tmp = f".~notochord-{uuid.uuid4().hex}.tmp"
     fd = os.open(tmp, _FILE_CREATE, 0o666, dir_fd=parent)
     try:
         with os.fdopen(fd, "wb") as out:
+            if mode is not None:
+                # the new version keeps the old one's permissions: a private file stays private
+                os.fchmod(out.fileno(), mode)
             out.write(payload)
             out.flush()
             os.fsync(out.fileno())

@@ -38,8 +38,9 @@ import anyio
 import sqlalchemy as sa
 
 from notochord.db.schema import runs
-from notochord.errors import GemError, GemNotFoundError, ReadOnlyStoreError
-from notochord.gems.api.files import rollback_run, start_run
+from notochord.errors import GemError, GemNotFoundError, NotochordError, ReadOnlyStoreError
+from notochord.files.runs import Outcome
+from notochord.gems.api.files import RunHandle, rollback_run, start_run
 from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process
 from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.manifest import ToolSpec
@@ -219,12 +220,7 @@ class Runner:
                 result = outcome.output
                 folder = None
                 if handle is not None:
-                    finished = handle.finish(
-                        "success"
-                        if outcome.status == "succeeded"
-                        else ("cancelled" if outcome.status == "cancelled" else "failure"),
-                        outcome.output,
-                    )
+                    finished = _finish_folder(handle, outcome)
                     if outcome.status == "succeeded":
                         result = finished
                     folder = finished.get("folder") if isinstance(finished, dict) and "folder" in finished else None
@@ -370,6 +366,24 @@ class Runner:
             report = rollback_run(self._data_dir, Path(record.conversation), run_id)
             files = {"restored": [str(p) for p in report.restored], "skipped": [str(p) for p in report.skipped]}
         return {"run": run_id, "knowledge": reverted.model_dump(), "files": files}
+
+
+def _finish_folder(handle: RunHandle, outcome: ToolOutcome) -> object:
+    """End the run folder; a folder that cannot be tidied is kept and named in the run's log.
+
+    The tool process wrote that folder itself and may have left it in any state (a folder it may not
+    enter, a file where ``tmp/`` was): the run's end must be recorded all the same, or the run would
+    later be reported as killed.
+    """
+    ending: Outcome = (
+        "success" if outcome.status == "succeeded" else ("cancelled" if outcome.status == "cancelled" else "failure")
+    )
+    try:
+        return handle.finish(ending, outcome.output)
+    except NotochordError as exc:
+        note = f"notochord could not tidy the run folder {handle.relative}, which was kept: {exc.message}"
+        outcome.log = f"{outcome.log}\n{note}" if outcome.log else note
+        return {"output": outcome.output, "folder": handle.relative}
 
 
 def checked_timeout(timeout: float) -> float:

@@ -273,6 +273,7 @@ def _take_stdin() -> int:
 
 def main() -> None:
     config = json.loads(sys.argv[1])
+    sandbox.die_with_parent(int(config.get("parent") or os.getppid()))
     node = config["kind"] == "node"
     # the channel keeps the real stdout; everything the gem prints goes to stderr
     channel_out = os.fdopen(os.dup(1), "wb")

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
@@ -210,28 +211,43 @@ async def run_in_process(
         "read_only": read_only,
         "read_write": [str(p) for p in writable],
         "cwd": str(cwd) if cwd else None,
+        "parent": os.getpid(),
     }
     if kind == "node":
         node = _node()
         config.update(node=node, shim=str(_BRIDGE / "shim.mjs"))
         config["read_only"].append(str(Path(node).resolve().parent.parent))
         config["read_only"].append(str(_BRIDGE))
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-I",
-        "-m",
-        "notochord.gems.bridge.child",
-        json.dumps(config),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=MAX_LINE_BYTES,
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
-    )
+    # The channel's and the log's pipes are notochord's own, not the subprocess transport's: a process
+    # the tool forked and detached may hold their other ends open for ever, and these ends must then
+    # be closed, not waited on.
+    channel_read, channel_write = os.pipe()
+    log_read, log_write = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            "-m",
+            "notochord.gems.bridge.child",
+            json.dumps(config),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=channel_write,
+            stderr=log_write,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+            # its own process group, so that whatever it forks ends with the run (see _end_group)
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(channel_read)
+        os.close(log_read)
+        raise
+    finally:
+        os.close(channel_write)
+        os.close(log_write)
     assert process.stdin is not None
-    assert process.stdout is not None
-    assert process.stderr is not None
-    stderr_task = asyncio.create_task(_tail(process.stderr))
+    channel, channel_transport = await _read_pipe(channel_read, limit=MAX_LINE_BYTES)
+    log_stream, log_transport = await _read_pipe(log_read, limit=1 << 16)
+    stderr_task = asyncio.create_task(_tail(log_stream))
     outcome = ToolOutcome(status="failed")
     calls: set[asyncio.Task[None]] = set()
     # past this many unanswered calls the host reads no further message of the tool until one is
@@ -258,12 +274,11 @@ async def run_in_process(
 
     async def converse() -> None:
         assert process.stdin is not None
-        assert process.stdout is not None
         capabilities = [name for name in ("knowledge", *CAPABILITIES) if getattr(ctx, name) is not None]
         started = False
         while True:
             try:
-                line = await process.stdout.readline()
+                line = await channel.readline()
             except ValueError:  # asyncio's words for a line longer than the limit: the tool skipped its check
                 outcome.error = ToolFailure(
                     "ToolProtocolError",
@@ -346,6 +361,41 @@ async def run_in_process(
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
+        _end_group(process.pid)
         await process.wait()
+        try:
+            # what is still in the pipe; a process that left the group would hold it open for ever
+            await asyncio.wait_for(asyncio.shield(stderr_task), LOG_GRACE_SECONDS)
+        except TimeoutError:
+            log_transport.close()
         outcome.log = await stderr_task
+        channel_transport.close()
     return outcome
+
+
+async def _read_pipe(fd: int, *, limit: int) -> tuple[asyncio.StreamReader, asyncio.ReadTransport]:
+    """A stream over the reading end ``fd`` of a pipe, and the transport that closes it."""
+    stream = asyncio.StreamReader(limit=limit)
+    pipe = os.fdopen(fd, "rb", buffering=0)
+    try:
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), pipe
+        )
+    except BaseException:
+        pipe.close()
+        raise
+    return stream, transport
+
+
+LOG_GRACE_SECONDS = 2.0
+"""How long the end of a run waits for the rest of the tool's log once its process is gone."""
+
+
+def _end_group(group: int) -> None:
+    """Kill every process left in the tool process's group: a run's processes end with the run.
+
+    Without this, a child the tool forked (``os.fork``, ``subprocess.Popen`` with ``&``) lives on
+    after the run, still confined but unwatched, and holds the log pipe open, so the run never ends.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)

@@ -22,7 +22,7 @@ import os
 import platform
 from collections.abc import Iterable
 
-__all__ = ["confine_files", "isolate_network"]
+__all__ = ["confine_files", "die_with_parent", "isolate_network"]
 
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
@@ -34,6 +34,8 @@ _SYS_RESTRICT_SELF = 446
 _RULE_PATH_BENEATH = 1
 _CREATE_RULESET_VERSION = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
 
 # filesystem access rights, ABI 1…3
 _EXECUTE = 1 << 0
@@ -84,6 +86,21 @@ def _libc() -> ctypes.CDLL | None:
         return ctypes.CDLL(name, use_errno=True)
     except OSError:
         return None
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process when ``parent`` (the host that started it) ends, however it ends.
+
+    The tool process runs in a process group of its own, so a signal to the host's group (Ctrl-C, a
+    closed terminal, a ``kill`` of the group) no longer reaches it; without this it would run on
+    after a host killed outright. ``parent`` is the host's pid as read at start: if the host is gone
+    already, the process exits at once.
+    """
+    libc = _libc()
+    if libc is not None:
+        libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def isolate_network() -> str:
