@@ -384,6 +384,21 @@ def test_p_file_25_a_history_recorded_before_modes_were_kept_still_rolls_back(
         reopened.close()
 
 
+def _swap_folder_a_for_a_link_before_trashing(history: FileHistory, conversation: Path, outside: Path) -> None:
+    """Make the trash, when next asked to take a file, first find ``a/`` of the conversation moved
+    to ``b/`` and replaced by a link to ``outside``: the tool process racing the host."""
+    trash = history.trash
+    assert isinstance(trash, FolderTrash)
+    put = trash.put
+
+    def swap_then_put(path: Path) -> str:
+        os.rename(conversation / "a", conversation / "b")
+        os.symlink(outside, conversation / "a", target_is_directory=True)
+        return put(path)
+
+    trash.put = swap_then_put  # type: ignore[method-assign]
+
+
 def test_od_p06_a_delete_whose_folder_is_swapped_for_a_link_never_trashes_a_file_outside(
     tmp_path: Path, conversation: Path, history: FileHistory
 ) -> None:
@@ -395,16 +410,7 @@ def test_od_p06_a_delete_whose_folder_is_swapped_for_a_link_never_trashes_a_file
     outside = tmp_path / "home"
     outside.mkdir()
     (outside / "f.txt").write_text("the user's", encoding="utf-8")
-    trash = history.trash
-    assert isinstance(trash, FolderTrash)
-    put = trash.put
-
-    def swap_then_put(path: Path) -> str:
-        os.rename(conversation / "a", conversation / "b")
-        os.symlink(outside, conversation / "a", target_is_directory=True)
-        return put(path)
-
-    trash.put = swap_then_put  # type: ignore[method-assign]
+    _swap_folder_a_for_a_link_before_trashing(history, conversation, outside)
     Workspace(conversation, history=history, actor=f"gem:{GEM}", run_id="run-1").delete("workspace:a/f.txt")
     assert (outside / "f.txt").read_text(encoding="utf-8") == "the user's"
     assert not (conversation / "b" / "f.txt").exists()
@@ -426,16 +432,7 @@ def test_od_p06_an_overwrite_too_large_for_the_history_never_trashes_a_file_outs
         outside = tmp_path / "home"
         outside.mkdir()
         (outside / "big.bin").write_bytes(b"the user's")
-        trash = history.trash
-        assert isinstance(trash, FolderTrash)
-        put = trash.put
-
-        def swap_then_put(path: Path) -> str:
-            os.rename(conversation / "a", conversation / "b")
-            os.symlink(outside, conversation / "a", target_is_directory=True)
-            return put(path)
-
-        trash.put = swap_then_put  # type: ignore[method-assign]
+        _swap_folder_a_for_a_link_before_trashing(history, conversation, outside)
         with contextlib.suppress(FileError):
             Workspace(conversation, history=history, actor="gem:x", run_id="run-1").write("workspace:a/big.bin", "x")
         assert (outside / "big.bin").read_bytes() == b"the user's"
