@@ -89,6 +89,13 @@ async def review(request: Request, page: PageDep, form: Form) -> Response:
     )
 
 
+def _refuse_unreadable(typed: str, error: ManifestError) -> None:
+    """Raise a manifest refused because the system could not look at its path in the console's own
+    translated words (which name the field to fix); return for any other refusal."""
+    if isinstance(error.__cause__, OSError):
+        raise unreadable_path(typed, error.__cause__) from error
+
+
 def _read_manifest(typed: str, folder: Path) -> Manifest:
     """The manifest in ``folder``, the path typed as ``typed``.
 
@@ -98,8 +105,9 @@ def _read_manifest(typed: str, folder: Path) -> Manifest:
     """
     try:
         return load_manifest(folder)
-    except OSError as error:
-        raise unreadable_path(typed, error) from error
+    except ManifestError as error:
+        _refuse_unreadable(typed, error)
+        raise
 
 
 @router.post("/gems/install")
@@ -113,8 +121,9 @@ def install(request: Request, page: PageDep, form: Form) -> Response:
         folder = uploads.folder(token) if token else typed_path(path)
         try:
             gem = page.space.gems.install(folder)
-        except OSError as error:
-            raise unreadable_path(path, error) from error
+        except ManifestError as error:
+            _refuse_unreadable(path, error)
+            raise
     except NotochordError as error:
         problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
         return _list(page, errors=problems, path=path, status_code=422)
