@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, get_args
@@ -123,8 +124,18 @@ class StoredNetworkRules:
 _DEFAULT = StoredNetworkRules(external_mode="open", external_hosts=(), local_hosts=())
 
 
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = 80
+_QUOTE.maxother = 80
+
+
+def _quoted(value: object) -> str:
+    """``value`` as a refusal quotes it: a line, not the megabyte a form field may carry."""
+    return _QUOTE.repr(value)
+
+
 def _refuse(text: str, kind: ListKind, rule: str) -> ConfigurationError:
-    return ConfigurationError(f"cannot put {text!r} in {_LIST_LABEL[kind]}: {rule}")
+    return ConfigurationError(f"cannot put {_quoted(text)} in {_LIST_LABEL[kind]}: {rule}")
 
 
 def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
@@ -134,7 +145,7 @@ def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
         ConfigurationError: names the entry, the list and the rule it breaks.
     """
     if not isinstance(text, str):
-        raise ConfigurationError(f"{_LIST_LABEL[kind]} holds {text!r}; every entry must be a string")
+        raise ConfigurationError(f"{_LIST_LABEL[kind]} holds {_quoted(text)}; every entry must be a string")
     stripped = text.strip()
     if not stripped:
         raise _refuse(text, kind, "an entry is a host name or address, optionally with :port")
@@ -357,7 +368,7 @@ class NetworkRulesStore:
         def change(rules: StoredNetworkRules) -> StoredNetworkRules:
             if canonical not in rules.local_hosts:
                 listed = ", ".join(rules.local_hosts) or "the list is empty"
-                raise ConfigurationError(f"{entry!r} is not in {_LIST_LABEL['local']} ({listed})")
+                raise ConfigurationError(f"{_quoted(entry)} is not in {_LIST_LABEL['local']} ({listed})")
             kept = tuple(e for e in rules.local_hosts if e != canonical)
             return rules.with_lists(rules.external_mode, rules.lists(), kept)
 

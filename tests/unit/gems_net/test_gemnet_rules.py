@@ -105,6 +105,17 @@ def test_each_bad_entry_is_refused_naming_the_entry_the_list_and_the_rule(
     assert rules.stored().to_json() == {"external": {"mode": "open", "hosts": []}, "local": []}
 
 
+@pytest.mark.parametrize("entry", ["1" * 5000, "a" * 400 + ".example.com"], ids=["5000-digits", "long-name"])
+def test_an_entry_of_thousands_of_characters_is_refused_quoted_cut_short(rules: NetworkRulesStore, entry: str) -> None:
+    """P-NET-06: the refusal names the entry, but as a line: a pasted megabyte is not sent back whole."""
+    for call in (rules.add_local, rules.remove_local):
+        with pytest.raises(ConfigurationError) as refused:
+            call(entry)
+        assert entry[:20] in refused.value.message
+        assert len(refused.value.message) < 400
+    assert rules.stored().to_json() == {"external": {"mode": "open", "hosts": []}, "local": []}
+
+
 def test_unknown_mode_is_refused(rules: NetworkRulesStore) -> None:
     with pytest.raises(ConfigurationError, match="'deny-all' is not one of open, allowlist, blocklist"):
         rules.set_external("deny-all", [])

@@ -19,8 +19,8 @@ router = APIRouter()
 
 _PATH = "/settings/network"
 _MAX_ENTRY = 300
-"""Characters of an entry: a host name has at most 253, an address and :port far fewer. The net
-module reads long runs of digits as a number, which ``int()`` refuses beyond 4300 digits."""
+"""Characters of an entry: a host name has at most 253, an address and :port far fewer, so a
+longer one is a paste gone wrong, said in the reader's language before the rules are asked."""
 
 
 def _too_long(page: Page, entry: str) -> str | None:
