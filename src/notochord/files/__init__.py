@@ -4,6 +4,7 @@
 - :mod:`~notochord.files.history`: every change recorded, old versions kept, run rollback.
 - :mod:`~notochord.files.runs`: the run-folder lifecycle and step journal for retries.
 - :mod:`~notochord.files.working_folders`: which folders may be chosen as a working folder.
+- :mod:`~notochord.files.noreplace`: a rename that never replaces what is at its target.
 - :mod:`~notochord.files.private`: a gem's encrypted private storage (imported on its own, as it
   loads SQLCipher and ``cryptography``).
 

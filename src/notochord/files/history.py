@@ -15,9 +15,13 @@ Rules (P-FILE-21…26, OD-P07):
 - ``move`` records only the path change; no content is copied.
 - :meth:`FileHistory.rollback_run` restores every file a run changed to its state before the run,
   newest change first. Each change stores the state its path had right after it (``sha256:<hex>``,
-  ``dir`` or ``absent``); a change is undone only if the disk still shows exactly that state and no
-  other run recorded a later change to the same path. Otherwise the path, and every older change of
-  the run to it, is left alone and reported as skipped.
+  ``dir`` for an empty folder, ``dir:sha256:<hex>`` for a folder and everything in it, or
+  ``absent``); a change is undone only if the disk still shows exactly that state and no other run
+  recorded a later change to the same path, to a path inside it, or to a folder holding it (a later
+  move of that folder moved it too). Otherwise the path, and every older change of the run to it,
+  is left alone and reported as skipped. Rollback of a change undoes that change only: a folder the
+  run moved goes back only while it holds exactly what the move put there, so a file another run or
+  the user added to it since is never carried along.
 - Rollback never writes through a symlink: a path whose real location differs from the recorded one
   is treated as changed since.
 
@@ -29,6 +33,7 @@ versions, content-addressed, so saving the same content twice costs nothing. Eve
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import shutil
@@ -45,6 +50,7 @@ from typing import Any, BinaryIO, Literal, Protocol
 from notochord.clock import Clock, iso_utc, parse_iso_utc
 from notochord.errors import FileError
 from notochord.files.full import disk_full
+from notochord.files.noreplace import rename_noreplace
 
 __all__ = [
     "VERSION_LIMIT",
@@ -423,16 +429,36 @@ class FileHistory:
             )
 
     def _undo_allowed(self, cid: int, run_id: str, root: str, path: str, dest: str | None, after: str | None) -> bool:
-        later = self._query(
-            "SELECT 1 FROM changes WHERE id > ? AND run_id != ? AND status = 'applied' AND root = ?"
-            " AND (path IN (?, ?) OR dest_path IN (?, ?)) LIMIT 1",
-            (cid, run_id, root, path, dest or path, path, dest or path),
-        )
-        if later or after is None:
+        if after is None or self._superseded(cid, run_id, root, [path] if dest is None else [path, dest]):
             return False
         if dest is not None:
             return path_state(Path(root), path) == ABSENT and path_state(Path(root), dest) == after
         return path_state(Path(root), path) == after
+
+    def _superseded(self, cid: int, run_id: str, root: str, paths: list[str]) -> bool:
+        """Whether another run recorded a change after ``cid`` to one of ``paths``, inside one, or to
+        a folder holding one.
+
+        Paths are compared whole (root and relative path joined), since a change in the run folder
+        is recorded against the run folder and a move out of it against the conversation.
+        """
+        conditions: list[str] = []
+        params: list[object] = [cid, run_id]
+        for rel in paths:
+            mine = f"{root}/{rel}"
+            for column in ("path", "dest_path"):
+                theirs = f"(root || '/' || {column})"
+                same, inside = f"{theirs} = ?", f"substr({theirs}, 1, ?) = ?"
+                holding = f"substr(?, 1, length({theirs}) + 1) = {theirs} || '/'"
+                conditions.append(f"({same} OR {inside} OR {holding})")
+                params += [mine, len(mine) + 1, mine + "/", mine]
+        later = self._query(
+            "SELECT 1 FROM changes WHERE id > ? AND run_id != ? AND status = 'applied' AND ("
+            + " OR ".join(conditions)
+            + ") LIMIT 1",
+            tuple(params),
+        )
+        return bool(later)
 
     def _undo(
         self,
@@ -451,7 +477,10 @@ class FileHistory:
             if op == "move" and dest is not None:
                 # the folder it came from (a run folder, say) may have been removed since
                 target.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(root / dest, target)
+                if not rename_noreplace(root / dest, target):
+                    if target.exists() or target.is_symlink():
+                        raise FileExistsError(errno.EEXIST, "the original path is taken", os.fspath(target))
+                    os.rename(root / dest, target)
             elif op == "mkdir":
                 target.rmdir()
             elif op == "delete" and old_kind == "dir":
@@ -476,6 +505,8 @@ class FileHistory:
             except sqlite3.Error as exc:
                 full = disk_full(exc, "a change into the file history")
                 raise full or FileError(f"the file history could not record a change: {exc}") from exc
+            except UnicodeEncodeError as exc:
+                raise _not_text() from exc
             return cur.lastrowid or 0
 
     def _update(self, change_id: int, **columns: object) -> None:
@@ -488,26 +519,83 @@ class FileHistory:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
                 raise FileError(f"the file history could not be read: {exc}") from exc
+            except UnicodeEncodeError as exc:
+                raise _not_text() from exc
+
+
+def _not_text() -> FileError:
+    """A path holding a name in another encoding than UTF-8 (lone surrogates): SQLite cannot take it.
+
+    The path is not quoted: it may be where the user keeps the folder, which a gem is not told.
+    """
+    return FileError(
+        "the file history cannot record a path holding a name that is not UTF-8 text; rename that file or folder first"
+    )
 
 
 def path_state(root: Path, rel: str) -> str | None:
-    """Current state of ``root/rel``; ``None`` when it is reached through a symlink or unreadable."""
+    """Current state of ``root/rel``; ``None`` when it is reached through a symlink or unreadable.
+
+    A file is its content's ``sha256:<hex>``; an empty folder is ``dir``; a folder with anything in
+    it is ``dir:sha256:<hex>`` over every name, kind and content inside, at any depth, hidden ones
+    included, so that any change within it since reads as a different state.
+    """
     target = root / rel
     try:
         if os.path.realpath(target) != os.fspath(target):
             return None
         if target.is_dir():
-            return DIR if not any(target.iterdir()) else f"{DIR}:nonempty"
+            return _folder_state(target)
         if not target.exists():
             return ABSENT
-        # a named pipe must not make the history wait for a writer that never comes
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as stream:
-            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-                return None
-            return hash_stream(stream)
+        return _file_state(target)
     except OSError:
         return None
+
+
+def _file_state(path: Path) -> str | None:
+    # a named pipe must not make the history wait for a writer that never comes
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            return None
+        return hash_stream(stream)
+
+
+def _folder_state(folder: Path) -> str | None:
+    """``dir``, or ``dir:sha256:<hex>`` of what the folder holds.
+
+    Contents are hashed rather than sizes and times compared: a rollback that restores a file the
+    run overwrote inside a moved folder writes it anew (a new inode and time) with the same bytes,
+    and the folder must then read as unchanged. Links are taken as their text, never followed;
+    pipes, sockets and devices by kind only, never opened.
+    """
+    digest = hashlib.sha256()
+    pending = [(folder, b"")]
+    seen = False
+    # a loop rather than recursion: a tree thousands of folders deep must not exhaust the stack
+    while pending:
+        current, prefix = pending.pop()
+        with os.scandir(current) as scan:
+            items = sorted(scan, key=lambda item: item.name)
+        for item in items:
+            seen = True
+            name = prefix + os.fsencode(item.name)
+            mode = item.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                kind, detail = b"dir", b""
+                pending.append((Path(item.path), name + b"/"))
+            elif stat.S_ISREG(mode):
+                state = _file_state(Path(item.path))
+                if state is None:
+                    return None
+                kind, detail = b"file", state.encode("ascii")
+            elif stat.S_ISLNK(mode):
+                kind, detail = b"link", os.fsencode(os.readlink(item.path))
+            else:
+                kind, detail = b"other", b""
+            digest.update(name + b"\0" + kind + b"\0" + detail + b"\0")
+    return f"{DIR}:sha256:{digest.hexdigest()}" if seen else DIR
 
 
 def _write_atomic(target: Path, data: bytes, *, mode: int | None = None) -> None:

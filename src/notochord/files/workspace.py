@@ -12,22 +12,14 @@ One :class:`Workspace` serves both roots, chosen by prefix, rather than two obje
 roots share the same path rules, history and run id. Any other ``<word>:`` prefix is refused, so a
 mistyped ``worksapce:`` never silently writes into the run folder.
 
-Path rules, applied in this order (OD-P06):
-
-1. The root must exist: no conversation folder → ``E_PERM_DENIED`` for every ``workspace:`` call
-   (P-FILE-27), and likewise ``run:`` without a run folder.
-2. Normalise: ``\\`` is a separator, empty and ``.`` segments drop out, ``..`` pops a segment. An
-   absolute path (``/x``, ``C:\\x``) or a ``..`` that climbs above the root → ``E_PERM_DENIED``.
-3. Resolve symlinks; a path whose real location is outside the root → ``E_PERM_DENIED``.
-4. Any segment starting with ``.``, before or after resolution, makes the path not exist for the
-   gem (P-FILE-20): reading, ``stat`` and ``list`` → ``E_NOT_FOUND``, exactly as for a missing file;
-   writing, deleting, moving and ``mkdir`` → ``E_PERM_DENIED``; ``list`` leaves such entries out.
+The path rules (OD-P06) are :mod:`~notochord.files.paths`'s.
 
 Against races (a directory swapped for a symlink after the check) the resolved path is then walked
 again component by component from an open descriptor of the root, every component opened with
 ``O_NOFOLLOW``; a symlink met on that walk → ``E_PERM_DENIED``. Writes go to a hidden temporary
 file in the target's directory and are renamed into place, so a reader never sees half a file, and
-a move of a file uses ``link`` + ``unlink`` so it can never replace an existing target.
+a move renames with ``RENAME_NOREPLACE`` (without it: ``link`` + ``unlink`` for a file) so it can
+never replace a target that appeared after the check.
 
 Every change is recorded in the :class:`~notochord.files.history.FileHistory` before the file system
 is touched (P-FILE-21…24). Missing parent folders of a ``write``, ``move`` or ``mkdir`` target are
@@ -45,7 +37,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import Enum
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -58,17 +49,35 @@ from notochord.errors import (
 )
 from notochord.files.full import disk_full
 from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, path_state
+from notochord.files.noreplace import rename_noreplace
+from notochord.files.paths import (
+    NAME_MAX,
+    RUN_PREFIX,
+    WORKSPACE_PREFIX,
+    Mode,
+    Target,
+    check_folder_only,
+    check_hidden,
+    check_no_loop,
+    check_recordable,
+    check_unicode_twin,
+    is_file_or_folder,
+    is_text,
+    normalise,
+    real_root,
+    split_prefix,
+)
 from notochord.files.text import utf8
 
-__all__ = ["RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
+__all__ = ["NAME_MAX", "RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
 
-WORKSPACE_PREFIX = "workspace:"
-RUN_PREFIX = "run:"
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused once open)
 _FILE_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _FILE_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# link() failing with these means the file system has no links (or not across these folders)
+_NO_LINKS = frozenset({errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.EOPNOTSUPP})
 
 
 @dataclass(frozen=True)
@@ -79,27 +88,6 @@ class Entry:
     kind: Literal["file", "dir"]
     size: int
     modified: datetime
-
-
-class _Mode(Enum):
-    READ = "read"
-    CHANGE = "change"
-
-
-@dataclass(frozen=True)
-class _Target:
-    prefix: str
-    root: Path
-    parts: tuple[str, ...]
-    display: str
-
-    @property
-    def rel(self) -> str:
-        return "/".join(self.parts)
-
-    @property
-    def absolute(self) -> Path:
-        return self.root.joinpath(*self.parts)
 
 
 class Workspace:
@@ -116,8 +104,8 @@ class Workspace:
         run_root: Path | None = None,
     ) -> None:
         self._roots: dict[str, Path | None] = {
-            WORKSPACE_PREFIX: _real_root(root),
-            RUN_PREFIX: _real_root(run_root),
+            WORKSPACE_PREFIX: real_root(root),
+            RUN_PREFIX: real_root(run_root),
         }
         self._history = history
         self._actor = actor
@@ -128,9 +116,12 @@ class Workspace:
     def read(self, path: str, *, max_bytes: int | None = None) -> bytes:
         """The content of a file. Raises E_NOT_FOUND for missing or hidden files, and ``FileError``
         for a file larger than ``max_bytes`` (read no further than that)."""
-        target = self._resolve(path, _Mode.READ)
+        target = self._resolve(path, Mode.READ)
         if not target.parts:
             raise FileError(f"{path} is a folder, not a file")
+        if target.folder_only:
+            with self._os(target), self._parent(target) as parent:
+                check_folder_only(target, _lstat(target.parts[-1], parent))
         with self._os(target), self._parent(target) as parent, _fdopen_read(parent, target) as stream:
             if max_bytes is None:
                 return stream.read()
@@ -151,7 +142,8 @@ class Workspace:
             raise FileError(f"{path} is not {encoding} text") from exc
 
     def stat(self, path: str) -> Entry:
-        target = self._resolve(path, _Mode.READ)
+        """Name, kind, size and time of a file or folder; a pipe, socket or device is refused."""
+        target = self._resolve(path, Mode.READ)
         with self._os(target):
             if not target.parts:
                 return _entry("", os.stat(target.root))
@@ -159,23 +151,29 @@ class Workspace:
                 st = os.stat(target.parts[-1], dir_fd=parent, follow_symlinks=False)
         if stat_mod.S_ISLNK(st.st_mode):
             raise FilePermissionError(f"{path} changed while it was checked", path=path)
-        return _entry(target.parts[-1], st)
+        if not is_file_or_folder(st):
+            raise FileError(f"{path} is a pipe, socket or device, not a file or folder; a gem cannot use it")
+        check_folder_only(target, st)
+        return _entry(target.name, st)
 
     def list(self, path: str) -> list[Entry]:
         """Entries of a folder, sorted by name, hidden ones and unreachable symlinks left out."""
-        target = self._resolve(path, _Mode.READ)
+        target = self._resolve(path, Mode.READ)
         entries: list[Entry] = []
         with self._os(target), self._open_dir(target) as fd, os.scandir(fd) as scan:
             for item in scan:
-                if item.name.startswith("."):
+                if item.name.startswith(".") or not is_text(item.name):
                     continue
-                st = item.stat(follow_symlinks=False)
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except FileNotFoundError:  # removed by another run or program since it was listed
+                    continue
                 if stat_mod.S_ISLNK(st.st_mode):
                     followed = self._follow_link(target, item.name)
                     if followed is None:
                         continue
                     st = followed
-                if stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISREG(st.st_mode):
+                if is_file_or_folder(st):
                     entries.append(_entry(item.name, st))
         return sorted(entries, key=lambda e: e.name)
 
@@ -184,9 +182,14 @@ class Workspace:
     def write(self, path: str, data: bytes | str) -> None:
         """Create or replace a file; the replaced version is saved first (P-FILE-22)."""
         payload = utf8(data, path) if isinstance(data, str) else bytes(data)
-        target = self._resolve(path, _Mode.CHANGE)
+        target = self._resolve(path, Mode.CHANGE)
         if not target.parts:
             raise FileError(f"{path} is a folder, not a file")
+        if target.folder_only:
+            # refused before any missing parent folder is created; the words only name what is there
+            if os.path.isdir(target.absolute):
+                raise FileError(f"{path} is a folder, not a file")
+            raise FileError(f"{path} ends with /, which names a folder; give the file's name ({path}notes.txt)")
         name = target.parts[-1]
         with self._os(target), self._parent(target, create=True) as parent:
             old = _lstat(name, parent)
@@ -194,16 +197,25 @@ class Workspace:
                 raise FileError(f"{path} is a folder, not a file")
             if old is not None and not stat_mod.S_ISREG(old.st_mode) and not stat_mod.S_ISLNK(old.st_mode):
                 raise FileError(f"{path} is a pipe, socket or device, not a file; it cannot be replaced")
+            if old is None:
+                check_unicode_twin(parent, target)
             op: Op = "overwrite" if old is not None else "create"
             with self._change(op, target) as change:
                 if old is not None:
                     self._save_old(change, parent, target, old)
-                _write_replace(parent, name, payload, mode=None if old is None else _permissions(old))
+                try:
+                    _write_replace(parent, name, payload, mode=None if old is None else _permissions(old))
+                except FileExistsError:
+                    raise FileExistsInWorkspaceError(
+                        f"{path} appeared while it was written (another run or program made it); nothing was "
+                        "replaced: write again to replace it, its content then kept in the history",
+                        path=path,
+                    ) from None
                 change.applied(hash_bytes(payload))
 
     def delete(self, path: str) -> None:
         """Delete a file (to the trash, with a copy in the history) or an empty folder."""
-        target = self._resolve(path, _Mode.CHANGE)
+        target = self._resolve(path, Mode.CHANGE)
         if not target.parts:
             raise FilePermissionError(f"{path} is the top level and cannot be deleted", path=path)
         name = target.parts[-1]
@@ -211,6 +223,10 @@ class Workspace:
             old = _lstat(name, parent)
             if old is None:
                 raise FileNotFoundInWorkspaceError(f"{path} does not exist", path=path)
+            if not is_file_or_folder(old) and not stat_mod.S_ISLNK(old.st_mode):
+                # nothing of it could be kept in the history to roll the deletion back
+                raise FileError(f"{path} is a pipe, socket or device, not a file or folder; it cannot be deleted")
+            check_folder_only(target, old)
             with self._change("delete", target) as change:
                 if stat_mod.S_ISDIR(old.st_mode):
                     change.old_is_dir()
@@ -226,27 +242,38 @@ class Workspace:
 
     def move(self, src: str, dst: str) -> None:
         """Rename ``src`` to ``dst``; refused with E_EXISTS when ``dst`` exists (P-FILE-24)."""
-        source = self._resolve(src, _Mode.CHANGE)
-        dest = self._resolve(dst, _Mode.CHANGE)
+        source = self._resolve(src, Mode.CHANGE)
+        dest = self._resolve(dst, Mode.CHANGE)
         if not source.parts or not dest.parts:
             raise FilePermissionError("the top level cannot be moved or replaced", path=src)
         with self._os(source), self._parent(source) as src_parent:
             st = _lstat(source.parts[-1], src_parent)
             if st is None:
                 raise FileNotFoundInWorkspaceError(f"{src} does not exist", path=src)
-            if not stat_mod.S_ISREG(st.st_mode) and not stat_mod.S_ISDIR(st.st_mode):
+            if not is_file_or_folder(st):
                 # a pipe left where the user or the AI would open it makes them wait for ever
                 raise FileError(f"{src} is a pipe, socket or device, not a file or folder; it cannot be moved")
+            check_folder_only(source, st)
+            is_dir = stat_mod.S_ISDIR(st.st_mode)
+            if dest.folder_only and not is_dir:
+                raise FileError(
+                    f"{dst} ends with /, which names a folder; give the full new path "
+                    f"({dst}{source.name}): a move renames, it does not put a file into a folder"
+                )
+            if is_dir and dest.absolute != source.absolute and dest.absolute.is_relative_to(source.absolute):
+                # refused before any missing folder on the way to the destination is created
+                raise FileError(f"cannot move {src} into itself ({dst} is inside it); choose a destination outside it")
             with self._os(dest), self._parent(dest, create=True) as dst_parent:
                 if _lstat(dest.parts[-1], dst_parent) is not None:
                     raise FileExistsInWorkspaceError(f"{dst} already exists", path=dst)
+                check_unicode_twin(dst_parent, dest)
                 with self._change("move", source, dest) as change:
                     _rename_noreplace(src_parent, source.parts[-1], dst_parent, dest.parts[-1], st)
                     change.applied(path_state(dest.root, dest.rel))
 
     def mkdir(self, path: str) -> None:
         """Create a folder (and missing parents); E_EXISTS if the path is taken."""
-        target = self._resolve(path, _Mode.CHANGE)
+        target = self._resolve(path, Mode.CHANGE)
         if not target.parts:
             raise FileExistsInWorkspaceError(f"{path} already exists", path=path)
         with self._os(target), self._parent(target, create=True) as parent:
@@ -257,7 +284,7 @@ class Workspace:
     # -- internals ---------------------------------------------------------------------------
 
     def _change(
-        self, op: Op, target: _Target, dest: _Target | None = None
+        self, op: Op, target: Target, dest: Target | None = None
     ) -> contextlib.AbstractContextManager[ChangeRecorder]:
         root = target.root
         if dest is not None and dest.root != root:
@@ -275,7 +302,7 @@ class Workspace:
             dest_display=dest.display if dest is not None else None,
         )
 
-    def _save_old(self, change: ChangeRecorder, parent: int, target: _Target, old: os.stat_result) -> bool:
+    def _save_old(self, change: ChangeRecorder, parent: int, target: Target, old: os.stat_result) -> bool:
         """Save the version about to be replaced (P-FILE-22, OD-P07).
 
         Returns whether the file is still in place: a version too large for the history has been
@@ -289,13 +316,14 @@ class Workspace:
         change.old_in_trash(self._history.dispose(_through(parent, target)), size=size)
         return False
 
-    def _mkdir_at(self, parent: int, target: _Target) -> None:
+    def _mkdir_at(self, parent: int, target: Target) -> None:
+        check_unicode_twin(parent, target)
         with self._change("mkdir", target) as change:
             os.mkdir(target.parts[-1], 0o777, dir_fd=parent)
             change.applied(DIR)
 
-    def _resolve(self, path: str, mode: _Mode) -> _Target:
-        prefix, rel = _split_prefix(path)
+    def _resolve(self, path: str, mode: Mode) -> Target:
+        prefix, rel = split_prefix(path)
         root = self._roots[prefix]
         if root is None:
             what = "conversation folder" if prefix == WORKSPACE_PREFIX else "run folder"
@@ -304,17 +332,27 @@ class Workspace:
                 "working folder is chosen on the gem's page)",
                 path=path,
             )
-        parts = _normalise(path, rel)
-        _check_hidden(path, parts, mode)
+        parts = normalise(path, rel)
+        check_hidden(path, parts, mode)
         real = Path(os.path.realpath(root.joinpath(*parts)))
         if real != root and not real.is_relative_to(root):
             raise FilePermissionError(f"{path} leads outside the folder", path=path)
         resolved = real.relative_to(root).parts
-        _check_hidden(path, resolved, mode)
-        return _Target(prefix=prefix, root=root, parts=tuple(resolved), display=path)
+        check_hidden(path, resolved, mode)
+        if mode is Mode.CHANGE:
+            check_recordable(path, root, real)
+        check_no_loop(path, root, resolved)
+        return Target(
+            prefix=prefix,
+            root=root,
+            parts=tuple(resolved),
+            display=path,
+            name=parts[-1] if parts else "",
+            folder_only=bool(parts) and rel.replace("\\", "/").endswith("/"),
+        )
 
     @contextlib.contextmanager
-    def _open_dir(self, target: _Target, *, upto: int | None = None, create: bool = False) -> Iterator[int]:
+    def _open_dir(self, target: Target, *, upto: int | None = None, create: bool = False) -> Iterator[int]:
         """Open ``root/parts[:upto]`` by walking from the root with O_NOFOLLOW."""
         parts = target.parts if upto is None else target.parts[:upto]
         fd = os.open(target.root, _DIR_FLAGS)
@@ -331,7 +369,7 @@ class Workspace:
                     if not create:
                         raise
                     sub_parts = parts[: index + 1]
-                    sub = _Target(target.prefix, target.root, sub_parts, target.prefix + "/".join(sub_parts))
+                    sub = Target(target.prefix, target.root, sub_parts, target.prefix + "/".join(sub_parts), name=part)
                     self._mkdir_at(fd, sub)
                     nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
@@ -340,18 +378,18 @@ class Workspace:
         finally:
             os.close(fd)
 
-    def _parent(self, target: _Target, *, create: bool = False) -> contextlib.AbstractContextManager[int]:
+    def _parent(self, target: Target, *, create: bool = False) -> contextlib.AbstractContextManager[int]:
         return self._open_dir(target, upto=len(target.parts) - 1, create=create)
 
     @contextlib.contextmanager
-    def _os(self, target: _Target) -> Iterator[None]:
+    def _os(self, target: Target) -> Iterator[None]:
         """Translate OSError into the FileError tree, naming the address the gem used."""
         try:
             yield
         except OSError as exc:
             raise _translate(exc, target.display) from exc
 
-    def _follow_link(self, folder: _Target, name: str) -> os.stat_result | None:
+    def _follow_link(self, folder: Target, name: str) -> os.stat_result | None:
         real = Path(os.path.realpath(folder.absolute / name))
         root = folder.root
         if real == root or not real.is_relative_to(root):
@@ -362,54 +400,6 @@ class Workspace:
             return os.stat(real)
         except OSError:
             return None
-
-
-def _real_root(root: Path | None) -> Path | None:
-    return None if root is None else Path(os.path.realpath(root))
-
-
-def _split_prefix(path: str) -> tuple[str, str]:
-    if path.startswith(WORKSPACE_PREFIX):
-        return WORKSPACE_PREFIX, path[len(WORKSPACE_PREFIX) :]
-    if path.startswith(RUN_PREFIX):
-        return RUN_PREFIX, path[len(RUN_PREFIX) :]
-    head = path.replace("\\", "/").split("/", 1)[0]
-    if ":" in head and not (len(head) == 2 and head[0].isalpha()):
-        raise FilePermissionError(
-            f"{path}: unknown prefix {head.split(':', 1)[0]}: (use workspace: or run:)", path=path
-        )
-    return RUN_PREFIX, path
-
-
-def _normalise(path: str, rel: str) -> list[str]:
-    if "\x00" in rel:
-        raise FilePermissionError(f"{path!r} contains a NUL character", path=path)
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: no file system name can hold it
-        raise FilePermissionError(f"{path!r} is not valid text (it holds a lone surrogate)", path=path) from None
-    text = rel.replace("\\", "/")
-    if text.startswith("/") or (len(text) >= 2 and text[1] == ":" and text[0].isalpha()):
-        raise FilePermissionError(f"{path} is an absolute path; give a path relative to the folder", path=path)
-    parts: list[str] = []
-    for segment in text.split("/"):
-        if segment in ("", "."):
-            continue
-        if segment == "..":
-            if not parts:
-                raise FilePermissionError(f"{path} climbs above the folder with ..", path=path)
-            parts.pop()
-            continue
-        parts.append(segment)
-    return parts
-
-
-def _check_hidden(path: str, parts: tuple[str, ...] | list[str], mode: _Mode) -> None:
-    if not any(part.startswith(".") for part in parts):
-        return
-    if mode is _Mode.READ:
-        raise FileNotFoundInWorkspaceError(f"{path} does not exist", path=path)
-    raise FilePermissionError(f"{path}: names starting with . cannot be changed by a gem", path=path)
 
 
 def _is_link(name: str, parent: int) -> bool:
@@ -425,7 +415,11 @@ def _lstat(name: str, parent: int) -> os.stat_result | None:
 
 
 @contextlib.contextmanager
-def _fdopen_read(parent: int, target: _Target) -> Iterator[BinaryIO]:
+def _fdopen_read(parent: int, target: Target) -> Iterator[BinaryIO]:
+    st = _lstat(target.parts[-1], parent)
+    if st is not None and not is_file_or_folder(st) and not stat_mod.S_ISLNK(st.st_mode):
+        # opening a socket fails with a bare ENXIO, and opening a device may itself act (a tape rewinds)
+        raise FileError(f"{target.display} is not a file but a pipe, socket or device; it cannot be read")
     fd = os.open(target.parts[-1], _FILE_READ, dir_fd=parent)
     with os.fdopen(fd, "rb") as stream:
         mode = os.fstat(stream.fileno()).st_mode
@@ -442,7 +436,7 @@ def _permissions(st: os.stat_result) -> int:
     return stat_mod.S_IMODE(st.st_mode) & 0o777
 
 
-def _through(parent: int, target: _Target) -> Path:
+def _through(parent: int, target: Target) -> Path:
     """A path to ``target`` through the folder already opened and checked as ``parent``.
 
     The tool process may swap a folder on the path for a link at any moment; a path through the
@@ -462,6 +456,11 @@ def _megabytes(size: int) -> str:
 
 
 def _write_replace(parent: int, name: str, payload: bytes, *, mode: int | None = None) -> None:
+    """Write ``payload`` to ``name`` through a temporary file renamed into place.
+
+    ``mode`` ``None`` means a new file: ``name`` was free when checked and must still be, since a
+    file made there meanwhile has no saved version to roll back to (FileExistsError then).
+    """
     tmp = f".~notochord-{uuid.uuid4().hex}.tmp"
     fd = os.open(tmp, _FILE_CREATE, 0o666, dir_fd=parent)
     try:
@@ -472,20 +471,41 @@ def _write_replace(parent: int, name: str, payload: bytes, *, mode: int | None =
             out.write(payload)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        if mode is None:
+            _place_new(parent, tmp, name)
+        else:
+            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=parent)
         raise
 
 
+def _place_new(parent: int, tmp: str, name: str) -> None:
+    if rename_noreplace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent):
+        return
+    try:
+        os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        # a file system without links (FAT, some shares): the narrow check-then-rename is all there is
+        if _lstat(name, parent) is not None:
+            raise FileExistsError(errno.EEXIST, "exists") from None
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    else:
+        os.unlink(tmp, dir_fd=parent)
+
+
 def _rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str, st: os.stat_result) -> None:
+    if rename_noreplace(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir):
+        return
     if stat_mod.S_ISREG(st.st_mode):
         try:
             # link() refuses an existing target atomically, which rename() would silently replace.
             os.link(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
         except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.EOPNOTSUPP):
+            if exc.errno not in _NO_LINKS:
                 raise
         else:
             os.unlink(src, dir_fd=src_dir)

@@ -17,9 +17,11 @@ the data directory, never inside the folder, so no gem can read or change it.
 
 A tool reads a file of up to :data:`MAX_READ_BYTES`; a larger one is refused before it is read
 (it would not fit the channel to the tool process, and would sit in notochord's memory whole).
-Pipes, sockets and devices are refused without waiting on them.
+Pipes, sockets and devices are never reported as files: ``list`` leaves them out and every other
+call refuses them, without waiting on them.
 
 Results are plain data: ``list`` and ``stat`` give ``{"name", "kind", "size", "modified"}`` with
+``kind`` ``"file"`` or ``"dir"`` and nothing else, ``name`` UTF-8 text the gem can pass back, and
 ``modified`` as an ISO 8601 UTC string. Every method is a coroutine; the file work runs in a worker
 thread.
 
@@ -100,6 +102,7 @@ class FilesApi:
         return await self._call(lambda ws: [_plain(e) for e in ws.list(path)], path)
 
     async def stat(self, path: str) -> dict[str, Any]:
+        """A file's or folder's entry; E_FILE for a pipe, socket or device, which is neither."""
         return await self._call(lambda ws: _plain(ws.stat(path)), path)
 
     async def delete(self, path: str) -> None:
