@@ -8,7 +8,11 @@ The command runs as a real process in its own process group, as a terminal start
   ``running``, once it is gone the next listing records the run ``interrupted``, names why, and
   leaves its run folder on disk;
 - a ``--timeout`` that is not more than 0 and at most a day (NaN and infinity too) is bad usage,
-  exit code 2, and records nothing.
+  exit code 2, and records nothing;
+- however the command ends, Ctrl-C or ``SIGKILL``, no process its tool started outlives it, not even
+  one that left the tool's process group and session (P-FILE-01): where the kernel gives tools a PID
+  namespace (the run's isolation says ``processes: contained``), the host's end ends the tool
+  process, whose end ends the namespace and everything in it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +40,33 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups 
 
 SLEEPY = "import time\n\n\nasync def run(input, ctx):\n    time.sleep(300)\n    return {'woke': True}\n"
 _STARTED_WITHIN_S = 60.0
+_ENDED_WITHIN_S = 30.0
+
+LEAVES_A_DAEMON = """
+import os
+import sys
+import time
+
+
+async def run(input, ctx):
+    if input.get("then") == "return":
+        return "left nothing"
+    # the pipe's writing end closes on exec: reading it to its end waits until the grandchild, in a
+    # session of its own, runs with the token in its command line
+    wait_for, running = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", input["token"]])
+        finally:
+            os._exit(0)
+    os.close(running)
+    os.read(wait_for, 1)
+    os.waitpid(child, 0)
+    time.sleep(300)
+"""
 
 
 @pytest.fixture
@@ -57,10 +89,72 @@ def vault(cli: Cli) -> Iterator[notochord.Space]:
         yield nc.personal
 
 
-def _start(cli: Cli, *args: str) -> subprocess.Popen[str]:
+@pytest.fixture
+def daemon_cli(cli: Cli) -> Cli:
+    """The vault with a second gem, whose tool leaves a daemon (``input["token"]`` in its command
+    line) and then sleeps; the test is skipped where the kernel gives tools no PID namespace."""
+    folder = cli.data_dir.parent / "gems" / "daemon"
+    folder.mkdir(parents=True)
+    (folder / "tool.py").write_text(LEAVES_A_DAEMON, encoding="utf-8")
+    manifest = {"id": "daemon", "name": "daemon", "version": "1.0.0", "tools": [{"name": "main", "entry": "tool.py"}]}
+    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
+    cli.run("gem", "install", str(folder))
+    probe = json.loads(cli.run("gem", "run", "daemon", "--input", '{"then": "return"}', "--json").stdout)
+    refused = [note for note in probe["isolation"] if note.startswith("processes: not contained")]
+    if refused:
+        pytest.skip(f"the kernel gives tools no PID namespace here: {refused[0]}")
+    return cli
+
+
+def _processes_with(token: str) -> list[int]:
+    """The pids of every process on the machine whose command line holds ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # it ended while we looked
+            continue
+        if token.encode() in arguments:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def token() -> Iterator[str]:
+    """A token unique to the test; whatever still holds it at the end is killed, pass or fail."""
+    made = f"notochord-test-daemon-{uuid.uuid4().hex}"
+    yield made
+    for pid in _processes_with(made):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _daemon_running(token: str, command: subprocess.Popen[str]) -> None:
+    """Wait until the tool's daemon runs (the command must still be alive)."""
+    deadline = time.monotonic() + _STARTED_WITHIN_S
+    while not _processes_with(token):
+        if command.poll() is not None:
+            _, err = command.communicate()
+            pytest.fail(f"gem run exited {command.returncode} before its tool left the daemon:\n{err}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"the tool left no daemon within {_STARTED_WITHIN_S:g} s")
+        time.sleep(0.05)
+
+
+def _left_after(token: str) -> list[int]:
+    """The processes still holding ``token`` once none is left or :data:`_ENDED_WITHIN_S` passed."""
+    deadline = time.monotonic() + _ENDED_WITHIN_S
+    while (left := _processes_with(token)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def _start(cli: Cli, *args: str, gem: str = "sleepy") -> subprocess.Popen[str]:
     env = {**os.environ, "NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_INDEX_IN_BACKGROUND": "false"}
     return subprocess.Popen(
-        [sys.executable, "-m", "notochord", "--data-dir", str(cli.data_dir), "gem", "run", "sleepy", *args],
+        [sys.executable, "-m", "notochord", "--data-dir", str(cli.data_dir), "gem", "run", gem, *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -125,7 +219,7 @@ def test_a_killed_command_leaves_its_run_interrupted_with_its_folder_kept(
     folder = cli.data_dir / "gems" / "personal" / "sleepy" / running.folder
     assert (folder / "tmp").is_dir()
 
-    command.kill()  # SIGKILL to the command alone: its tool process lives on, orphaned
+    command.kill()  # SIGKILL to the command alone: it cannot record anything
     command.communicate(timeout=60)
 
     [record] = vault.gems.runner.list()
@@ -151,6 +245,36 @@ def test_the_same_run_id_can_run_again_after_its_command_was_killed(
     result = cli.run("gem", "run", "sleepy", "--run-id", "run-again", "--timeout", "0.5", code=7)
     assert "did not finish within 0.5 s" in result.stderr
     assert vault.gems.runner.get("run-again").status == "timeout"
+
+
+def test_a_daemon_the_tool_left_ends_when_its_command_is_killed(
+    daemon_cli: Cli, started: list[subprocess.Popen[str]], token: str
+) -> None:
+    """P-FILE-01: the killed command records nothing and signals nothing, yet the daemon its tool
+    left, outside the tool's process group and session, does not live on."""
+    command = _start(daemon_cli, "--input", json.dumps({"token": token}), gem="daemon")
+    started.append(command)
+    _daemon_running(token, command)
+
+    command.kill()  # SIGKILL to the command alone, not to its group
+    command.communicate(timeout=60)
+
+    assert _left_after(token) == [], f"the tool's daemon outlived its killed command by {_ENDED_WITHIN_S:g} s"
+
+
+def test_a_daemon_the_tool_left_ends_when_its_command_is_interrupted(
+    daemon_cli: Cli, started: list[subprocess.Popen[str]], token: str
+) -> None:
+    """P-FILE-01: Ctrl-C cancels the run, and the daemon its tool left ends with it."""
+    command = _start(daemon_cli, "--input", json.dumps({"token": token}), gem="daemon")
+    started.append(command)
+    _daemon_running(token, command)
+
+    os.killpg(command.pid, signal.SIGINT)
+    command.communicate(timeout=60)
+
+    assert command.returncode == 130
+    assert _left_after(token) == [], f"the tool's daemon outlived its cancelled run by {_ENDED_WITHIN_S:g} s"
 
 
 @pytest.mark.parametrize("given", ["-1", "0", "-0", "nan", "inf", "-inf", "86401", "1e308"])

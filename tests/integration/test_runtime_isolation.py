@@ -337,12 +337,13 @@ def test_javascript_tool_cannot_read_the_store_write_outside_or_connect_as_far_a
 def test_isolation_notes_are_recorded_with_the_run_and_shown_by_the_record(
     space: notochord.Space, tmp_path: Path, record_property: Any
 ) -> None:
-    """Every run says what the machine gave, for the network and for files, in plain words."""
+    """Every run says what the machine gave, for the network, for the processes the tool starts
+    (P-FILE-01: they end with the run) and for files, in plain words."""
     gem = _install(space, tmp_path, {"env": ("env.py", PY_ENV)})
     record = space.gems.runner.run_sync(gem)
     notes = _isolation(record)[2]
     record_property("isolation", notes)
-    assert [n.split(":")[0] for n in record.isolation] == ["network", "files"], notes
+    assert [n.split(":")[0] for n in record.isolation] == ["network", "processes", "files"], notes
     assert space.gems.runner.get(record.id).isolation == record.isolation
 
 

@@ -4,7 +4,9 @@ Started by the host as ``python -I -m notochord.gems.bridge.child CONFIG_JSON`` 
 stdin/stdout. It imports only the standard library, the bridge's own protocol and sandbox modules,
 :mod:`notochord.errors` (to raise the same error classes as in-process calls) and, for the gem,
 whatever the gem imports: never the store. stdout belongs to the channel: the gem's own
-``print`` goes to stderr, which the host keeps as the run's log.
+``print`` goes to stderr, which the host keeps as the run's log. Where the kernel allows it, the
+process the host started does not run the tool itself: it waits for the tool's process, pid 2 of a
+PID namespace that ends with it (see :func:`notochord.gems.bridge.sandbox.contain_processes`).
 """
 
 from __future__ import annotations
@@ -274,6 +276,11 @@ def _take_stdin() -> int:
 def main() -> None:
     config = json.loads(sys.argv[1])
     sandbox.die_with_parent(int(config.get("parent") or os.getppid()))
+    # before the processes split, so that the two that stay outside the tool have no network either
+    report = [sandbox.isolate_network()]
+    # from here on this is the tool's process (pid 2 of a namespace of its own, where the kernel
+    # allows one): the one the host started waits for it, and ends the namespace as it ends
+    report.append(sandbox.contain_processes())
     node = config["kind"] == "node"
     # the channel keeps the real stdout; everything the gem prints goes to stderr
     channel_out = os.fdopen(os.dup(1), "wb")
@@ -282,7 +289,8 @@ def main() -> None:
     inbox = None if node else Inbox(_take_stdin())
     # -I ignores PYTHONUNBUFFERED: make the gem's prints reach the log line by line
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    report = [sandbox.isolate_network()]
+    # Landlock for the tool alone: it may not trace or write into the processes above it, which hold
+    # nothing of the host's but are not confined
     report.append(sandbox.confine_files(read_only=config["read_only"], read_write=config["read_write"]))
     if config.get("cwd"):
         os.chdir(config["cwd"])

@@ -394,8 +394,12 @@ LOG_GRACE_SECONDS = 2.0
 def _end_group(group: int) -> None:
     """Kill every process left in the tool process's group: a run's processes end with the run.
 
-    Without this, a child the tool forked (``os.fork``, ``subprocess.Popen`` with ``&``) lives on
-    after the run, still confined but unwatched, and holds the log pipe open, so the run never ends.
+    Where the kernel gave the tool a PID namespace (the run's isolation says ``processes:
+    contained``), the end of the process the host started ends every process of the run, in
+    whatever group or session (see :func:`~notochord.gems.bridge.sandbox.contain_processes`).
+    Elsewhere this is what ends them: a child the tool forked (``os.fork``, ``subprocess.Popen``
+    with ``&``) would live on after the run, still confined but unwatched, and hold the log pipe
+    open, so the run never ended. There a process that left the group (``os.setsid``) escapes.
     """
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)

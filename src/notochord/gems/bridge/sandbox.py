@@ -5,27 +5,38 @@ Standard library only: this module runs inside the tool process, before the gem'
 - **Network**: a new, empty network namespace (``unshare(CLONE_NEWNET)``; as an unprivileged user,
   together with a new user namespace). Inside it there is only a loopback interface that is down, so
   every connection fails and all traffic must go through ``ctx.http`` on the host.
+- **Processes**: a new PID namespace (``unshare(CLONE_NEWPID)``; as an unprivileged user, together
+  with a new user namespace), so that every process the tool starts ends with the run, whatever
+  process group or session it moved to (see :func:`contain_processes`).
 - **Files**: Landlock (Linux ≥ 5.13): reading is allowed only below the given read-only roots (the
   Python or node installation, system libraries, the gem's code) and writing only below the given
   read-write roots (the run folder, the conversation folder). The data directory, with the space's
   database and master key, is outside both.
 
 Each step reports what it achieved; where the kernel refuses, the process is still isolated by being
-a separate process that holds no database handle, key or host object.
+a separate process that holds no database handle, key or host object, and what it forks is ended
+with its process group.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
 import platform
+import resource
+import select
+import signal
 from collections.abc import Iterable
+from typing import NoReturn
 
-__all__ = ["confine_files", "die_with_parent", "isolate_network"]
+__all__ = ["confine_files", "contain_processes", "die_with_parent", "isolate_network"]
 
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
 
 # Landlock syscalls are numbered alike on every architecture that has them (asm-generic).
 _SYS_CREATE_RULESET = 444
@@ -78,7 +89,10 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    # once: find_library may run ldconfig in a subprocess, which contain_processes must not do once
+    # it has unshared (that child would become the namespace's first process)
     if platform.system() != "Linux":
         return None
     name = ctypes.util.find_library("c") or "libc.so.6"
@@ -113,6 +127,118 @@ def isolate_network() -> str:
     if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
         return "network: isolated (new user and network namespace)"
     return f"network: not isolated ({os.strerror(ctypes.get_errno())})"
+
+
+def contain_processes() -> str:
+    """Run the rest of this program in a new PID namespace, which ends with this process; returns
+    what was achieved.
+
+    Only the tool's process returns from here. ``unshare(CLONE_NEWPID)`` moves only the children
+    made afterwards, so this process forks twice:
+
+    - it stays what the host started and watches (same pid, process group and session), waits for
+      the namespace's first process and ends as the tool ended (:func:`_relay`);
+    - its child is the namespace's first process (pid 1): it ends with the relay
+      (``PR_SET_PDEATHSIG``), reaps orphans, and ends as soon as the tool does (:func:`_init`);
+    - that one's child, pid 2, runs the gem's code (or execs node) and returns from here.
+
+    When pid 1 ends, for whatever reason, the kernel kills every process in the namespace, whatever
+    process group or session it moved to (``os.setsid``, a double fork), so a run's processes end
+    with the run however it or the host ends: the host's SIGKILL of the group, of the relay alone,
+    or the host's own death (the relay dies with the host, pid 1 with the relay).
+
+    The gem's code is not pid 1 because the kernel shields a namespace's first process from any
+    signal sent from inside the namespace that it has no handler for: a tool that sends itself
+    ``SIGTERM`` would run on. As pid 2 it behaves as it would anywhere. Pids inside the namespace
+    are its own (``os.getpid()`` is 2), while ``/proc`` is still the machine's: ``/proc/self`` is
+    right, ``/proc/<os.getpid()>`` is another process.
+
+    Where the kernel refuses (no user namespaces for unprivileged users, a container's seccomp
+    filter), nothing forks and the tool runs in this process as before.
+    """
+    libc = _libc()
+    if libc is None:
+        return "processes: not contained (no Linux namespaces on this system)"
+    if libc.unshare(_CLONE_NEWPID) == 0:
+        how = "new PID namespace"
+    elif libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) == 0:
+        how = "new user and PID namespace"
+    else:
+        return f"processes: not contained ({os.strerror(ctypes.get_errno())})"
+    # From here on this process cannot start a thread (the kernel refuses one whose children would
+    # be in another PID namespace), so there is no going back to running the tool here: a failed
+    # fork ends the tool process with its traceback in the run's log.
+    report_read, report_write = os.pipe()
+    init = os.fork()
+    if init:
+        os.close(report_write)
+        _relay(init, report_read)
+    os.close(report_read)
+    _init(libc, report_write)
+    return f"processes: contained ({how})"
+
+
+def _relay(init: int, report: int) -> NoReturn:
+    """Wait for the namespace's first process and end as the tool ended: the host sees this process."""
+    _leave_the_channel()
+    # a signal that ends this process ends the tool too (pid 1 dies with it): no traceback for it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _, status = os.waitpid(init, 0)
+    # Pid 1 is gone, and the namespace with it, so nothing holds the pipe's other end: this read
+    # does not block. Empty when pid 1 was killed before the tool ended; then its own end is told.
+    told = os.read(report, 32)
+    _end_as(int(told) if told else status)
+
+
+def _init(libc: ctypes.CDLL, report: int) -> None:
+    """As the namespace's first process, run the tool as pid 2 (which returns), then reap until it
+    ends, tell the relay how it ended and exit, which ends the rest of the namespace."""
+    libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+    # The relay may have died before the line above took effect; the signal would never come. Its
+    # pid means nothing here, but the pipe tells: no reader left is an error on the writing end.
+    watch = select.poll()
+    watch.register(report, select.POLLOUT)
+    if any(events & select.POLLERR for _, events in watch.poll(0)):
+        os._exit(1)
+    tool = os.fork()
+    if tool == 0:
+        os.close(report)
+        return
+    _leave_the_channel()
+    # Only SIGKILL from the host reaches pid 1; a Python handler would let the tool end its own run
+    # by a SIGINT to pid 1 through a KeyboardInterrupt here.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    while True:
+        # orphans of the tool's children land here; reaping them as they come keeps the
+        # namespace's process table clean, and the loop ends with the tool, not with them
+        ended, status = os.waitpid(-1, 0)
+        if ended == tool:
+            break
+    with contextlib.suppress(OSError):  # the relay is gone: nobody left to tell
+        os.write(report, str(status).encode())
+    os._exit(0)
+
+
+def _leave_the_channel() -> None:
+    """Give up this process's copies of the channel's ends: the tool's alone decide when it closes."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+def _end_as(status: int) -> NoReturn:
+    """End this process as the wait status ``status`` says another one ended: same code or signal."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        # no core file: this process did not fail, it passes on the tool's end
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP keep their action anyway
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)  # a signal that does not end a process by default
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
 def confine_files(*, read_only: Iterable[str], read_write: Iterable[str]) -> str:
