@@ -79,9 +79,13 @@ def local_date(clock: Clock) -> date:
 
 
 def iso_utc(moment: datetime) -> str:
-    """ISO 8601 UTC with milliseconds, e.g. ``2026-09-29T08:15:00.000Z`` (OD-K20)."""
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    """ISO 8601 UTC with milliseconds, e.g. ``2026-09-29T08:15:00.000Z`` (OD-K20).
+
+    The year always has four digits: the stores compare and order these texts as text, and an
+    unpadded ``999-…`` (what ``strftime("%Y")`` writes) would sort after ``2026-…``.
+    ``OverflowError`` when the UTC time falls outside the years 1 to 9999.
+    """
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_iso_utc(text: str) -> datetime:

@@ -80,7 +80,8 @@ ERRORS: list[tuple[bytes, int, bytes]] = [
     (
         b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
         400,
-        b'{"error":"Bad Request","message":"the request body nests arrays or objects too deeply"}',
+        b'{"error":"Bad Request","message":"the request body nests arrays or objects more than 64 levels deep; '
+        b'flatten it"}',
     ),
     (
         b'{"query": "pump", "filters": {"other": 1}}',

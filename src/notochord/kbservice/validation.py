@@ -5,7 +5,10 @@ Rules:
 - A body arrives as raw bytes (:class:`JsonBody`) and is parsed only when an operation asks for it,
   which every operation does *after* its permission checks: a refused caller gets 403 whatever the
   body holds, and nothing is created (OD-B12).
-- An empty body is an empty object. A body that is not JSON, or not a JSON object, is refused.
+- An empty body is an empty object. A body that is not JSON, or not a JSON object, is refused, and
+  so is one nesting arrays or objects more than :data:`MAX_BODY_DEPTH` levels deep: what a body
+  holds is stored and answered back, and an answer nested a few hundred levels deep cannot be
+  written as JSON, so such a body would be stored and then fail every request that shows it.
 - Every string of a body, keys included, must be encodable as UTF-8: JSON can spell a lone surrogate
   (``"\\ud800"``), which no store, index or embedder can take, so it is refused here, naming the field,
   for every route at once.
@@ -38,6 +41,7 @@ __all__ = [
     "BUNDLED_MODELS",
     "DEFAULT_LIMIT",
     "MAX_BODY_BYTES",
+    "MAX_BODY_DEPTH",
     "MAX_LIMIT",
     "JsonBody",
     "KbSettings",
@@ -60,6 +64,9 @@ _MAX_JSON = 256 * 1024
 MAX_BODY_BYTES = 1024 * 1024
 """The largest JSON body a route reads (document uploads have their own, larger bound)."""
 _MAX_BODY = MAX_BODY_BYTES
+MAX_BODY_DEPTH = 64
+"""How many arrays or objects a JSON body may nest, the body itself counted as the first."""
+_TOO_DEEP = f"the request body nests arrays or objects more than {MAX_BODY_DEPTH} levels deep; flatten it"
 # Only a \uD800…\uDFFF escape can put a surrogate into a parsed string; bodies without one skip the walk.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 # A JSON number overflows a double only with an exponent or a run of 309 digits; bodies with
@@ -138,11 +145,14 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
             "(numbers here are finite, at most about 1.8e308); send a finite number, or the value as text in quotes"
         ) from exc
     except RecursionError as exc:
-        raise KbValidationError("the request body nests arrays or objects too deeply") from exc
+        raise KbValidationError(_TOO_DEEP) from exc
     except ValueError as exc:
         raise KbValidationError("the request body is not valid JSON") from exc
     if not isinstance(value, dict):
         raise KbValidationError("the request body must be a JSON object")
+    # nesting that deep spells at least that many brackets, so most bodies are never walked
+    if raw.count(b"[") + raw.count(b"{") > MAX_BODY_DEPTH and _nests_deeper(value, MAX_BODY_DEPTH):
+        raise KbValidationError(_TOO_DEEP)
     if _SURROGATE_ESCAPE.search(raw):
         field = _field_with_invalid_text(value, "")
         if field is not None:
@@ -151,6 +161,24 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
                 "(such as \\ud800); send Unicode text that can be encoded as UTF-8"
             )
     return value
+
+
+def _nests_deeper(value: object, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` arrays or objects one inside the other."""
+    # an explicit stack, so that the walk cannot exhaust the interpreter's recursion itself
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _shown_number(text: str) -> str:

@@ -431,8 +431,31 @@ def _revert_pin(tx: WriteTx, row: sa.Row[Any]) -> None:
     tx.conn.execute(sa.update(facts).where(facts.c.id == row.target_id).values(pinned=bool(_loads(row.before_json))))
 
 
+def _check_no_later_entity_work(conn: sa.Connection, row: sa.Row[Any], entity_ids: Sequence[int]) -> None:
+    """Refuse undoing an entity's creation once a later change wrote *into* the entity (an identifier
+    added): an identifier names only what it was added to, so the ordinary superseded check passes
+    it by, yet taking the entity away would silently take that later edit with it."""
+    later = conn.execute(
+        sa.select(changes.c.id, changes.c.actor, changes.c.summary)
+        .join(change_objects, change_objects.c.change_id == changes.c.id)
+        .where(
+            changes.c.id > row.id,
+            changes.c.status == "applied",
+            changes.c.op != "changes.revert",
+            change_objects.c.object_type == "entity",
+            change_objects.c.object_id.in_(entity_ids),
+        )
+        .order_by(changes.c.id)
+        .limit(1)
+    ).first()
+    if later is not None:
+        raise _superseded(row, later)
+
+
 def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:
-    _check_no_later_fact_work(tx.conn, row, _members(tx.conn, row.target_id))
+    members = _members(tx.conn, row.target_id)
+    _check_no_later_entity_work(tx.conn, row, members)
+    _check_no_later_fact_work(tx.conn, row, members)
     entities_changing(tx.conn)
     tx.conn.execute(sa.update(entities).where(entities.c.id == row.target_id).values(deleted_at=tx.now))
 

@@ -127,6 +127,9 @@ class Documents:
         return None if row is None else self._record(conn, row)
 
     def get_by_key(self, collection_id: int, key: str) -> DocumentRecord | None:
+        # a missing key would match the collection's documents written without one (``key IS NULL``)
+        if key is None:
+            raise KnowledgeValidationError("key must be text, not None; pass the key the document was written with")
         refuse_unstorable_filter("key", key)
         with self._store.read() as conn:
             return self.find_by_key(conn, collection_id, key)

@@ -364,7 +364,9 @@ class Facts:
             row = tx.conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
             if row is None:
                 raise KnowledgeNotFoundError("fact")
-            subject_kind = self._entities.kind_of(tx.conn, row.subject_id)
+            # the facts of a deleted entity wait, untouched, for the deletion to be undone; its kind
+            # is the kept entity's, as lookups and puts see it
+            subject_kind = self._entities.kind_of(tx.conn, self._entities.canonical(tx.conn, row.subject_id))
             tx.allow(Writing("fact", subject_kind=subject_kind, predicate=row.predicate, writer=row.writer))
             if row.valid_to is not None:
                 return RetractResult(status="already_retracted", change_id=None)

@@ -10,6 +10,9 @@ Rules:
   counted exactly (the transaction holds the write lock: ``BEGIN IMMEDIATE`` on SQLite, the space's
   advisory lock on PostgreSQL, see :mod:`notochord.db.postgres`).
 - Size limits are checked before anything else (OD-K07) and raise ``exceeds limit``, never ``quota``.
+- A JSON value (a fact's value, a document's ``meta``) nests at most :data:`MAX_JSON_DEPTH` arrays or
+  objects: a fixed bound, so that whatever was accepted can be read back by every reader (the
+  decoder, result models, the tool bridge), however deep the reader's own call stack is.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = [
     "DAILY_CHARS",
     "DAILY_CHARS_BULK",
     "DAILY_WRITES",
+    "MAX_JSON_DEPTH",
     "DailyLimits",
     "QuotaTally",
     "charge",
@@ -50,6 +54,8 @@ DAILY_CHARS_BULK = 200_000_000
 MAX_NAME = 1000
 MAX_JSON_BYTES = 65_536
 MAX_BODY = 5_000_000
+MAX_JSON_DEPTH = 100
+"""How many arrays or objects a stored JSON value may nest, one inside the other."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +81,7 @@ def compact_json(value: Any, *, what: str = "value") -> str:
     try:
         return _COMPACT.encode(value)
     except RecursionError:
-        raise KnowledgeValidationError(
-            f"{what} is nested too deeply to be stored as JSON; flatten it into fewer levels"
-        ) from None
+        raise _too_deep(what) from None
     except (ValueError, TypeError) as exc:
         if _holds_non_finite(value):
             raise KnowledgeValidationError(
@@ -250,7 +254,8 @@ _CORE_WRITES = (sa.Insert, sa.Update)
 
 
 def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
-    """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes; return the JSON."""
+    """Refuse a value whose compact JSON is larger than ``limit`` UTF-8 bytes, or that nests more than
+    :data:`MAX_JSON_DEPTH` arrays or objects; return the JSON."""
     encoded = compact_json(value, what=what)
     try:
         size = len(encoded.encode("utf-8"))
@@ -260,7 +265,35 @@ def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
         raise KnowledgeValidationError(
             f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document"
         )
+    # a value nested deeper than the limit spells at least that many brackets: most never walk
+    if encoded.count("[") + encoded.count("{") > MAX_JSON_DEPTH and _nests_deeper(value, MAX_JSON_DEPTH):
+        raise _too_deep(what)
     return encoded
+
+
+def _too_deep(what: str) -> KnowledgeValidationError:
+    return KnowledgeValidationError(
+        f"{what} is nested too deeply to be stored as JSON (more than {MAX_JSON_DEPTH} levels of arrays "
+        "or objects); flatten it into fewer levels"
+    )
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` arrays or objects one inside the other."""
+    # an explicit stack: the walk must not itself run out of the interpreter's recursion
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _check(writer: str, day: str, writes: int, used: int, chars: int, limits: DailyLimits) -> None:

@@ -3,6 +3,12 @@
 A moment is epoch milliseconds, an ISO date (``2026-09-29``, read in the local time zone) or an ISO
 date-time. In a range, a date-only ``from`` means the start of that local day and a date-only ``to``
 the end of it (inclusive): ``{from: '2026-09-22', to: '2026-09-22'}`` is the whole day.
+
+Every moment becomes ISO UTC text with a four-digit year (``0999-05-01T00:00:00.000Z``), because the
+stores compare and order these texts as text: an unpadded ``999-…`` would sort after ``2026-…``.
+A moment given by a caller must fall inside the years 1 to 9999 once taken to UTC; a document's
+``meta.date`` that falls just outside them (``0001-01-01`` east of UTC) is held at that end of the
+calendar instead, so it still sorts and filters as the oldest or newest date there is.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ __all__ = ["TimeRange", "document_date", "parse_moment", "parse_time_range"]
 
 
 _LAST_MS = time(23, 59, 59, 999_000)
+_FIRST_MOMENT = "0001-01-01T00:00:00.000Z"
+_LAST_MOMENT = "9999-12-31T23:59:59.999Z"
 
 
 def _utc(moment: datetime, value: object, what: str) -> str:
@@ -89,11 +97,29 @@ def parse_time_range(value: object, *, tz: tzinfo) -> TimeRange | None:
 
 
 def document_date(meta: Mapping[str, Any], *, updated_at: str, tz: tzinfo) -> str:
-    """The document date of OD-K39: ``meta.date`` when it is an ISO date or time, else ``updated_at``."""
+    """The document date of OD-K39: ``meta.date`` when it is an ISO date or time, else ``updated_at``.
+
+    A valid date whose UTC time falls just outside the years 1 to 9999 is held at that end.
+    """
     candidate = meta.get("date")
     if isinstance(candidate, str):
         try:
             return parse_moment(candidate, tz=tz)
         except KnowledgeValidationError:
-            pass
+            year = _year_of(candidate)
+            if year == 1:
+                return _FIRST_MOMENT
+            if year == 9999:
+                return _LAST_MOMENT
     return updated_at
+
+
+def _year_of(text: str) -> int | None:
+    """The year of an ISO date or date-time, or ``None`` when ``text`` is neither."""
+    stripped = text.strip()
+    try:
+        if len(stripped) == 10:
+            return date.fromisoformat(stripped).year
+        return datetime.fromisoformat(stripped.replace("Z", "+00:00")).year
+    except ValueError:
+        return None

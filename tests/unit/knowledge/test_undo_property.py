@@ -393,7 +393,13 @@ class UndoMachine(RuleBasedStateMachine):
     @rule(pick=picks, run=runs)
     def retract(self, pick: int, run: str | None) -> None:
         fact_id = self.fact_ids[pick % len(self.fact_ids)]
-        current = self.world().facts[fact_id].current if fact_id in self.world().facts else False
+        world = self.world()
+        held = world.facts.get(fact_id)
+        if held is not None and world.canonical(held.subject) is None:
+            # the facts of a deleted entity wait, untouched, for its deletion to be undone
+            self.expect_refusal(KnowledgeNotFoundError, lambda: self.user.facts.retract(fact_id))
+            return
+        current = held.current if held is not None else False
         result = self.user.facts.retract(fact_id, run_id=run)
         if not current:
             assert (result.status, result.change_id) == ("already_retracted", None)
