@@ -138,3 +138,22 @@ class Scope:
         if rule is None or row.target_id is None:
             return _UNPLACED
         return rule.write_permission(conn, row.target_id, grants, gem_id)
+
+    def own_write_permission(
+        self, conn: sa.Connection, row: sa.Row[Any] | Change, grants: PermissionSet, gem_id: str
+    ) -> Decision:
+        """Whether the gem may undo its own change ``row``: the write permission that covers the object now.
+
+        Undoing is writing: a gem whose switches the user turned off may not take back, through its
+        own change, what it may no longer write (K-CON-03). A revert of a revert is asked of the
+        change it would apply again. What the scope cannot place (a row gone) stays the gem's own
+        to undo, as K-CHG-04 grants.
+        """
+        if row.target_type == "change" and row.target_id is not None:
+            target = rows.change_row(conn, row.target_id)
+            return ALLOWED if target is None else self.own_write_permission(conn, target, grants, gem_id)
+        rule = self.rules.get(row.target_type)
+        if rule is None or row.target_id is None:
+            return ALLOWED
+        decision = rule.write_permission(conn, row.target_id, grants, gem_id)
+        return ALLOWED if decision is _UNPLACED else decision

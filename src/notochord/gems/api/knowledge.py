@@ -256,6 +256,8 @@ class ChangesApi(_Part):
                     if row.actor != str(api.actor):
                         require(grants, action="changes.manage")
                         api.scope.write_permission(conn, row, grants, api.gem_id).require()
+                    else:
+                        api.scope.own_write_permission(conn, row, grants, api.gem_id).require()
                 result = api.core.changes.revert(
                     actor=api.actor, change_id=change_id, limits=limits, current_run_id=api.run_id
                 )
@@ -264,6 +266,13 @@ class ChangesApi(_Part):
                 run_id = o.get("run_id")
                 if not isinstance(run_id, str) or not run_id:
                     raise KnowledgeValidationError("revert needs a change ref or {runId}")
+                # all or nothing: the whole batch is refused when one change of it may no longer be written
+                pending = [
+                    c for c in api.core.changes.list(run_id=run_id, actor=str(api.actor)) if c.status != "reverted"
+                ]
+                with api.core.store.read() as conn:
+                    for change in pending:
+                        api.scope.own_write_permission(conn, change, grants, api.gem_id).require()
                 result = api.core.changes.revert(
                     actor=api.actor,
                     run_id=run_id,
