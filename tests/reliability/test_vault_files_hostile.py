@@ -98,6 +98,92 @@ def test_another_programs_database_in_place_of_a_space_is_refused_and_not_writte
     assert people == [("Ada",)]
 
 
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _open_by_cli(data: Path, *org: str) -> Any:
+    from typer.testing import CliRunner
+
+    from notochord.cli import app as cli_app
+
+    argv = ["--data-dir", str(data), "facts", "lookup", *(["--org", org[0]] if org else [])]
+    return CliRunner().invoke(cli_app, argv, env={"NOTOCHORD_EMBEDDER": "none"})
+
+
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_another_programs_database_is_refused_byte_for_byte_unchanged_by_the_api_and_the_cli(
+    vault: Path, journal: str
+) -> None:
+    """OD-K47, K-CON-08: another program's SQLite file where a space belongs is refused before
+    anything is written to it: not even its journal mode is switched, and no -wal or -shm file is
+    left beside it (before: the open had already switched it to WAL, rewriting its header, and left
+    its -wal and -shm files behind)."""
+    spaces = vault / "spaces"
+    database = spaces / "org-acme.db"
+    conn = sqlite3.connect(database)
+    conn.execute(f"PRAGMA journal_mode={journal}")
+    conn.execute("CREATE TABLE people (name TEXT)")
+    conn.execute("INSERT INTO people VALUES ('Ada')")
+    conn.commit()
+    conn.close()
+    before, listing = database.read_bytes(), _listing(spaces)
+    assert listing == ["org-acme.db", "personal.db"]
+    with pytest.raises(StorageError, match="is not a notochord database"), _open(vault) as nc:
+        nc.org("acme")
+    assert database.read_bytes() == before
+    assert _listing(spaces) == listing
+    result = _open_by_cli(vault, "acme")
+    assert result.exit_code == 1, result.output
+    assert "is not a notochord database" in result.output
+    assert "move it away" in result.output
+    assert database.read_bytes() == before
+    assert _listing(spaces) == listing
+
+
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_a_space_of_a_newer_notochord_is_refused_byte_for_byte_unchanged_by_the_api_and_the_cli(
+    vault: Path, journal: str
+) -> None:
+    """OD-K47: a space file a newer notochord wrote is refused before anything is written, whatever
+    its journal (a backup leaves its files in rollback mode): the file and its folder stay as they
+    were (before: a file in rollback mode was switched to WAL before the refusal)."""
+    spaces = vault / "spaces"
+    database = spaces / "personal.db"
+    conn = sqlite3.connect(database)
+    conn.execute(f"PRAGMA journal_mode={journal}")
+    conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    conn.commit()
+    conn.close()
+    before, listing = database.read_bytes(), _listing(spaces)
+    assert listing == ["personal.db"]
+    with (
+        pytest.raises(StorageError, match="newer version of notochord wrote it; upgrade notochord"),
+        _open(vault) as nc,
+    ):
+        nc.personal  # noqa: B018  (opening the space is the act under test)
+    assert database.read_bytes() == before
+    assert _listing(spaces) == listing
+    result = _open_by_cli(vault)
+    assert result.exit_code == 1, result.output
+    assert "upgrade notochord" in result.output
+    assert database.read_bytes() == before
+    assert _listing(spaces) == listing
+
+
+def test_a_space_restored_in_rollback_mode_is_switched_to_wal_once_it_is_known(vault: Path) -> None:
+    """OD-K47: the journal switch waits until the file is known to be notochord's, and still happens:
+    a space in rollback mode, as a backup leaves it, is in WAL once opened and keeps its data."""
+    database = vault / "spaces" / "personal.db"
+    conn = sqlite3.connect(database)
+    assert conn.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
+    conn.close()
+    with _open(vault) as nc:
+        with nc.personal.core.store.read() as read:
+            assert read.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert [f.value for f in nc.personal.user.facts.lookup("self")] == ["baker"]
+
+
 def test_a_space_database_that_is_a_folder_is_named_as_such(vault: Path) -> None:
     """A folder where the space's file belongs: the message says so, not SQLite's "unable to open"."""
     folder = vault / "spaces" / "org-acme.db"

@@ -12,6 +12,11 @@ the ``-shm`` file is there, SQLite reads through it without writing; when neithe
 ``-wal`` file is left (the last writer closed cleanly, everything is in the main file), the file is
 opened as immutable, which needs no index at all. A leftover ``-wal`` without its index cannot be
 read honestly (its commits would be skipped), so that case is refused with what to do.
+
+A new (empty) file is switched to WAL as it is first opened. A file that already holds pages keeps
+its journal until :func:`use_wal` switches it, which :func:`~notochord.db.migrate.migrate` does only
+once it knows the file is a notochord store it may open: switching rewrites the file's header, and
+another program's database (or a newer notochord's) put where a space belongs is refused unchanged.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ __all__ = [
     "is_read_only",
     "read_tx",
     "storage_errors",
+    "use_wal",
     "write_tx",
 ]
 
@@ -107,6 +113,32 @@ def _enter_wal(cursor: sqlite3.Cursor, busy_seconds: float) -> None:
             time.sleep(0.01)
 
 
+def _is_new(cursor: sqlite3.Cursor) -> bool:
+    """Whether the database has no page yet (a file just created, or an empty one): nothing to rewrite."""
+    row = cursor.execute("PRAGMA page_count").fetchone()
+    return row is None or row[0] == 0
+
+
+def use_wal(conn: sa.Connection) -> None:
+    """Switch the SQLite database of ``conn`` to WAL if it is not in WAL yet (a no-op on other stores).
+
+    Changes the file's header: call it only on a database known to be a notochord store, outside
+    any transaction of ``conn``. A read-only store keeps the journal it has.
+    """
+    if conn.dialect.name != "sqlite" or conn.engine in _READ_ONLY:
+        return
+    driver = conn.connection.driver_connection
+    if not isinstance(driver, sqlite3.Connection):
+        return
+    cursor = driver.cursor()
+    try:
+        row = cursor.execute("PRAGMA journal_mode").fetchone()
+        if row is not None and str(row[0]).lower() not in {"wal", "memory"}:
+            _enter_wal(cursor, busy_timeout_seconds(conn.engine))
+    finally:
+        cursor.close()
+
+
 def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
     """An engine for the SQLite file at ``path`` with the pragmas above (read-only if it cannot be written)."""
     if path.is_dir():
@@ -143,7 +175,8 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
         cursor = dbapi_conn.cursor()
         try:
             if not read_only:
-                _enter_wal(cursor, busy_timeout_ms / 1000)
+                if _is_new(cursor):
+                    _enter_wal(cursor, busy_timeout_ms / 1000)
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")

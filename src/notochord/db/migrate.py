@@ -13,7 +13,10 @@ at the head is used as it is; one that needs migrating is refused with what to d
 A database this version cannot migrate is refused before anything is written to it: one whose
 schema is newer than this version knows (a newer notochord wrote it), and one that holds tables but
 no schema record (another program's database put where a space belongs): migrating the latter
-would write notochord's tables into someone else's data.
+would write notochord's tables into someone else's data. Not even the journal is switched before
+that check (switching a SQLite file to WAL rewrites its header): a refused file is left byte for
+byte as it was, and the engine lets go of it at once, so that no ``-wal`` or ``-shm`` file of a
+WAL-mode database outlives the refusal.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from notochord.db.engine import is_read_only, storage_errors, write_tx
+from notochord.db.engine import is_read_only, storage_errors, use_wal, write_tx
 from notochord.errors import ReadOnlyStoreError, StorageError
 
 __all__ = ["head_revision", "migrate"]
@@ -70,12 +73,23 @@ def _refuse_unknown(engine: sa.Engine, conn: sa.Connection, current: str | None,
 def migrate(engine: sa.Engine) -> None:
     """Apply every migration the database has not seen yet. Idempotent, and safe across processes."""
     head = head_revision()
+    try:
+        _migrate(engine, head)
+    except StorageError:
+        engine.dispose()  # a refused store is let go of: nothing of it stays open
+        raise
+
+
+def _migrate(engine: sa.Engine, head: str) -> None:
     with storage_errors("migrating the store"):
         with engine.connect() as conn:
             current = _current(conn)
+            if current != head:
+                _refuse_unknown(engine, conn, current, head)
+            conn.rollback()  # the journal changes only outside a transaction
+            use_wal(conn)  # known to be notochord's now (a restored backup is in rollback mode)
             if current == head:
                 return
-            _refuse_unknown(engine, conn, current, head)
         if is_read_only(engine):
             found = f"schema {current}" if current else "no schema yet"
             raise ReadOnlyStoreError(
