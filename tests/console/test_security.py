@@ -46,7 +46,7 @@ def test_no_page_and_no_action_without_signing_in(console: ConsoleServer) -> Non
     console.space.gems.install(WEATHER)
     client = console.client(signed_in=False)
     routes = _console_routes()
-    assert {m for m, _ in routes} == {"GET", "POST"}
+    assert {m for m, _ in routes} == {"GET", "HEAD", "POST"}  # HEAD: of /login only
     for method, path in routes:
         if path == "/login":
             continue

@@ -8,6 +8,10 @@ when it changes something, the CSRF check of :mod:`notochord.console.forms`.
 Pages are rendered on the server from Jinja2 templates; htmx (vendored in ``static/``, BSD-0
 licence beside it) swaps parts of a page, and every action is also a plain form post. What each
 page shows is built as data in :mod:`notochord.console.views` (OD-K52).
+
+Every page answers HEAD as its GET without the body (:class:`notochord.server.head.HeadAsGet`, the
+REST service's own mechanism), ahead of the guard: a HEAD is refused exactly where its GET is. The
+one GET that changes something, a sign-in link, answers HEAD without using the link up.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from notochord.console.routes import (
 )
 from notochord.console.uploads import Uploads
 from notochord.errors import KnowledgeValidationError
+from notochord.server.head import HeadAsGet
 
 __all__ = ["ConsoleKeys", "ConsoleMount", "console_mount", "create_console", "login_url"]
 
@@ -187,4 +192,6 @@ def create_console(nc: Notochord) -> FastAPI:
     console.add_exception_handler(StarletteHTTPException, http_error)
     console.add_exception_handler(RequestValidationError, malformed)
     console.add_middleware(ConsoleGuard, keys=keys)
+    # outermost, so the guard sees a HEAD as the GET it stands for and answers it the same way
+    console.add_middleware(HeadAsGet, routes=console.router.routes)
     return console

@@ -125,6 +125,14 @@ class ConsoleKeys:
             self._save_used(used)
         return True
 
+    def login_token_usable(self, token: str, *, now: float | None = None) -> bool:
+        """Whether :meth:`redeem_login_token` would accept ``token`` now; the token stays unused."""
+        checked = self._signed("login", token, now=now)
+        if checked is None:
+            return False
+        with self._lock:
+            return checked[0] not in self._load_used(int(time.time() if now is None else now))
+
     def _load_used(self, moment: int) -> dict[str, int]:
         if self._used is None:
             self._used = {}

@@ -4,8 +4,10 @@ FastAPI routes answer only the methods they declare, so a ``HEAD /api/knowledge/
 with 405 while its ``Allow`` header named GET. :class:`HeadAsGet` routes a HEAD request as GET when
 a route serves GET on that path and none takes HEAD there itself, and sends the answer's status and
 headers (``Content-Length`` included) without its body. Authentication, not-found and every other
-refusal are GET's, told in the head alone. Routes that take HEAD themselves (the console, the MCP
-endpoint, whose GET opens an event stream, the static files of /docs) keep answering it.
+refusal are GET's, told in the head alone. Routes that take HEAD themselves (the MCP endpoint,
+whose GET opens an event stream, the static files of /docs) keep answering it. The console, mounted
+at ``/``, takes every method there and applies this middleware over its own routes, in front of its
+guard (:func:`notochord.console.create_console`).
 """
 
 from __future__ import annotations
