@@ -47,7 +47,7 @@ def check_command(
     reports: list[dict[str, Any]] = []
     lines: list[str] = []
     with opened(data_dir) as nc:
-        names = [f"org:{org}"] if org else (nc.spaces() or ["personal"])
+        names = [f"org:{org}"] if org is not None else (nc.spaces() or ["personal"])
         for name in names:
             space = nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))
             problems = check(space.core)

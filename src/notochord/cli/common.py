@@ -11,6 +11,7 @@ Exit codes mean the same in every command:
     9  ``notochord check`` found problems (left after ``--repair``)
    10  busy (retry later)
   130  interrupted by Ctrl-C
+  141  the output was cut off: whoever read it stopped reading (``| head``); what the command did stays done
 
 Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
 mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new, empty vault.
@@ -58,6 +59,7 @@ __all__ = [
     "json_text",
     "open_space",
     "opened",
+    "output_closed_quietly",
     "printable",
     "printable_text",
     "report_usage_error",
@@ -134,6 +136,9 @@ console = Console(stderr=True)
 
 INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT)."""
+OUTPUT_CLOSED = 141
+"""The exit code of a command whose reader closed the pipe before the output was written
+(128 + SIGPIPE, what a shell shows for ``cat`` or ``grep`` in the same place)."""
 
 # What a terminal acts on instead of showing: C0 controls (ESC starts ANSI sequences), DEL, C1
 # controls (0x9B is a one-byte CSI on some terminals), and the bidi embeddings, overrides and
@@ -225,14 +230,20 @@ def report_usage_error(message: str, *, exit_code: int) -> NoReturn:
     raise SystemExit(exit_code)
 
 
+def _said(error: errors.NotochordError) -> str:
+    """The sentence of ``error`` for the person at the terminal: the file errors a gem receives start
+    with their code (``E_NOT_FOUND: the folder …``), which the CLI already gives on its own."""
+    return error.message.removeprefix(f"{error.code}: ")
+
+
 def fail(error: errors.NotochordError) -> NoReturn:
     """Print ``error`` (its text, never read as markup, or JSON after ``--json``) and exit with its code."""
     code = exit_code_for(error)
     if _wants_json():
-        body = {"error": {"code": error.code, "message": error.message, "exitCode": code}}
+        body = {"error": {"code": error.code, "message": _said(error), "exitCode": code}}
         sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
     else:
-        shown = escape(printable_text(error.message))
+        shown = escape(printable_text(_said(error)))
         console.print(f"[red]error:[/red] {shown}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code) from None
 
@@ -246,6 +257,68 @@ def interrupted(message: str) -> NoReturn:
     else:
         console.print(f"interrupted: {escape(printable_text(message))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(INTERRUPTED) from None
+
+
+def _discard_closed_output() -> bool:
+    """Send the rest of each standard stream whose reader is gone to the null device, so that
+    nothing (Python's own flush at exit included) writes to the closed pipe again; whether one was."""
+    closed = False
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            closed = True
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):  # not a file (a test's capture): nothing left to write
+                pass
+        except (OSError, ValueError):
+            pass
+    return closed
+
+
+def _succeeded(error: BaseException) -> bool:
+    if isinstance(error, typer.Exit):
+        return error.exit_code == 0
+    return isinstance(error, SystemExit) and error.code in (0, None)
+
+
+def _stdout_is_null() -> bool:
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError):
+        return False
+
+
+def _rich_met_a_closed_pipe(error: BaseException, *, stdout_was_null: bool) -> bool:
+    """Whether rich answered a closed pipe its own way (help pages, messages): it sends stdout to
+    the null device and exits 1."""
+    return isinstance(error, SystemExit) and error.code == 1 and not stdout_was_null and _stdout_is_null()
+
+
+@contextlib.contextmanager
+def output_closed_quietly() -> Iterator[None]:
+    """Exit :data:`OUTPUT_CLOSED`, without a word or a traceback, when the output's reader is gone.
+
+    ``notochord docs list --json | head -1`` closes the pipe once ``head`` has its line: what is
+    left has no reader, which is no failure of the command. Output still buffered is written
+    before leaving, so a closed pipe is found here rather than by Python at exit. A command that
+    fails on its own keeps its exit code, whether or not its output could be written.
+    """
+    stdout_was_null = _stdout_is_null()
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_closed_output()
+        raise typer.Exit(OUTPUT_CLOSED) from None
+    except BaseException as error:  # the command's own ending (--help shown, an error's exit code)
+        closed = _discard_closed_output()
+        if (closed and _succeeded(error)) or _rich_met_a_closed_pipe(error, stdout_was_null=stdout_was_null):
+            raise typer.Exit(OUTPUT_CLOSED) from None
+        raise
 
 
 @contextlib.contextmanager
@@ -286,7 +359,7 @@ def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord
 def open_space(data_dir: Path | None, org: str | None = None) -> Iterator[notochord.Space]:
     """The personal space, or the space of an organization that exists (``init --org`` makes one)."""
     with opened(data_dir) as nc:
-        yield nc.org(org) if org else nc.personal
+        yield nc.org(org) if org is not None else nc.personal
 
 
 def _plain(value: Any) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,7 +12,17 @@ from notochord.knowledge.records import Entity
 
 app = typer.Typer(help="People, organisations and places.", no_args_is_help=True)
 
-_Ident = Annotated[str | None, typer.Option(show_default=False)]
+
+def _ident(help_text: str) -> Any:  # what typer.Option gives, for an Annotated parameter
+    return typer.Option(show_default=False, help=help_text)
+
+
+_Email = Annotated[str | None, _ident("An email address (case does not matter).")]
+_Phone = Annotated[str | None, _ident("A phone number (only its digits and a leading + count).")]
+_Domain = Annotated[str | None, _ident("A domain name, e.g. example.com (www. and case do not matter).")]
+_Url = Annotated[str | None, _ident("A web address with its scheme, e.g. https://example.com/ann.")]
+_Handle = Annotated[str | None, _ident("An account written platform:account, e.g. github:zhangsan.")]
+_Name = Annotated[str | None, _ident("A name (case and spacing do not matter).")]
 
 
 def _describe(entity: Entity) -> str:
@@ -23,12 +33,12 @@ def _describe(entity: Entity) -> str:
 
 @app.command("resolve")
 def resolve(
-    email: _Ident = None,
-    phone: _Ident = None,
-    domain: _Ident = None,
-    url: _Ident = None,
-    handle: _Ident = None,
-    name: _Ident = None,
+    email: _Email = None,
+    phone: _Phone = None,
+    domain: _Domain = None,
+    url: _Url = None,
+    handle: _Handle = None,
+    name: _Name = None,
     kind: Annotated[str, typer.Option(help="Entity kind.")] = "person",
     create: Annotated[bool, typer.Option("--create", help="Create the entity when none matches.")] = False,
     org: OrgOption = None,

@@ -128,7 +128,7 @@ def working_folder(
     if clear and path is not None:
         raise typer.BadParameter("give a folder or --clear, not both", param_hint="--clear")
     with opened(data_dir) as nc:
-        space = nc.org(org) if org else nc.personal
+        space = nc.org(org) if org is not None else nc.personal
         found = space.gems.services.gem_folders
         folders = found if found is not None else GemFolders(nc.data_dir, space.name)
         space.gems.get(gem_id)

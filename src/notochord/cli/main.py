@@ -26,11 +26,12 @@ from notochord.cli.common import (
     emit,
     ignore_unusable_columns,
     opened,
+    output_closed_quietly,
     printable,
     report_usage_error,
     state,
 )
-from notochord.cli.help_text import reflow_help
+from notochord.cli.help_text import name_metavars, readable_help
 
 __all__ = ["LAZY_COMMANDS", "app", "main"]
 
@@ -135,7 +136,7 @@ def _load(name: str, entry: _Lazy) -> Any:
         command = typer.main.get_command(single)
     command.name = name
     command.hidden = entry.hidden
-    return reflow_help(command)
+    return readable_help(command)
 
 
 def _mount_gem_run(gem_app: typer.Typer) -> None:
@@ -150,7 +151,7 @@ class _Commands(MutableMapping[str, Any]):
     """The group's commands: the ones mounted directly, then the lazy ones, loaded when looked up."""
 
     def __init__(self, eager: Mapping[str, Any]) -> None:
-        self._loaded: dict[str, Any] = {name: reflow_help(command) for name, command in eager.items()}
+        self._loaded: dict[str, Any] = {name: readable_help(command) for name, command in eager.items()}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._loaded:
@@ -186,6 +187,7 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        name_metavars(self)  # its own options; each command's are named as it loads
         self.commands = _Commands(self.commands)
         self._listing = False
 
@@ -199,6 +201,14 @@ class LazyGroup(TyperGroup):
             if entry is not None:
                 return _Placeholder(name=cmd_name, help=entry.help, callback=None, hidden=entry.hidden)
         return commands.get(cmd_name)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        with output_closed_quietly():  # --help is printed while the command line is read
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with output_closed_quietly():
+            return super().invoke(ctx)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
@@ -254,7 +264,7 @@ def init(data_dir: DataDir = None, org: InitOrg = None, as_json: JsonFlag = Fals
     """Create the data directory, its master key and the personal space, and with --org that space (idempotent)."""
     with opened(data_dir, create=True) as nc:
         personal = nc.personal
-        space = nc.org(org, create=True) if org else personal
+        space = nc.org(org, create=True) if org is not None else personal
         result = {
             "dataDir": str(Path(nc.data_dir).resolve()),
             "spaces": nc.spaces(),

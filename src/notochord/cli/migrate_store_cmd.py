@@ -41,7 +41,7 @@ def migrate_store(
         settings = dataclasses.replace(Settings.load(index_in_background=False), database_url=None)
         path = resolve_data_dir(data_dir) or settings.data_dir
         with notochord.open(path, settings, create=False, embedder=None) as nc:
-            space = nc.org(org) if org else nc.personal
+            space = nc.org(org) if org is not None else nc.personal
             postgres.create_database(to, space.name)
             target = postgres.create_postgresql_engine(to, space.name)
             try:

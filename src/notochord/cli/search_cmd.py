@@ -29,7 +29,7 @@ import re
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable
@@ -45,16 +45,25 @@ _SNIPPET = 160
 _WORD = re.compile(r"\w+")
 
 
-def progress_bar(*, hidden: bool) -> Progress:
-    """The progress bar of long commands, on stderr so that stdout stays parseable."""
+def progress_bar(*, hidden: bool, remaining: ProgressColumn | None = None) -> Progress:
+    """The progress bar of long commands, on stderr so that stdout stays parseable.
+
+    It is drawn on a terminal only, and cleared when it stops, leaving the terminal as it was. Off
+    a terminal (stderr sent to a file or a pipe, a dumb terminal) there is nothing to draw, and
+    rich would still write an empty line when the bar stops: the bar is switched off there.
+
+    Args:
+        hidden: no bar at all (``--json``, or nothing to do).
+        remaining: the column of time left (default: from this run's speed).
+    """
     return Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        remaining or TimeRemainingColumn(),
         console=console,
         transient=True,
-        disable=hidden,
+        disable=hidden or not console.is_interactive,
     )
 
 
@@ -177,16 +186,7 @@ def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag =
             )
             return
         before = space.index.pending()
-        bar = Progress(
-            TextColumn("{task.description}", markup=False),
-            BarColumn(),
-            MofNCompleteColumn(),
-            EtaColumn(),
-            console=console,
-            transient=True,
-            disable=as_json or before == 0,
-        )
-        with bar:
+        with progress_bar(hidden=as_json or before == 0, remaining=EtaColumn()) as bar:
             # the bar moves every few passages; its ETA starts from the rate measured on earlier runs
             task = bar.add_task("embedding passages", total=before, rate=space.index.rate())
             embedded = space.index.wait(progress=lambda done, total: bar.update(task, completed=done, total=total))
