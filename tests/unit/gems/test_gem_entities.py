@@ -338,3 +338,20 @@ async def test_a_switch_turned_off_stops_entity_calls_at_once(space: Space, gems
     switch(space, "crm", ["entities.read:person"], on=False)
     with pytest.raises(KnowledgePermissionError):
         await knowledge.entities.list("person")
+
+
+@pytest.mark.parametrize("create", ["false", "no", 0, 1, "true", []])
+async def test_resolve_create_takes_only_true_or_false(space: Space, gems_root: Path, create: object) -> None:
+    """K-ENT-01, OD-K28: ``create: "false"`` is refused in words and creates no one; before, any
+    non-empty text meant true."""
+    knowledge = _k(space, gems_root, "people", PEOPLE)
+    with pytest.raises(KnowledgeValidationError, match="create must be true or false"):
+        await knowledge.entities.resolve({"email": "nobody@example.com"}, {"create": create})
+    assert space.user.entities.list(kind="person") == []
+    assert _writes_today(space, "people") == 0
+
+
+async def test_resolve_create_null_is_the_default_lookup(space: Space, gems_root: Path) -> None:
+    """OD-K28: an option passed as null is left out, as in JavaScript."""
+    knowledge = _k(space, gems_root, "people", PEOPLE)
+    assert await knowledge.entities.resolve({"email": "nobody@example.com"}, {"create": None}) is None

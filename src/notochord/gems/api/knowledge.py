@@ -43,6 +43,7 @@ from notochord.gems.api.results import (
     RetractResult,
     RevertResult,
 )
+from notochord.knowledge.arguments import flag
 from notochord.knowledge.facts import MISSING
 from notochord.knowledge.identifiers import check_kind
 from notochord.knowledge.reach import change_row
@@ -145,7 +146,10 @@ class EntitiesApi(_Part):
 
         def work() -> ResolvedEntity | None:
             kind = check_kind(o.get("kind", "person"))
-            create = bool(o.get("create", False))
+            # true or false only: bool("false") is True, and a gem passing the text would create
+            # what it meant only to look up
+            raw_create = o.get("create")
+            create = False if raw_create is None else flag("create", raw_create)
             if not isinstance(identifiers, Mapping):
                 raise KnowledgeValidationError("identifiers must be an object such as {'email': 'a@b.nl'}")
             grants = api.grants()
