@@ -149,7 +149,9 @@ def search_limit(limit: object) -> int:
     """How many hits a caller's ``limit`` asks for: a whole number of at least 1; more than
     :data:`MAX_LIMIT` gets :data:`MAX_LIMIT` (OD-K39)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise KnowledgeValidationError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {shown(limit)}")
+        raise KnowledgeValidationError(
+            f"limit must be a whole number of at least 1 (more than {MAX_LIMIT} gives {MAX_LIMIT}), not {shown(limit)}"
+        )
     return min(limit, MAX_LIMIT)
 
 
