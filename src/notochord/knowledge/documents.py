@@ -42,7 +42,7 @@ from notochord.knowledge.timeranges import TimeRange, document_date
 from notochord.knowledge.writes import Actor, Permit, Store, WriteTx, Writing
 from notochord.search.chunking import DEFAULT_MAX_CHARS
 
-__all__ = ["DocumentRecord", "Documents", "UpsertOutcome"]
+__all__ = ["DocumentRecord", "Documents", "UpsertOutcome", "check_lookup_key"]
 
 # Built once: building a statement costs more than SQLite takes to run it.
 _INSERT_DOCUMENT = Prepared(sa.insert(documents).returning(documents.c.id))
@@ -74,6 +74,14 @@ class UpsertOutcome:
 
 _LAST_PASSAGE_INDEX = 2**31 - 1
 """The largest index ``chunks.idx`` (a 32-bit integer) holds."""
+
+
+def check_lookup_key(key: str | None) -> None:
+    """Refuse a key no document can be looked up by, before anything else is asked (OD-K07)."""
+    # a missing key would match the collection's documents written without one (``key IS NULL``)
+    if key is None:
+        raise KnowledgeValidationError("key must be text, not None; pass the key the document was written with")
+    refuse_unstorable_filter("key", key)
 
 
 class Documents:
@@ -127,10 +135,7 @@ class Documents:
         return None if row is None else self._record(conn, row)
 
     def get_by_key(self, collection_id: int, key: str) -> DocumentRecord | None:
-        # a missing key would match the collection's documents written without one (``key IS NULL``)
-        if key is None:
-            raise KnowledgeValidationError("key must be text, not None; pass the key the document was written with")
-        refuse_unstorable_filter("key", key)
+        check_lookup_key(key)
         with self._store.read() as conn:
             return self.find_by_key(conn, collection_id, key)
 

@@ -51,6 +51,16 @@ async def test_get_by_key_without_a_key_is_refused_not_answered_with_a_document_
     assert await knowledge.documents.getByKey("keep", "2026-09-29") is None
 
 
+@pytest.mark.anyio
+async def test_get_by_key_validates_the_key_before_asking_for_the_permission(space: Space, tmp_path: Path) -> None:
+    """OD-K07: argument validation comes before the permission check, so a gem without the switch
+    learns what is wrong with its call, exactly as a gem with it does."""
+    knowledge = knowledge_gem(space, tmp_path, ["collections.read:diary"])  # not keep
+
+    with pytest.raises(KnowledgeValidationError, match="key must be text"):
+        await knowledge.documents.getByKey("keep", None)  # type: ignore[arg-type]
+
+
 # ------------------------------------------------------------------------------------- undo
 
 

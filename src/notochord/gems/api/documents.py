@@ -32,7 +32,7 @@ from notochord.gems.api.options import options as _options
 from notochord.gems.api.results import _Result
 from notochord.knowledge.arguments import listed
 from notochord.knowledge.collections import CollectionTree
-from notochord.knowledge.documents import DocumentRecord
+from notochord.knowledge.documents import DocumentRecord, check_lookup_key
 from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, hybrid_search, search_limit
 from notochord.knowledge.timeranges import parse_time_range
 from notochord.net.hosts import host_matches_url
@@ -289,6 +289,7 @@ class DocumentsApi(_Part):
         api = self._api
 
         def work() -> DocumentView | None:
+            check_lookup_key(key)
             grants = api.grants()
             tree, access = _access(api, grants)
             collection_id = _collection_id(api, tree, collection)
