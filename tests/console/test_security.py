@@ -255,3 +255,18 @@ def test_a_wrong_method_on_the_rest_service_is_still_its_own_405(console: Consol
     assert answer.status_code == 405
     assert answer.json()["error"] == "Method Not Allowed"
     assert httpx.get(f"{console.url}/api/knowledgebase").status_code == 401
+
+
+def test_signing_out_ends_the_session_for_every_copy_of_its_cookie(console: ConsoleServer) -> None:
+    """After sign-out, the same cookie replayed by anyone (a copy taken before) is
+    refused; before, it stayed valid until it expired, twelve hours on."""
+    client, token = console.signed_in("/gems")
+    cookies = dict(client.cookies)
+    replay = httpx.Client(base_url=console.url, timeout=30, cookies=cookies)
+    console.clients.append(replay)
+    assert replay.get("/gems").status_code == 200
+
+    assert client.post("/logout", data={"csrf": token}).status_code == 303
+
+    assert replay.get("/gems").status_code == 401
+    assert console.client().get("/gems").status_code == 200, "a new sign-in link still works"

@@ -11,7 +11,8 @@ Rules:
   used link work again.
 - A session is a signed cookie value ``<session id>.<expiry>.<mac>``; its CSRF token is derived
   from the session id under the secret, so it cannot be guessed from the cookie name or the page of
-  another session.
+  another session. Signing out ends the session on the server too: its id is kept with the used
+  login nonces until it would have expired, so a copy of the cookie taken before is worth nothing.
 - Every comparison of secrets is constant-time.
 """
 
@@ -37,6 +38,8 @@ LINK_LIFETIME: Final = 24 * 3600
 """Seconds a login link stays usable (the link printed at start is often opened much later)."""
 SESSION_LIFETIME: Final = 12 * 3600
 _SECRET_BYTES: Final = 32
+# Session ids share the file of used login nonces; neither can hold a ":" (URL-safe base64).
+_ENDED: Final = "ended:"
 
 
 def load_or_create_console_secret(data_dir: Path) -> bytes:
@@ -166,11 +169,28 @@ class ConsoleKeys:
         return self._mint("session", SESSION_LIFETIME, now=now)
 
     def session(self, cookie: str | None, *, now: float | None = None) -> Session | None:
-        """The session a cookie value stands for, or ``None`` when it is missing, forged or expired."""
+        """The session a cookie value stands for, or ``None`` when it is missing, forged, expired or
+        signed out."""
         if not cookie:
             return None
         checked = self._signed("session", cookie, now=now)
-        return None if checked is None else Session(id=checked[0], expires=checked[1])
+        if checked is None:
+            return None
+        with self._lock:
+            if _ENDED + checked[0] in self._load_used(int(time.time() if now is None else now)):
+                return None
+        return Session(id=checked[0], expires=checked[1])
+
+    def end_session(self, cookie: str | None, *, now: float | None = None) -> None:
+        """Sign the session of ``cookie`` out for good, whoever else holds a copy of the cookie."""
+        session = self.session(cookie, now=now)
+        if session is None:
+            return
+        moment = int(time.time() if now is None else now)
+        with self._lock:
+            used = self._load_used(moment)
+            used[_ENDED + session.id] = session.expires
+            self._save_used(used)
 
     def csrf_token(self, session: Session) -> str:
         return self._mac("csrf", session.id)

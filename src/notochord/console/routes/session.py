@@ -62,7 +62,9 @@ def login_head(request: Request, token: str = "") -> Response:
 
 
 @router.post("/logout")
-def logout() -> Response:
+def logout(request: Request) -> Response:
+    keys: ConsoleKeys = request.app.state.console_keys
+    keys.end_session(request.cookies.get(SESSION_COOKIE))
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response
