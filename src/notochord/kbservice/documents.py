@@ -371,6 +371,9 @@ class KbDocuments:
         if len(encoded.encode()) > MAX_JSON_BYTES - 4096:
             raise KbPayloadTooLargeError(f"data is over the limit of {MAX_JSON_BYTES - 4096} bytes of JSON")
         text = check_text(render_record(data), "data")
+        # ``[]`` or ``{"": ""}`` render as a path with nothing after it: a record nobody could find
+        if not any(line.partition(": ")[2].strip() for line in text.splitlines()):
+            raise KbValidationError("data holds no value to search; send a record with at least one value")
         return Source(title=title, text=text, source_type="structured", content_type="application/json", data=data)
 
     def _url_source(self, fields: Mapping[str, Any], *, organization_id: str) -> Source:
