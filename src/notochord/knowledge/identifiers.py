@@ -78,8 +78,11 @@ def _normalized(kind: str, value: str, *, composed: bool) -> str:
     check_length(f"{kind} identifier", value)
     text = unicodedata.normalize("NFC", value.strip()) if composed else value.strip()
     if kind == "email":
-        if "@" not in text or " " in text:
-            raise KnowledgeValidationError(f"email identifier {shown(value)} is not an email address")
+        local, _, host = text.rpartition("@")
+        if not local or not host or any(c.isspace() for c in text):
+            raise KnowledgeValidationError(
+                f"email identifier {shown(value)} is not an email address (name@host, no spaces)"
+            )
         return text.lower()
     if kind == "phone":
         digits = re.sub(r"\D", "", text)

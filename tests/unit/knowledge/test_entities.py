@@ -30,6 +30,10 @@ def test_identifiers_are_normalised_for_matching(kind: str, value: str, normaliz
     [
         ("handle", "zhangsan", "platform:account"),
         ("email", "not-an-address", "not an email"),
+        ("email", "@", "not an email"),
+        ("email", "ann@", "not an email"),
+        ("email", "@acme.nl", "not an email"),
+        ("email", "ann@acme\tnl", "not an email"),
         ("fax", "123", "unknown identifier type"),
         ("url", "acme.nl", "needs a scheme"),
         ("name", "x" * 1001, "exceeds limit of 1000"),
