@@ -227,6 +227,8 @@ class Workspace:
                 # nothing of it could be kept in the history to roll the deletion back
                 raise FileError(f"{path} is a pipe, socket or device, not a file or folder; it cannot be deleted")
             check_folder_only(target, old)
+            if stat_mod.S_ISDIR(old.st_mode):
+                _check_empty(parent, name, path)
             with self._change("delete", target) as change:
                 if stat_mod.S_ISDIR(old.st_mode):
                     change.old_is_dir()
@@ -523,6 +525,24 @@ def _entry(name: str, st: os.stat_result) -> Entry:
         size=0 if kind == "dir" else st.st_size,
         modified=datetime.fromtimestamp(st.st_mtime, UTC),
     )
+
+
+def _check_empty(parent: int, name: str, path: str) -> None:
+    """Refuse to delete a folder that holds anything, in words that fit what the gem can see."""
+    fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    try:
+        with os.scandir(fd) as scan:
+            names = [item.name for item in scan]
+    finally:
+        os.close(fd)
+    if not names:
+        return
+    if all(n.startswith(".") for n in names):
+        # list shows such a folder empty; its hidden entries are the user's, never a gem's to delete
+        raise FileError(
+            f"{path} holds only hidden entries (names starting with .), which a gem may not delete; the folder stays"
+        )
+    raise FileError(f"{path} is a folder that is not empty; delete its entries first")
 
 
 def _translate(exc: OSError, display: str) -> FileError | StorageFullError:

@@ -375,6 +375,20 @@ def test_delete_removes_files_and_empty_folders_only(ws: Workspace, conversation
         ws.delete("workspace:ghost")
 
 
+def test_a_folder_holding_only_hidden_entries_is_not_deleted_and_the_refusal_says_why(
+    ws: Workspace, conversation: Path, history: FileHistory
+) -> None:
+    """P-FILE-20: ``list`` shows the folder empty, so "not empty" would be a riddle; its hidden
+    entries are the user's and stay, with the folder."""
+    (conversation / "project").mkdir()
+    (conversation / "project" / ".git").mkdir()
+    assert ws.list("workspace:project") == []
+    with pytest.raises(FileError, match=r"holds only hidden entries \(names starting with \.\)"):
+        ws.delete("workspace:project")
+    assert (conversation / "project" / ".git").is_dir()
+    assert history.changes() == [], "a refused delete records nothing"
+
+
 def test_a_system_refusal_becomes_a_permission_error(
     ws: Workspace, conversation: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
