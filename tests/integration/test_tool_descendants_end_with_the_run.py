@@ -189,7 +189,10 @@ def test_a_daemon_the_tool_left_in_a_session_of_its_own_ends_when_the_run_is_can
     """P-FILE-01: a cancelled run kills the tool process it started; the daemon goes too."""
     record, seen = asyncio.run(_run_until_the_daemon_runs(contained, token, timeout=120, cancel=True))
     assert record is None and seen
-    assert contained.gems.runner.get("cancelled").status == "cancelled"
+    cancelled = contained.gems.runner.get("cancelled")
+    assert cancelled.status == "cancelled"
+    # the record keeps how the tool was confined, though the run never returned an outcome
+    assert any(note.startswith("processes: contained") for note in cancelled.isolation), cancelled.isolation
     assert _gone(token) == [], "a process the tool started outlived its cancelled run"
 
 

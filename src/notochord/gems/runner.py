@@ -203,7 +203,8 @@ class Runner:
             # the folder is named from the start, so a run whose process dies still says where it is
             started_in = getattr(handle, "relative", None)
             self._record_start(run, gem_id, spec.name, conversation_path, input, folder=started_in)
-            outcome = ToolOutcome(status="cancelled", error=_CANCELLED)
+            isolation: list[str] = []
+            outcome = ToolOutcome(status="cancelled", error=_CANCELLED, isolation=isolation)
             try:
                 outcome = await run_in_process(
                     ctx,
@@ -215,6 +216,7 @@ class Runner:
                     cwd=getattr(handle, "path", None),
                     timeout=limit,
                     readable=[self._gems.resources_dir(gem_id)],
+                    isolation=isolation,
                 )
             finally:
                 result = outcome.output

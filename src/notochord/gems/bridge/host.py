@@ -198,8 +198,13 @@ async def run_in_process(
     cwd: Path | None,
     timeout: float,
     readable: Sequence[Path] = (),
+    isolation: list[str] | None = None,
 ) -> ToolOutcome:
-    """Run one tool in its own confined process and answer its ctx calls until it finishes."""
+    """Run one tool in its own confined process and answer its ctx calls until it finishes.
+
+    ``isolation``, when given, receives the tool's isolation notes as soon as the tool reports
+    them: a run cancelled before it returns an outcome still knows how it was confined.
+    """
     kind = "node" if entry.suffix in {".js", ".mjs"} else "python"
     if kind == "python" and entry.suffix != ".py":
         raise GemError(f"tool entry {entry.name} must be a .py, .js or .mjs file")
@@ -301,6 +306,8 @@ async def run_in_process(
                 return
             if message["type"] == "ready" and not started:  # once, before the tool's code runs
                 outcome.isolation = read_notes(message)
+                if isolation is not None:
+                    isolation[:] = outcome.isolation
                 for note in outcome.isolation:
                     if "not " in note and note not in _ISOLATION_WARNED:
                         _ISOLATION_WARNED.add(note)
