@@ -217,3 +217,33 @@ def test_a_value_stored_with_spaces_before_the_canonical_rule_reads_as_a_duplica
     finally:
         db.close()
     assert stored == {first.id: '{"no":2,"street":"Neude"}', other.id: '"a, b: c"'}
+
+
+def test_a_document_date_stored_with_a_short_year_sorts_as_the_oldest_after_upgrade(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """OD-K39, K-SRCH-06: a store whose earlier version wrote the year 999 as ``999-…`` is upgraded
+    to ``0999-…``, so the document sorts before today's and falls inside a range around its date."""
+    settings = Settings(data_dir=tmp_path, index_in_background=False)
+    with notochord.open(tmp_path, settings, clock=clock, embedder=None) as opened:
+        old = opened.personal.user.documents.upsert(
+            collection="keep", title="Chronicle", body="a chronicle of the year 999", meta={"date": "0999-05-01"}
+        )
+        opened.personal.user.documents.upsert(collection="keep", title="Today", body="a chronicle of today")
+        database = _database(opened.personal)
+    db = sqlite3.connect(database)
+    try:
+        with db:
+            (stored,) = db.execute("SELECT doc_date FROM documents WHERE id = ?", (old.id,)).fetchone()
+            assert stored.startswith("0999-")
+            db.execute("UPDATE documents SET doc_date = ? WHERE id = ?", (stored[1:], old.id))
+            db.execute("UPDATE alembic_version SET version_num = '0013'")
+    finally:
+        db.close()
+    with notochord.open(tmp_path, settings, clock=clock, embedder=None) as opened:
+        titles = [d.title for d in opened.personal.user.documents.list("keep")]
+        found = opened.personal.user.search(
+            "chronicle", collections=["keep"], time_range={"from": "0900-01-01", "to": "1000-01-01"}
+        )
+    assert titles == ["Today", "Chronicle"], "newest first"
+    assert [hit.title for hit in found] == ["Chronicle"]
