@@ -23,9 +23,13 @@ from datetime import date
 from typing import Any
 
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import shown
 from notochord.knowledge.quotas import MAX_BODY, check_json_size, check_length, refuse_nul_in, storable
 
-__all__ = ["UPSERT_ARGUMENTS", "Content", "checked_content", "content_hash", "is_iso_date"]
+__all__ = ["MAX_SOURCE_URI", "UPSERT_ARGUMENTS", "Content", "checked_content", "content_hash", "is_iso_date"]
+
+MAX_SOURCE_URI = 8192
+"""The longest ``sourceUri``, in characters: longer than any URL a web server accepts or any file path."""
 
 UPSERT_ARGUMENTS = frozenset({"collection_id", "key", "doc_id", "title", "body", "meta", "text", "source_uri"})
 """What one item of :meth:`~notochord.knowledge.documents.Documents.upsert_many` may hold."""
@@ -66,6 +70,14 @@ def checked_content(
         )
     if (text is None) != (source_uri is None):
         raise KnowledgeValidationError("text and sourceUri go together: imported content needs both")
+    if source_uri is not None:
+        if not isinstance(source_uri, str) or not source_uri.strip():
+            raise KnowledgeValidationError(
+                f"sourceUri must be a non-empty string naming where the text came from, not {shown(source_uri)}"
+            )
+        check_length("sourceUri", source_uri, MAX_SOURCE_URI)
+        if not storable(source_uri):
+            refuse_nul_in("documents", {"source_uri": source_uri})
     if key is not None and (not isinstance(key, str) or not key):
         raise KnowledgeValidationError("key must be a non-empty string")
     if key is not None:

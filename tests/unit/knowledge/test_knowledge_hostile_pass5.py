@@ -238,3 +238,12 @@ async def test_the_deepest_value_accepted_reads_back_from_deep_in_any_call_stack
     assert [f.value for f in facts] == [deepest]
     assert [d.meta for d in documents] == [h.meta for h in hits] == [deepest]
     assert len(logged) == 2
+
+
+@pytest.mark.parametrize("source_uri", [[0, False], {"url": "x"}, 7, "", "   ", "x" * 8193], ids=repr)
+def test_an_imported_text_whose_source_is_not_a_text_is_refused_by_name(space: Space, source_uri: object) -> None:
+    """K-DOC-07, OD-K07: ``sourceUri`` is checked with the other arguments; before, a list reached
+    the database, which PostgreSQL answered as a broken store."""
+    with pytest.raises(KnowledgeValidationError, match="sourceUri"):
+        space.user.documents.upsert(collection="diary", text="imported", source_uri=source_uri)  # type: ignore[arg-type]
+    assert space.user.documents.list("diary") == []
