@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +34,7 @@ import notochord
 from notochord.errors import GemNotFoundError
 from notochord.gems.runner import RunRecord
 from notochord.settings import Settings
+from process_tokens import daemon_token, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGKILL are POSIX")
 
@@ -106,35 +106,16 @@ def daemon_cli(cli: Cli) -> Cli:
     return cli
 
 
-def _processes_with(token: str) -> list[int]:
-    """The pids of every process on the machine whose command line holds ``token``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # it ended while we looked
-            continue
-        if token.encode() in arguments:
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.fixture
 def token() -> Iterator[str]:
-    """A token unique to the test; whatever still holds it at the end is killed, pass or fail."""
-    made = f"notochord-test-daemon-{uuid.uuid4().hex}"
-    yield made
-    for pid in _processes_with(made):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    with daemon_token() as made:
+        yield made
 
 
 def _daemon_running(token: str, command: subprocess.Popen[str]) -> None:
     """Wait until the tool's daemon runs (the command must still be alive)."""
     deadline = time.monotonic() + _STARTED_WITHIN_S
-    while not _processes_with(token):
+    while not processes_with(token):
         if command.poll() is not None:
             _, err = command.communicate()
             pytest.fail(f"gem run exited {command.returncode} before its tool left the daemon:\n{err}")
@@ -146,7 +127,7 @@ def _daemon_running(token: str, command: subprocess.Popen[str]) -> None:
 def _left_after(token: str) -> list[int]:
     """The processes still holding ``token`` once none is left or :data:`_ENDED_WITHIN_S` passed."""
     deadline = time.monotonic() + _ENDED_WITHIN_S
-    while (left := _processes_with(token)) and time.monotonic() < deadline:
+    while (left := processes_with(token)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return left
 

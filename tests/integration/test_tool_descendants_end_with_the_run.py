@@ -22,10 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +30,7 @@ import pytest
 
 import notochord
 from notochord.gems.runner import RunRecord
+from process_tokens import daemon_token, processes_with
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
 
@@ -78,21 +76,6 @@ async def run(input, ctx):
 """
 
 
-def _processes_with(token: str) -> list[int]:
-    """The pids of every process on the machine whose command line holds ``token``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # it ended while we looked
-            continue
-        if token.encode() in arguments:
-            found.append(int(entry.name))
-    return found
-
-
 def _gone(token: str, *, within: float = 10.0) -> list[int]:
     """The processes still holding ``token`` after waiting up to ``within`` seconds for none to be left.
 
@@ -100,19 +83,15 @@ def _gone(token: str, *, within: float = 10.0) -> list[int]:
     machine from failing the test while the kernel finishes what it started.
     """
     end = time.monotonic() + within
-    while (left := _processes_with(token)) and time.monotonic() < end:
+    while (left := processes_with(token)) and time.monotonic() < end:
         time.sleep(0.05)
     return left
 
 
 @pytest.fixture
 def token() -> Iterator[str]:
-    """A token unique to the test; whatever still holds it at the end is killed, pass or fail."""
-    made = f"notochord-test-daemon-{uuid.uuid4().hex}"
-    yield made
-    for pid in _processes_with(made):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    with daemon_token() as made:
+        yield made
 
 
 @pytest.fixture
@@ -161,7 +140,7 @@ async def _run_until_the_daemon_runs(
     )
     seen = False
     while not task.done():
-        if _processes_with(token):
+        if processes_with(token):
             seen = True
             if cancel:
                 task.cancel()

@@ -23,13 +23,12 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from notochord.gems.bridge import sandbox
+from process_tokens import daemon_token, processes_with
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PID namespaces are Linux's")
 
@@ -51,29 +50,10 @@ def _start(
     )
 
 
-def _processes_with(token: str) -> list[int]:
-    """The pids of every process on the machine whose command line holds ``token``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # it ended while we looked
-            continue
-        if token.encode() in arguments:
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.fixture
 def token() -> Iterator[str]:
-    """A token unique to the test; whatever still holds it at the end is killed, pass or fail."""
-    made = f"notochord-test-daemon-{uuid.uuid4().hex}"
-    yield made
-    for pid in _processes_with(made):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    with daemon_token() as made:
+        yield made
 
 
 def _contained_here() -> str:
@@ -140,7 +120,7 @@ def test_killing_the_started_process_alone_ends_a_daemon_the_tool_left_in_anothe
     )
     try:
         deadline = time.monotonic() + _WITHIN_S
-        while not _processes_with(token):
+        while not processes_with(token):
             assert time.monotonic() < deadline, "the tool left no daemon"
             time.sleep(0.05)
 
@@ -148,7 +128,7 @@ def test_killing_the_started_process_alone_ends_a_daemon_the_tool_left_in_anothe
         tool.wait(timeout=_WITHIN_S)
 
         deadline = time.monotonic() + _WITHIN_S
-        while (left := _processes_with(token)) and time.monotonic() < deadline:
+        while (left := processes_with(token)) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert left == [], f"the tool's daemon outlived the process the host started ({report})"
     finally:
