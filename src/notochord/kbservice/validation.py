@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from notochord.kbservice.errors import KbNotFoundError, KbValidationError
+from notochord.knowledge.quotas import nests_deeper
 from notochord.search.chunking import DEFAULT_MAX_CHARS
 
 __all__ = [
@@ -151,7 +152,7 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise KbValidationError("the request body must be a JSON object")
     # nesting that deep spells at least that many brackets, so most bodies are never walked
-    if raw.count(b"[") + raw.count(b"{") > MAX_BODY_DEPTH and _nests_deeper(value, MAX_BODY_DEPTH):
+    if raw.count(b"[") + raw.count(b"{") > MAX_BODY_DEPTH and nests_deeper(value, MAX_BODY_DEPTH):
         raise KbValidationError(_TOO_DEEP)
     if _SURROGATE_ESCAPE.search(raw):
         field = _field_with_invalid_text(value, "")
@@ -161,24 +162,6 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
                 "(such as \\ud800); send Unicode text that can be encoded as UTF-8"
             )
     return value
-
-
-def _nests_deeper(value: object, limit: int) -> bool:
-    """Whether ``value`` holds more than ``limit`` arrays or objects one inside the other."""
-    # an explicit stack, so that the walk cannot exhaust the interpreter's recursion itself
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth + 1 > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _shown_number(text: str) -> str:

@@ -40,6 +40,7 @@ __all__ = [
     "check_json_size",
     "check_length",
     "compact_json",
+    "nests_deeper",
     "refuse_nul",
     "refuse_nul_in",
     "refuse_nul_statement",
@@ -266,7 +267,7 @@ def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
             f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document"
         )
     # a value nested deeper than the limit spells at least that many brackets: most never walk
-    if encoded.count("[") + encoded.count("{") > MAX_JSON_DEPTH and _nests_deeper(value, MAX_JSON_DEPTH):
+    if encoded.count("[") + encoded.count("{") > MAX_JSON_DEPTH and nests_deeper(value, MAX_JSON_DEPTH):
         raise _too_deep(what)
     return encoded
 
@@ -278,7 +279,7 @@ def _too_deep(what: str) -> KnowledgeValidationError:
     )
 
 
-def _nests_deeper(value: Any, limit: int) -> bool:
+def nests_deeper(value: Any, limit: int) -> bool:
     """Whether ``value`` holds more than ``limit`` arrays or objects one inside the other."""
     # an explicit stack: the walk must not itself run out of the interpreter's recursion
     stack: list[tuple[Any, int]] = [(value, 0)]
