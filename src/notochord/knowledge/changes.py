@@ -243,6 +243,14 @@ def _check_not_superseded(conn: sa.Connection, row: sa.Row[Any]) -> None:
         .join(changes, changes.c.id == change_objects.c.change_id)
         .where(change_objects.c.change_id == row.id, _own_objects())
     )
+    _refuse_later_work(
+        conn, row, _own_objects(), sa.tuple_(change_objects.c.object_type, change_objects.c.object_id).in_(mine)
+    )
+
+
+def _refuse_later_work(conn: sa.Connection, row: sa.Row[Any], *touching: sa.ColumnElement[bool]) -> None:
+    """Refuse undoing ``row`` when a later applied change (not an undo) touched an object ``touching``
+    selects: undo never overwrites a later edit (OD-K44)."""
     later = conn.execute(
         sa.select(changes.c.id, changes.c.actor, changes.c.summary)
         .join(change_objects, change_objects.c.change_id == changes.c.id)
@@ -250,8 +258,7 @@ def _check_not_superseded(conn: sa.Connection, row: sa.Row[Any]) -> None:
             changes.c.id > row.id,
             changes.c.status == "applied",
             changes.c.op != "changes.revert",
-            _own_objects(),
-            sa.tuple_(change_objects.c.object_type, change_objects.c.object_id).in_(mine),
+            *touching,
         )
         .order_by(changes.c.id)
         .limit(1)
@@ -397,21 +404,9 @@ def _check_no_later_fact_work(conn: sa.Connection, row: sa.Row[Any], entity_ids:
     Those facts were written about (or pointing at) the entity as it stood; taking it away or
     splitting it would leave them attached to the wrong entity.
     """
-    later = conn.execute(
-        sa.select(changes.c.id, changes.c.actor, changes.c.summary)
-        .join(change_objects, change_objects.c.change_id == changes.c.id)
-        .join(facts, sa.and_(change_objects.c.object_type == "fact", facts.c.id == change_objects.c.object_id))
-        .where(
-            changes.c.id > row.id,
-            changes.c.status == "applied",
-            changes.c.op != "changes.revert",
-            sa.or_(facts.c.subject_id.in_(entity_ids), facts.c.object_id.in_(entity_ids)),
-        )
-        .order_by(changes.c.id)
-        .limit(1)
-    ).first()
-    if later is not None:
-        raise _superseded(row, later)
+    about = sa.or_(facts.c.subject_id.in_(entity_ids), facts.c.object_id.in_(entity_ids))
+    built_on = sa.select(facts.c.id).where(about)
+    _refuse_later_work(conn, row, change_objects.c.object_type == "fact", change_objects.c.object_id.in_(built_on))
 
 
 def _revert_put(tx: WriteTx, row: sa.Row[Any]) -> None:
@@ -435,21 +430,7 @@ def _check_no_later_entity_work(conn: sa.Connection, row: sa.Row[Any], entity_id
     """Refuse undoing an entity's creation once a later change wrote *into* the entity (an identifier
     added): an identifier names only what it was added to, so the ordinary superseded check passes
     it by, yet taking the entity away would silently take that later edit with it."""
-    later = conn.execute(
-        sa.select(changes.c.id, changes.c.actor, changes.c.summary)
-        .join(change_objects, change_objects.c.change_id == changes.c.id)
-        .where(
-            changes.c.id > row.id,
-            changes.c.status == "applied",
-            changes.c.op != "changes.revert",
-            change_objects.c.object_type == "entity",
-            change_objects.c.object_id.in_(entity_ids),
-        )
-        .order_by(changes.c.id)
-        .limit(1)
-    ).first()
-    if later is not None:
-        raise _superseded(row, later)
+    _refuse_later_work(conn, row, change_objects.c.object_type == "entity", change_objects.c.object_id.in_(entity_ids))
 
 
 def _revert_entity_create(tx: WriteTx, row: sa.Row[Any]) -> None:
