@@ -28,7 +28,9 @@ A path ending in ``/`` names a folder (P-FILE-18: the AI passes ``"inbox/"``): `
 a file may not be moved to it, and a file named with it is refused by every call. A move renames;
 it never drops a file into a folder, and a folder cannot be moved into itself. A new name that
 differs from an existing neighbour only in Unicode form (``café`` composed or decomposed) is refused
-with ``E_EXISTS``: the user could not tell the two apart.
+with ``E_EXISTS``: the user could not tell the two apart. Nor may a new name hold a control character
+(a line break, a terminal escape) or one that turns the direction of text (``invoice\u202efdp.exe``
+shows as ``invoiceexe.pdf``): ``E_FILE``. Names the user gave such characters stay reachable.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "Target",
     "check_folder_only",
     "check_hidden",
+    "check_new_names",
     "check_no_loop",
     "check_recordable",
     "check_unicode_twin",
@@ -223,6 +226,35 @@ def check_unicode_twin(parent: int, target: Target) -> None:
                     "exactly as list gives it",
                     path=target.display,
                 )
+
+
+_DIRECTION_MARKS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_LINE_BREAKS = frozenset("\u2028\u2029")
+
+
+def _deceptive(char: str) -> bool:
+    """A character that makes a name read as another one or breaks the line a listing shows it on."""
+    return char in _DIRECTION_MARKS or char in _LINE_BREAKS or unicodedata.category(char) == "Cc"
+
+
+def _escaped(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" if _deceptive(c) else c for c in text)
+
+
+def check_new_names(target: Target) -> None:
+    """Refuse a name this change would create that holds a control or text-direction character.
+
+    Only names not there yet are refused: a folder the user named so is still written into.
+    """
+    for depth, part in enumerate(target.parts, start=1):
+        bad = next((c for c in part if _deceptive(c)), None)
+        if bad is None or os.path.lexists(target.root.joinpath(*target.parts[:depth])):
+            continue
+        raise FileError(
+            f"{shown(_escaped(target.display))}: the name {shown(_escaped(part), 40)} holds a control or "
+            f"text-direction character (U+{ord(bad):04X}), which would make it read as another name or break "
+            "the lines of a listing; choose a name without it"
+        )
 
 
 def is_text(name: str) -> bool:

@@ -58,6 +58,7 @@ from notochord.files.paths import (
     Target,
     check_folder_only,
     check_hidden,
+    check_new_names,
     check_no_loop,
     check_recordable,
     check_unicode_twin,
@@ -190,6 +191,7 @@ class Workspace:
             if os.path.isdir(target.absolute):
                 raise FileError(f"{path} is a folder, not a file")
             raise FileError(f"{path} ends with /, which names a folder; give the file's name ({path}notes.txt)")
+        check_new_names(target)
         name = target.parts[-1]
         with self._os(target), self._parent(target, create=True) as parent:
             old = _lstat(name, parent)
@@ -218,6 +220,7 @@ class Workspace:
         target = self._resolve(path, Mode.CHANGE)
         if not target.parts:
             raise FilePermissionError(f"{path} is the top level and cannot be deleted", path=path)
+        self._check_keeps_run_folder(target, "deleted")
         name = target.parts[-1]
         with self._os(target), self._parent(target) as parent:
             old = _lstat(name, parent)
@@ -248,6 +251,7 @@ class Workspace:
         dest = self._resolve(dst, Mode.CHANGE)
         if not source.parts or not dest.parts:
             raise FilePermissionError("the top level cannot be moved or replaced", path=src)
+        self._check_keeps_run_folder(source, "moved")
         with self._os(source), self._parent(source) as src_parent:
             st = _lstat(source.parts[-1], src_parent)
             if st is None:
@@ -265,6 +269,7 @@ class Workspace:
             if is_dir and dest.absolute != source.absolute and dest.absolute.is_relative_to(source.absolute):
                 # refused before any missing folder on the way to the destination is created
                 raise FileError(f"cannot move {src} into itself ({dst} is inside it); choose a destination outside it")
+            check_new_names(dest)
             with self._os(dest), self._parent(dest, create=True) as dst_parent:
                 if _lstat(dest.parts[-1], dst_parent) is not None:
                     raise FileExistsInWorkspaceError(f"{dst} already exists", path=dst)
@@ -278,12 +283,24 @@ class Workspace:
         target = self._resolve(path, Mode.CHANGE)
         if not target.parts:
             raise FileExistsInWorkspaceError(f"{path} already exists", path=path)
+        check_new_names(target)
         with self._os(target), self._parent(target, create=True) as parent:
             if _lstat(target.parts[-1], parent) is not None:
                 raise FileExistsInWorkspaceError(f"{path} already exists", path=path)
             self._mkdir_at(parent, target)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _check_keeps_run_folder(self, target: Target, done: str) -> None:
+        """The host reports the run folder where it made it and tidies it when the run ends, so the
+        run may not take it (or a folder holding it) away through ``workspace:``."""
+        run_root = self._roots[RUN_PREFIX]
+        if run_root is not None and run_root.is_relative_to(target.absolute):
+            raise FilePermissionError(
+                f"{target.display} is or holds this run's own folder, which cannot be {done} while the run "
+                "lasts; its files can be (through run:)",
+                path=target.display,
+            )
 
     def _change(
         self, op: Op, target: Target, dest: Target | None = None

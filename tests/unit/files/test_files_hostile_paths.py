@@ -64,14 +64,51 @@ def test_moving_a_folder_into_itself_through_a_link_is_refused_too(
 def test_moving_the_folder_that_holds_the_run_folder_into_it_is_refused(
     make_workspace: MakeWorkspace, history: FileHistory, conversation: Path
 ) -> None:
-    """P-FILE-03: the run folder lives in the conversation, so ``workspace:runs`` contains ``run:``."""
+    """P-FILE-03: the run folder lives in the conversation, so ``workspace:runs`` contains ``run:``;
+    the move is refused, as every move of the folder that holds the run's own."""
     run = conversation / "runs" / "tool-20260929-101500"
     run.mkdir(parents=True)
     ws = make_workspace(run_root=run)
-    with pytest.raises(FileError, match="into itself"):
+    with pytest.raises(FileError, match="this run's own folder"):
         ws.move("workspace:runs", "run:old/runs")
     assert _tree(conversation) == ["runs", "runs/tool-20260929-101500"]
     assert history.changes() == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda ws: ws.move("workspace:runs/tool-20260929-101500", "workspace:kept"),
+        lambda ws: ws.move("workspace:runs", "workspace:old-runs"),
+        lambda ws: ws.delete("workspace:runs/tool-20260929-101500"),
+    ],
+    ids=["move the run folder", "move the folder holding it", "delete it"],
+)
+def test_a_run_cannot_move_or_delete_its_own_run_folder_while_it_runs(
+    make_workspace: MakeWorkspace, history: FileHistory, conversation: Path, call: Callable[[Workspace], object]
+) -> None:
+    """P-FILE-11/12: the host reports and tidies the run folder where it made it; a gem that took it
+    away through ``workspace:`` would leave the caller a folder that is not there."""
+    run = conversation / "runs" / "tool-20260929-101500"
+    run.mkdir(parents=True)
+    ws = make_workspace(run_root=run)
+    with pytest.raises(FilePermissionError, match="this run's own folder") as refused:
+        call(ws)
+    assert "its files can be" in str(refused.value)
+    assert _tree(conversation) == ["runs", "runs/tool-20260929-101500"]
+    assert history.changes() == []
+    ws.write("run:result.txt", "still here")
+    assert (run / "result.txt").read_text() == "still here"
+
+
+def test_another_runs_folder_may_be_moved(make_workspace: MakeWorkspace, conversation: Path) -> None:
+    """P-FILE-16: results left by earlier runs are the user's files like any other."""
+    (conversation / "runs" / "older-run").mkdir(parents=True)
+    run = conversation / "runs" / "tool-20260929-101500"
+    run.mkdir()
+    ws = make_workspace(run_root=run)
+    ws.move("workspace:runs/older-run", "workspace:archive")
+    assert (conversation / "archive").is_dir()
 
 
 def test_a_file_is_still_renamed_next_to_itself(ws: Workspace, conversation: Path) -> None:
@@ -211,6 +248,54 @@ def test_the_exact_name_of_an_entry_still_reaches_it(ws: Workspace, conversation
     (conversation / f"{NFD}.txt").write_text("decomposed")
     ws.write(f"workspace:{NFD}.txt", "replaced")
     assert (conversation / f"{NFD}.txt").read_text() == "replaced"
+
+
+# -- names that show as another name -----------------------------------------------------------
+
+DECEPTIVE = {
+    "right-to-left override": ("invoice\u202efdp.exe", "U+202E"),
+    "right-to-left isolate": ("report\u2067txt.exe", "U+2067"),
+    "right-to-left mark": ("notes\u200f.txt", "U+200F"),
+    "newline": ("summary\n.txt", "U+000A"),
+    "terminal escape": ("plan\x1b[2J.txt", "U+001B"),
+    "delete": ("old\x7f.txt", "U+007F"),
+}
+
+
+@pytest.mark.parametrize(("name", "code"), list(DECEPTIVE.values()), ids=list(DECEPTIVE))
+def test_a_new_name_with_a_control_or_direction_character_is_refused_and_creates_nothing(
+    ws: Workspace, history: FileHistory, conversation: Path, name: str, code: str
+) -> None:
+    """P-FILE-17: ``invoice\u202efdp.exe`` shows as ``invoiceexe.pdf``; a gem may not name the user's
+    files so that they read as something else, nor put line breaks or escapes in a listing."""
+    (conversation / "a.txt").write_text("a")
+    calls: list[Callable[[], object]] = [
+        lambda: ws.write(f"workspace:{name}", "x"),
+        lambda: ws.mkdir(f"workspace:{name}"),
+        lambda: ws.write(f"workspace:new/{name}/inner.txt", "x"),
+        lambda: ws.move("workspace:a.txt", f"workspace:{name}"),
+    ]
+    for call in calls:
+        with pytest.raises(FileError, match="control or text-direction character") as refused:
+            call()
+        assert code in str(refused.value)
+        assert "choose a name without it" in str(refused.value)
+        # the message itself carries no raw control or direction character
+        assert str(refused.value).isprintable()
+    assert _tree(conversation) == ["a.txt"]
+    assert history.changes() == []
+
+
+def test_a_name_the_user_gave_with_such_a_character_stays_reachable(ws: Workspace, conversation: Path) -> None:
+    """P-FILE-19: only new names are refused; what the user made keeps working."""
+    name = DECEPTIVE["right-to-left override"][0]
+    (conversation / name).mkdir()
+    (conversation / name / "old.txt").write_text("old")
+    assert [e.name for e in ws.list(f"workspace:{name}")] == ["old.txt"]
+    ws.write(f"workspace:{name}/old.txt", "replaced")
+    ws.write(f"workspace:{name}/new.txt", "new")
+    ws.move(f"workspace:{name}/new.txt", f"workspace:{name}/newer.txt")
+    assert sorted(p.name for p in (conversation / name).iterdir()) == ["newer.txt", "old.txt"]
 
 
 # -- names that are not text --------------------------------------------------------------------
