@@ -414,8 +414,16 @@ class Entities:
             merged = self.canonical(tx.conn, merge)
             if kept == merged:
                 raise KnowledgeValidationError("cannot merge an entity into itself")
-            if "self" in {self.kind_of(tx.conn, kept), self.kind_of(tx.conn, merged)}:
+            kept_kind, merged_kind = self.kind_of(tx.conn, kept), self.kind_of(tx.conn, merged)
+            if "self" in {kept_kind, merged_kind}:
                 raise KnowledgeValidationError("the user (self) cannot be merged")
+            if kept_kind != merged_kind:
+                # the kept kind would decide which gems' switches reach the other's facts
+                raise KnowledgeValidationError(
+                    f"{_display_name(tx.conn, merged)} is {_article(merged_kind)} and "
+                    f"{_display_name(tx.conn, kept)} {_article(kept_kind)}: only entities of the same kind can "
+                    "be merged"
+                )
             entities_changing(tx.conn)
             tx.conn.execute(sa.update(entities).where(entities.c.id == merged).values(merged_into=kept))
             return tx.record(
@@ -495,6 +503,10 @@ def _check_identifiers(given: Mapping[str, str]) -> dict[str, str]:
         _refuse_nul(id_type, value)
         cleaned[id_type] = value.strip()
     return cleaned
+
+
+def _article(kind: str) -> str:
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 def _display_name(conn: sa.Connection, entity_id: int) -> str:

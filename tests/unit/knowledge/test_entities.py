@@ -136,6 +136,22 @@ def test_merge_into_itself_is_refused(space: Space) -> None:
         space.user.entities.merge(keep=a.id, merge=a.id)
 
 
+def test_entities_of_different_kinds_are_not_merged(space: Space) -> None:
+    """K-ENT-12: a merge says two entries are one thing; an org is never the same thing as a person,
+    and the kept kind would decide which gems' switches reach the other's facts."""
+    person = space.user.entities.resolve(name="Acme", create=True)
+    org = space.user.entities.resolve(name="Acme", kind="org", create=True)
+    assert person and org
+    before = space.changes.list(limit=100)
+    for keep, merge in ((person, org), (org, person)):
+        with pytest.raises(KnowledgeValidationError, match="only entities of the same kind can be merged") as refused:
+            space.user.entities.merge(keep=keep.id, merge=merge.id)
+        assert "org" in str(refused.value) and "person" in str(refused.value)
+    assert space.changes.list(limit=100) == before
+    assert space.user.entities.get(org.id).kind == "org"
+    assert space.user.entities.get(person.id).kind == "person"
+
+
 def test_display_name_limit(space: Space) -> None:
     """K-ENT-14, K-QUOTA-11: 1000 characters pass, 1001 fail."""
     assert space.user.entities.resolve(name="n" * 1000, create=True)
