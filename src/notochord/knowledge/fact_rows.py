@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
 
@@ -83,7 +83,7 @@ class PutArguments(NamedTuple):
     hint: str | None
     value: Any
     value_json: str
-    object_id: int | None
+    object_id: int | Literal["self"] | None
     description: str | None
     origin: str
     source: str
@@ -141,9 +141,15 @@ def prepare_put(
         refuse_nul_in("facts", {"origin": origin, "source": source, "source_ref": source_ref})
     if decode_ref is not None:
         subject = "self" if subject == "self" else decode_ref(subject)
-        object_id = None if object_id is None else decode_ref(object_id)
-    if isinstance(object_id, str):
-        raise KnowledgeValidationError("object must be an entity")
+        if object_id is not None and object_id != "self":
+            object_id = decode_ref(object_id)
+    pointed: int | Literal["self"] | None
+    if object_id is None or isinstance(object_id, int):
+        pointed = object_id
+    elif object_id == "self":
+        pointed = "self"
+    else:
+        raise KnowledgeValidationError("object must be an entity or 'self'")
     pinned = pin if pin is not None else (actor.is_user and subject == "self")
     return PutArguments(
         subject=subject,
@@ -151,7 +157,7 @@ def prepare_put(
         hint=hint,
         value=value,
         value_json=value_json,
-        object_id=object_id,
+        object_id=pointed,
         description=description,
         origin=origin,
         source=source,

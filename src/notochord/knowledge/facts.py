@@ -141,8 +141,13 @@ class Facts:
             object_id = self.object_of(conn, object_id, by_ref=given.by_ref)
         return subject_id, subject_kind, object_id, self.predicate_of(conn, given)
 
-    def object_of(self, conn: sa.Connection, object_id: int, *, by_ref: bool) -> int:
-        """The canonical entity a put's object points to (a gem's ref never points to the user)."""
+    def object_of(self, conn: sa.Connection, object_id: int | str, *, by_ref: bool) -> int:
+        """The canonical entity a put's object points to: ``"self"`` is the user, whom a gem's ref
+        never points to."""
+        if object_id == "self":
+            return self._entities.self_id(conn)
+        if isinstance(object_id, str):
+            raise KnowledgeValidationError("object must be an entity or 'self'")
         canonical = self._entities.canonical(conn, object_id)
         if by_ref and self._entities.kind_of(conn, canonical) == "self":
             raise KnowledgeNotFoundError("entity")

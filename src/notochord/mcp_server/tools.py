@@ -161,7 +161,7 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
                 "subject": {"type": "string", "description": f"'self' or {_REF}", "default": "self"},
                 "predicateHint": {"type": "string", "description": "The predicate, e.g. pref.food.like."},
                 "value": {"description": "The value: a string, number, boolean or small JSON object."},
-                "object": {"type": "string", "description": f"An entity the fact points to: {_REF}"},
+                "object": {"type": "string", "description": f"An entity the fact points to: 'self' or {_REF}"},
                 "description": {"type": "string", "maxLength": 1000},
                 "sourceRef": {"type": "string", "description": "Where the fact came from (a URL or a note)."},
             },

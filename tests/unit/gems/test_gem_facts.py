@@ -173,6 +173,36 @@ async def test_lookup_object_is_an_entity_ref_of_the_caller(space: Space, gems_r
     assert (fact.object, fact.value, fact.ref) == (kim.ref, None, put.ref)
 
 
+def _host_id(space: Space, name: str) -> int:
+    found = space.user.entities.resolve(name=name)
+    assert found is not None
+    return found.id
+
+
+def _self_id(space: Space) -> int:
+    with space.core.store.read() as conn:
+        return space.core.entities.self_id(conn)
+
+
+async def test_the_user_as_a_facts_object_is_self_both_ways(space: Space, gems_root: Path) -> None:
+    """K-FACT-06, OD-K30: the user is addressed only as ``'self'``, as an object too: a fact relating
+    someone to the user reads ``object: 'self'`` (never a ref no call accepts), and ``'self'`` is an
+    object a put may name."""
+    knowledge = _k(space, gems_root, "rel", COLLEAGUES)
+    kim = await knowledge.entities.resolve({"name": "Kim"}, create=True)
+    lee = await knowledge.entities.resolve({"name": "Lee"}, create=True)
+    assert kim is not None and lee is not None
+    space.user.facts.put(subject=_host_id(space, "Kim"), predicate="relation.colleague", object=_self_id(space))
+    [fact] = await knowledge.facts.lookup(kim.ref, "relation.colleague")
+    assert fact.object == "self"
+    put = await knowledge.facts.put(subject=lee.ref, predicate_hint="relation.colleague", object="self")
+    assert put.status == "applied"
+    [written] = space.user.facts.lookup(_host_id(space, "Lee"), "relation.colleague")
+    assert written.object == _self_id(space)
+    [read_back] = await knowledge.facts.lookup(lee.ref, "relation.colleague")
+    assert read_back.object == "self"
+
+
 async def test_lookup_of_a_deleted_entity_is_no_entity_and_of_a_merged_one_reads_the_kept(
     space: Space, gems_root: Path
 ) -> None:

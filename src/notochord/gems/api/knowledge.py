@@ -21,6 +21,7 @@ arguments: ``facts.put({"predicateHint": "pref.food.rated", "value": "Stew"})`` 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -312,22 +313,26 @@ class KnowledgeApi(KnowledgeHandle):
     def fact_views(self, found: Sequence[Fact]) -> list[FactView]:
         """``found`` as the gem sees them: the objects of all of them followed to their canonical
         entity in one read (none when no fact has an object)."""
-        objects: dict[int, int] = {}
+        objects: dict[int, str] = {}
         wanted = {f.object for f in found if f.object is not None}
         if wanted:
+            encode_entity = functools.partial(self.refs.encode, "ent")
             with self.core.store.read() as conn:
+                user = self.core.entities.self_id(conn)
                 for object_id in wanted:
                     try:
-                        objects[object_id] = self.core.entities.canonical(conn, object_id)
+                        canonical = self.core.entities.canonical(conn, object_id)
                     except KnowledgeNotFoundError:
-                        objects[object_id] = object_id
+                        canonical = object_id
+                    # the user is only ever "self" to a gem (OD-K30), never a ref no call accepts
+                    objects[object_id] = "self" if canonical == user else encode_entity(canonical)
         encode = self.refs.encode
         return [
             FactView(
                 ref=encode("fact", f.id),
                 predicate=f.predicate,
                 value=f.value,
-                object=None if f.object is None else encode("ent", objects[f.object]),
+                object=None if f.object is None else objects[f.object],
                 valid_from=f.valid_from,
             )
             for f in found
