@@ -7,7 +7,9 @@ Standard library only: this module runs inside the tool process, before the gem'
   every connection fails and all traffic must go through ``ctx.http`` on the host.
 - **Processes**: a new PID namespace (``unshare(CLONE_NEWPID)``; as an unprivileged user, together
   with a new user namespace), so that every process the tool starts ends with the run, whatever
-  process group or session it moved to (see :func:`contain_processes`).
+  process group or session it moved to (see :func:`contain_processes`). Where the kernel allows it,
+  the namespace also gets a ``/proc`` of its own, so the tool sees none of the machine's processes:
+  not notochord's, whose environment may hold API keys and passwords, nor the user's other programs.
 - **Files**: Landlock (Linux ≥ 5.13): reading is allowed only below the given read-only roots (the
   Python or node installation, system libraries, the gem's code) and writing only below the given
   read-write roots (the run folder, the conversation folder). The data directory, with the space's
@@ -37,6 +39,12 @@ __all__ = ["confine_files", "contain_processes", "die_with_parent", "isolate_net
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
+_CLONE_NEWNS = 0x00020000
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REC = 1 << 14
+_MS_PRIVATE = 1 << 18
 
 # Landlock syscalls are numbered alike on every architecture that has them (asm-generic).
 _SYS_CREATE_RULESET = 444
@@ -150,8 +158,9 @@ def contain_processes() -> str:
     The gem's code is not pid 1 because the kernel shields a namespace's first process from any
     signal sent from inside the namespace that it has no handler for: a tool that sends itself
     ``SIGTERM`` would run on. As pid 2 it behaves as it would anywhere. Pids inside the namespace
-    are its own (``os.getpid()`` is 2), while ``/proc`` is still the machine's: ``/proc/self`` is
-    right, ``/proc/<os.getpid()>`` is another process.
+    are its own (``os.getpid()`` is 2), and so is ``/proc`` where the kernel lets the namespace's
+    first process mount one in a mount namespace of its own (:func:`_own_proc`): it lists the
+    namespace's processes only. Where it does not, ``/proc`` is the machine's and the report says so.
 
     Where the kernel refuses (no user namespaces for unprivileged users, a container's seccomp
     filter), nothing forks and the tool runs in this process as before.
@@ -174,8 +183,22 @@ def contain_processes() -> str:
         os.close(report_write)
         _relay(init, report_read)
     os.close(report_read)
-    _init(libc, report_write)
-    return f"processes: contained ({how})"
+    proc = _init(libc, report_write)
+    return f"processes: contained ({how}, {proc})"
+
+
+def _own_proc(libc: ctypes.CDLL) -> str:
+    """Mount a ``/proc`` of this PID namespace in a mount namespace of this process's own; returns
+    what was achieved. Called by the namespace's first process, before the tool is forked."""
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        return f"/proc is the machine's: {os.strerror(ctypes.get_errno())}"
+    # private first: on a shared / the new mount would propagate back over the host's own /proc
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return f"/proc is the machine's: {os.strerror(ctypes.get_errno())}"
+    if libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
+        # a container that masks parts of its /proc forbids a fresh, unmasked one
+        return f"/proc is the machine's: {os.strerror(ctypes.get_errno())}"
+    return "own /proc"
 
 
 def _relay(init: int, report: int) -> NoReturn:
@@ -190,9 +213,11 @@ def _relay(init: int, report: int) -> NoReturn:
     _end_as(int(told) if told else status)
 
 
-def _init(libc: ctypes.CDLL, report: int) -> None:
-    """As the namespace's first process, run the tool as pid 2 (which returns), then reap until it
-    ends, tell the relay how it ended and exit, which ends the rest of the namespace."""
+def _init(libc: ctypes.CDLL, report: int) -> str:
+    """As the namespace's first process, mount the namespace's ``/proc`` (a procfs shows the PID
+    namespace of the process that mounts it), run the tool as pid 2, which returns what
+    :func:`_own_proc` achieved, then reap until it ends, tell the relay how it ended and exit, which
+    ends the rest of the namespace."""
     libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
     # The relay may have died before the line above took effect; the signal would never come. Its
     # pid means nothing here, but the pipe tells: no reader left is an error on the writing end.
@@ -200,10 +225,11 @@ def _init(libc: ctypes.CDLL, report: int) -> None:
     watch.register(report, select.POLLOUT)
     if any(events & select.POLLERR for _, events in watch.poll(0)):
         os._exit(1)
+    proc = _own_proc(libc)
     tool = os.fork()
     if tool == 0:
         os.close(report)
-        return
+        return proc
     _leave_the_channel()
     # Only SIGKILL from the host reaches pid 1; a Python handler would let the tool end its own run
     # by a SIGINT to pid 1 through a KeyboardInterrupt here.
