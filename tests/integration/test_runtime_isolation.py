@@ -338,12 +338,12 @@ def test_isolation_notes_are_recorded_with_the_run_and_shown_by_the_record(
     space: notochord.Space, tmp_path: Path, record_property: Any
 ) -> None:
     """Every run says what the machine gave, for the network, for the processes the tool starts
-    (P-FILE-01: they end with the run) and for files, in plain words."""
+    (P-FILE-01: they end with the run), for files and for the privileges it keeps, in plain words."""
     gem = _install(space, tmp_path, {"env": ("env.py", PY_ENV)})
     record = space.gems.runner.run_sync(gem)
     notes = _isolation(record)[2]
     record_property("isolation", notes)
-    assert [n.split(":")[0] for n in record.isolation] == ["network", "processes", "files"], notes
+    assert [n.split(":")[0] for n in record.isolation] == ["network", "processes", "files", "privileges"], notes
     assert space.gems.runner.get(record.id).isolation == record.isolation
 
 

@@ -292,6 +292,8 @@ def main() -> None:
     # Landlock for the tool alone: it may not trace or write into the processes above it, which hold
     # nothing of the host's but are not confined
     report.append(sandbox.confine_files(read_only=config["read_only"], read_write=config["read_write"]))
+    # last: unsharing and Landlock may need what is dropped here
+    report.append(sandbox.drop_privileges())
     if config.get("cwd"):
         os.chdir(config["cwd"])
     channel = Channel(channel_out, inbox)

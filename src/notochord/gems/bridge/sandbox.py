@@ -10,6 +10,9 @@ Standard library only: this module runs inside the tool process, before the gem'
   process group or session it moved to (see :func:`contain_processes`). Where the kernel allows it,
   the namespace also gets a ``/proc`` of its own, so the tool sees none of the machine's processes:
   not notochord's, whose environment may hold API keys and passwords, nor the user's other programs.
+- **Privileges**: every capability is dropped, from the bounding set too, so that a tool run by root
+  (a container, a service account) cannot load a kernel module or change its user id, nor can a
+  program it starts gain them back (see :func:`drop_privileges`).
 - **Files**: Landlock (Linux ≥ 5.13): reading is allowed only below the given read-only roots (the
   Python or node installation, system libraries, the gem's code) and writing only below the given
   read-write roots (the run folder, the conversation folder). The data directory, with the space's
@@ -34,7 +37,7 @@ import signal
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["confine_files", "contain_processes", "die_with_parent", "isolate_network"]
+__all__ = ["confine_files", "contain_processes", "die_with_parent", "drop_privileges", "isolate_network"]
 
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
@@ -54,6 +57,12 @@ _RULE_PATH_BENEATH = 1
 _CREATE_RULESET_VERSION = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_PDEATHSIG = 1
+_PR_CAPBSET_READ = 23
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAPABILITY_VERSION_3 = 0x20080522
+_CAPABILITY_WORDS = 2  # version 3 holds 64 capabilities in two 32-bit words per set
 _SIGKILL = 9
 
 # filesystem access rights, ABI 1…3
@@ -90,6 +99,14 @@ _WRITE = (
 
 class _RulesetAttr(ctypes.Structure):
     _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -307,3 +324,36 @@ def confine_files(*, read_only: Iterable[str], read_write: Iterable[str]) -> str
     finally:
         os.close(ruleset)
     return f"files: confined by Landlock (ABI {abi})"
+
+
+def drop_privileges() -> str:
+    """Give up every capability this process holds and could pass on; returns what was achieved.
+
+    The bounding set goes first (it needs ``CAP_SETPCAP``, dropped last): it caps what any later
+    ``exec`` gains, even root's. Then the ambient set, then the effective, permitted and inheritable
+    sets. A process that never held any (an ordinary user without a user namespace) cannot shrink
+    its bounding set, and needs not: ``no_new_privs`` (set with Landlock) already keeps an ``exec``
+    from gaining any.
+    """
+    libc = _libc()
+    if libc is None:
+        return "privileges: not dropped (no Linux capabilities on this system)"
+    bounding_kept = None
+    for cap in range(64):
+        held = libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0)
+        if held < 0:  # past the last capability this kernel knows
+            break
+        if held and libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            bounding_kept = os.strerror(ctypes.get_errno())
+            break
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    empty = (_CapData * _CAPABILITY_WORDS)()
+    if libc.capset(ctypes.byref(header), empty) != 0:
+        return f"privileges: not dropped ({os.strerror(ctypes.get_errno())})"
+    held_now = (_CapData * _CAPABILITY_WORDS)()
+    if libc.capget(ctypes.byref(header), held_now) != 0 or any(w.effective or w.permitted for w in held_now):
+        return "privileges: not dropped (capabilities remain after dropping them)"
+    if bounding_kept is not None:
+        return f"privileges: none held (the bounding set stays: {bounding_kept})"
+    return "privileges: none (every capability dropped)"
