@@ -187,6 +187,8 @@ class ChangeRecorder:
         self._history = history
         self.id = change_id
         self._after: str | None = None
+        self.old_blob: str | None = None
+        """``sha256:<hex>`` of the old version saved by :meth:`keep_old`, if any."""
 
     def keep_old(self, source: BinaryIO, *, size: int, mode: int | None = None) -> None:
         """Save the old content of the path in the history. Call before changing the file.
@@ -196,6 +198,7 @@ class ChangeRecorder:
         """
         blob = self._history.save_blob(source)
         self._history._update(self.id, old_kind="file", old_blob=blob, old_size=size, old_mode=mode)
+        self.old_blob = blob
 
     def old_is_dir(self) -> None:
         self._history._update(self.id, old_kind="dir")

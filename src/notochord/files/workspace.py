@@ -48,8 +48,8 @@ from notochord.errors import (
     StorageFullError,
 )
 from notochord.files.full import disk_full
-from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, path_state
-from notochord.files.noreplace import rename_noreplace
+from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, hash_stream, path_state
+from notochord.files.noreplace import exchange, rename_noreplace
 from notochord.files.paths import (
     NAME_MAX,
     RUN_PREFIX,
@@ -203,16 +203,19 @@ class Workspace:
                 check_unicode_twin(parent, target)
             op: Op = "overwrite" if old is not None else "create"
             with self._change(op, target) as change:
-                if old is not None:
-                    self._save_old(change, parent, target, old)
+                in_place = old is not None and self._save_old(change, parent, target, old)
                 try:
-                    _write_replace(parent, name, payload, mode=None if old is None else _permissions(old))
+                    displaced = _write_replace(
+                        parent, name, payload, mode=None if old is None else _permissions(old), swap=in_place
+                    )
                 except FileExistsError:
                     raise FileExistsInWorkspaceError(
                         f"{path} appeared while it was written (another run or program made it); nothing was "
                         "replaced: write again to replace it, its content then kept in the history",
                         path=path,
                     ) from None
+                if displaced is not None:
+                    self._keep_displaced(change, parent, target, displaced)
                 change.applied(hash_bytes(payload))
 
     def delete(self, path: str) -> None:
@@ -335,6 +338,33 @@ class Workspace:
         change.old_in_trash(self._history.dispose(_through(parent, target)), size=size)
         return False
 
+    def _keep_displaced(self, change: ChangeRecorder, parent: int, target: Target, displaced: str) -> None:
+        """Make the history hold the version the write replaced, then remove it from the folder.
+
+        ``displaced`` is that version, swapped out in one step. When it differs from the one saved
+        before (the user's editor saved in between), it is what the history keeps, or the trash when
+        it is too large for the history. If it can be kept in neither, the swap is undone, so the
+        user's version is back in place, and the write fails.
+        """
+        try:
+            with _open_regular(parent, displaced) as stream:
+                st = os.fstat(stream.fileno())
+                changed = hash_stream(stream) != change.old_blob
+                in_history = self._history.keeps_in_history(st.st_size)
+                if changed and in_history:
+                    stream.seek(0)
+                    change.keep_old(stream, size=st.st_size, mode=_permissions(st))
+            if changed and not in_history:
+                change.old_in_trash(self._history.dispose(_through(parent, target, displaced)), size=st.st_size)
+                return
+        except BaseException:
+            with contextlib.suppress(OSError):
+                if exchange(displaced, target.parts[-1], src_dir_fd=parent, dst_dir_fd=parent):
+                    os.unlink(displaced, dir_fd=parent)
+            raise
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(displaced, dir_fd=parent)
+
     def _mkdir_at(self, parent: int, target: Target) -> None:
         check_unicode_twin(parent, target)
         with self._change("mkdir", target) as change:
@@ -449,22 +479,32 @@ def _fdopen_read(parent: int, target: Target) -> Iterator[BinaryIO]:
         yield stream
 
 
+@contextlib.contextmanager
+def _open_regular(parent: int, name: str) -> Iterator[BinaryIO]:
+    fd = os.open(name, _FILE_READ, dir_fd=parent)
+    with os.fdopen(fd, "rb") as stream:
+        if not stat_mod.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            raise FileError(f"{name} is not a file")
+        yield stream
+
+
 def _permissions(st: os.stat_result) -> int:
     """The read, write and execute bits of a file; never set-user-id, set-group-id or sticky,
     which must not pass to content a gem wrote."""
     return stat_mod.S_IMODE(st.st_mode) & 0o777
 
 
-def _through(parent: int, target: Target) -> Path:
-    """A path to ``target`` through the folder already opened and checked as ``parent``.
+def _through(parent: int, target: Target, name: str | None = None) -> Path:
+    """A path to ``target`` (or to ``name`` beside it) through the folder already opened and checked
+    as ``parent``.
 
     The tool process may swap a folder on the path for a link at any moment; a path through the
     open descriptor still names the checked folder, where ``target.absolute`` would follow the link
     out of the root. Without ``/proc`` (not Linux) the plain path is all there is.
     """
     if _FD_PATHS.is_dir():
-        return _FD_PATHS / str(parent) / target.parts[-1]
-    return target.absolute
+        return _FD_PATHS / str(parent) / (name or target.parts[-1])
+    return target.absolute if name is None else target.absolute.with_name(name)
 
 
 _FD_PATHS = Path("/proc/self/fd")
@@ -474,11 +514,17 @@ def _megabytes(size: int) -> str:
     return f"{-(-size // (1024 * 1024))} MB"
 
 
-def _write_replace(parent: int, name: str, payload: bytes, *, mode: int | None = None) -> None:
+def _write_replace(
+    parent: int, name: str, payload: bytes, *, mode: int | None = None, swap: bool = False
+) -> str | None:
     """Write ``payload`` to ``name`` through a temporary file renamed into place.
 
     ``mode`` ``None`` means a new file: ``name`` was free when checked and must still be, since a
     file made there meanwhile has no saved version to roll back to (FileExistsError then).
+
+    With ``swap``, the new version and the one in place trade names in one step where the system
+    can; returns the temporary name, which then holds the version replaced, for the caller to keep
+    and remove. Otherwise (and when the file was gone meanwhile) returns ``None``.
     """
     tmp = f".~notochord-{uuid.uuid4().hex}.tmp"
     fd = os.open(tmp, _FILE_CREATE, 0o666, dir_fd=parent)
@@ -492,8 +538,13 @@ def _write_replace(parent: int, name: str, payload: bytes, *, mode: int | None =
             os.fsync(out.fileno())
         if mode is None:
             _place_new(parent, tmp, name)
-        else:
-            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+            return None
+        if swap:
+            with contextlib.suppress(FileNotFoundError):  # gone meanwhile: nothing to replace unseen
+                if exchange(tmp, name, src_dir_fd=parent, dst_dir_fd=parent):
+                    return tmp
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        return None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=parent)

@@ -10,13 +10,14 @@ import os
 import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from notochord.errors import FileError, FileExistsInWorkspaceError, FilePermissionError
 from notochord.files import workspace as workspace_module
 from notochord.files.history import FileHistory
-from notochord.files.noreplace import can_rename_noreplace
+from notochord.files.noreplace import can_exchange, can_rename_noreplace
 from notochord.files.workspace import Workspace
 
 MakeWorkspace = Callable[..., Workspace]
@@ -433,4 +434,57 @@ def test_a_folder_appearing_at_the_target_between_the_check_and_the_move_is_not_
         ws.move("workspace:A", "workspace:B")
     assert (project / "A" / "plan.txt").read_text() == "plan"
     assert (project / "B").is_dir()
+    assert history.changes() == []
+
+
+@pytest.mark.skipif(not can_exchange(), reason="the system has no rename that swaps two files")
+def test_an_edit_the_user_saves_while_a_gem_overwrites_the_file_is_what_the_history_keeps(
+    ws: Workspace, history: FileHistory, conversation: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """P-FILE-22: the history keeps the version the write actually replaced. The user's editor may
+    save the file after the old version was read into the history and before the new one lands;
+    that edit must be in the history, so that rolling the run back brings it back."""
+    (conversation / "notes.md").write_text("the first notes")
+    real_save_old = Workspace._save_old
+
+    def the_user_saves_meanwhile(self: Workspace, *args: Any) -> bool:
+        kept = real_save_old(self, *args)
+        (conversation / "notes.md").write_text("the user's latest edit")
+        return kept
+
+    monkeypatch.setattr(Workspace, "_save_old", the_user_saves_meanwhile)
+    ws.write("workspace:notes.md", "the gem's notes")
+    assert (conversation / "notes.md").read_text() == "the gem's notes"
+    assert _tree(conversation) == ["notes.md"], "no temporary file is left behind"
+    [change] = history.changes()
+    assert history.old_version(change.id) == b"the user's latest edit"
+    report = history.rollback_run(change.run_id)
+    assert report.restored == ("workspace:notes.md",)
+    assert (conversation / "notes.md").read_text() == "the user's latest edit"
+
+
+@pytest.mark.skipif(not can_exchange(), reason="the system has no rename that swaps two files")
+def test_when_the_edit_saved_meanwhile_cannot_be_kept_the_write_fails_and_leaves_the_edit_in_place(
+    ws: Workspace, history: FileHistory, conversation: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """P-FILE-22: a version no history holds is never replaced; the gem is told the write failed."""
+    (conversation / "notes.md").write_text("the first notes")
+    real_save_old = Workspace._save_old
+    real_save_blob = FileHistory.save_blob
+
+    def the_user_saves_meanwhile(self: Workspace, *args: Any) -> bool:
+        kept = real_save_old(self, *args)
+        (conversation / "notes.md").write_text("the user's latest edit")
+        monkeypatch.setattr(FileHistory, "save_blob", the_disk_fills)
+        return kept
+
+    def the_disk_fills(self: FileHistory, source: Any) -> str:
+        raise FileError("the disk is full")
+
+    monkeypatch.setattr(Workspace, "_save_old", the_user_saves_meanwhile)
+    with pytest.raises(FileError, match="the disk is full"):
+        ws.write("workspace:notes.md", "the gem's notes")
+    monkeypatch.setattr(FileHistory, "save_blob", real_save_blob)
+    assert (conversation / "notes.md").read_text() == "the user's latest edit"
+    assert _tree(conversation) == ["notes.md"], "no temporary file is left behind"
     assert history.changes() == []
