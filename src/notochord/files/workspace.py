@@ -33,7 +33,6 @@ import contextlib
 import errno
 import os
 import stat as stat_mod
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,7 +48,7 @@ from notochord.errors import (
 )
 from notochord.files.full import disk_full
 from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, hash_stream, path_state
-from notochord.files.noreplace import exchange, rename_noreplace
+from notochord.files.noreplace import exchange
 from notochord.files.paths import (
     NAME_MAX,
     RUN_PREFIX,
@@ -68,6 +67,7 @@ from notochord.files.paths import (
     real_root,
     split_prefix,
 )
+from notochord.files.placing import move_noreplace, write_replace
 from notochord.files.text import utf8
 
 __all__ = ["NAME_MAX", "RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
@@ -76,9 +76,6 @@ __all__ = ["NAME_MAX", "RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused once open)
 _FILE_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-_FILE_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-# link() failing with these means the file system has no links (or not across these folders)
-_NO_LINKS = frozenset({errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK, errno.EOPNOTSUPP})
 
 
 @dataclass(frozen=True)
@@ -205,7 +202,7 @@ class Workspace:
             with self._change(op, target) as change:
                 in_place = old is not None and self._save_old(change, parent, target, old)
                 try:
-                    displaced = _write_replace(
+                    displaced = write_replace(
                         parent, name, payload, mode=None if old is None else _permissions(old), swap=in_place
                     )
                 except FileExistsError:
@@ -278,7 +275,7 @@ class Workspace:
                     raise FileExistsInWorkspaceError(f"{dst} already exists", path=dst)
                 check_unicode_twin(dst_parent, dest)
                 with self._change("move", source, dest) as change:
-                    _rename_noreplace(src_parent, source.parts[-1], dst_parent, dest.parts[-1], st)
+                    move_noreplace(src_parent, source.parts[-1], dst_parent, dest.parts[-1], st)
                     change.applied(path_state(dest.root, dest.rel))
 
     def mkdir(self, path: str) -> None:
@@ -512,77 +509,6 @@ _FD_PATHS = Path("/proc/self/fd")
 
 def _megabytes(size: int) -> str:
     return f"{-(-size // (1024 * 1024))} MB"
-
-
-def _write_replace(
-    parent: int, name: str, payload: bytes, *, mode: int | None = None, swap: bool = False
-) -> str | None:
-    """Write ``payload`` to ``name`` through a temporary file renamed into place.
-
-    ``mode`` ``None`` means a new file: ``name`` was free when checked and must still be, since a
-    file made there meanwhile has no saved version to roll back to (FileExistsError then).
-
-    With ``swap``, the new version and the one in place trade names in one step where the system
-    can; returns the temporary name, which then holds the version replaced, for the caller to keep
-    and remove. Otherwise (and when the file was gone meanwhile) returns ``None``.
-    """
-    tmp = f".~notochord-{uuid.uuid4().hex}.tmp"
-    fd = os.open(tmp, _FILE_CREATE, 0o666, dir_fd=parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            if mode is not None:
-                # the new version keeps the old one's permissions: a private file stays private
-                os.fchmod(out.fileno(), mode)
-            out.write(payload)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is None:
-            _place_new(parent, tmp, name)
-            return None
-        if swap:
-            with contextlib.suppress(FileNotFoundError):  # gone meanwhile: nothing to replace unseen
-                if exchange(tmp, name, src_dir_fd=parent, dst_dir_fd=parent):
-                    return tmp
-        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        return None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=parent)
-        raise
-
-
-def _place_new(parent: int, tmp: str, name: str) -> None:
-    if rename_noreplace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent):
-        return
-    try:
-        os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno not in _NO_LINKS:
-            raise
-        # a file system without links (FAT, some shares): the narrow check-then-rename is all there is
-        if _lstat(name, parent) is not None:
-            raise FileExistsError(errno.EEXIST, "exists") from None
-        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-    else:
-        os.unlink(tmp, dir_fd=parent)
-
-
-def _rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str, st: os.stat_result) -> None:
-    if rename_noreplace(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir):
-        return
-    if stat_mod.S_ISREG(st.st_mode):
-        try:
-            # link() refuses an existing target atomically, which rename() would silently replace.
-            os.link(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
-        except OSError as exc:
-            if exc.errno not in _NO_LINKS:
-                raise
-        else:
-            os.unlink(src, dir_fd=src_dir)
-            return
-    if _lstat(dst, dst_dir) is not None:
-        raise FileExistsError(errno.EEXIST, "exists")
-    os.rename(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
 
 
 def _entry(name: str, st: os.stat_result) -> Entry:
