@@ -20,8 +20,9 @@ reader relies on.
 The master key is in the backup: whoever holds the file can read the vault's gem storage and refs,
 so the file is created readable by its owner only (mode 0600) and must be kept as safe as the vault.
 
-``restore`` refuses a data directory that is not empty, checks every file against the manifest,
-and moves the vault into place only when all of it was unpacked. The manifest is read as hostile
+``restore`` refuses a data directory that is not empty, checks every file against the manifest
+(names and sizes before a byte is unpacked, and whether the disk has room for them; contents
+after), and moves the vault into place only when all of it was unpacked. The manifest is read as hostile
 input: every path in it must name a file inside the vault, and nothing outside the folder being
 unpacked is ever read or written on its say.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gzip
 import hashlib
 import json
 import os
@@ -38,13 +40,20 @@ import sqlite3
 import tarfile
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from notochord.errors import ConfigurationError, ReadOnlyStoreError, SpaceNotFoundError, StorageError
+from notochord.errors import (
+    ConfigurationError,
+    ReadOnlyStoreError,
+    SpaceNotFoundError,
+    StorageError,
+    StorageFullError,
+)
 from notochord.files.full import disk_full
 
 __all__ = ["BackupSummary", "backup", "restore"]
@@ -61,6 +70,10 @@ _REBUILT = (".usearch", ".fulltext")
 _STABLE_COPY_ATTEMPTS = 50
 _BUSY_TIMEOUT_S = 30.0
 _KEY_BYTES = 32  # what notochord.app reads as the master key; any other size opens no vault
+# what reading a damaged .tar.gz raises: zlib's own error is no OSError, and a CRC mismatch is one
+_UNREADABLE = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile)
+# a name this file system will not hold, whatever the folder's permissions
+_NAME_REFUSED = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,7 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
     if target.is_relative_to(source) or target.parent.resolve().is_relative_to(source.resolve()):
         raise ConfigurationError(f"{target} is inside the data directory {source}; write the backup elsewhere")
     if not target.parent.is_dir():
+        _refuse_non_folder(target, "write the backup into a folder")
         raise ConfigurationError(f"the folder {target.parent} does not exist; create it or name another one")
 
     entries: list[dict[str, Any]] = []
@@ -156,14 +170,17 @@ def restore(archive_path: Path, data_dir: Path) -> BackupSummary:
     """Unpack the backup ``archive_path`` into ``data_dir``, which must be new or empty.
 
     Raises:
-        ConfigurationError: the file is missing or is not a notochord backup, a file in it is
-            damaged, or the data directory is not empty. Nothing is written then.
+        ConfigurationError: the file is missing, is not a notochord backup or is damaged (cut
+            short, changed, or crafted), or the data directory is not empty or not a folder.
+            Nothing is written then.
+        StorageFullError: the disk has no room for the vault; nothing is left behind.
         StorageError: the files could not be written.
     """
     source = Path(os.path.abspath(archive_path.expanduser()))
     target = Path(os.path.abspath(data_dir))
     if not source.is_file():
         raise ConfigurationError(f"no backup file at {source}")
+    _refuse_non_folder(target, "restore into a new or empty folder (--data-dir or NOTOCHORD_DATA_DIR)")
     if target.exists() and not target.is_dir():
         raise ConfigurationError(
             f"the data directory {target} is a file, not a folder; restore into a new or empty folder "
@@ -186,14 +203,15 @@ def restore(archive_path: Path, data_dir: Path) -> BackupSummary:
         ):
             staging = Path(staging_name)
             manifest = _read_manifest(archive, source)
-            _unpack(archive, staging, source)
+            members = _members(archive, manifest, source)
+            _room_for(manifest, staging, target)
+            _unpack(archive, members, staging, source)
             unpacked = staging / _ROOT
             _verify(unpacked, manifest, source)
             os.chmod(unpacked, 0o700)
             os.chmod(unpacked / "master.key", 0o600)
             if target.exists():
-                for child in unpacked.iterdir():
-                    os.replace(child, target / child.name)
+                _move_in(unpacked, target)
             else:
                 os.replace(unpacked, target)
     except OSError as exc:
@@ -213,6 +231,39 @@ def restore(archive_path: Path, data_dir: Path) -> BackupSummary:
         spaces=_spaces(f["path"] for f in files),
         created=str(manifest.get("created", "")),
     )
+
+
+def _refuse_non_folder(path: Path, fix: str) -> None:
+    """Refuse ``path`` when it, or the nearest of its folders that exists, is a broken link or a file."""
+    nearest = path
+    while not os.path.lexists(nearest) and nearest.parent != nearest:
+        nearest = nearest.parent
+    if nearest.is_symlink() and not nearest.exists():
+        # typically a link to a drive that is not mounted: creating the folder would go nowhere
+        raise ConfigurationError(
+            f"{nearest} is a link to {os.readlink(nearest)}, which does not exist; mount or create it, or {fix}"
+        )
+    if nearest != path and not nearest.is_dir():
+        raise ConfigurationError(f"{nearest} is a file, not a folder; {fix}")
+
+
+def _move_in(unpacked: Path, target: Path) -> None:
+    """Move the unpacked vault's entries into the existing folder ``target``, all or none.
+
+    The master key goes last: a vault opens only where its key is, so a move cut short by a crash
+    leaves folders without a key rather than a key without its spaces. A move that fails or is
+    interrupted is taken back, so the folder is empty again and the restore can simply be retried.
+    """
+    moved: list[Path] = []
+    try:
+        for child in sorted(unpacked.iterdir(), key=lambda entry: (entry.name == "master.key", entry.name)):
+            os.replace(child, target / child.name)
+            moved.append(child)
+    except BaseException:  # Ctrl-C too: the folder is left as it was found
+        for child in reversed(moved):
+            with contextlib.suppress(OSError):
+                os.replace(target / child.name, child)
+        raise
 
 
 def _written(exc: OSError, what: str, folder: Path, refused: type[StorageError], fix: str) -> StorageError:
@@ -373,20 +424,41 @@ def _spaces(paths: Iterator[str] | Any) -> tuple[str, ...]:
 def _open_archive(path: Path) -> Iterator[tarfile.TarFile]:
     try:
         archive = tarfile.open(path, mode="r:gz")  # noqa: SIM115  (closed below, once opening succeeded)
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except (EOFError, zlib.error) as exc:
+        # a gzip stream that starts well and then ends or goes wrong: the backup, damaged
+        raise _damaged(path) from exc
+    except (tarfile.TarError, OSError) as exc:
         raise ConfigurationError(f"{path} is not a notochord backup (not a .tar.gz file: {exc})") from exc
     with archive:
         yield archive
 
 
+def _damaged(source: Path) -> ConfigurationError:
+    return ConfigurationError(
+        f"{source} is damaged: it cannot be read to its end (it was cut short or changed since it was "
+        "written); restore from another copy of the backup"
+    )
+
+
 def _read_manifest(archive: tarfile.TarFile, source: Path) -> dict[str, Any]:
+    try:
+        # every header, so that a damaged file is told apart from one that holds no record
+        archive.getmembers()
+    except (*_UNREADABLE, OSError) as exc:
+        raise _damaged(source) from exc
     try:
         member = archive.getmember(MANIFEST)
         handle: IO[bytes] | None = archive.extractfile(member)
         if handle is None or member.size > _MAX_MANIFEST_BYTES:
             raise KeyError(MANIFEST)
-        manifest = json.loads(handle.read().decode("utf-8"))
-    except (KeyError, ValueError, RecursionError, tarfile.TarError, EOFError, OSError) as exc:
+        record = handle.read()
+    except KeyError as exc:
+        raise ConfigurationError(f"{source} is not a notochord backup (it has no readable {MANIFEST})") from exc
+    except (*_UNREADABLE, OSError) as exc:
+        raise _damaged(source) from exc
+    try:
+        manifest = json.loads(record.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise ConfigurationError(f"{source} is not a notochord backup (it has no readable {MANIFEST})") from exc
     if (
         not isinstance(manifest, dict)
@@ -405,6 +477,12 @@ def _read_manifest(archive: tarfile.TarFile, source: Path) -> dict[str, Any]:
             shown = entry.get("path") if isinstance(entry, dict) else entry
             raise ConfigurationError(f"{source} is damaged: its {MANIFEST} lists {str(shown)[:200]!r}, not a file")
         seen.add(entry["path"])
+    folders = {parent.as_posix() for path in seen for parent in PurePosixPath(path).parents}
+    clash = sorted(seen & folders)
+    if clash:
+        raise ConfigurationError(
+            f"{source} is damaged: its {MANIFEST} lists {clash[0][:200]!r} both as a file and as a folder"
+        )
     return manifest
 
 
@@ -427,20 +505,60 @@ def _listed_file(entry: object) -> bool:
     )
 
 
-def _unpack(archive: tarfile.TarFile, staging: Path, source: Path) -> None:
-    members = []
+def _members(archive: tarfile.TarFile, manifest: dict[str, Any], source: Path) -> list[tarfile.TarInfo]:
+    """The archive's files, each checked against the record before a byte is unpacked.
+
+    A member the record does not list, or of another size, could be of any size (a few kilobytes
+    of zeros unpack to gigabytes): found only after unpacking, it would already have filled the disk.
+    """
+    listed = {entry["path"]: entry["size"] for entry in manifest["files"]}
+    members: list[tarfile.TarInfo] = []
+    found: set[str] = set()
     for member in archive.getmembers():
         if member.name == MANIFEST:
             continue
         parts = PurePosixPath(member.name).parts
         if not member.isfile() or len(parts) < 2 or parts[0] != _ROOT or ".." in parts:
             raise ConfigurationError(f"{source} is not a notochord backup (unexpected entry {member.name!r})")
+        rel = PurePosixPath(*parts[1:]).as_posix()
+        if rel not in listed:
+            raise ConfigurationError(f"{source} is damaged: {rel[:200]} is not in the backup's record")
+        if rel in found or member.size != listed[rel]:
+            raise ConfigurationError(f"{source} is damaged: {rel[:200]} differs from the backup's record")
+        found.add(rel)
         members.append(member)
+    missing = sorted(set(listed) - found)
+    if missing:
+        raise ConfigurationError(f"{source} is damaged: {missing[0][:200]} is missing from it")
+    return members
+
+
+def _room_for(manifest: dict[str, Any], staging: Path, target: Path) -> None:
+    """Refuse a backup the disk has no room for before writing, rather than filling the disk (and
+    failing every other program writing to it) to find out."""
+    needed = sum(entry["size"] for entry in manifest["files"])
+    free = shutil.disk_usage(staging).free
+    if needed > free:
+        raise StorageFullError(
+            f"cannot write the vault into {target}: the disk is full (the vault takes {needed} bytes, {free} "
+            "bytes are free). Free some space and retry, or restore onto another disk"
+        )
+
+
+def _unpack(archive: tarfile.TarFile, members: list[tarfile.TarInfo], staging: Path, source: Path) -> None:
     try:
         # The "data" filter refuses absolute paths, links out of the folder and special files.
         archive.extractall(staging, members=members, filter="data")
-    except (tarfile.TarError, EOFError) as exc:
-        raise ConfigurationError(f"{source} is damaged and cannot be unpacked: {exc}") from exc
+    except _UNREADABLE as exc:
+        raise _damaged(source) from exc
+    except OSError as exc:
+        if exc.errno not in _NAME_REFUSED:
+            raise
+        name = os.path.basename(os.fsdecode(exc.filename or ""))
+        raise ConfigurationError(
+            f"{source} cannot be unpacked on the file system of {staging.parent}: it does not allow the "
+            f"file name {name[:80]!r}; restore onto another disk"
+        ) from exc
 
 
 def _verify(unpacked: Path, manifest: dict[str, Any], source: Path) -> None:
