@@ -174,7 +174,7 @@ def test_uninstall_with_delete_them_too_and_undo_in_the_browser(browser: Browser
     assert console.space.gems.list() == []
     assert console.space.user.facts.lookup("self", "pref.food.rated") == []
     page.get_by_role("button", name="Undo the deletion").click()
-    expect(page.get_by_role("status")).to_have_text("Undone: 2 change(s).")
+    expect(page.get_by_role("status")).to_have_text("Undone: 2 changes.")
     assert len(console.space.user.facts.lookup("self", "pref.food.rated")) == 2
 
 

@@ -22,7 +22,7 @@ def test_move_a_collection_under_another_and_see_a_refused_move_explained(
     page = signed_in_page(browser, console)
     page.get_by_role("link", name="Knowledge", exact=True).click()
     tree = page.locator("#kn-tree")
-    expect(tree.locator(f'[data-collection="{soups.id}"]')).to_contain_text("1 document(s)")
+    expect(tree.locator(f'[data-collection="{soups.id}"]')).to_contain_text("1 document")
     tree.get_by_role("link", name="Soups").click()
     expect(page.get_by_role("heading", name="Soups", exact=True)).to_be_visible()
 
@@ -80,7 +80,7 @@ def test_merge_two_entities_by_name_with_the_keyboard_and_undo_it_on_view_change
     merge = page.locator(".change", has_text="merged Annie into Ann Lee")
     expect(merge).to_have_count(1)
     merge.get_by_role("button", name="Undo", exact=True).click()
-    expect(page.get_by_role("status")).to_have_text("Undone: 1 change(s).")
+    expect(page.get_by_role("status")).to_have_text("Undone: 1 change.")
     assert space.user.entities.get(annie.id).id == annie.id
 
 

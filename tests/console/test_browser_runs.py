@@ -31,7 +31,7 @@ def test_undo_a_run_from_its_page(browser: Browser, console: ConsoleServer, ran:
     expect(page).to_have_url(f"{console.url}/runs/{run_id}")
     expect(page.locator("#run-changes .summary")).to_have_text(["pref.food.like = soup"])
     page.get_by_role("button", name="Undo this run").click()
-    expect(page.get_by_role("status")).to_have_text("Undone: 1 change(s).")
+    expect(page.get_by_role("status")).to_have_text("Undone: 1 change.")
     expect(page.locator("#run-changes .status")).to_have_text(["reverted"])
     assert console.space.user.facts.lookup("self", "pref.food") == []
     assert (conversation / "notes" / "food.md").exists()

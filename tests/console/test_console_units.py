@@ -13,7 +13,7 @@ import pytest
 
 from notochord.console.auth import LINK_LIFETIME, SESSION_LIFETIME, ConsoleKeys
 from notochord.console.guard import host_allowed
-from notochord.console.i18n import LABELS, choose_lang
+from notochord.console.i18n import LABELS, choose_lang, text
 from notochord.console.uploads import Uploads
 from notochord.errors import ConfigurationError, GemError
 
@@ -153,3 +153,26 @@ def test_a_lone_manifest_file_keeps_its_form_from_its_name(tmp_path: Path) -> No
     _, packaged = uploads.stage("weather.json", b"{}")
     assert (draft / "manifest.json").is_file()
     assert (packaged / "notochord.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("key", "one", "many"),
+    [
+        ("search_count", "1 passage found.", "3 passages found."),
+        ("kn_doc_count", "1 document", "3 documents"),
+        ("undone", "Undone: 1 change.", "Undone: 3 changes."),
+        ("rollback_done", "Rolled back 1 file.", "Rolled back 3 files."),
+        ("kn_more_passages", "1 more passage is not shown.", "3 more passages are not shown."),
+        ("studio_mistakes", "1 mistake would stop the install:", "3 mistakes would stop the install:"),
+    ],
+)
+def test_counts_are_said_in_the_singular_or_the_plural_as_english_says_them(key: str, one: str, many: str) -> None:
+    """A count reads as a sentence, never as "passage(s)"; Chinese has one form for every count."""
+    assert text(key, "en", n=1) == one
+    assert text(key, "en", n=3) == many
+    assert text(key, "en", n=0) == many.replace("3", "0")
+    assert text(key, "zh", n=1).replace("1", "3") == text(key, "zh", n=3)
+
+
+def test_no_english_label_says_a_count_with_an_s_in_brackets() -> None:
+    assert [key for key, (en, _) in LABELS.items() if "(s)" in en] == []

@@ -53,6 +53,6 @@ def test_undo_still_undoes_when_the_kept_since_filter_is_out_of_range(console: C
     answer = client.post(f"/changes/{change.id}/undo", data={"csrf": token, "f_since": BEFORE_YEAR_ONE})
     assert answer.status_code < 500, answer.text
     page = html.unescape(answer.text)
-    assert "Undone: 1 change(s)." in page
+    assert "Undone: 1 change." in page
     assert "falls outside the years 1 to 9999" in page
     assert next(c for c in console.space.changes.list() if c.id == change.id).status == "reverted"

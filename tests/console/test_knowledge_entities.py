@@ -84,7 +84,7 @@ def test_merging_by_name_keeps_this_entity_and_the_old_id_leads_to_it(console: C
     assert "merged Annie into Ann Lee" in client.get("/changes").text
     assert f'action="/changes/{merge.id}/undo"' in page
     undone = client.post(f"/changes/{merge.id}/undo", data={"csrf": token})
-    assert "Undone: 1 change(s)." in undone.text
+    assert "Undone: 1 change." in undone.text
     assert console.space.user.entities.get(annie.id).id == annie.id
 
 
@@ -150,7 +150,7 @@ def test_deleting_an_entity_ends_the_relations_to_it_and_can_be_undone(console: 
     assert "Deleted." in listed and ">Ann Lee<" not in listed
     assert client.get(f"/knowledge/entities/{ann.id}").status_code == 404
     assert console.space.user.facts.lookup(bob.id, "relation") == []
-    assert "deleted Ann Lee and 1 relation(s) to it" in client.get("/changes").text
+    assert "deleted Ann Lee and 1 relation to it" in client.get("/changes").text
     change = int(answer.headers["location"].split("deleted=")[1])
     assert f'action="/changes/{change}/undo"' in listed
     client.post(f"/changes/{change}/undo", data={"csrf": token})

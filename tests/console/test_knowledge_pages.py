@@ -29,8 +29,8 @@ def test_the_tree_nests_collections_with_their_document_counts(console: ConsoleS
     page = console.client().get("/knowledge")
     assert page.status_code == 200
     tree = page.text.split('id="kn-tree"')[1].split("</section>")[0]
-    assert re.search(rf'data-collection="{recipes.id}">\s*<a [^>]*>Recipes</a>\s*<span[^>]*>2 document\(s\)', tree)
-    assert re.search(rf'data-collection="{soups.id}">\s*<a [^>]*>Soups</a>\s*<span[^>]*>1 document\(s\)', tree)
+    assert re.search(rf'data-collection="{recipes.id}">\s*<a [^>]*>Recipes</a>\s*<span[^>]*>2 documents<', tree)
+    assert re.search(rf'data-collection="{soups.id}">\s*<a [^>]*>Soups</a>\s*<span[^>]*>1 document<', tree)
     # Soups sits inside Recipes' list item, diary and keep at the top
     assert tree.index(">Recipes<") < tree.index(">Soups<") < tree.index("</li>", tree.index(">Soups<"))
     assert ">diary<" in tree and ">keep<" in tree
@@ -85,7 +85,7 @@ def test_a_collection_is_renamed_and_the_rename_is_on_view_changes(console: Cons
     assert "renamed collection Recipes to Cooking" in changes
     [rename] = [c for c in console.space.changes.list() if c.op == "collections.rename"]
     undone = client.post(f"/changes/{rename.id}/undo", data={"csrf": token})
-    assert "Undone: 1 change(s)." in undone.text
+    assert "Undone: 1 change." in undone.text
     assert console.space.user.collections.get(recipes.id).name == "Recipes"
 
 
@@ -192,7 +192,7 @@ def test_a_collection_s_documents_come_a_page_at_a_time(console: ConsoleServer) 
     first = client.get(f"/knowledge/collections/{recipes.id}").text
     assert first.count('data-document="') == DOCS_PER_PAGE
     assert f">dish {DOCS_PER_PAGE + 2:03}<" in first and ">dish 002<" not in first
-    assert f"{DOCS_PER_PAGE + 3} document(s)" in first
+    assert f"{DOCS_PER_PAGE + 3} documents" in first
     assert f'href="/knowledge/collections/{recipes.id}?page=2">Older' in first
     second = client.get(f"/knowledge/collections/{recipes.id}", params={"page": "2"}).text
     assert second.count('data-document="') == 3

@@ -183,7 +183,7 @@ def test_undo_one_change_from_the_page(console: ConsoleServer) -> None:
     client, token = console.signed_in("/changes")
     answer = client.post(f"/changes/{put.change_id}/undo", data={"csrf": token})
     assert answer.status_code == 200
-    assert "Undone: 1 change(s)." in answer.text
+    assert "Undone: 1 change." in answer.text
     assert console.space.user.facts.lookup("self", "identity.nickname") == []
 
 
@@ -195,7 +195,7 @@ def test_undo_a_whole_run_from_the_page(console: ConsoleServer) -> None:
     html = client.get("/changes", params={"run": "run-7"}).text
     assert html.count("Undo the whole run") == 2
     answer = client.post("/changes/undo-run", data={"csrf": csrf_of(html), "run": "run-7"})
-    assert "Undone: 2 change(s)." in answer.text
+    assert "Undone: 2 changes." in answer.text
     assert console.space.user.facts.lookup("self", "identity.nickname") == []
 
 
@@ -265,7 +265,7 @@ def test_uninstall_with_delete_them_too_can_be_undone(console: ConsoleServer) ->
     assert console.space.user.facts.lookup("self", "pref.food.rated") == []
     run = done.text.split('name="run" value="')[1].split('"')[0]
     undone = client.post("/changes/undo-run", data={"csrf": token, "run": run})
-    assert "Undone: 2 change(s)." in undone.text
+    assert "Undone: 2 changes." in undone.text
     assert sorted(f.value for f in console.space.user.facts.lookup("self", "pref.food.rated")) == [
         "braised pork",
         "mapo tofu",

@@ -66,7 +66,7 @@ def test_undo_this_run_reverts_its_changes_once(console: ConsoleServer, ran: tup
     client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/undo", data={"csrf": token})
     assert answer.status_code == 200
-    assert "Undone: 1 change(s)." in answer.text
+    assert "Undone: 1 change." in answer.text
     assert console.space.user.facts.lookup("self", "pref.food") == []
     assert (conversation / "notes" / "food.md").exists(), "undoing the changes leaves the files alone"
     again = client.post(f"/runs/{run_id}/undo", data={"csrf": token})

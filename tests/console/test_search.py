@@ -28,7 +28,7 @@ def test_a_search_lists_passages_with_locator_score_and_why(console: ConsoleServ
     )
     status, text = _page(console, q="stew")
     assert status == 200
-    assert "1 passage(s) found." in text
+    assert "1 passage found." in text
     assert "Stew" in text
     assert f"document {doc.id} · passage 0 · characters 0–" in text
     assert "(words)" in text
@@ -105,7 +105,7 @@ def test_bad_filters_are_refused_next_to_their_fields_and_nothing_is_searched(co
     assert 'id="err-from"' in text and "is not a date; write it as YYYY-MM-DD." in text
     assert 'id="err-kind"' in text
     assert 'aria-invalid="true"' in text
-    assert "passage(s) found" not in text
+    assert "passage found." not in text and "passages found." not in text
     status, text = _page(console, q="stew", entity="Nobody")
     assert status == 422
     assert 'id="err-entity"' in text and "Nobody" in text

@@ -300,7 +300,7 @@ def test_reverting_one_change_restores_the_value_it_replaced(cli: Cli) -> None:
     assert cli.values("self", "work.title") == ["Lead engineer"]
 
     reverted = cli.run("changes", "revert", str(later["change_id"]))
-    assert reverted.stdout.strip() == "reverted: 1 change(s)"
+    assert reverted.stdout.strip() == "reverted: 1 change"
     assert cli.values("self", "work.title") == ["Engineer"]
     [change] = cli.json("changes", "list", "--status", "reverted")
     assert change["id"] == later["change_id"]
@@ -314,7 +314,7 @@ def test_reverting_a_run_undoes_every_change_of_that_run_and_nothing_else(cli: C
     cli.run("facts", "put", "pref.food.like", "ramen", "--as-assistant", "--run", run)
     assert len(cli.json("changes", "list", "--run", run)) == 2
 
-    assert cli.run("changes", "revert", "--run", run).stdout.strip() == "reverted: 2 change(s)"
+    assert cli.run("changes", "revert", "--run", run).stdout.strip() == "reverted: 2 changes"
     assert cli.values("self", "pref.food") == ["dumplings"]
     assert cli.json("changes", "revert", "--run", run) == {"status": "already_reverted", "count": 0}
 

@@ -61,7 +61,7 @@ def test_problems_are_named_with_exit_9_and_repair_rebuilds_them(data_dir: Path)
     _damage(data_dir / "spaces" / "personal.db")
 
     found = run(data_dir, "check", code=9).stdout
-    assert "personal: 2 problem(s)" in found
+    assert "personal: 2 problems" in found
     assert "fulltext_missing" in found and "vector_stale" in found
     assert "org:acme: consistent" in found
     assert "notochord check --repair" in found
@@ -72,7 +72,7 @@ def test_problems_are_named_with_exit_9_and_repair_rebuilds_them(data_dir: Path)
     assert sorted(p["kind"] for p in personal["problems"]) == ["fulltext_missing", "vector_stale"]
 
     repaired = run(data_dir, "check", "--repair", code=0).stdout
-    assert "personal: repaired 2 problem(s)" in repaired
+    assert "personal: repaired 2 problems" in repaired
     assert "personal: consistent" in run(data_dir, "check", code=0).stdout
     hits = run(data_dir, "search", "simmer", code=0).stdout
     assert "Stew" in hits

@@ -177,7 +177,7 @@ def test_import_walks_folders_skips_hidden_and_other_files_and_titles_from_the_f
 
 def test_import_prints_a_summary_for_people_and_keeps_stderr_empty_with_json(cli: Cli, notes: Path) -> None:
     text = cli.run("docs", "import", str(notes))
-    assert "imported 3 file(s) into keep: 3 created, 0 updated, 0 unchanged" in text.stdout
+    assert "imported 3 files into keep: 3 created, 0 updated, 0 unchanged" in text.stdout
     assert "skipped 3" in text.stdout
 
     quiet = cli.run("docs", "import", str(notes / "todo.txt"), "--json")
@@ -232,7 +232,7 @@ def test_unreadable_and_non_utf8_files_are_reported_and_skipped_and_the_rest_is_
     missing = tmp_path / "missing.md"
 
     result = cli.run("docs", "import", str(folder), str(missing), code=2)  # a script sees the failures
-    assert "imported 1 file(s)" in result.stdout
+    assert "imported 1 file" in result.stdout
     assert "4 failed" in result.stdout
     assert f"failed: {folder / 'huge.txt'}: body exceeds limit of {MAX_BODY} characters" in result.stderr
     assert f"failed: {folder / 'latin1.md'}: not UTF-8 text" in result.stderr
@@ -523,7 +523,7 @@ def test_reindex_embeds_every_pending_passage_and_then_search_finds_by_meaning(d
     # no passage shares a word with the query, so before embedding nothing is found
     before = cli.run("search", "cooking a meal")
     assert before.stdout.strip() == "(no matches)"
-    assert "3 passage(s) are not yet searchable by meaning" in before.stderr
+    assert "3 passages are not yet searchable by meaning" in before.stderr
 
     report = cli.json("reindex")
     assert (report["embedded"], report["pending"]) == (3, 0)

@@ -91,7 +91,7 @@ def test_a_file_named_directly_is_imported_whatever_its_kind(cli: Cli, files: Pa
     """``docs import budget.pdf`` imports it."""
     result = cli.run("docs", "import", str(files / "budget.pdf"))
     assert f"created   {files / 'budget.pdf'}" in result.stdout
-    assert "imported 1 file(s) into keep: 1 created" in result.stdout
+    assert "imported 1 file into keep: 1 created" in result.stdout
 
 
 def test_importing_again_updates_a_changed_file_and_leaves_the_others_unchanged(
@@ -118,7 +118,7 @@ def test_importing_again_updates_a_changed_file_and_leaves_the_others_unchanged(
 
     human = cli.run("docs", "import", str(files)).stdout
     assert f"unchanged {files / 'budget.pdf'}" in human
-    assert "imported 3 file(s) into keep: 0 created, 0 updated, 3 unchanged" in human
+    assert "imported 3 files into keep: 0 created, 0 updated, 3 unchanged" in human
 
 
 def test_imported_documents_stay_movable_and_as_new_creates_copies(cli: Cli, files: Path) -> None:
@@ -228,7 +228,7 @@ def test_a_pdf_built_to_be_slow_fails_at_the_deadline_and_the_other_files_are_im
     assert f"failed: {files / 'slow.pdf'}: cannot extract text from slow.pdf: reading it took longer than 1 s" in (
         result.stderr
     )
-    assert "imported 3 file(s)" in result.stdout
+    assert "imported 3 files" in result.stdout
 
 
 def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cli: Cli, files: Path) -> None:
@@ -236,7 +236,7 @@ def test_a_damaged_pdf_fails_with_the_reason_and_the_other_files_are_imported(cl
     (files / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf at all")
     result = cli.run("docs", "import", str(files), code=2)  # one file failed
     assert f"failed: {files / 'broken.pdf'}: cannot extract text from broken.pdf: the PDF is damaged" in result.stderr
-    assert "imported 3 file(s)" in result.stdout
+    assert "imported 3 files" in result.stdout
     assert "1 failed" in result.stdout
 
 

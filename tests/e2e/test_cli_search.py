@@ -97,7 +97,7 @@ def test_a_word_in_no_document_answers_no_matches_with_the_real_model(embedded: 
     result = embedded.run("search", "sourdough")
     lines = result.stdout.splitlines()
     assert lines[0] == "(no matches)"
-    assert f"{len(NOTES)} passage(s) found only by meaning, with a similarity below 0.83" in lines[1]
+    assert f"{len(NOTES)} passages found only by meaning, with a similarity below 0.83" in lines[1]
     assert "--all" in lines[1]
     assert embedded.json("search", "sourdough") == []
 

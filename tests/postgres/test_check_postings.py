@@ -125,5 +125,5 @@ def test_the_check_command_reports_damaged_postings_and_repairs_them(
     report = json.loads(_run(vault.data_dir, database_url, "check", "--json", code=9).stdout)
     personal = next(s for s in report["spaces"] if s["space"] == "personal")
     assert sorted(p["kind"] for p in personal["problems"]) == ["postings_differ", "postings_orphan"]
-    assert "personal: repaired 2 problem(s)" in _run(vault.data_dir, database_url, "check", "--repair", code=0).stdout
+    assert "personal: repaired 2 problems" in _run(vault.data_dir, database_url, "check", "--repair", code=0).stdout
     assert "personal: consistent" in _run(vault.data_dir, database_url, "check", code=0).stdout

@@ -75,7 +75,7 @@ def test_the_progress_bar_off_a_terminal_writes_not_even_an_empty_line(vault: Pa
     result = CliRunner().invoke(app, ["--data-dir", str(vault), "docs", "import", str(notes)], env=ENV)
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
-    assert result.stdout.splitlines()[-1] == "imported 3 file(s) into keep: 3 created, 0 updated, 0 unchanged"
+    assert result.stdout.splitlines()[-1] == "imported 3 files into keep: 3 created, 0 updated, 0 unchanged"
     assert "" not in result.stdout.splitlines()
     with contextlib.redirect_stderr(io.StringIO()):  # stderr a file, whatever runs the tests
         assert progress_bar(hidden=False).disable, "no terminal: no bar (docs import's, and reindex's)"
@@ -137,7 +137,7 @@ def test_the_progress_bar_on_a_terminal_is_drawn_then_leaves_the_screen_clean(va
         f"created   {notes / 'n0.md'}",
         f"created   {notes / 'n1.md'}",
         f"created   {notes / 'n2.md'}",
-        "imported 3 file(s) into keep: 3 created, 0 updated, 0 unchanged",
+        "imported 3 files into keep: 3 created, 0 updated, 0 unchanged",
         "$",
     ]
     assert shown[: shown.index("$") + 1] == [line for line in shown if line], "no empty line in between"

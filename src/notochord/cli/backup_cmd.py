@@ -6,12 +6,14 @@ file holds the master key, so it is created readable by its owner only.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, emit, given_path, reporting, resolve_data_dir
+from notochord.knowledge.arguments import counted
 from notochord.settings import Settings
 
 __all__ = ["backup", "restore"]
@@ -22,9 +24,22 @@ def _data_dir(data_dir: Path | None) -> Path:
         return resolve_data_dir(data_dir) or Settings.load().data_dir
 
 
+def _backup_path(value: str | Path) -> Path:
+    """The backup file or folder named on the command line.
+
+    A trailing slash names a folder, which ``Path`` forgets: ``backup /mnt/usb/`` with nothing
+    mounted there would otherwise write a file named ``usb`` beside the mount point.
+    """
+    path = given_path(value)
+    if isinstance(value, str) and value.endswith(("/", os.sep)) and not path.expanduser().is_dir():
+        raise typer.BadParameter(f"the folder {path} does not exist; create it or name another one")
+    return path
+
+
 def backup(
     path: Annotated[
-        Path, typer.Argument(help="The backup file to write (or an existing folder to write it in).", parser=given_path)
+        Path,
+        typer.Argument(help="The backup file to write (or an existing folder to write it in).", parser=_backup_path),
     ],
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
@@ -35,8 +50,8 @@ def backup(
     with reporting():
         summary = take_backup(_data_dir(data_dir), path)
     text = (
-        f"backed up {summary.files} file(s), {summary.bytes} bytes, spaces {', '.join(summary.spaces) or 'none'}, "
-        f"to {summary.path}\n"
+        f"backed up {counted(summary.files, 'file')}, {summary.bytes} bytes, "
+        f"spaces {', '.join(summary.spaces) or 'none'}, to {summary.path}\n"
         "the backup holds the master key: keep it as safe as the vault itself"
     )
     emit(summary.as_dict(), as_json=as_json, text=text)
@@ -53,7 +68,7 @@ def restore(
     with reporting():
         summary = bring_back(path, _data_dir(data_dir))
     text = (
-        f"restored {summary.files} file(s), spaces {', '.join(summary.spaces) or 'none'}, "
+        f"restored {counted(summary.files, 'file')}, spaces {', '.join(summary.spaces) or 'none'}, "
         f"from the backup of {summary.created} into {summary.path}"
     )
     emit(summary.as_dict(), as_json=as_json, text=text)

@@ -10,6 +10,7 @@ import typer
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
 from notochord.cli.numbers import ID, LIMIT
 from notochord.errors import KnowledgeNotFoundError
+from notochord.knowledge.arguments import counted
 
 app = typer.Typer(help="Everything written, by whom, and undo.", no_args_is_help=True)
 
@@ -72,7 +73,7 @@ def revert(
                 "change of run", f"{run_id!r}; see the runs of recent changes with: notochord changes list"
             )
         result = space.changes.revert(change_id, run_id=run_id)
-    emit(result, as_json=as_json, text=f"{result.status}: {result.count} change(s)")
+    emit(result, as_json=as_json, text=f"{result.status}: {counted(result.count, 'change')}")
 
 
 @app.command("resolve")

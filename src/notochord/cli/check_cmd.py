@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened
+from notochord.knowledge.arguments import counted
 
 if TYPE_CHECKING:
     from notochord.knowledge.check import Problem
@@ -65,17 +66,17 @@ def check_command(
                 }
             )
             if repaired:
-                lines.append(f"{space.name}: repaired {len(repaired)} problem(s)")
+                lines.append(f"{space.name}: repaired {counted(len(repaired), 'problem')}")
                 lines += [_line(p) for p in repaired]
             if problems:
-                lines.append(f"{space.name}: {len(problems)} problem(s)")
+                lines.append(f"{space.name}: {counted(len(problems), 'problem')}")
                 lines += [_line(p) for p in problems]
             elif not repaired:
                 lines.append(f"{space.name}: consistent")
             if repaired and pending:
                 lines.append(
-                    f"  {pending} passage(s) wait to be embedded again: run notochord reindex"
-                    + (f" --org {org}" if org else "")
+                    f"  {counted(pending, 'passage')} {'waits' if pending == 1 else 'wait'} to be embedded again: "
+                    "run notochord reindex" + (f" --org {org}" if org else "")
                 )
     clean = all(not r["problems"] for r in reports)
     if not clean and not repair_:

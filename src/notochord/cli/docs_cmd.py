@@ -67,6 +67,7 @@ from notochord.cli.common import (
 from notochord.cli.numbers import ID, whole_number
 from notochord.cli.search_cmd import progress_bar
 from notochord.errors import KnowledgeValidationError
+from notochord.knowledge.arguments import counted
 from notochord.knowledge.batches import BatchItemError
 from notochord.knowledge.documents import DocumentRecord
 from notochord.knowledge.quotas import MAX_BODY, MAX_NAME
@@ -450,8 +451,8 @@ def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
     lines += [f"skipped   {printable(s['path'])}: {printable(s['reason'])}" for s in summary["skippedFiles"]]
     imported = summary["created"] + summary["updated"] + summary["unchanged"]
     line = (
-        f"imported {imported} file(s) into {printable(summary['collectionName'])}: {summary['created']} created, "
-        f"{summary['updated']} updated, {summary['unchanged']} unchanged"
+        f"imported {counted(imported, 'file')} into {printable(summary['collectionName'])}: "
+        f"{summary['created']} created, {summary['updated']} updated, {summary['unchanged']} unchanged"
         if imported
         else "nothing was imported"
     )
@@ -546,7 +547,7 @@ def show(
     header = [
         printable(doc.title or "(untitled)"),
         f"id {doc.id} in {printable(where)}" + (f", key {printable(doc.key)}" if doc.key is not None else ""),
-        f"written by {printable(doc.writer)}, updated {doc.updated_at}, {doc.chunk_count} chunk(s)",
+        f"written by {printable(doc.writer)}, updated {doc.updated_at}, {counted(doc.chunk_count, 'chunk')}",
     ]
     if doc.source_uri:
         header.append(f"source {printable(doc.source_uri)}")

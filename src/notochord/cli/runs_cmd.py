@@ -22,6 +22,7 @@ from notochord.cli.common import (
 )
 from notochord.cli.numbers import LIMIT, seconds
 from notochord.gems.runner import RUN_STATUSES, RunRecord
+from notochord.knowledge.arguments import counted
 
 app = typer.Typer(help="Runs of gem tools: list, show, undo.", no_args_is_help=True)
 
@@ -182,7 +183,7 @@ def _undone(result: dict[str, Any], *, wrote_knowledge: bool, wrote_files: bool)
     parts: list[str] = []
     knowledge = result["knowledge"]
     if knowledge["status"] == "reverted":
-        parts.append(f"reverted {knowledge['count']} change(s)")
+        parts.append(f"reverted {counted(knowledge['count'], 'change')}")
     elif knowledge["status"] == "already_reverted":
         parts.append("its changes were already reverted")
     if wrote_files:
@@ -190,8 +191,8 @@ def _undone(result: dict[str, Any], *, wrote_knowledge: bool, wrote_files: bool)
         if not restored and not skipped:
             parts.append("its files were already restored")
         if restored:
-            parts.append(f"restored {len(restored)} file(s)")
+            parts.append(f"restored {counted(len(restored), 'file')}")
         if skipped:
             kept = ", ".join(printable(p) for p in skipped)
-            parts.append(f"left {len(skipped)} file(s) changed since alone: {kept}")
+            parts.append(f"left {counted(len(skipped), 'file')} changed since alone: {kept}")
     return f"run {run}: " + "; ".join(parts)

@@ -35,6 +35,7 @@ from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable
 from notochord.cli.embedding import EtaColumn
 from notochord.cli.numbers import whole_number
+from notochord.knowledge.arguments import counted
 from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
 _SEARCH_LIMIT = whole_number(at_least=1, at_most=MAX_LIMIT)
@@ -159,7 +160,8 @@ def search(
         return
     if unembedded:
         console.print(
-            f"note: {unembedded} passage(s) are not yet searchable by meaning; run: notochord reindex",
+            f"note: {counted(unembedded, 'passage')} {'is' if unembedded == 1 else 'are'} not yet searchable by "
+            "meaning; run: notochord reindex",
             highlight=False,
             markup=False,
         )
@@ -168,8 +170,8 @@ def search(
         lines = ["(no documents)" if not query.strip() else "(no matches)"]
     if hidden:
         lines.append(
-            f"({hidden} passage(s) found only by meaning, with a similarity below {MIN_SIMILARITY:.2f}, "
-            "are not shown; see them with --all)"
+            f"({counted(hidden, 'passage')} found only by meaning, with a similarity below {MIN_SIMILARITY:.2f}, "
+            f"{'is' if hidden == 1 else 'are'} not shown; see them with --all)"
         )
     emit(None, as_json=False, text="\n".join(lines))
 
@@ -193,7 +195,7 @@ def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag =
         left = space.index.pending()
         model = embedder.model_id
     text = (
-        f"embedded {embedded} passage(s) with {model}"
+        f"embedded {counted(embedded, 'passage')} with {model}"
         if embedded
         else f"nothing to embed: every passage is already indexed with {model}"
     )

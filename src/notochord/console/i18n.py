@@ -13,7 +13,7 @@ from typing import Final
 
 from notochord.access.sentences import Lang
 
-__all__ = ["LABELS", "LANGS", "LANG_NAMES", "choose_lang", "text"]
+__all__ = ["COUNTED", "LABELS", "LANGS", "LANG_NAMES", "choose_lang", "text"]
 
 LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
 # each language under its own name, as the header's switch shows it
@@ -143,7 +143,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "studio_manifest": ("Manifest", "Manifest"),
     "studio_check": ("Check", "检查"),
     "studio_empty": ("Type or paste a manifest.", "请输入或粘贴一份 manifest。"),
-    "studio_mistakes": ("{n} mistake(s) would stop the install:", "有 {n} 处错误会让安装失败:"),
     "studio_ok": ("No mistakes: the install checks pass.", "没有错误:安装检查通过。"),
     # changes
     "changes_title": ("View changes", "查看改动"),
@@ -166,7 +165,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "who_system": ("System", "系统"),
     "undo": ("Undo", "撤销"),
     "undo_run": ("Undo the whole run", "撤销整次运行"),
-    "undone": ("Undone: {count} change(s).", "已撤销 {count} 项改动。"),
     "undo_no_run": ("no run was chosen", "没有选择运行"),
     "already_undone": ("That was already undone.", "这已经撤销过了。"),
     "undo_refused": ("This cannot be undone: {reason}", "无法撤销:{reason}"),
@@ -313,7 +311,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "kind_person": ("person", "人"),
     "kind_org": ("organization", "组织"),
     "kind_place": ("place", "地点"),
-    "search_count": ("{n} passage(s) found.", "找到 {n} 段内容。"),
     "search_mentioning": ("mentioning {name}", "提到 {name}"),
     "search_untitled": ("(untitled)", "(无标题)"),
     "search_locator": (
@@ -324,10 +321,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "search_why_words": ("words", "词语匹配"),
     "search_why_meaning": ("meaning {similarity}", "语义相近 {similarity}"),
     "search_why_sep": (", ", "、"),
-    "search_hidden": (
-        "{n} passage(s) found only by meaning, and not close enough to the search, are not shown.",
-        "另有 {n} 段内容只按意思找到,而且与搜索不够接近,没有显示。",
-    ),
     "search_hint": (
         "Type what to look for, or choose a filter: an empty search lists the newest documents.",
         "输入要找的内容,或者选择筛选条件:空搜索会列出最新的文档。",
@@ -384,7 +377,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "rollback_refused": ("Its files cannot be rolled back: {reason}", "无法恢复它改动的文件:{reason}"),
     "rollback_no_folder": ("it was not called from a conversation", "它不是从对话中调用的"),
     "rollback_nothing": ("There was nothing left to roll back.", "没有需要恢复的文件了。"),
-    "rollback_done": ("Rolled back {restored} file(s).", "已恢复 {restored} 个文件。"),
     "rollback_skipped": (
         "Left alone, because they changed since: {paths}",
         "以下文件之后又被改动过,所以没有动:{paths}",
@@ -476,7 +468,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "kn_tab_contacts": ("Contacts", "联系人"),
     "kn_where": ("Where it is", "所在位置"),
     "kn_collections": ("Collections", "知识库"),
-    "kn_doc_count": ("{n} document(s)", "{n} 篇文档"),
     "kn_builtin": ("built in", "内置"),
     "kn_made_by_gem": ("made by a gem", "由 gem 创建"),
     "kn_search_all": ("Search every document", "搜索所有文档"),
@@ -524,7 +515,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "kn_source": ("Source", "来源"),
     "kn_passages": ("Passages", "段落"),
     "kn_text": ("Text", "正文"),
-    "kn_more_passages": ("{n} more passage(s) are not shown.", "还有 {n} 个段落没有显示。"),
     "kn_keyed_stays": (
         "It was written with a key, so it stays in this collection, where its key finds it.",
         "它是用键写入的,所以留在这个知识库里,按键总能找到它。",
@@ -575,9 +565,38 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
 }
 
 
+COUNTED: Final[dict[str, tuple[str, str, str]]] = {
+    # key: (English for one, English for any other count, Chinese); the count is the value ``n``
+    "studio_mistakes": (
+        "{n} mistake would stop the install:",
+        "{n} mistakes would stop the install:",
+        "有 {n} 处错误会让安装失败:",
+    ),
+    "undone": ("Undone: {n} change.", "Undone: {n} changes.", "已撤销 {n} 项改动。"),
+    "search_count": ("{n} passage found.", "{n} passages found.", "找到 {n} 段内容。"),
+    "search_hidden": (
+        "{n} passage found only by meaning, and not close enough to the search, is not shown.",
+        "{n} passages found only by meaning, and not close enough to the search, are not shown.",
+        "另有 {n} 段内容只按意思找到,而且与搜索不够接近,没有显示。",
+    ),
+    "rollback_done": ("Rolled back {n} file.", "Rolled back {n} files.", "已恢复 {n} 个文件。"),
+    "kn_doc_count": ("{n} document", "{n} documents", "{n} 篇文档"),
+    "kn_more_passages": (
+        "{n} more passage is not shown.",
+        "{n} more passages are not shown.",
+        "还有 {n} 个段落没有显示。",
+    ),
+}
+
+
 def text(key: str, lang: Lang, **values: object) -> str:
-    """The label ``key`` in ``lang``, with ``{name}`` placeholders filled from ``values``."""
-    en, zh = LABELS[key]
+    """The label ``key`` in ``lang``, with ``{name}`` placeholders filled from ``values``; a label
+    of :data:`COUNTED` takes its English form for one or for any other count from ``n``."""
+    if key in COUNTED:
+        one, other, zh = COUNTED[key]
+        en = one if values.get("n") == 1 else other
+    else:
+        en, zh = LABELS[key]
     template = zh if lang == "zh" else en
     return template.format(**values) if values else template
 

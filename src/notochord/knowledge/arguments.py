@@ -12,7 +12,8 @@ written:
   reads it as not found, as it reads an id that names nothing (OD-K08).
 
 :func:`shown` quotes a caller's value in a message: cut short, never recursing into deep nesting, and
-never failing on what ``repr`` cannot render (an integer of thousands of digits).
+never failing on what ``repr`` cannot render (an integer of thousands of digits). :func:`counted`
+says a count with its noun in the singular or the plural.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ import reprlib
 
 from notochord.errors import KnowledgeValidationError
 
-__all__ = ["LARGEST_STORED", "as_id", "flag", "kind_of", "listed", "shown", "text_or_none", "whole_number"]
+__all__ = [
+    "LARGEST_STORED",
+    "as_id",
+    "counted",
+    "flag",
+    "kind_of",
+    "listed",
+    "shown",
+    "text_or_none",
+    "whole_number",
+]
 
 LARGEST_STORED = 2**63 - 1
 """The largest integer either store holds or compares (SQLite ``INTEGER``, PostgreSQL ``bigint``)."""
@@ -39,6 +50,11 @@ def shown(value: object) -> str:
         return _QUOTE.repr(value)
     except Exception:  # a value whose repr fails is still named by its type
         return f"a value of type {type(value).__name__}"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun`` as English says them: ``1 file``, ``0 files``, ``3 files``."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def kind_of(value: object) -> str:

@@ -37,6 +37,7 @@ import sqlalchemy as sa
 
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import changes, chunk_vectors, chunks, documents, facts, kb_knowledge_bases, quota_usage
+from notochord.knowledge.arguments import counted as in_words
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.indexing import FTS_TABLE, index_document
 from notochord.knowledge.quotas import DAILY_WRITES
@@ -133,7 +134,7 @@ def _documents_problems(conn: sa.Connection) -> list[Problem]:
             Problem(
                 "chunk_without_document",
                 f"document:{doc_id}",
-                f"{len(by_document[doc_id])} chunk(s) of a missing document",
+                f"{in_words(len(by_document[doc_id]), 'chunk')} of a missing document",
             )
         )
     for doc_id, doc in sorted(docs.items()):
@@ -149,7 +150,7 @@ def _documents_problems(conn: sa.Connection) -> list[Problem]:
                 Problem(
                     "chunks_differ_from_body",
                     f"document:{doc_id}",
-                    f"{len(actual)} chunk(s) stored, {len(expected)} cut from the body, and they differ",
+                    f"{in_words(len(actual), 'chunk')} stored, {len(expected)} cut from the body, and they differ",
                 )
             )
     return problems
@@ -280,7 +281,7 @@ def _quota_problems(conn: sa.Connection, core: KnowledgeCore) -> list[Problem]:
                 Problem(
                     "quota_undercount",
                     f"quota:{writer}@{day}",
-                    f"{counted.get((writer, day), 0)} write(s) counted, the change log shows {seen}",
+                    f"{in_words(counted.get((writer, day), 0), 'write')} counted, the change log shows {seen}",
                 )
             )
     for (writer, day), writes in sorted(counted.items()):

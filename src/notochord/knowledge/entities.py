@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
-from notochord.knowledge.arguments import as_id, text_or_none
+from notochord.knowledge.arguments import as_id, counted, text_or_none
 from notochord.knowledge.identifiers import (
     MATCH_ORDER,
     check_kind,
@@ -460,7 +460,7 @@ class Entities:
                 target_id=canonical,
                 touched=[("fact", f) for f in relations],
                 summary=f"deleted {_display_name(tx.conn, canonical)}"
-                + (f" and {len(relations)} relation(s) to it" if relations else ""),
+                + (f" and {counted(len(relations), 'relation')} to it" if relations else ""),
             )
             if relations:
                 tx.conn.execute(

@@ -99,7 +99,7 @@ def test_relations_to_a_deleted_entity_expire_with_it(space: Space) -> None:
     assert space.user.facts.lookup(bob.id, "relation") == []
     assert [f.predicate for f in space.user.facts.lookup("self")] == ["pref.food.like"]
     change = space.changes.get(deletion)
-    assert change.summary == "deleted Cat and 2 relation(s) to it"
+    assert change.summary == "deleted Cat and 2 relations to it"
 
 
 def test_undoing_the_deletion_brings_the_relations_back(space: Space) -> None:

@@ -60,7 +60,7 @@ def _undo(page: Page, *, change_id: int | None, run_id: str | None, filters: Fil
         return _page(page, filters, refusal=page.t("undo_refused", reason=reason))
     if result.status == "already_reverted":
         return _page(page, filters, notice=page.t("already_undone"))
-    return _page(page, filters, notice=page.t("undone", count=result.count))
+    return _page(page, filters, notice=page.t("undone", n=result.count))
 
 
 def _kept_filters(form: dict[str, str]) -> Filters:

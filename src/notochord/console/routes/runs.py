@@ -63,7 +63,7 @@ def undo_run(page: PageDep, run_id: str) -> Response:
         return _run(page, run_id, refusal=page.t("undo_refused", reason=reason))
     if result.status == "already_reverted":
         return _run(page, run_id, notice=page.t("already_undone"))
-    return _run(page, run_id, notice=page.t("undone", count=result.count))
+    return _run(page, run_id, notice=page.t("undone", n=result.count))
 
 
 @router.post("/runs/{run_id}/rollback")
@@ -81,7 +81,7 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
         return _run(page, run_id, refusal=page.t("rollback_refused", reason=str(error)))
     if not report.restored and not report.skipped:
         return _run(page, run_id, notice=page.t("rollback_nothing"))
-    notice = page.t("rollback_done", restored=len(report.restored))
+    notice = page.t("rollback_done", n=len(report.restored))
     if report.skipped:
         notice += " " + page.t("rollback_skipped", paths=", ".join(report.skipped))
     return _run(page, run_id, notice=notice)
