@@ -12,6 +12,8 @@ A DOCX is a ZIP of XML parts; a small upload can hold a huge, highly compressibl
   flat whatever the part holds; the text found so far is checked against the caller's limit while
   parsing. A document type declaration (which Word never writes) is refused, so no entity is ever
   expanded.
+- A damaged compressed stream is refused as a damaged DOCX; an OLE compound file (what Word writes
+  for a password-protected DOCX and for a .doc) is refused saying which of the two it is.
 
 The output matches what python-docx reports for the same package: body paragraphs and tables in
 document order (paragraphs inside revision marks or content controls, and nested tables, are
@@ -24,14 +26,16 @@ vertically merged cell repeating the text of the cell above.
 
 from __future__ import annotations
 
+import lzma
 import posixpath
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, ClassVar, Final
 from xml.parsers import expat
 
-from notochord.errors import DocumentTooLargeError, KnowledgeValidationError
+from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 
 __all__ = ["MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED", "DocxText", "read_docx"]
 
@@ -60,6 +64,10 @@ _PPR, _PSTYLE, _TCPR, _HYPERLINK, _BR = (f"{_W}{name}" for name in ("pPr", "pSty
 _VAL, _TYPE = f"{_W}val", f"{_W}type"
 _RUN_TEXT: Final = {f"{_W}tab": "\t", f"{_W}ptab": "\t", f"{_W}cr": "\n", f"{_W}noBreakHyphen": "-"}
 _TRUE: Final = frozenset({"1", "true", "on"})
+# Word writes a password-protected DOCX, like its binary .doc files, as an OLE compound file, not a
+# ZIP; the encrypted package is a stream of it named "EncryptedPackage".
+_OLE_SIGNATURE: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_PACKAGE: Final = "EncryptedPackage".encode("utf-16-le")
 
 Attributes = dict[str, str]
 
@@ -98,17 +106,42 @@ def read_docx(data: IO[bytes], *, max_text_chars: int, max_unpacked: int = MAX_D
             unpacks past the bounds ("unpacks"), or its text is over ``max_text_chars`` ("over the
             limit").
     """
+    _refuse_compound_file(data)
     try:
         with zipfile.ZipFile(data) as archive:
             return _read(archive, _Budget(max_unpacked, max_text_chars))
     except KnowledgeValidationError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, expat.ExpatError, OSError, EOFError, ValueError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        expat.ExpatError,
+        OSError,  # also a damaged bzip2 stream
+        EOFError,
+        ValueError,
+        zlib.error,  # a damaged deflate stream
+        lzma.LZMAError,
+    ) as exc:
         # a corrupt package fails in many ways; all mean "damaged"
         said = " ".join(str(exc).split())[:200]
         raise KnowledgeValidationError("the DOCX is damaged or not a DOCX" + (f" ({said})" if said else "")) from exc
     except (RuntimeError, NotImplementedError) as exc:  # an encrypted member, an unknown compression
         raise KnowledgeValidationError(f"the DOCX is damaged or cannot be unpacked ({exc})") from exc
+
+
+def _refuse_compound_file(data: IO[bytes]) -> None:
+    """Say what a Word file that is no ZIP is, instead of calling it damaged."""
+    start = data.tell()
+    if data.read(len(_OLE_SIGNATURE)) != _OLE_SIGNATURE:
+        data.seek(start)
+        return
+    if _ENCRYPTED_PACKAGE in data.read():
+        raise KnowledgeValidationError(
+            "the DOCX is password-protected; remove the password (in Word: File, Info, Protect Document) and try again"
+        )
+    raise UnsupportedDocumentError(
+        "it is a Word 97-2003 document (.doc) or another older Office file, not a DOCX; save it as .docx and try again"
+    )
 
 
 def _read(archive: zipfile.ZipFile, budget: _Budget) -> DocxText:

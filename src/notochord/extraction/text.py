@@ -8,11 +8,14 @@ Rules (P-GEN-02, P-NET-10):
 - Supported: plain text (and other ``text/*``), Markdown, HTML, PDF and DOCX. The kind is taken from
   the content type; a missing or generic one (``application/octet-stream``) falls back to the file
   name's extension and then to the content itself (``%PDF-``, a ZIP holding ``word/document.xml``,
-  ``<html``). Anything else, a corrupt file, an encrypted PDF or a file without any text raises
+  ``<html``). Anything else, a corrupt file, an encrypted PDF or DOCX, an empty file, a file without
+  any text or a declared charset that is no character set text is written in raises
   :class:`~notochord.errors.KnowledgeValidationError` with a message saying what to do.
 - Output is Markdown-flavoured plain text: HTML and DOCX headings become ``#`` headings, list items
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe`` and
   ``svg`` elements and ``hidden`` elements are dropped. Paragraphs are separated by a blank line.
+  Text and title hold no NUL and no lone surrogate (it becomes U+FFFD), so any store can take them;
+  a title is one line without control characters.
 - Bounds: at most :data:`MAX_INPUT_BYTES` of input, :data:`MAX_PDF_PAGES` PDF pages,
   :data:`MAX_DOCX_UNPACKED` bytes of XML read from a DOCX (declared sizes and compression ratio
   checked before unpacking, bytes counted while streaming, against ZIP bombs) and
@@ -23,10 +26,10 @@ Rules (P-GEN-02, P-NET-10):
 
 from __future__ import annotations
 
+import codecs
 import io
 import logging
 import re
-import zipfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import unquote, urlsplit
@@ -38,7 +41,9 @@ from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, Un
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 
 if TYPE_CHECKING:
-    from bs4.element import Tag
+    from collections.abc import Callable, Iterator
+
+    from bs4.element import PageElement, Tag
 
 __all__ = [
     "MAX_DOCX_UNPACKED",
@@ -66,6 +71,8 @@ Kind = Literal["text", "markdown", "html", "pdf", "docx"]
 # own message. A NullHandler stops only that fallback: an application that configures logging still
 # receives the records.
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
+# the HTML parser's charset detection logs the same way ("Some characters could not be decoded")
+logging.getLogger("bs4").addHandler(logging.NullHandler())
 
 CONTENT_TYPES: Final[dict[Kind, str]] = {
     "text": "text/plain",
@@ -109,6 +116,19 @@ _BLOCK_TAGS: Final = frozenset(
     }
 )  # fmt: skip
 _BLANK_RUNS: Final = re.compile(r"\n{3,}")
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+# control characters str.split() does not count as whitespace: no title shows them
+_TITLE_CONTROLS: Final = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+# A central directory entry of a ZIP naming the main part of a DOCX: the signature, 24 bytes of
+# versions, flags, method, times, CRC and sizes, the name's length (17), 16 bytes of other lengths,
+# attributes and offset, then the name. Found by a scan, the archive's listing is never built: a
+# small upload can list millions of entries, and the sniff runs in the caller's process.
+_DOCX_ENTRY: Final = re.compile(rb"PK\x01\x02.{24}\x11\x00.{16}word/document\.xml", re.DOTALL)
+# Python codecs that turn bytes into str but are no character set a file is written in: "undefined"
+# always fails, "idna" refuses to replace what it cannot read, "punycode" takes quadratic time (a
+# megabyte holds a server for minutes) and the escape codecs read backslashes as code points.
+_PSEUDO_CHARSETS: Final = frozenset({"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"})
+_REAL_CHARSET: Final = "; send the file with the charset it is written in (such as utf-8), or with none"
 _DOCX_HEADING: Final = re.compile(r"^Heading ([1-6])$")
 
 
@@ -167,13 +187,7 @@ def file_extension(filename: str | None) -> str:
 
 
 def _is_docx_zip(data: bytes) -> bool:
-    if not data.startswith(b"PK\x03\x04"):
-        return False
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return "word/document.xml" in archive.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError):
-        return False
+    return data.startswith(b"PK\x03\x04") and _DOCX_ENTRY.search(data) is not None
 
 
 def _sniff(data: bytes) -> Kind | None:
@@ -224,9 +238,42 @@ def detect_kind(data: bytes, *, filename: str | None, content_type: str | None) 
     return sniffed
 
 
+def _storable(text: str) -> str:
+    """``text`` without lone surrogates, which no store or UTF-8 encoder takes.
+
+    A PDF's character maps, a UTF-7 file or a title string can spell them. A pair that is split in
+    two code points is joined into its character; a lone one becomes U+FFFD.
+    """
+    if _SURROGATES.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def _tidy(text: str) -> str:
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return _BLANK_RUNS.sub("\n\n", "\n".join(lines).replace("\x00", "")).strip()
+    return _storable(_BLANK_RUNS.sub("\n\n", "\n".join(lines).replace("\x00", "")).strip())
+
+
+def _tidy_title(title: str | None) -> str | None:
+    """A title on one line, without control characters (a NUL in a PDF's or a page's title)."""
+    if title is None:
+        return None
+    return " ".join(_TITLE_CONTROLS.sub("", _storable(title)).split()) or None
+
+
+def _charset_problem(declared: str) -> str | None:
+    """Why the declared charset cannot decode a file's text, or None when it can."""
+    try:
+        name = codecs.lookup(declared).name
+    except (LookupError, ValueError):  # ValueError: a name holding a NUL
+        return f"the declared charset {declared!r} is unknown{_REAL_CHARSET}"
+    if name.replace("_", "-") in _PSEUDO_CHARSETS:
+        return f"the declared charset {declared!r} is not a character set text is written in{_REAL_CHARSET}"
+    try:
+        b"".decode(declared)  # a codec from bytes to bytes (base64, zlib) is refused here
+    except LookupError:
+        return f"the declared charset {declared!r} is not a character set text is written in{_REAL_CHARSET}"
+    return None
 
 
 def _decode_text(data: bytes, content_type: str | None, what: str) -> str:
@@ -236,10 +283,10 @@ def _decode_text(data: bytes, content_type: str | None, what: str) -> str:
         return data.decode("utf-16", errors="replace")
     declared = _charset(content_type)
     if declared is not None:
-        try:
-            return data.decode(declared, errors="replace")
-        except LookupError as exc:
-            raise cannot_extract(what, f"the declared charset {declared!r} is unknown") from exc
+        problem = _charset_problem(declared)
+        if problem is not None:
+            raise cannot_extract(what, problem)
+        return data.decode(declared, errors="replace")
     if b"\x00" in data:
         raise cannot_extract(what, "it is a binary file, not text")
     try:
@@ -271,10 +318,25 @@ class _HtmlText:
             self.blocks.append(self._prefix + text)
             self._prefix = ""
 
-    def walk(self, node: Tag) -> None:
+    def walk(self, root: Tag) -> None:
+        """Read ``root``'s descendants in document order.
+
+        With a stack of its own, not recursion: HTML may leave ``</p>`` and ``</li>`` out, and the
+        parser nests each such paragraph in the one before, so an ordinary long page can be
+        thousands of elements deep.
+        """
         from bs4.element import NavigableString, Tag
 
-        for child in node.children:
+        # each level: the children still to read, and what to do once they are read
+        stack: list[tuple[Iterator[PageElement], Callable[[], None] | None]] = [(iter(root.children), None)]
+        while stack:
+            children, after = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                if after is not None:
+                    after()
+                continue
             if isinstance(child, NavigableString):
                 # Comments, doctypes, CDATA and processing instructions are subclasses; only text counts.
                 if type(child) is NavigableString:
@@ -282,44 +344,50 @@ class _HtmlText:
                 continue
             if not isinstance(child, Tag) or child.has_attr("hidden"):
                 continue
-            name = child.name.lower()
-            level = _HEADINGS.get(name)
-            if level is not None:
-                self.flush()
-                heading = " ".join(child.get_text(" ").split())
-                if heading:
-                    self.blocks.append(f"{'#' * level} {heading}")
-                continue
-            if name == "pre":
-                self.flush()
-                preformatted = child.get_text().strip("\n")
-                if preformatted.strip():
-                    self.blocks.append(preformatted)
-                continue
-            if name == "li":
-                self.flush()
-                self._prefix = "- "
-                self.walk(child)
-                self.flush()
-                continue
-            if name in ("td", "th"):
-                self._inline.append(" ")
-                self.walk(child)
-                self._inline.append(" ")
-                continue
-            block = name in _BLOCK_TAGS
-            if block:
-                self.flush()
-            self.walk(child)
-            if block:
-                self.flush()
+            then = self._enter(child)
+            if then is not False:
+                stack.append((iter(child.children), then))
+
+    def _enter(self, tag: Tag) -> Callable[[], None] | Literal[False] | None:
+        """Begin ``tag``: False when it is read whole here, else what to do after its children."""
+        name = tag.name.lower()
+        level = _HEADINGS.get(name)
+        if level is not None:
+            self.flush()
+            heading = " ".join(tag.get_text(" ").split())
+            if heading:
+                self.blocks.append(f"{'#' * level} {heading}")
+            return False
+        if name == "pre":
+            self.flush()
+            preformatted = tag.get_text().strip("\n")
+            if preformatted.strip():
+                self.blocks.append(preformatted)
+            return False
+        if name == "li":
+            self.flush()
+            self._prefix = "- "
+            return self.flush
+        if name in ("td", "th"):
+            self._inline.append(" ")
+            return self._space
+        if name in _BLOCK_TAGS:
+            self.flush()
+            return self.flush
+        return None
+
+    def _space(self) -> None:
+        self._inline.append(" ")
 
 
 def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None, str]:
     from bs4 import BeautifulSoup
 
+    declared = _charset(content_type)
+    if declared is not None and _charset_problem(declared) is not None:
+        declared = None  # as the parser does with a charset it does not know: the page's own or a guess
     try:
-        soup = BeautifulSoup(data, "html.parser", from_encoding=_charset(content_type))
+        soup = BeautifulSoup(data, "html.parser", from_encoding=declared)
     except MemoryError:  # not the file's fault as such: the caller says which ceiling it met
         raise
     except Exception as exc:  # the parser meets untrusted input and may fail in any way
@@ -329,10 +397,7 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
     for element in soup.find_all(_DROPPED_TAGS):
         element.decompose()
     walker = _HtmlText()
-    try:
-        walker.walk(soup)
-    except RecursionError as exc:
-        raise cannot_extract(what, "the HTML is nested too deeply") from exc
+    walker.walk(soup)
     walker.flush()
     text = "\n\n".join(walker.blocks)
     if not title:
@@ -424,6 +489,8 @@ def extract_text(data: bytes, *, filename: str | None = None, content_type: str 
     if len(data) > MAX_INPUT_BYTES:
         raise _too_large(what, f"it is {len(data)} bytes, over the limit of {MAX_INPUT_BYTES} bytes")
     kind = detect_kind(data, filename=filename, content_type=content_type)
+    if not data:  # said as it is, not as a PDF or a DOCX that is "damaged"
+        raise cannot_extract(what, "the file is empty (0 bytes)")
     title: str | None
     if kind == "pdf":
         title, text = _pdf(data, what)
@@ -439,7 +506,7 @@ def extract_text(data: bytes, *, filename: str | None = None, content_type: str 
         raise cannot_extract(what, "it contains no text")
     if len(text) > MAX_TEXT_CHARS:
         raise _too_large(what, f"its text is {len(text)} characters, over the limit of {MAX_TEXT_CHARS}")
-    return ExtractedDocument(title=title, text=text, content_type=CONTENT_TYPES[kind])
+    return ExtractedDocument(title=_tidy_title(title), text=text, content_type=CONTENT_TYPES[kind])
 
 
 def extract_file(path: str | Path, *, content_type: str | None = None) -> ExtractedDocument:
