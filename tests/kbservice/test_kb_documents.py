@@ -23,6 +23,7 @@ from kb_harness import LiveServer, World
 from notochord.db.schema import changes, chunks, documents
 from notochord.extraction import isolated as isolated_extraction
 from notochord.kbservice.documents import IngestLimits, render_record
+from notochord.knowledge.quotas import MAX_NAME
 from pdf_files import slow_pdf
 
 DOC_KEYS = {
@@ -154,6 +155,31 @@ def test_an_upload_title_field_wins_over_the_files_own_title(world: World) -> No
     response = upload(world, kb["id"], "notes.md", b"# Inner\n\ntext", "text/markdown", title="Outer")
     assert response.status_code == 201
     assert response.json()["document"]["title"] == "Outer"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "content_type"),
+    [
+        (
+            "page.html",
+            b"<html><head><title>" + b"t" * 5000 + b"</title></head><body><p>soup</p></body></html>",
+            "text/html",
+        ),
+        ("n" * 2000 + ".md", b"soup of the day", "text/markdown"),
+    ],
+    ids=["a page title of 5,000 characters", "a file name of 2,003 characters"],
+)
+def test_a_long_title_taken_from_the_file_is_cut_to_what_a_title_may_hold_OD_B07(
+    world: World, name: str, data: bytes, content_type: str
+) -> None:
+    """OD-B07: a title the file brings (its page title, else its name) is cut to what a title holds,
+    as a URL's page title is; only a title the caller gives is refused when too long."""
+    kb = world.create_kb()
+    response = upload(world, kb["id"], name, data, content_type)
+    assert response.status_code == 201, response.text
+    title = response.json()["document"]["title"]
+    assert 0 < len(title) <= MAX_NAME
+    assert title in (name[:MAX_NAME], "t" * MAX_NAME)
 
 
 def test_a_structured_record_is_searchable_text_and_kept_whole_as_data_OD_B07(world: World) -> None:

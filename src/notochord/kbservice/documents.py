@@ -335,7 +335,8 @@ class KbDocuments:
                 raise self._out_of_time(upload) from exc
             raise
         return Source(
-            title=title or extracted.title or upload.filename or _UNTITLED,
+            # a title the file brings is cut as a URL's is; only the caller's own is refused as too long
+            title=title or (extracted.title or upload.filename or _UNTITLED)[:MAX_NAME],
             text=check_text(extracted.text, upload.filename or "the file"),
             source_type="file",
             filename=upload.filename,
