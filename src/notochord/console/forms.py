@@ -2,7 +2,9 @@
 
 The app installs :func:`verified_form` as a dependency of every route, so no route can forget it:
 a ``POST`` without the session's token is refused (403) before the route runs, and changes nothing.
-A route refuses a malformed field the same way, with a :class:`ConsoleRefusal` (400).
+The sign-in form alone (:data:`SIGN_IN_PATH`), posted before any session exists, carries the
+one-time sign-in token instead, which its route spends. A route refuses a malformed field the same
+way, with a :class:`ConsoleRefusal` (400).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from notochord.errors import KnowledgeValidationError
 __all__ = [
     "CSRF_FIELD",
     "CSRF_HEADER",
+    "SIGN_IN_PATH",
     "ConsoleRefusal",
     "FieldValueError",
     "session_of",
@@ -31,6 +34,7 @@ __all__ = [
 
 CSRF_FIELD: Final = "csrf"
 CSRF_HEADER: Final = "x-csrf-token"
+SIGN_IN_PATH: Final = "/login"
 _MAX_FIELDS: Final = 200
 _MAX_PART: Final = 1024 * 1024
 _MAX_SHOWN: Final = 40
@@ -89,6 +93,19 @@ async def verified_form(request: Request) -> AsyncIterator[FormData]:
     """
     if request.method in ("GET", "HEAD"):
         yield FormData()
+        return
+    if request.url.path == SIGN_IN_PATH:
+        # The sign-in form has no session yet to bind a CSRF token to. The one-time token it
+        # carries is its proof (the route spends it), and the guard has refused a post from
+        # another site by its Origin and Sec-Fetch-Site, as it does for every form.
+        try:
+            form = await request.form(max_files=0, max_fields=_MAX_FIELDS, max_part_size=_MAX_PART)
+        except HTTPException as exc:
+            raise ConsoleRefusal(400, "refused_form") from exc
+        try:
+            yield form
+        finally:
+            await form.close()
         return
     keys: ConsoleKeys = request.app.state.console_keys
     session = session_of(request)

@@ -6,7 +6,8 @@ Every request, before any route runs:
   connection arrived on, with the port it arrived on. A page on another site that rebinds its own
   name to 127.0.0.1 therefore still sends its own name and is refused (DNS rebinding);
 - an ``Origin``, when sent, must be this same ``http(s)://<host>``, and a browser's
-  ``Sec-Fetch-Site: cross-site`` is refused: another site can neither read nor drive the console;
+  ``Sec-Fetch-Site: cross-site`` is refused: another site can neither read nor drive the console
+  (it may only link to the sign-in page, which then asks before it signs in);
 - a state-changing request must declare its length, within :data:`MAX_BODY`;
 - apart from ``/login`` and the static files, it must carry a valid session cookie.
 
@@ -25,6 +26,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from notochord.console.auth import ConsoleKeys
+from notochord.console.forms import SIGN_IN_PATH
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
 
@@ -116,7 +118,10 @@ class ConsoleGuard:
         origin = headers.get("origin")
         if origin is not None and origin not in {f"http://{headers['host']}", f"https://{headers['host']}"}:
             return _refusal(request, 403, "refused_origin")
-        if headers.get("sec-fetch-site", "").lower() == "cross-site":
+        # a sign-in link may be opened from a chat or a web mail: its page only asks, and signs
+        # in by a form posted from the console itself (notochord.console.routes.session)
+        opens_sign_in = path == SIGN_IN_PATH and request.method in SAFE_METHODS
+        if headers.get("sec-fetch-site", "").lower() == "cross-site" and not opens_sign_in:
             return _refusal(request, 403, "refused_cross_site")
         unsafe = request.method not in SAFE_METHODS
         if unsafe:
@@ -126,7 +131,7 @@ class ConsoleGuard:
             # more digits than MAX_BODY has is too large, without asking int() to read thousands
             if len(length.lstrip("0")) > len(str(MAX_BODY)) or int(length) > MAX_BODY:
                 return _refusal(request, 413, "refused_too_large")
-        if path == "/login" or path.startswith("/static/"):
+        if path == SIGN_IN_PATH or path.startswith("/static/"):
             return None
         session = self._keys.session(request.cookies.get(SESSION_COOKIE))
         if session is None:

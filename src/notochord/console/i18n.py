@@ -185,6 +185,12 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "Open the console with the link the server printed, or get a new one with: notochord console-url",
         "请用服务器打印的链接打开控制台,或者运行 notochord console-url 获取新链接。",
     ),
+    "signin_ask": (
+        "You opened a sign-in link from another site or app. Continue to sign in to the console of your vault "
+        "on this computer.",
+        "你从另一个网站或应用打开了登录链接。继续即可登录这台电脑上你的知识库控制台。",
+    ),
+    "signin_continue": ("Continue", "继续"),
     "signin_link_used": (
         "This link was already used or has expired. Get a new one with: notochord console-url",
         "这个链接已经用过或已过期。请运行 notochord console-url 获取新链接。",

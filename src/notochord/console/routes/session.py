@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from notochord.console.auth import SESSION_LIFETIME, ConsoleKeys
-from notochord.console.forms import ConsoleRefusal, shown
+from notochord.console.forms import SIGN_IN_PATH, ConsoleRefusal, shown
 from notochord.console.guard import SESSION_COOKIE
 from notochord.console.i18n import LANG_NAMES, LANGS, choose_lang, text
 from notochord.console.render import render_page
@@ -42,9 +42,19 @@ def _signed_in() -> Response:
     return response
 
 
-@router.get("/login")
-def login(request: Request, token: str = "") -> Response:
-    """Trade a one-time token for a session cookie, then go to the console's first page."""
+def _from_another_site(request: Request) -> bool:
+    return request.headers.get("sec-fetch-site", "").lower() == "cross-site"
+
+
+def _ask_first(request: Request, token: str) -> Response:
+    """The page a link opened from another site gets: one button that posts the token from here."""
+    lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
+    # The pages' own Referrer-Policy, same-origin, keeps the link from leaving the console; no-referrer
+    # would make the browser post the form with "Origin: null", which the guard refuses.
+    return render_page(request, "signin.html", {"lang": lang, "title": text("signin_title", lang), "token": token})
+
+
+def _sign_in(request: Request, token: str) -> Response:
     keys: ConsoleKeys = request.app.state.console_keys
     if not keys.redeem_login_token(token):
         return _link_refused(request)
@@ -53,12 +63,34 @@ def login(request: Request, token: str = "") -> Response:
     return response
 
 
-@router.head("/login")
+@router.get(SIGN_IN_PATH)
+def login(request: Request, token: str = "") -> Response:
+    """Trade a one-time token for a session cookie, then go to the console's first page.
+
+    Opened from another site (a chat, a web mail), the link only asks: signing in then takes a
+    click on the console's own page, so a page that opens the link by itself signs nobody in, and
+    the session cookie, strictly same-site, is set by a request from the console.
+    """
+    if _from_another_site(request):
+        keys: ConsoleKeys = request.app.state.console_keys
+        return _ask_first(request, token) if keys.login_token_usable(token) else _link_refused(request)
+    return _sign_in(request, token)
+
+
+@router.head(SIGN_IN_PATH)
 def login_head(request: Request, token: str = "") -> Response:
     """The answer GET would give now, without using the link up or starting a session: a link
     checker or a mail scanner asking about a sign-in link must not spend it."""
     keys: ConsoleKeys = request.app.state.console_keys
-    return _signed_in() if keys.login_token_usable(token) else _link_refused(request)
+    if not keys.login_token_usable(token):
+        return _link_refused(request)
+    return _ask_first(request, token) if _from_another_site(request) else _signed_in()
+
+
+@router.post(SIGN_IN_PATH)
+def login_confirmed(request: Request, form: Form) -> Response:
+    """The sign-in page's button: spend the token it carries."""
+    return _sign_in(request, field(form, "token"))
 
 
 @router.post("/logout")
