@@ -338,13 +338,13 @@ def drop_privileges() -> str:
     libc = _libc()
     if libc is None:
         return "privileges: not dropped (no Linux capabilities on this system)"
-    bounding_kept = None
+    bounding_kept = False
     for cap in range(64):
         held = libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0)
         if held < 0:  # past the last capability this kernel knows
             break
         if held and libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            bounding_kept = os.strerror(ctypes.get_errno())
+            bounding_kept = True
             break
     libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = _CapHeader(_CAPABILITY_VERSION_3, 0)
@@ -354,6 +354,6 @@ def drop_privileges() -> str:
     held_now = (_CapData * _CAPABILITY_WORDS)()
     if libc.capget(ctypes.byref(header), held_now) != 0 or any(w.effective or w.permitted for w in held_now):
         return "privileges: not dropped (capabilities remain after dropping them)"
-    if bounding_kept is not None:
-        return f"privileges: none held (the bounding set stays: {bounding_kept})"
+    if bounding_kept:
+        return "privileges: none held"
     return "privileges: none (every capability dropped)"
