@@ -164,6 +164,8 @@ def test_a_lone_manifest_file_keeps_its_form_from_its_name(tmp_path: Path) -> No
         ("rollback_done", "Rolled back 1 file.", "Rolled back 3 files."),
         ("kn_more_passages", "1 more passage is not shown.", "3 more passages are not shown."),
         ("studio_mistakes", "1 mistake would stop the install:", "3 mistakes would stop the install:"),
+        ("counted_facts", "1 fact", "3 facts"),
+        ("count_collections", "collection", "collections"),
     ],
 )
 def test_counts_are_said_in_the_singular_or_the_plural_as_english_says_them(key: str, one: str, many: str) -> None:
@@ -176,3 +178,13 @@ def test_counts_are_said_in_the_singular_or_the_plural_as_english_says_them(key:
 
 def test_no_english_label_says_a_count_with_an_s_in_brackets() -> None:
     assert [key for key, (en, _) in LABELS.items() if "(s)" in en] == []
+
+
+def test_an_uninstall_says_each_count_with_its_own_noun() -> None:
+    """K-UI-13: "Deleted 1 fact, 0 documents and 1 collection.", never "1 facts"."""
+    counts = {
+        "facts": text("counted_facts", "en", n=1),
+        "documents": text("counted_documents", "en", n=0),
+        "collections": text("counted_collections", "en", n=1),
+    }
+    assert text("uninstalled_deleted", "en", **counts) == "Deleted 1 fact, 0 documents and 1 collection."

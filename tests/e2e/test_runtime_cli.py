@@ -216,7 +216,7 @@ def test_runs_list_and_show_as_json(cli: Cli) -> None:
     shown = cli.json("runs", "show", listed["run"])
     assert {k: v for k, v in shown.items() if k != "log"} == listed
     assert isinstance(shown["log"], str)
-    assert [note.split(":")[0] for note in shown["isolation"]] == ["network", "processes", "files"]
+    assert [note.split(":")[0] for note in shown["isolation"]] == ["network", "processes", "files", "privileges"]
     text = cli.run("runs", "show", listed["run"]).stdout
     assert f"run {listed['run']}: weather/home succeeded" in text
     assert cli.runs("recipes") == []

@@ -108,7 +108,7 @@ def test_the_cli_shows_the_secret_once_and_lists_connections_without_it(cli: Cli
     secret = made["secretToShowOnce"]
     assert [(p["permission"], p["on"]) for p in made["permissions"]] == [("collections.read:keep", False)]
     text = cli.run("mcp", "connect", "phone")
-    assert '"args": ["mcp", "serve", "--connection", "phone"]' in text
+    assert f'"args": ["mcp", "serve", "--connection", "phone", "--data-dir", "{cli.data_dir}"]' in text
     assert "notochord gem grant phone PERMISSION" in text
     listed = cli.run("mcp", "list", "--json")
     shown = cli.run("mcp", "show", "desk", "--json")

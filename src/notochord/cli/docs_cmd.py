@@ -72,6 +72,7 @@ from notochord.knowledge.batches import BatchItemError
 from notochord.knowledge.documents import DocumentRecord
 from notochord.knowledge.quotas import MAX_BODY, MAX_NAME
 from notochord.knowledge.writes import USER
+from notochord.settings import Settings
 
 __all__ = ["SUFFIXES", "SUPPORTED", "app", "markdown_title"]
 
@@ -436,6 +437,21 @@ class _Batch:
         self.chars = 0
 
 
+def _embedding_hint() -> str:
+    """What makes the imported passages searchable by meaning: nothing to do, or ``reindex``.
+
+    With ``index_in_background`` on (the default) the passages are handed to a background worker as
+    the command exits (or a running ``notochord serve`` embeds them), so sending the person to
+    ``reindex`` would have them wait for work that is already being done.
+    """
+    if Settings.load().index_in_background:
+        return (
+            "they become searchable by meaning as well as by words once embedded in the background "
+            "(notochord status shows what is pending)"
+        )
+    return "to search them by meaning as well as by words, run: notochord reindex"
+
+
 def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
         emit(summary, as_json=True)
@@ -462,7 +478,7 @@ def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
         line += f"; {summary['failed']} failed"
     lines.append(line)
     if summary["pendingEmbedding"] and imported:
-        lines.append("to search them by meaning as well as by words, run: notochord reindex")
+        lines.append(_embedding_hint())
     emit(None, as_json=False, text="\n".join(lines))
 
 

@@ -9,6 +9,7 @@ import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, given_path, open_space
 from notochord.errors import GemNotFoundError
+from notochord.knowledge.arguments import counted
 
 if TYPE_CHECKING:
     import notochord
@@ -202,7 +203,10 @@ def uninstall(
     """Uninstall a gem. Its knowledge is kept unless --delete-data; its private storage always goes."""
     with open_space(data_dir, org) as space:
         report = space.gems.uninstall(gem_id, delete_data=delete_data)
-    counts = f"{report.facts} facts, {report.documents} documents, {report.collections} collections"
+    counts = ", ".join(
+        counted(n, noun)
+        for n, noun in ((report.facts, "fact"), (report.documents, "document"), (report.collections, "collection"))
+    )
     if delete_data:
         undo = f"notochord changes revert --run '{report.run_id}'"
         text = f"uninstalled {gem_id} and deleted {counts}; undo with: {undo}"

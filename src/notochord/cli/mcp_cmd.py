@@ -9,8 +9,10 @@ over stdio for one connection, which is what desktop clients launch. The MCP SDK
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,11 +31,28 @@ def _switch_lines(name: str, summary: dict[str, object]) -> list[str]:
     return lines
 
 
-def _stdio_snippet(name: str) -> str:
-    import json
+def _notochord_command() -> list[str]:
+    """How a desktop client starts this very notochord: by its full path.
 
-    args = ["mcp", "serve", "--connection", name]
-    return json.dumps({"mcpServers": {"notochord": {"command": "notochord", "args": args}}})
+    A desktop client launches its servers with its own PATH, which holds no virtual environment's
+    ``bin`` folder, so a bare ``notochord`` would not be found there.
+    """
+    # sys.executable is not resolved: a virtual environment's python is a link out of its bin folder.
+    script = Path(sys.executable).with_name("notochord")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "notochord"]
+
+
+def _stdio_config(name: str, data_dir: Path) -> dict[str, Any]:
+    """The ``mcpServers`` entry that serves connection ``name`` of the vault in ``data_dir``.
+
+    The data directory is named: the client's environment has neither ``NOTOCHORD_DATA_DIR`` nor the
+    ``--data-dir`` this command was given, and would otherwise open the per-user vault instead.
+    """
+    command, *before = _notochord_command()
+    args = [*before, "mcp", "serve", "--connection", name, "--data-dir", str(data_dir)]
+    return {"mcpServers": {"notochord": {"command": command, "args": args}}}
 
 
 @app.command("connect")
@@ -53,17 +72,18 @@ def connect(
     """Register an assistant connection (every permission off) and print its secret once."""
     from notochord.mcp_server.connections import Connections, load_permissions_file
 
-    with open_space(data_dir) as space:
+    with opened(data_dir) as nc:
         requested, reason = (None, None) if permissions_from is None else load_permissions_file(permissions_from)
-        connection, secret = Connections(space).connect(name, permissions=requested, reason=reason)
+        connection, secret = Connections(nc.personal).connect(name, permissions=requested, reason=reason)
+        config = _stdio_config(name, nc.data_dir.absolute())
     summary = connection.summary()
-    result = {**summary, "secretToShowOnce": secret}
+    result = {**summary, "secretToShowOnce": secret, "stdioConfig": config}
     lines = [
         f"connected {name}; every permission is off:",
         *_switch_lines(name, summary),
         "",
         "desktop clients (stdio) need no secret; add to their MCP configuration:",
-        "  " + _stdio_snippet(name),
+        "  " + json.dumps(config),
         "",
         "over HTTP (notochord serve), send this secret as 'Authorization: Bearer SECRET' to /mcp;",
         "it is shown only now (revoke it with: notochord mcp revoke " + name + "):",

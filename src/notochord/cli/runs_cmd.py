@@ -91,8 +91,12 @@ def run(
             message = escape(printable_text(str(error.get("message", record.status))))
             console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
             shown = printable(record.id)
+            # soft_wrap: a line broken inside the command would not paste back as one command
             console.print(
-                f"run {shown}: {record.status}; see it with notochord runs show {shown}", highlight=False, markup=False
+                f"run {shown}: {record.status}; see it with notochord runs show {shown}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
         if record.status == "timeout":
             raise typer.Exit(_TIMEOUT_EXIT)

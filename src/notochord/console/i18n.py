@@ -106,9 +106,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "uninstall": ("Uninstall…", "卸载…"),
     "uninstall_title": ("Uninstall {name}?", "卸载 {name}?"),
     "uninstall_wrote": ("What it wrote", "它写入的内容"),
-    "count_facts": ("facts", "条事实"),
-    "count_documents": ("documents", "篇文档"),
-    "count_collections": ("collections", "个知识库"),
     "uninstall_explain": (
         "Keep leaves them as they are, still marked as written by this gem. Delete them too removes them; "
         "you can undo that afterwards. Either way its permissions and private storage are removed.",
@@ -118,13 +115,14 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "keep": ("Keep", "保留"),
     "delete_too": ("Delete them too", "一起删除"),
     "uninstalled": ("Uninstalled {name}", "已卸载 {name}"),
+    # {facts}, {documents} and {collections} are counted_facts, counted_documents, counted_collections
     "uninstalled_kept": (
-        "Kept {facts} facts, {documents} documents and {collections} collections.",
-        "保留了 {facts} 条事实、{documents} 篇文档和 {collections} 个知识库。",
+        "Kept {facts}, {documents} and {collections}.",
+        "保留了 {facts}、{documents}和{collections}。",
     ),
     "uninstalled_deleted": (
-        "Deleted {facts} facts, {documents} documents and {collections} collections.",
-        "删除了 {facts} 条事实、{documents} 篇文档和 {collections} 个知识库。",
+        "Deleted {facts}, {documents} and {collections}.",
+        "删除了 {facts}、{documents}和{collections}。",
     ),
     "uninstall_undo": ("Undo the deletion", "撤销删除"),
     "uninstall_undo_hint": (
@@ -587,6 +585,13 @@ COUNTED: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "rollback_done": ("Rolled back {n} file.", "Rolled back {n} files.", "已恢复 {n} 个文件。"),
     "kn_doc_count": ("{n} document", "{n} documents", "{n} 篇文档"),
+    # the noun after a count shown on its own
+    "count_facts": ("fact", "facts", "条事实"),
+    "count_documents": ("document", "documents", "篇文档"),
+    "count_collections": ("collection", "collections", "个知识库"),
+    "counted_facts": ("{n} fact", "{n} facts", "{n} 条事实"),
+    "counted_documents": ("{n} document", "{n} documents", "{n} 篇文档"),
+    "counted_collections": ("{n} collection", "{n} collections", "{n} 个知识库"),
     "kn_more_passages": (
         "{n} more passage is not shown.",
         "{n} more passages are not shown.",
