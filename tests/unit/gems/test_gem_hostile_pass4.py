@@ -35,12 +35,14 @@ from notochord.errors import FileError
 from notochord.files.history import FileHistory, FolderTrash, path_state
 from notochord.files.runs import RunFolder, RunFolders
 from notochord.files.workspace import Workspace
+from process_tokens import daemon_token, processes_with
 
 GEM = "hostile"
 _HANG_S = 10.0
 
 TOOL = """
 import os
+import sys
 import time
 
 
@@ -49,12 +51,13 @@ async def run(input, ctx):
     if mode == "fork":
         seen, tell = os.pipe()
         if os.fork() == 0:
-            # its pid as the test sees it: in the run's PID namespace os.fork() answers another number
-            os.write(tell, os.readlink("/proc/self").encode())
-            time.sleep(input["sleep"])
-            os._exit(0)
+            # the test finds it by the token in its command line: its pid in the run's PID namespace
+            # names another process on the machine, and so does its /proc/self there
+            os.write(tell, b"started")
+            sleeps = "import sys, time; time.sleep(float(sys.argv[1]))"
+            os.execv(sys.executable, [sys.executable, "-c", sleeps, str(input["sleep"]), input["token"]])
         os.close(tell)
-        return {"child": int(os.read(seen, 32))}
+        return {"child": os.read(seen, 32).decode()}
     if mode == "pipe-journal":
         os.mkfifo(".steps.json")
         raise RuntimeError("failed after leaving a pipe as the journal")
@@ -275,22 +278,19 @@ def test_p_file_01_a_process_the_tool_forked_ends_with_the_run_and_does_not_hold
     """A child the tool forks holds the tool's output and log pipes. Before, the run waited until
     that child ended (a minute here, for ever for a daemon), past its own time limit, and the child
     lived on after it."""
-    started = time.monotonic()
-    record = hostile_space.gems.runner.run_sync(
-        GEM, "main", input={"mode": "fork", "sleep": 60}, conversation=conversation, timeout=30
-    )
-    took = time.monotonic() - started
-    assert record.status == "succeeded", f"{record.error}\n{record.log}"
-    child = record.output["child"]
-    try:
+    with daemon_token() as token:
+        started = time.monotonic()
+        record = hostile_space.gems.runner.run_sync(
+            GEM, "main", input={"mode": "fork", "sleep": 60, "token": token}, conversation=conversation, timeout=30
+        )
+        took = time.monotonic() - started
+        assert record.status == "succeeded", f"{record.error}\n{record.log}"
+        assert record.output["child"] == "started"
         assert took < 20, f"the run took {took:.1f} s: it waited for the forked child"
         deadline = time.monotonic() + 5
-        while _alive(child) and time.monotonic() < deadline:
+        while processes_with(token) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(child), "the process the tool forked outlived the run"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, 9)
+        assert processes_with(token) == [], "the process the tool forked outlived the run"
 
 
 # ------------------------------------------------------------------------- the file history
