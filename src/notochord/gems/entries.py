@@ -3,19 +3,27 @@
 A manifest is valid on its own (:mod:`notochord.gems.manifest`); whether the files it names exist
 depends on the folder it was read from. The installation keeps a copy of that folder and runs tools
 only from the copy, so an entry that is missing, or that leads out of the folder (``..``, an
-absolute path, a symbolic link pointing elsewhere), would only fail at the first run; it is refused
-at install time instead, every such tool at once, and nothing is installed.
+absolute path, a symbolic link pointing elsewhere), that no system could name (a NUL character, too
+long), or that lies in a folder the installation leaves out (``.git``, ``__pycache__``, ``.venv``)
+would only fail at the first run; it is refused at install time instead, every such tool at once,
+and nothing is installed.
 """
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
 from notochord.errors import ManifestError
 from notochord.gems.manifest import Manifest
+from notochord.gems.manifest_fields import has_control_characters
+from notochord.gems.package import LEFT_OUT
 
 __all__ = ["check_tool_entries"]
+
+_SHOWN: Final = 200
 
 
 def _field(raw: Mapping[str, object], tool: str) -> str:
@@ -39,15 +47,40 @@ def check_tool_entries(manifest: Manifest, raw: Mapping[str, object], folder: Pa
     for tool in manifest.tools:
         if tool.entry is None:
             continue
-        where = f"{_field(raw, tool.name)}: tool {tool.name!r}: {tool.entry}"
-        try:
-            target = (root / tool.entry).resolve()
-        except (OSError, RuntimeError):  # a loop of symbolic links
-            problems.append(f"{where} cannot be followed to a file; replace the link with the file")
-            continue
-        if not target.is_relative_to(root):
-            problems.append(f"{where} points outside the gem folder {root}; keep the tool's file inside it")
-        elif not target.is_file():
-            problems.append(f"{where} is not a file in the gem folder {root}; add it or correct the path")
+        where = f"{_field(raw, tool.name)}: tool {tool.name!r}: {_shown(tool.entry)}"
+        problem = _entry_problem(root, tool.entry)
+        if problem is not None:
+            problems.append(f"{where} {problem}")
     if problems:
         raise ManifestError(problems, source=manifest.source)
+
+
+def _shown(entry: str) -> str:
+    """``entry`` as a problem line shows it: quoted when it holds control characters, cut when long."""
+    cut = entry if len(entry) <= _SHOWN else f"{entry[:_SHOWN]}…"
+    return repr(cut) if has_control_characters(cut) else cut
+
+
+def _entry_problem(root: Path, entry: str) -> str | None:
+    if "\x00" in entry:
+        return "is not a path a file can have: it holds a NUL character; correct the path"
+    try:
+        target = (root / entry).resolve()
+        inside = target.is_relative_to(root)
+        is_file = inside and target.is_file()
+    except RuntimeError:  # a loop of symbolic links
+        return "cannot be followed to a file; replace the link with the file"
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return "is not a path a file can have: it is too long for the system; correct the path"
+        if exc.errno == errno.ELOOP:
+            return "cannot be followed to a file; replace the link with the file"
+        return f"cannot be read: {(exc.strerror or 'the system refused').lower()}; check that you may read it"
+    if not inside:
+        return f"points outside the gem folder {root}; keep the tool's file inside it"
+    if not is_file:
+        return f"is not a file in the gem folder {root}; add it or correct the path"
+    left_out = next((part for part in target.relative_to(root).parts if part in LEFT_OUT), None)
+    if left_out is not None:
+        return f"is inside {left_out}, which an installation does not copy; move the file out of it"
+    return None

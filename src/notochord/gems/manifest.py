@@ -22,6 +22,10 @@ one :class:`~notochord.errors.ManifestError` (OD-P10); a manifest with any probl
 
 - ``name`` is required. The gem id is ``id`` when given, else derived from ``name`` as a slug
   ``[a-z0-9][a-z0-9-]*`` (at most 64 characters).
+- ``version`` is optional: when given, not blank and at most 100 characters. No name, tool name or
+  version holds a control character (a terminal showing it would obey it).
+- A manifest file is UTF-8 JSON of at most 4 MiB; a leading byte order mark is ignored, and ``NaN`` and
+  ``Infinity``, which Python's JSON reader would take, are refused, as are keys given twice.
 - Unknown keys are tolerated at the top level. Wrong JSON types are problems everywhere.
 - What the gem requests (the knowledge section, its predicate declarations, the network section and
   the other permission keys) is read by :mod:`notochord.gems.manifest_permissions`; its tools and
@@ -39,7 +43,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from notochord.errors import ManifestError
-from notochord.gems.manifest_fields import Form, Problems, optional_str, required_text
+from notochord.gems.manifest_fields import (
+    CONTROL_PROBLEM,
+    Form,
+    Problems,
+    has_control_characters,
+    optional_str,
+    required_text,
+)
 from notochord.gems.manifest_permissions import KnowledgeSection, PredicateDeclaration, parse_requests
 from notochord.gems.manifest_tools import ResourceSpec, ToolSpec, parse_resources, parse_tools
 from notochord.gems.sops import SopSpec, parse_sops
@@ -68,6 +79,9 @@ ASSISTANT_KIND: Final = "assistant"
 """The ``kind`` of the gem an assistant connects as over MCP: no tools, only its switches."""
 
 MAX_ID: Final = 64
+MAX_VERSION: Final = 100
+MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
+"""The largest manifest file read."""
 
 _ID_RE: Final = re.compile(r"[a-z0-9][a-z0-9-]*", re.ASCII)
 
@@ -150,6 +164,19 @@ def _gem_id(data: Mapping[str, object], name: str | None, problems: Problems) ->
     return slug
 
 
+def _version(data: Mapping[str, object], problems: Problems) -> str | None:
+    version = optional_str(data, "version", "version", problems)
+    if version is None:
+        return None
+    if not version.strip():
+        problems.add("version", "must not be blank; leave it out or write one such as 1.0.0")
+    elif len(version) > MAX_VERSION:
+        problems.add("version", f"is {len(version)} characters; the limit is {MAX_VERSION}")
+    elif has_control_characters(version):
+        problems.add("version", CONTROL_PROBLEM)
+    return version
+
+
 def parse_manifest(data: object, *, form: Form | None = None, source: str | None = None) -> Manifest:
     """Validate decoded manifest JSON and return the typed model.
 
@@ -171,8 +198,10 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
     problems = Problems()
 
     name = required_text(data, "name", "name", problems)
+    if name is not None and has_control_characters(name):
+        problems.add("name", CONTROL_PROBLEM)
     gem_id = _gem_id(data, name, problems)
-    version = optional_str(data, "version", "version", problems)
+    version = _version(data, problems)
     description = optional_str(data, "description", "description", problems)
     kind = optional_str(data, "kind", "kind", problems)
 
@@ -200,6 +229,7 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
 
 
 _NOT_JSON: Final = "$: the manifest is not valid JSON"
+_FEW_KILOBYTES: Final = "a manifest is a few kilobytes"
 
 # What Python's JSON reader says (the start of its message) → the same in plain words.
 _JSON_PROBLEMS: Final = (
@@ -243,6 +273,18 @@ def _not_utf8(raw: bytes, start: int) -> str:
     )
 
 
+class _NotJsonNumberError(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's JSON reader takes them, JSON does not."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__(word)
+        self.word = word
+
+
+def _refuse_constant(word: str) -> object:
+    raise _NotJsonNumberError(word)
+
+
 def _decode(path: Path) -> object:
     duplicates: list[str] = []
 
@@ -255,17 +297,30 @@ def _decode(path: Path) -> object:
         return result
 
     try:
-        raw = path.read_bytes()
+        # a manifest is a few kilobytes, and a file of gigabytes must not fill memory
+        too_large = path.stat().st_size > MAX_MANIFEST_BYTES
+        raw = b"" if too_large else path.read_bytes()
     except OSError as exc:
         raise ManifestError([_unreadable(exc)], source=str(path)) from exc
+    if too_large or len(raw) > MAX_MANIFEST_BYTES:
+        raise ManifestError(
+            [f"$: the manifest file is larger than {MAX_MANIFEST_BYTES // (1024 * 1024)} MiB; {_FEW_KILOBYTES}"],
+            source=str(path),
+        )
     try:
-        text = raw.decode("utf-8")
+        # editors that save "UTF-8 with BOM" put U+FEFF first; it is no part of the JSON
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ManifestError([_not_utf8(raw, exc.start)], source=str(path)) from exc
     try:
-        data = json.loads(text, object_pairs_hook=pairs)
+        data = json.loads(text, object_pairs_hook=pairs, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise ManifestError([_not_json(exc, text)], source=str(path)) from exc
+    except _NotJsonNumberError as exc:
+        raise ManifestError(
+            [f"{_NOT_JSON}: {exc.word} is not a JSON number; write a number, or text in double quotes"],
+            source=str(path),
+        ) from exc
     except RecursionError as exc:
         raise ManifestError([f"{_NOT_JSON}: it nests lists or objects too deeply to read"], source=str(path)) from exc
     except ValueError as exc:

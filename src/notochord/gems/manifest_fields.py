@@ -6,10 +6,14 @@ one :class:`Problems` and goes on, so the user sees every problem at once (OD-P1
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Literal
 
-__all__ = ["Form", "Problems", "optional_str", "required_text"]
+__all__ = ["CONTROL_PROBLEM", "Form", "Problems", "has_control_characters", "optional_str", "required_text"]
+
+CONTROL_PROBLEM = "must be one line without control characters (line breaks, tabs, escapes)"
+"""The problem of a name or version holding one: a terminal showing it would obey it."""
 
 Form = Literal["draft", "packaged"]
 
@@ -46,3 +50,8 @@ def required_text(data: Mapping[str, object], key: str, path: str, problems: Pro
         problems.add(path, "must not be blank")
         return None
     return value
+
+
+def has_control_characters(value: str) -> bool:
+    """Whether ``value`` holds a control character (category ``Cc``: line breaks, tabs, ESC, NUL)."""
+    return any(unicodedata.category(c) == "Cc" for c in value)

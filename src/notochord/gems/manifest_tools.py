@@ -1,9 +1,10 @@
 """The tools and resources of a manifest.
 
-- A tool has a ``name`` and an optional ``entry``. Its ``permissions`` say whether it gets
-  ``ctx.knowledge`` (K-MAN-02/05/06, OD-K49): in a draft ``manifest.json`` a list (absent means the
-  tool gets it), in a packaged ``notochord.json`` an object of flags (``{"knowledge": true}``). A
-  draft with a gem-level ``entry`` and no ``tools`` has one tool named after the entry file's stem.
+- A tool has a ``name`` (one line, unique even when case and Unicode form are ignored) and an
+  optional ``entry``. Its ``permissions`` say whether it gets ``ctx.knowledge`` (K-MAN-02/05/06,
+  OD-K49): in a draft ``manifest.json`` a list (absent means the tool gets it), in a packaged
+  ``notochord.json`` an object of flags (``{"knowledge": true}``). A draft with a gem-level
+  ``entry`` and no ``tools`` has one tool named after the entry file's stem.
 - Resources (OD-P09): ``url`` (http or https), ``sha256`` written ``sha256:<64 hex digits>``,
   ``description``, optional ``size`` in bytes.
 - Unknown keys of tools and resources are tolerated (manifests carry more than this module reads).
@@ -12,13 +13,21 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Final
 from urllib.parse import urlsplit
 
-from notochord.gems.manifest_fields import Form, Problems, optional_str, required_text
+from notochord.gems.manifest_fields import (
+    CONTROL_PROBLEM,
+    Form,
+    Problems,
+    has_control_characters,
+    optional_str,
+    required_text,
+)
 
 __all__ = ["ResourceSpec", "ToolSpec", "parse_resources", "parse_tools"]
 
@@ -89,6 +98,7 @@ def parse_tools(data: Mapping[str, object], form: Form, problems: Problems) -> t
         return ()
     tools: list[ToolSpec] = []
     seen: dict[str, int] = {}
+    alike: dict[str, tuple[int, str]] = {}
     for index, item in enumerate(raw):
         path = f"tools[{index}]"
         if not isinstance(item, dict):
@@ -99,10 +109,24 @@ def parse_tools(data: Mapping[str, object], form: Form, problems: Problems) -> t
         knowledge, capabilities = _tool_capabilities(item.get("permissions"), f"{path}.permissions", form, problems)
         if name is None:
             continue
+        if has_control_characters(name):
+            problems.add(f"{path}.name", CONTROL_PROBLEM)
+            continue
         if name in seen:
             problems.add(f"{path}.name", f"duplicate tool name {name!r} (first at tools[{seen[name]}])")
             continue
+        # names that differ only in case or Unicode form look the same to whoever picks the tool
+        key = unicodedata.normalize("NFKC", name).casefold()
+        if key in alike:
+            first, first_name = alike[key]
+            problems.add(
+                f"{path}.name",
+                f"duplicate tool name {name!r}: it differs from tools[{first}].name {first_name!r} only in "
+                "case or Unicode form; give the tools names that read differently",
+            )
+            continue
         seen[name] = index
+        alike[key] = (index, name)
         tools.append(ToolSpec(name, tool_entry, knowledge, capabilities))
     return tuple(tools)
 

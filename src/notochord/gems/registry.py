@@ -3,15 +3,16 @@
 Rules:
 
 - Install validates the manifest (every problem listed at once), that every tool's entry file is in
-  the gem folder, and the predicate declarations against the vocabulary, then records the gem, one
-  switch per requested permission (all off, K-PERM-03) and the declared predicates, in one
-  transaction: a failed install leaves nothing (P-KVAL-06). At run time only this record is
-  consulted; the manifest file is never read again (P-GEN-04).
+  the gem folder, that the folder holds nothing an installation cannot keep (links out of it, pipes,
+  devices: :mod:`notochord.gems.package`), and the predicate declarations against the vocabulary,
+  then records the gem, one switch per requested permission (all off, K-PERM-03) and the declared
+  predicates, in one transaction: a failed install leaves nothing (P-KVAL-06). At run time only
+  this record is consulted; the manifest file is never read again (P-GEN-04).
 - The user can switch on only permissions the installed manifest requested (K-PERM-25). Every write
   of a switch goes through :class:`~notochord.gems.grants.GrantBook`, which gives the switches a new
   version; every call checks that version, so a change takes effect on the very next call (K-PERM-04).
-- Upgrade keeps the switches of permissions still requested, adds new ones off, and drops the rest
-  (P-GEN-06, OD-P11).
+- Upgrade keeps the switches of permissions still requested, adds new ones off, and drops the rest,
+  with the ticked collections once no ``user-selected`` permission is requested (P-GEN-06, OD-P11).
 - Uninstall counts what the gem contributed; with ``delete_data`` it also removes that knowledge as
   one batch of changes the user can revert (K-UNINST, OD-K48). Either way the switches and the
   installation's key salt go, so the gem's earlier refs and private storage are gone for good.
@@ -39,17 +40,26 @@ from notochord.access.permissions import (
     PermissionSet,
 )
 from notochord.access.sentences import sentence
-from notochord.db.schema import collections, facts, gem_grants, gem_settings, gems
+from notochord.db.schema import collection_ticks, collections, facts, gem_grants, gem_settings, gems
 from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationError, ManifestError
 from notochord.gems.entries import check_tool_entries
 from notochord.gems.grants import GrantBook
 from notochord.gems.keys import derive_key
 from notochord.gems.manifest import Manifest, parse_manifest, read_manifest
+from notochord.gems.package import check_package
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.fact_rows import written_by
 from notochord.knowledge.writes import USER
 
-__all__ = ["CREATOR_WATERMARK", "GemRegistry", "InstalledGem", "PermissionSwitch", "UninstallReport", "covers"]
+__all__ = [
+    "CREATOR_WATERMARK",
+    "GemRegistry",
+    "InstalledGem",
+    "PermissionSwitch",
+    "UninstallReport",
+    "covers",
+    "folder_of",
+]
 
 CREATOR_WATERMARK = "creator_watermark"
 """gem_settings key: the highest collection id when the installation began (creator rights start after it)."""
@@ -103,16 +113,42 @@ class GemRegistry:
 
     # ------------------------------------------------------------ install / upgrade
 
-    def install(self, path: str | Path) -> InstalledGem:
+    def read(self, path: str | Path, *, installed: bool | None = None) -> tuple[Manifest, dict[str, object]]:
+        """Read and check the gem in ``path`` as :meth:`install` does, recording nothing.
+
+        ``installed`` ``False`` also refuses a gem that is installed already, ``True`` one that is not.
+
+        Raises:
+            ManifestError: the manifest is invalid, or a tool's entry is not a file of the folder.
+            GemError: the folder holds what an installation cannot keep (:mod:`notochord.gems.package`),
+                or the gem is (not) installed against ``installed``.
+        """
+        manifest, raw = read_manifest(Path(path))
+        folder = folder_of(Path(path))
+        check_tool_entries(manifest, raw, folder)
+        check_package(folder)
+        if installed is not None:
+            with self._core.store.read() as conn:
+                present = conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is not None
+            if present and not installed:
+                raise GemError(f"gem {manifest.id} is already installed; upgrade it instead")
+            if installed and not present:
+                raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
+        return manifest, raw
+
+    def install(self, path: str | Path, *, source: str | Path | None = None) -> InstalledGem:
         """Install the gem in ``path`` (a folder or a manifest file). Every permission starts off.
+
+        ``source`` is the folder or file to record as where the gem came from, when ``path`` is a
+        copy of it.
 
         Raises:
             ManifestError: the manifest is invalid, or declares a predicate that clashes with the
                 vocabulary; nothing was installed.
-            GemError: a gem with that id is already installed (use :meth:`upgrade`).
+            GemError: a gem with that id is already installed (use :meth:`upgrade`), or the folder
+                holds what an installation cannot keep.
         """
-        manifest, raw = read_manifest(Path(path))
-        check_tool_entries(manifest, raw, _folder(Path(path)))
+        manifest, raw = self.read(path)
         store = self._core.store
         with store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is not None:
@@ -124,7 +160,7 @@ class GemRegistry:
                     name=manifest.name,
                     version=manifest.version,
                     manifest_json=json.dumps({"form": manifest.form, "data": raw}, ensure_ascii=False),
-                    source_path=str(Path(path).resolve()),
+                    source_path=str(Path(source if source is not None else path).resolve()),
                     key_salt=secrets.token_hex(32),
                     installed_at=tx.now,
                     updated_at=tx.now,
@@ -139,10 +175,13 @@ class GemRegistry:
             )
         return self.get(manifest.id)
 
-    def upgrade(self, path: str | Path) -> InstalledGem:
-        """Replace an installed gem's manifest, keeping the switches of permissions still requested."""
-        manifest, raw = read_manifest(Path(path))
-        check_tool_entries(manifest, raw, _folder(Path(path)))
+    def upgrade(self, path: str | Path, *, source: str | Path | None = None) -> InstalledGem:
+        """Replace an installed gem's manifest, keeping the switches of permissions still requested.
+
+        The ticked collections go when the new manifest requests no ``user-selected`` permission
+        (OD-P11), so a later version asking for them again starts with none ticked.
+        """
+        manifest, raw = self.read(path)
         with self._core.store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is None:
                 raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
@@ -155,6 +194,8 @@ class GemRegistry:
             self.grants.drop(tx.conn, manifest.id, set(current) - requested)
             added = [p for p in manifest.knowledge.permission_strings() if p not in current]
             self.grants.add(tx.conn, manifest.id, added, now=tx.now)
+            if not manifest.knowledge.asks_for_chosen_collections():
+                tx.conn.execute(sa.delete(collection_ticks).where(collection_ticks.c.gem_id == manifest.id))
             tx.conn.execute(
                 sa.update(gems)
                 .where(gems.c.id == manifest.id)
@@ -162,7 +203,7 @@ class GemRegistry:
                     name=manifest.name,
                     version=manifest.version,
                     manifest_json=json.dumps({"form": manifest.form, "data": raw}, ensure_ascii=False),
-                    source_path=str(Path(path).resolve()),
+                    source_path=str(Path(source if source is not None else path).resolve()),
                     updated_at=tx.now,
                 )
             )
@@ -401,7 +442,7 @@ class GemRegistry:
         )
 
 
-def _folder(path: Path) -> Path:
+def folder_of(path: Path) -> Path:
     """The gem folder of a folder or manifest path (what the installation copies)."""
     return path if path.is_dir() else path.parent
 

@@ -44,6 +44,7 @@ from notochord.gems.api.files import RunHandle, rollback_run, start_run
 from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process
 from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.manifest import ToolSpec
+from notochord.gems.package import stage_package, swap_in
 from notochord.gems.registry import GemRegistry
 from notochord.gems.run_leases import Lease, LeaseState, RunLeases
 from notochord.knowledge.core import KnowledgeCore
@@ -133,14 +134,16 @@ class Runner:
         return self.code_root / gem_id
 
     def store_code(self, gem_id: str, source: Path) -> None:
-        """Keep the installed gem's code, so a run never reads the author's folder again."""
+        """Keep the installed gem's code, so a run never reads the author's folder again.
+
+        The copy follows no link out of the folder (:mod:`notochord.gems.package`).
+
+        Raises:
+            GemError: the folder holds what an installation cannot keep, or cannot be copied.
+        """
         source = source if source.is_dir() else source.parent
         target = self.code_dir(gem_id)
-        staging = target.with_name(target.name + ".new")
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(source, staging, ignore=shutil.ignore_patterns(".git", "__pycache__", ".venv"), symlinks=False)
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
+        swap_in(stage_package(source, target), target)
 
     def drop_code(self, gem_id: str) -> None:
         shutil.rmtree(self.code_dir(gem_id), ignore_errors=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from notochord.access.change_scope import Scope
 from notochord.clock import Clock
-from notochord.errors import GemError, GemNotFoundError, NotochordError
+from notochord.errors import GemError, GemNotFoundError
 from notochord.gems.api.documents import creator_watermark, register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.gems.context import (
@@ -22,8 +22,10 @@ from notochord.gems.context import (
     SpaceServices,
     new_run_id,
 )
+from notochord.gems.manifest import Manifest
+from notochord.gems.package import stage_package, swap_in
 from notochord.gems.refs import RefCodec
-from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport
+from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport, folder_of
 from notochord.gems.resources import download_resources
 from notochord.gems.runner import Runner
 from notochord.knowledge.core import KnowledgeCore
@@ -66,18 +68,29 @@ class Gems:
     def install(self, path: str | Path) -> InstalledGem:
         """Install the gem in ``path``: its code is kept with the installation, and the files its
         manifest lists under ``resources`` are downloaded and verified; if any of that fails, nothing
-        stays installed."""
-        gem = self.registry.install(path)
+        stays installed.
+
+        The manifest recorded is the one of the copy kept, checked again there: what runs is what
+        was checked, even if the folder changes meanwhile.
+        """
+        source = Path(path)
+        manifest, _ = self.registry.read(source, installed=False)
+        staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
         try:
-            self.runner.store_code(gem.id, Path(path))
-            self._download_resources(gem.id)
-        except (OSError, NotochordError) as exc:
+            gem = self.registry.install(staged / source.name if source.is_file() else staged, source=source)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+        try:
+            swap_in(staged, self.runner.code_dir(gem.id))
+            self._download_resources(gem.manifest, gem.id)
+        except BaseException as exc:
             self.registry.uninstall(gem.id)
             self.runner.drop_code(gem.id)
             shutil.rmtree(self.resources_dir(gem.id), ignore_errors=True)
-            if isinstance(exc, NotochordError):
-                raise
-            raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
+            if isinstance(exc, OSError):
+                raise GemError(f"cannot keep the code of gem {gem.id}: {exc.strerror or exc}") from exc
+            raise
         return gem
 
     def _creator_watermark(self, gem_id: str) -> int:
@@ -88,8 +101,7 @@ class Gems:
         """Where the gem's downloaded ``resources`` are kept (read-only for its tools)."""
         return self.runner.code_dir(gem_id).with_name(f"{gem_id}.resources")
 
-    def _download_resources(self, gem_id: str) -> None:
-        manifest = self.registry.manifest(gem_id)
+    def _download_resources(self, manifest: Manifest, gem_id: str) -> None:
         if not manifest.resources:
             return
         rules = self.services.network_rules
@@ -114,13 +126,24 @@ class Gems:
             pool.submit(download).result()
 
     def upgrade(self, path: str | Path) -> InstalledGem:
-        """Upgrade to the gem in ``path``: new code, and the new version's ``resources``."""
-        gem = self.registry.upgrade(path)
+        """Upgrade to the gem in ``path``: new code, and the new version's ``resources``.
+
+        Everything that can fail (checking the folder, copying it, downloading the resources) is
+        done before the new manifest is recorded: a refused upgrade leaves the installed version,
+        its code and its switches as they were.
+        """
+        source = Path(path)
+        manifest, _ = self.registry.read(source, installed=True)
+        staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
         try:
-            self.runner.store_code(gem.id, Path(path))
-            self._download_resources(gem.id)
-        except OSError as exc:
-            raise GemError(f"cannot keep the code of gem {gem.id}: {exc}") from exc
+            copied = staged / source.name if source.is_file() else staged
+            manifest, _ = self.registry.read(copied, installed=True)
+            self._download_resources(manifest, manifest.id)
+            gem = self.registry.upgrade(copied, source=source)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+        swap_in(staged, self.runner.code_dir(gem.id))
         return gem
 
     def list(self) -> builtins.list[InstalledGem]:
