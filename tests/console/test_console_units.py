@@ -141,6 +141,30 @@ def test_a_hostile_or_foreign_package_is_refused_and_nothing_is_kept(tmp_path: P
     assert list((tmp_path / "console-uploads").iterdir()) == []
 
 
+def _damaged_zip(method: int) -> bytes:
+    """A gem package whose compressed bytes were changed on the way (its headers are intact)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        archive.writestr("notochord.json", b'{"name": "x"}' + bytes(range(256)) * 64)
+    data = bytearray(buffer.getvalue())
+    start = 30 + len("notochord.json")  # the local header, then the compressed stream
+    for offset in range(start + 2, start + 40):
+        data[offset] ^= 0x5A
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    "method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["deflate", "bzip2", "lzma"]
+)
+def test_a_package_whose_compressed_data_is_damaged_is_refused_in_words(tmp_path: Path, method: int) -> None:
+    """K-UI-01: what a damaged download or a crafted file raises inside the decompressor is said as a
+    damaged package, never as an error of the console's own."""
+    uploads = Uploads(tmp_path)
+    with pytest.raises(GemError, match=r"gem\.zip is a damaged \.zip"):
+        uploads.stage("gem.zip", _damaged_zip(method))
+    assert list((tmp_path / "console-uploads").iterdir()) == []
+
+
 def test_the_upload_token_cannot_name_a_path(tmp_path: Path) -> None:
     with pytest.raises(GemError):
         Uploads(tmp_path).folder("../../etc")

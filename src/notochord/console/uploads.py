@@ -11,14 +11,16 @@ removed after the install, or after :data:`STAGING_LIFETIME` seconds.
 from __future__ import annotations
 
 import io
+import lzma
 import re
 import secrets
 import shutil
 import stat
 import time
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import IO, Final
 
 from notochord.errors import GemError
 from notochord.gems.manifest import DRAFT_FILE, PACKAGED_FILE
@@ -104,6 +106,16 @@ def _gem_folder(target: Path) -> Path:
     raise GemError(f"the package has no {PACKAGED_FILE} or {DRAFT_FILE} at its top")
 
 
+def _read(source: IO[bytes], member: zipfile.ZipInfo) -> bytes:
+    """The next bytes of ``member``; a damaged compressed stream is a damaged .zip, whatever the
+    decompressor calls it (zlib and lzma raise their own errors, bz2 an ``OSError`` that would read
+    as a disk problem)."""
+    try:
+        return source.read(64 * 1024)
+    except (zlib.error, lzma.LZMAError, OSError, EOFError) as exc:
+        raise zipfile.BadZipFile(f"the compressed data of {member.filename} is damaged") from exc
+
+
 def _unzip(data: bytes, target: Path) -> None:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = archive.infolist()
@@ -126,7 +138,7 @@ def _unzip(data: bytes, target: Path) -> None:
                 continue
             path.parent.mkdir(parents=True, exist_ok=True)
             with archive.open(member) as source, path.open("wb") as sink:
-                while chunk := source.read(64 * 1024):
+                while chunk := _read(source, member):
                     written += len(chunk)
                     if written > MAX_UNPACKED:
                         raise GemError(f"the package unpacks to more than {MAX_UNPACKED // (1024 * 1024)} MB")
