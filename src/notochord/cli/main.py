@@ -83,7 +83,10 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
         "Embed every passage not yet searchable by meaning, with a progress bar and an ETA.",
     ),
     "serve": _Lazy(
-        _CLI + "serve_cmd", "serve", "command", "Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."
+        _CLI + "serve_cmd",
+        "serve",
+        "command",
+        "Run the console, the knowledge-base REST service (OpenAPI at /docs) and MCP over HTTP until Ctrl-C.",
     ),
     "token": _Lazy(
         _CLI + "serve_cmd", "token", "command", "Print an HS256 development token signed with the service's secret."

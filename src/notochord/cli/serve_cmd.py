@@ -161,7 +161,7 @@ def serve(
     port: Annotated[int, typer.Option("--port", help="Port to listen on (1-65535).", parser=PORT)] = 8420,
     data_dir: DataDir = None,
 ) -> None:
-    """Run the knowledge-base REST service (OpenAPI at /docs) until Ctrl-C."""
+    """Run the console, the knowledge-base REST service (OpenAPI at /docs) and MCP over HTTP until Ctrl-C."""
     settings, directory = _settings_and_dir(data_dir)
     try:
         listening = _listen(host, port)
