@@ -56,6 +56,8 @@ __all__ = [
     "check_no_loop",
     "check_recordable",
     "check_unicode_twin",
+    "deceptive",
+    "first_deceptive",
     "is_file_or_folder",
     "is_text",
     "normalise",
@@ -232,13 +234,19 @@ _DIRECTION_MARKS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u
 _LINE_BREAKS = frozenset("\u2028\u2029")
 
 
-def _deceptive(char: str) -> bool:
-    """A character that makes a name read as another one or breaks the line a listing shows it on."""
+def deceptive(char: str) -> bool:
+    """A character that makes a name read as another one or breaks the line a listing shows it on:
+    a control character, a mark or override that turns the direction of text, a line separator."""
     return char in _DIRECTION_MARKS or char in _LINE_BREAKS or unicodedata.category(char) == "Cc"
 
 
+def first_deceptive(text: str) -> str | None:
+    """The first :func:`deceptive` character of ``text``, if any."""
+    return next((c for c in text if deceptive(c)), None)
+
+
 def _escaped(text: str) -> str:
-    return "".join(f"\\u{ord(c):04x}" if _deceptive(c) else c for c in text)
+    return "".join(f"\\u{ord(c):04x}" if deceptive(c) else c for c in text)
 
 
 def check_new_names(target: Target) -> None:
@@ -247,7 +255,7 @@ def check_new_names(target: Target) -> None:
     Only names not there yet are refused: a folder the user named so is still written into.
     """
     for depth, part in enumerate(target.parts, start=1):
-        bad = next((c for c in part if _deceptive(c)), None)
+        bad = first_deceptive(part)
         if bad is None or os.path.lexists(target.root.joinpath(*target.parts[:depth])):
             continue
         raise FileError(

@@ -6,14 +6,19 @@ one :class:`Problems` and goes on, so the user sees every problem at once (OD-P1
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Literal
 
+from notochord.files.paths import first_deceptive
+
 __all__ = ["CONTROL_PROBLEM", "Form", "Problems", "has_control_characters", "optional_str", "required_text"]
 
-CONTROL_PROBLEM = "must be one line without control characters (line breaks, tabs, escapes)"
-"""The problem of a name or version holding one: a terminal showing it would obey it."""
+CONTROL_PROBLEM = (
+    "must be one line without control or text-direction characters (line breaks, tabs, escapes, "
+    "right-to-left overrides)"
+)
+"""The problem of a name or version holding one: a terminal showing it would obey it, or the name
+would read as another."""
 
 Form = Literal["draft", "packaged"]
 
@@ -53,5 +58,6 @@ def required_text(data: Mapping[str, object], key: str, path: str, problems: Pro
 
 
 def has_control_characters(value: str) -> bool:
-    """Whether ``value`` holds a control character (category ``Cc``: line breaks, tabs, ESC, NUL)."""
-    return any(unicodedata.category(c) == "Cc" for c in value)
+    """Whether ``value`` holds a control character (line breaks, tabs, ESC, NUL) or one that turns the
+    direction of text (``weather\u202egnirts`` shows as ``weatherstring``)."""
+    return first_deceptive(value) is not None

@@ -211,11 +211,14 @@ def test_nan_and_infinity_are_not_json(space: Space, tmp_path: Path, word: str) 
         ({"version": "1.0\n"}, "version"),
         ({"name": "probe\x1b[2J"}, "name"),
         ({"tools": [{"name": "one\rtwo", "entry": "one.py"}]}, "tools[0].name"),
+        ({"name": "weather\u202egnirts"}, "name"),
+        ({"tools": [{"name": "rate\u2066", "entry": "one.py"}]}, "tools[0].name"),
     ],
 )
 def test_names_and_versions_are_short_single_lines(space: Space, tmp_path: Path, fields: Json, path: str) -> None:
     """A version is at most 100 characters and not blank; no name or version holds a control
-    character, which would rewrite what a terminal shows next to it."""
+    character, which would rewrite what a terminal shows next to it, nor one that turns the
+    direction of text, which makes a name read as another."""
     folder = _folder(tmp_path / "probe", _manifest(**fields))
     with pytest.raises(ManifestError) as refused:
         space.gems.install(folder)
