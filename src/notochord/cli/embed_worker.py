@@ -9,6 +9,9 @@ Rules:
 - The worker embeds every space's pending passages (and whatever other commands write meanwhile),
   then exits by itself once nothing has been pending for :data:`IDLE_ROUNDS` polls. Its output goes
   to ``<data_dir>/logs/embedding.log``.
+- Two commands that exit at the same moment may both start a worker (each saw nobody holding the
+  lock). Only the one that takes the lock embeds: the other leaves at once rather than embed the
+  same passages again beside it.
 - A long-running process (``serve``) holds the lock and embeds itself, so commands started while it
   runs hand nothing off. With ``index_in_background = false`` or the embedder ``none`` nothing is
   started: ``notochord reindex`` embeds in the foreground.
@@ -16,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import os
 import time
 
 from notochord.cli.common import DataDir, reporting, resolve_data_dir
@@ -41,6 +45,9 @@ def embed_worker(data_dir: DataDir = None) -> None:
             model_id = nc.embedding_model_id
             if model_id is None or indexer_pid(nc.data_dir) is not None or not nc.keep_indexed():
                 return
+            holder = indexer_pid(nc.data_dir)
+            if holder is not None and holder != os.getpid():
+                return  # another process took the lock first: it embeds
             idle = 0
             while idle < IDLE_ROUNDS:
                 time.sleep(POLL_SECONDS)

@@ -11,8 +11,10 @@ What is checked, exactly and in one read snapshot:
   own structure, every chunk's postings are also exactly the terms and term frequencies the
   tokenizer gives for that derived text, and no posting names a chunk that does not exist.
 - **vectors ↔ chunks.** Every vector belongs to an existing chunk and carries that chunk's current
-  hash (else it was computed from other text); vectors of the current model have its dimension.
-  Vectors of other models are ignored by search and re-embedded, so they are not problems.
+  hash (else it was computed from other text); vectors of the current model have its dimension,
+  finite values and unit length (embedders give L2-normalised vectors: a damaged one of the right
+  size would otherwise stop every search by meaning, or top every one). Vectors of other models are
+  ignored by search and re-embedded, so they are not problems.
 - **change log ↔ state.** A change is ``reverted`` exactly when it names the change that reverted
   it, and that change exists; a fact expired by a change names an existing one.
 - **quota counters ↔ change rows.** A writer's counter for a day is never below the number of
@@ -22,6 +24,7 @@ What is checked, exactly and in one read snapshot:
 :func:`repair` rebuilds what is derived: chunks and full-text rows from bodies, drops vectors that
 do not match their chunk (the worker re-embeds those chunks), and raises undercounted quota
 counters. The change log is the record itself; its problems are reported, never rewritten.
+A store that cannot be written is refused before anything is attempted.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 import sqlalchemy as sa
 
-from notochord.db.engine import read_tx, write_tx
+from notochord.db.engine import is_read_only, read_tx, write_tx
 from notochord.db.schema import changes, chunk_vectors, chunks, documents, facts, kb_knowledge_bases, quota_usage
+from notochord.errors import ReadOnlyStoreError
 from notochord.knowledge.arguments import counted as in_words
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.indexing import FTS_TABLE, index_document
@@ -64,6 +69,7 @@ ProblemKind = Literal[
     "fact_expired_by_missing",
     "quota_undercount",
     "quota_over_limit",
+    "space_unreadable",
 ]
 
 _REPAIRABLE: frozenset[str] = frozenset(
@@ -82,6 +88,11 @@ _REPAIRABLE: frozenset[str] = frozenset(
         "quota_undercount",
     }
 )
+
+
+_UNIT_TOLERANCE = 1e-3
+"""How far from 1 a stored vector's length may be: float32 rounding of a normalised vector stays
+within about 1e-6, while a damaged value is off by orders of magnitude."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +198,7 @@ def _index_problems(conn: sa.Connection, model_id: str | None, dim: int | None) 
             chunk_vectors.c.model_id,
             chunk_vectors.c.text_hash,
             sa.func.length(chunk_vectors.c.vector).label("size"),
+            _vector_length(conn),
         ).order_by(chunk_vectors.c.chunk_id, chunk_vectors.c.model_id)
     ):
         target = f"chunk:{v.chunk_id}"
@@ -198,7 +210,37 @@ def _index_problems(conn: sa.Connection, model_id: str | None, dim: int | None) 
             problems.append(
                 Problem("vector_malformed", target, f"its {v.model_id} vector holds {v.size} bytes, not {4 * dim}")
             )
+        elif v.model_id == model_id and dim is not None:
+            wrong = _not_unit(v.length)
+            if wrong:
+                problems.append(Problem("vector_malformed", target, f"its {v.model_id} vector {wrong}"))
     return problems
+
+
+def _vector_length(conn: sa.Connection) -> sa.ColumnElement[Any]:
+    """What gives each vector's Euclidean length: pgvector computes it on the server, while on SQLite
+    the stored bytes are read and measured here (:func:`_not_unit`)."""
+    if text_store_pg.is_postgresql(conn):
+        return sa.func.vector_norm(chunk_vectors.c.vector, type_=sa.Float).label("length")
+    # the raw bytes, not the column's own type: that one converts values on PostgreSQL only
+    return sa.type_coerce(chunk_vectors.c.vector, sa.LargeBinary).label("length")
+
+
+def _not_unit(length: float | bytes | None) -> str | None:
+    """Why a vector (its bytes, or its length as the server measured it) is unusable, or ``None``.
+
+    An all-zero vector is left alone: an embedder may give one, and it matches nothing.
+    """
+    if isinstance(length, bytes | bytearray | memoryview):
+        values = np.frombuffer(bytes(length), dtype="<f4")
+        if not np.isfinite(values).all():
+            return "holds values that are not finite numbers (NaN or infinity)"
+        length = float(np.linalg.norm(values.astype(np.float64)))
+    if length is None or length == 0.0:
+        return None
+    if abs(float(length) - 1.0) > _UNIT_TOLERANCE:
+        return f"has length {float(length):.6g}, not 1"
+    return None
 
 
 def _postings_problems(conn: sa.Connection, derived: Sequence[tuple[int, str]], all_chunks: set[int]) -> list[Problem]:
@@ -321,6 +363,13 @@ def repair(core: KnowledgeCore, problems: Sequence[Problem] | None = None) -> li
     fixable = [p for p in found if p.repairable]
     if not fixable:
         return []
+    if is_read_only(core.store.engine):
+        # refused here, in words: a write would fail deep inside the full-text index with the
+        # driver's own text
+        raise ReadOnlyStoreError(
+            f"cannot repair {in_words(len(fixable), 'problem')}: the store {core.store.engine.url.database} "
+            "is read-only; make the data directory writable and run the repair again"
+        )
     with write_tx(core.store.engine) as conn:
         sizes = _chunk_sizes(conn)
         # chunks of a missing document, and their derived rows

@@ -3,7 +3,8 @@
 Rules:
 
 - The target is a freshly migrated, empty store: a target that holds any row is refused, so a copy
-  never merges two spaces.
+  never merges two spaces. :func:`filled_tables` tells beforehand, without writing, whether a
+  store (migrated or not) already holds a space's data.
 - Every table of the schema is copied whole, ids included, in one write transaction on the target
   (all or nothing) while the source is read in one snapshot. Columns that point into their own
   table (an entity merged into another, a collection's parent) are filled in a second pass, so row
@@ -31,7 +32,7 @@ from notochord.knowledge.writes import GRANTS_VERSION_KEY
 from notochord.search import vector_store_pg
 from notochord.search.textindex import fts_insert
 
-__all__ = ["copy_space"]
+__all__ = ["copy_space", "filled_tables"]
 
 _BATCH = 1000
 
@@ -39,12 +40,25 @@ _BATCH = 1000
 _SEEDED_BY_MIGRATIONS = (GRANTS_VERSION_KEY,)
 
 
-def _count(conn: sa.Connection, table: sa.Table) -> int:
+def _count(conn: sa.Connection, table: sa.Table, *, seeded: bool = True) -> int:
+    """Rows of ``table``; without ``seeded``, not those every new space gets from its migrations."""
     query = sa.select(sa.func.count()).select_from(table)
     if table is space_meta:
         # the backend's own bookkeeping (PostgreSQL's full-text version), not the space's data
         query = query.where(sa.not_(space_meta.c.key.startswith("fulltext_version:")))
+        if not seeded:
+            query = query.where(space_meta.c.key.not_in(_SEEDED_BY_MIGRATIONS))
     return int(conn.execute(query).scalar_one())
+
+
+def filled_tables(conn: sa.Connection) -> list[str]:
+    """The tables of the schema that hold a space's data in ``conn``'s store, in schema order.
+
+    A table not created yet is empty, and what the migrations seed in every new space is no data:
+    a store that a copy created and an interrupted one left behind is empty again.
+    """
+    present = set(sa.inspect(conn).get_table_names())
+    return [t.name for t in metadata.sorted_tables if t.name in present and _count(conn, t, seeded=False)]
 
 
 def _self_references(table: sa.Table) -> list[str]:
@@ -90,7 +104,7 @@ def copy_space(source: sa.Engine, target: sa.Engine) -> dict[str, int]:
     with read_tx(source) as src, write_tx(target, action="copying the space") as dst:
         # the migrations seed these in every new space; the source's own take their place
         dst.execute(sa.delete(space_meta).where(space_meta.c.key.in_(_SEEDED_BY_MIGRATIONS)))
-        filled = [t.name for t in metadata.sorted_tables if _count(dst, t)]
+        filled = filled_tables(dst)
         if filled:
             raise StorageError(
                 f"the target store already holds data (in {', '.join(filled[:3])}); "
