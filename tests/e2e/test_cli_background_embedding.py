@@ -104,3 +104,32 @@ def test_nothing_is_handed_off_when_no_passage_is_pending(tmp_path: Path) -> Non
     spaces: list[tuple[str, SpaceStore]] = [("personal", data_dir / "spaces" / "personal.db")]
     assert handoff.hand_off(data_dir, spaces, "any-model") is False
     assert not (data_dir / "logs").exists()
+
+
+def test_reindex_while_another_process_embeds_the_vault_is_busy_and_embeds_nothing(tmp_path: Path) -> None:
+    """Two processes embedding the same passages side by side would each do all the work: a reindex
+    started while a running serve or worker holds the lock says who embeds them and where to follow
+    it, and exits busy (10)."""
+    import fcntl
+
+    data_dir = tmp_path / "vault"
+    _notochord(data_dir, "init", background=False)
+    _notochord(data_dir, "docs", "import", str(_notes(tmp_path)), background=False)
+    with (data_dir / LOCK_NAME).open("w", encoding="ascii") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NOTOCHORD_")}
+        busy = subprocess.run(
+            [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "reindex", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+    assert busy.returncode == 10, busy.stderr
+    refusal = json.loads(busy.stdout or busy.stderr)
+    assert refusal["error"]["code"] == "E_BUSY"
+    assert f"pid {os.getpid()}" in refusal["error"]["message"]
+    assert "notochord status" in refusal["error"]["message"]
+    assert _pending(data_dir) == len(NOTES)

@@ -32,9 +32,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 
 from notochord.cli.collections_cmd import resolve_collection
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, printable
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, opened, printable
 from notochord.cli.embedding import EtaColumn
 from notochord.cli.numbers import whole_number
+from notochord.errors import BusyError
 from notochord.knowledge.arguments import counted
 from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
@@ -178,7 +179,10 @@ def search(
 
 def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     """Embed every passage not yet searchable by meaning, with a progress bar and an ETA."""
-    with open_space(data_dir, org) as space:
+    from notochord.search.vault_indexer import indexer_pid
+
+    with opened(data_dir) as nc:
+        space = nc.org(org) if org is not None else nc.personal
         embedder = space.index.embedder
         if embedder is None:
             emit(
@@ -188,6 +192,15 @@ def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag =
             )
             return
         before = space.index.pending()
+        holder = indexer_pid(nc.data_dir)
+        if holder is not None and before:
+            # embedding the same passages beside it would only do all the work twice
+            who = f"another notochord process (pid {holder})" if holder else "another notochord process"
+            raise BusyError(
+                f"{who} is embedding this vault's passages now; follow it with: notochord status, or run "
+                "reindex again once it has stopped",
+                retry_after=60,
+            )
         with progress_bar(hidden=as_json or before == 0, remaining=EtaColumn()) as bar:
             # the bar moves every few passages; its ETA starts from the rate measured on earlier runs
             task = bar.add_task("embedding passages", total=before, rate=space.index.rate())
