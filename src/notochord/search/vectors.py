@@ -99,7 +99,7 @@ def from_blob(blob: bytes, *, dim: int) -> FloatArray:
     if len(blob) != 4 * dim:
         raise StorageError(
             f"vector row holds {len(blob)} bytes, expected {4 * dim} for dimension {dim}; "
-            "rebuild the vectors with 'notochord reindex'"
+            "drop the damaged vectors with 'notochord check --repair', which has them embedded again"
         )
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)
 

@@ -125,7 +125,8 @@ def test_blobs_round_trip_float32_little_endian() -> None:
 
 
 def test_a_blob_of_the_wrong_length_is_a_storage_error() -> None:
-    with pytest.raises(StorageError, match="reindex"):
+    """It names the command that finds and drops such rows (reindex would see nothing to embed)."""
+    with pytest.raises(StorageError, match=r"notochord check --repair"):
         from_blob(b"\x00" * 10, dim=3)
     with pytest.raises(KnowledgeValidationError):
         to_blob(np.zeros((2, 2)))
