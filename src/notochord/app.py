@@ -157,6 +157,20 @@ class Space:
         return f"<Space {self.name} at {self.location}>"
 
 
+def _refuse_a_file_path(data_dir: Path) -> None:
+    """A data directory that is a file, or lies under one, is a mistake in what was typed, not a
+    vault still to be made: said as ``init`` says it, before "no vault" could send anyone there."""
+    for place in (data_dir, *data_dir.parents):
+        if place.exists():
+            if not place.is_dir():
+                raise ConfigurationError(
+                    f"cannot use {_shown(data_dir)} as the data directory: "
+                    + ("it is a file" if place == data_dir else f"{_shown(place)} is a file")
+                    + ", not a folder; choose a folder with --data-dir or NOTOCHORD_DATA_DIR"
+                )
+            return
+
+
 class Notochord:
     """An open data directory. Use as a context manager or call :meth:`close`."""
 
@@ -171,6 +185,7 @@ class Notochord:
     ) -> None:
         self.data_dir = data_dir
         self.settings = settings
+        _refuse_a_file_path(data_dir)
         if not create and not is_vault(data_dir) and not any((data_dir / "spaces").glob("*.db")):
             raise SpaceNotFoundError(f"no vault at {_shown(data_dir)}; run `notochord init`", path=str(data_dir))
         self.clock: Clock = clock or _system_clock(settings.timezone)

@@ -446,7 +446,8 @@ def test_a_file_given_as_the_data_directory_is_bad_input_said_in_words(tmp_path:
     not_a_directory.write_text("")
     result = _cli(not_a_directory).run("init", code=2)
     assert "error: cannot use" in result.stderr
-    assert "as the data directory: not a directory; choose a folder with --data-dir" in " ".join(result.stderr.split())
+    said = " ".join(result.stderr.split())
+    assert "as the data directory: it is a file, not a folder; choose a folder with --data-dir" in said
     assert "Errno" not in result.output and "Traceback" not in result.output
     assert not_a_directory.read_text() == ""
 

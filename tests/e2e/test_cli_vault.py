@@ -104,6 +104,28 @@ def test_a_command_on_a_folder_without_a_vault_points_at_init_exits_3_and_create
     assert not missing.exists()
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("status",), ("check",), ("reindex",), ("search", "stew"), ("facts", "put", "location.home.city", "Delft")],
+    ids=["status", "check", "reindex", "search", "a-write"],
+)
+@pytest.mark.parametrize("where", ["the file itself", "a folder under it"])
+def test_a_data_directory_that_is_a_file_is_bad_input_exit_2_not_a_missing_vault(
+    tmp_path: Path, args: tuple[str, ...], where: str
+) -> None:
+    """A file named as the data directory is a mistake in what was typed (exit 2, as ``init`` says
+    it), not a vault still to be made: "run notochord init" would fail the same way."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("my notes")
+    named = a_file if where == "the file itself" else a_file / "vault"
+    refused = notochord_cli("--data-dir", str(named), *args, code=2)
+    said = one_line(refused)
+    assert f"cannot use {named} as the data directory" in said
+    assert "choose a folder with --data-dir or NOTOCHORD_DATA_DIR" in said
+    assert "run `notochord init`" not in said
+    assert a_file.read_text() == "my notes"
+
+
 def test_the_environment_variable_names_the_vault_and_a_typed_data_dir_wins_over_it(tmp_path: Path) -> None:
     """NOTOCHORD_DATA_DIR overrides the default; --data-dir before the command wins over it."""
     from_env, typed = tmp_path / "env", tmp_path / "typed"
