@@ -87,6 +87,24 @@ def test_check_names_a_space_whose_file_is_damaged_and_still_checks_the_others(v
     assert by_space["personal"]["problems"] == []
 
 
+def test_status_shows_every_readable_space_and_names_the_damaged_one(vault: Path) -> None:
+    """One damaged space file does not hide the others' counts: its line says it cannot be read
+    and sends the user to ``notochord check``; ``--json`` gives it an ``error`` instead of counts."""
+    (vault / "spaces" / "org-broken.db").write_text("this is not a database\n" * 20)
+    cli = Cli(vault)
+    out = cli.run("status")
+    _no_traceback(out.stdout, out.stderr)
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()[1:] if line.strip()}
+    assert "documents      3" in lines["personal"]
+    assert "documents      1" in lines["org:acme"]
+    assert "cannot be read" in lines["org:broken"] and "notochord check" in lines["org:broken"]
+    report = json.loads(cli.run("status", "--json").stdout)
+    by_space = {s["space"]: s for s in report["spaces"]}
+    assert by_space["personal"]["documents"] == 3
+    assert by_space["org:broken"]["error"]["code"] == "E_STORAGE"
+    assert "not a notochord database" in by_space["org:broken"]["error"]["message"]
+
+
 def test_check_on_a_damaged_organization_named_with_org_reports_it_as_a_problem(vault: Path) -> None:
     (vault / "spaces" / "org-broken.db").write_bytes(b"\x00garbage" * 100)
     out = Cli(vault).run("check", "--org", "broken", code=9).stdout

@@ -65,6 +65,7 @@ __all__ = [
     "report_usage_error",
     "reporting",
     "resolve_data_dir",
+    "space_status",
 ]
 
 
@@ -353,6 +354,17 @@ def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord
             from notochord.cli.handoff import hand_off
 
             hand_off(nc.data_dir, spaces, model_id)
+
+
+def space_status(nc: notochord.Notochord, name: str) -> dict[str, Any]:
+    """The counts of the space ``name``, or why it cannot be read: one damaged space file must not
+    hide the others (``notochord check`` then says more)."""
+    try:
+        return (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status()
+    except errors.StorageFullError:
+        raise
+    except errors.StorageError as error:
+        return {"space": name, "error": {"code": error.code, "message": error.message}}
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ from notochord.cli.common import (
     output_closed_quietly,
     printable,
     report_usage_error,
+    space_status,
     state,
 )
 from notochord.cli.help_text import name_metavars, readable_help
@@ -276,6 +277,19 @@ def init(data_dir: DataDir = None, org: InitOrg = None, as_json: JsonFlag = Fals
     emit(result, as_json=as_json, text=f"notochord data directory ready at {printable(result['dataDir'])}")
 
 
+def _status_line(row: Mapping[str, Any]) -> str:
+    from notochord.cli.embedding import pending_text
+
+    error = row.get("error")
+    if isinstance(error, Mapping):
+        return f"  {row['space']:<20} cannot be read: {printable(str(error['message']))}"
+    return (
+        f"  {row['space']:<20} facts {row['facts']:>7}   entities {row['entities']:>6}   "
+        f"documents {row['documents']:>6}   collections {row['collections']:>4}   changes {row['changes']:>7}"
+        + pending_text(row)
+    )
+
+
 @app.command()
 def status(data_dir: DataDir = None, org: OrgOption = None, as_json: JsonFlag = False) -> None:
     """Show every space (or only the organization's, with --org) with its counts of facts, entities and changes."""
@@ -284,23 +298,15 @@ def status(data_dir: DataDir = None, org: OrgOption = None, as_json: JsonFlag = 
             rows = [nc.org(org).status()]
         else:
             nc.personal  # noqa: B018  (make sure the personal space exists before listing)
-            rows = [
-                (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status()
-                for name in nc.spaces()
-            ]
+            rows = [space_status(nc, name) for name in nc.spaces()]
         data_dir_text = str(Path(nc.data_dir).resolve())
     if as_json:
         emit({"dataDir": data_dir_text, "spaces": rows}, as_json=True)
         return
-    from notochord.cli.embedding import embedding_note, pending_text
+    from notochord.cli.embedding import embedding_note
 
     lines = [f"data directory: {printable(data_dir_text)}"]
-    lines += [
-        f"  {r['space']:<20} facts {r['facts']:>7}   entities {r['entities']:>6}   "
-        f"documents {r['documents']:>6}   collections {r['collections']:>4}   changes {r['changes']:>7}"
-        + pending_text(r)
-        for r in rows
-    ]
+    lines += [_status_line(r) for r in rows]
     lines += embedding_note(rows, data_dir_text)
     emit(None, as_json=False, text="\n".join(lines))
 
