@@ -7,11 +7,13 @@ processes throughout: each command is ``python -m notochord`` as a person would 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,18 @@ def _notochord(data_dir: Path, *args: str, background: bool) -> subprocess.Compl
         env=env,
         check=True,
     )
+
+
+@contextlib.contextmanager
+def _embedding_elsewhere(data_dir: Path) -> Iterator[None]:
+    """Hold the vault's indexer lock as a running ``serve`` (or worker) would, under this pid."""
+    import fcntl
+
+    with (data_dir / LOCK_NAME).open("w", encoding="ascii") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
 
 
 def _pending(data_dir: Path) -> int:
@@ -84,15 +98,10 @@ def test_with_background_indexing_off_a_command_starts_no_worker(tmp_path: Path)
 
 def test_nothing_is_handed_off_while_another_process_embeds_the_vault(tmp_path: Path) -> None:
     """A running ``serve`` (or worker) holds the lock: commands leave their passages to it."""
-    import fcntl
-
     data_dir = tmp_path / "vault"
     _notochord(data_dir, "init", background=False)
     _notochord(data_dir, "docs", "import", str(_notes(tmp_path)), background=False)
-    with (data_dir / LOCK_NAME).open("w", encoding="ascii") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        lock.write(str(os.getpid()))
-        lock.flush()
+    with _embedding_elsewhere(data_dir):
         spaces: list[tuple[str, SpaceStore]] = [("personal", data_dir / "spaces" / "personal.db")]
         assert handoff.hand_off(data_dir, spaces, "any-model") is False
     assert not (data_dir / "logs" / handoff.LOG_NAME).exists()
@@ -110,15 +119,10 @@ def test_reindex_while_another_process_embeds_the_vault_is_busy_and_embeds_nothi
     """Two processes embedding the same passages side by side would each do all the work: a reindex
     started while a running serve or worker holds the lock says who embeds them and where to follow
     it, and exits busy (10)."""
-    import fcntl
-
     data_dir = tmp_path / "vault"
     _notochord(data_dir, "init", background=False)
     _notochord(data_dir, "docs", "import", str(_notes(tmp_path)), background=False)
-    with (data_dir / LOCK_NAME).open("w", encoding="ascii") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        lock.write(str(os.getpid()))
-        lock.flush()
+    with _embedding_elsewhere(data_dir):
         env = {k: v for k, v in os.environ.items() if not k.startswith("NOTOCHORD_")}
         busy = subprocess.run(
             [sys.executable, "-m", "notochord", "--data-dir", str(data_dir), "reindex", "--json"],
