@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from notochord.db.bulk import copy_text
+from notochord.db.engine import storage_errors
 from notochord.errors import StorageError
 
 __all__ = ["delete_terms", "index_terms", "is_postgresql", "read_postings", "version"]
@@ -100,7 +101,8 @@ def index_terms(
     ids were just created in this transaction, so they have no postings to remove.
     """
     postings = _postings_copy(rows, tokenizer)
-    try:
+    # translated as every write is: a server out of space or read-only says so
+    with storage_errors(f"writing the full-text index {table}"):
         if not fresh:
             conn.execute(
                 sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": [int(i) for i, _ in rows]}
@@ -108,17 +110,13 @@ def index_terms(
         if postings:
             copy_text(conn, f"{table}_terms", ("term", "chunk_id", "tf"), postings)
         _bump(conn, table)
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not write the full-text index {table}: {exc}") from exc
 
 
 def delete_terms(conn: sa.Connection, table: str, chunk_ids: Sequence[int]) -> None:
     """Remove the postings of ``chunk_ids``; unknown ids are ignored."""
-    try:
+    with storage_errors(f"deleting from the full-text index {table}"):
         conn.execute(sa.text(f"DELETE FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": list(chunk_ids)})
         _bump(conn, table)
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not delete from the full-text index {table}: {exc}") from exc
 
 
 def version(conn: sa.Connection, table: str) -> bytes:

@@ -35,15 +35,14 @@ Rules:
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import SQLAlchemyError
 
 from notochord.db.bulk import copy_rows
-from notochord.errors import KnowledgeValidationError, StorageError
+from notochord.db.engine import storage_errors
+from notochord.errors import KnowledgeValidationError
 from notochord.search import text_store_pg
 
 __all__ = [
@@ -194,7 +193,8 @@ def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]], *,
     derived = [(int(rowid), index_text(body)) for rowid, body in rows]
     if not derived:
         return 0
-    try:
+    # translated as every write is: a full disk or a read-only store says so, not the driver's text
+    with storage_errors(f"writing the full-text index {name}"):
         if fresh:
             copy_rows(conn, name, ("rowid", "body"), derived)
         else:
@@ -202,8 +202,6 @@ def fts_insert(conn: Connection, table: str, rows: Iterable[tuple[int, str]], *,
             # FTS5 has no upsert; delete first so re-indexing an edited chunk never duplicates it.
             conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), [{"id": r["id"]} for r in batch])
             conn.execute(text(f"INSERT INTO {name}(rowid, body) VALUES (:id, :body)"), batch)
-    except (SQLAlchemyError, sqlite3.Error) as exc:
-        raise StorageError(f"could not write the full-text index {name}: {exc}") from exc
     if text_store_pg.is_postgresql(conn):
         text_store_pg.index_terms(conn, name, derived, FTS_TOKENIZER, fresh=fresh)
     return len(derived)
@@ -215,9 +213,7 @@ def fts_delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:
     params = [{"id": int(r)} for r in rowids]
     if not params:
         return
-    try:
+    with storage_errors(f"deleting from the full-text index {name}"):
         conn.execute(text(f"DELETE FROM {name} WHERE rowid = :id"), params)
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not delete from the full-text index {name}: {exc}") from exc
     if text_store_pg.is_postgresql(conn):
         text_store_pg.delete_terms(conn, name, [p["id"] for p in params])
