@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ import pytest
 
 import notochord
 from notochord.gems.runner import RunRecord
+from one_tool_gem import install_one_tool_gem
 from process_tokens import daemon_token, processes_with
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
@@ -96,12 +96,7 @@ def token() -> Iterator[str]:
 
 @pytest.fixture
 def gem_space(tmp_path: Path, space: notochord.Space) -> notochord.Space:
-    folder = tmp_path / "daemon-gem"
-    folder.mkdir()
-    (folder / "tool.py").write_text(LEAVES_A_DAEMON, encoding="utf-8")
-    manifest = {"id": "daemon", "name": "daemon", "version": "1.0.0", "tools": [{"name": "main", "entry": "tool.py"}]}
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    space.gems.install(folder)
+    install_one_tool_gem(space, tmp_path / "daemon-gem", "daemon", LEAVES_A_DAEMON)
     return space
 
 

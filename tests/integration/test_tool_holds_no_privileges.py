@@ -8,12 +8,12 @@ none either; the run's isolation says ``privileges: none``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import notochord
+from one_tool_gem import install_one_tool_gem
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 
@@ -47,12 +47,7 @@ NONE = "0000000000000000"
 
 @pytest.fixture
 def reading(tmp_path: Path, space: notochord.Space) -> notochord.Space:
-    folder = tmp_path / "caps-gem"
-    folder.mkdir()
-    (folder / "tool.py").write_text(READS_ITS_CAPABILITIES, encoding="utf-8")
-    manifest = {"id": "caps", "name": "caps", "version": "1.0.0", "tools": [{"name": "main", "entry": "tool.py"}]}
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    space.gems.install(folder)
+    install_one_tool_gem(space, tmp_path / "caps-gem", "caps", READS_ITS_CAPABILITIES)
     return space
 
 

@@ -12,13 +12,13 @@ skipped with that note.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 import notochord
+from one_tool_gem import install_one_tool_gem
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
 
@@ -49,12 +49,7 @@ async def run(input, ctx):
 
 @pytest.fixture
 def looking(tmp_path: Path, space: notochord.Space) -> notochord.Space:
-    folder = tmp_path / "proc-gem"
-    folder.mkdir()
-    (folder / "tool.py").write_text(LOOKS_AROUND, encoding="utf-8")
-    manifest = {"id": "looks", "name": "looks", "version": "1.0.0", "tools": [{"name": "main", "entry": "tool.py"}]}
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    space.gems.install(folder)
+    install_one_tool_gem(space, tmp_path / "proc-gem", "looks", LOOKS_AROUND)
     return space
 
 
