@@ -55,6 +55,7 @@ from notochord.errors import (
     StorageFullError,
 )
 from notochord.files.full import disk_full
+from notochord.files.placing import place_new
 
 __all__ = ["BackupSummary", "backup", "restore"]
 
@@ -114,8 +115,9 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
         raise SpaceNotFoundError(f"no vault at {source}; run `notochord init`", path=str(source))
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     target = Path(os.path.abspath(destination.expanduser()))
-    if target.is_dir():
-        target = target / f"notochord-backup-{created.replace(':', '')}.tar.gz"
+    stem = f"notochord-backup-{created.replace(':', '')}" if target.is_dir() else None
+    if stem is not None:
+        target = _free_name(target, stem)
     if target.exists() or target.is_symlink():
         raise ConfigurationError(f"{target} already exists; name a new file for the backup")
     # resolved too: through a symlinked folder the file would still land in the vault, and the
@@ -152,7 +154,7 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
                     archive.add(copy, arcname=f"{_ROOT}/{rel.as_posix()}", recursive=False)
                 raw.flush()
                 os.fsync(raw.fileno())
-            os.replace(partial, target)
+            target = _place(partial, target, stem=stem)
     except OSError as exc:
         raise _written(
             exc, f"the backup {target}", target.parent, StorageError, "name a folder that can be written"
@@ -164,6 +166,30 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
         spaces=_spaces(e["path"] for e in entries),
         created=created,
     )
+
+
+def _free_name(folder: Path, stem: str) -> Path:
+    """``<stem>.tar.gz`` in ``folder``, or ``<stem>-2.tar.gz``, ``-3``… when taken: two backups made
+    within one second both get written."""
+    for number in range(1, 1000):
+        candidate = folder / (f"{stem}.tar.gz" if number == 1 else f"{stem}-{number}.tar.gz")
+        if not (candidate.exists() or candidate.is_symlink()):
+            return candidate
+    raise ConfigurationError(f"{folder} already holds 999 backups named {stem}; name a new file for the backup")
+
+
+def _place(partial: Path, target: Path, *, stem: str | None) -> Path:
+    """Move the finished backup to ``target`` without ever replacing a file that appeared there
+    meanwhile; a backup named by its time (``stem``) takes the next free name instead. Returns
+    where it went."""
+    while True:
+        try:
+            place_new(partial, target)
+            return target
+        except FileExistsError:
+            if stem is None:
+                raise ConfigurationError(f"{target} already exists; name a new file for the backup") from None
+            target = _free_name(target.parent, stem)
 
 
 def restore(archive_path: Path, data_dir: Path) -> BackupSummary:

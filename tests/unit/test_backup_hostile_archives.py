@@ -18,6 +18,7 @@ import shutil
 import sqlite3
 import tarfile
 import zlib
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +297,53 @@ def test_restore_of_a_corrupt_backup_answers_json_with_exit_code_2(tmp_path: Pat
     assert error["code"] == "E_CONFIG"
     assert "is damaged" in error["message"]
     assert not target.exists()
+
+
+def test_two_backups_into_one_folder_within_a_second_are_both_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backup named by the time (to the second) takes the next free name when that one is taken,
+    instead of refusing the second of two backups made in one second."""
+    import notochord.backup as backup_module
+
+    vault = _vault(tmp_path / "vault")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> Frozen:
+            return cls(2026, 12, 7, 3, 0, 0, tzinfo=UTC)
+
+    monkeypatch.setattr(backup_module, "datetime", Frozen)
+    first, second, third = (backup(vault, folder) for _ in range(3))
+    assert [p.name for p in (first.path, second.path, third.path)] == [
+        "notochord-backup-2026-12-07T030000Z.tar.gz",
+        "notochord-backup-2026-12-07T030000Z-2.tar.gz",
+        "notochord-backup-2026-12-07T030000Z-3.tar.gz",
+    ]
+    for made in (first, second, third):
+        assert restore(made.path, tmp_path / f"restored-{made.path.name}").files == first.files
+
+
+def test_a_file_appearing_at_the_backups_name_while_it_is_written_is_not_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backup is put in place by a rename that never replaces: another program's file that
+    appeared at the name meanwhile is kept, and the backup is refused in words."""
+    import notochord.backup as backup_module
+
+    vault = _vault(tmp_path / "vault")
+    target = tmp_path / "vault.tar.gz"
+    real_sha256 = backup_module._sha256
+
+    def someone_writes_the_file_first(path: Path) -> str:
+        if not target.exists():
+            target.write_bytes(b"another program's file")
+        return real_sha256(path)
+
+    monkeypatch.setattr(backup_module, "_sha256", someone_writes_the_file_first)
+    with pytest.raises(ConfigurationError, match="already exists; name a new file for the backup"):
+        backup(vault, target)
+    assert target.read_bytes() == b"another program's file"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".notochord-backup-")] == []

@@ -23,7 +23,7 @@ import uuid
 
 from notochord.files.noreplace import exchange, rename_noreplace
 
-__all__ = ["move_noreplace", "write_replace"]
+__all__ = ["move_noreplace", "place_new", "write_replace"]
 
 _FILE_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # link() failing with these means the file system has no links (or not across these folders)
@@ -58,7 +58,7 @@ def write_replace(parent: int, name: str, payload: bytes, *, mode: int | None = 
             out.flush()
             os.fsync(out.fileno())
         if mode is None:
-            _place_new(parent, tmp, name)
+            place_new(tmp, name, dir_fd=parent)
             return None
         if swap:
             with contextlib.suppress(FileNotFoundError):  # gone meanwhile: nothing to replace unseen
@@ -72,20 +72,27 @@ def write_replace(parent: int, name: str, payload: bytes, *, mode: int | None = 
         raise
 
 
-def _place_new(parent: int, tmp: str, name: str) -> None:
-    if rename_noreplace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent):
+def place_new(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, dir_fd: int | None = None) -> None:
+    """Rename the new file ``src`` to ``dst``, which must not exist, never replacing what appeared at
+    ``dst`` meanwhile (both relative to ``dir_fd`` when given).
+
+    Raises:
+        FileExistsError: ``dst`` exists; ``src`` is left where it was.
+    """
+    if rename_noreplace(src, dst, src_dir_fd=dir_fd, dst_dir_fd=dir_fd):
         return
     try:
-        os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+        os.link(src, dst, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except OSError as exc:
         if exc.errno not in _NO_LINKS:
             raise
         # a file system without links (FAT, some shares): the narrow check-then-rename is all there is
-        if _lstat(name, parent) is not None:
+        taken = os.path.lexists(dst) if dir_fd is None else _lstat(os.fspath(dst), dir_fd) is not None
+        if taken:
             raise FileExistsError(errno.EEXIST, "exists") from None
-        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        os.replace(src, dst, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     else:
-        os.unlink(tmp, dir_fd=parent)
+        os.unlink(src, dir_fd=dir_fd)
 
 
 def move_noreplace(src_dir: int, src: str, dst_dir: int, dst: str, st: os.stat_result) -> None:
