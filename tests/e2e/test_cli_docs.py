@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -508,6 +508,32 @@ def test_an_empty_query_lists_the_newest_documents_and_dates_filter_whole_days(c
 def test_reindex_without_an_embedder_says_so_and_exits_0(cli: Cli) -> None:
     assert "switched off" in cli.run("reindex").stdout
     assert cli.json("reindex") == {"embedder": None, "embedded": 0, "pending": 0}
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_an_interrupted_reindex_exits_130_saying_what_stays_and_how_to_finish(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool
+) -> None:
+    """Ctrl-C in a long reindex: what was embedded stays, and running it again embeds the rest."""
+    from notochord.search.vector_index import VectorIndex
+
+    cli = Cli(data_dir, env={})
+    folder = tmp_path / "notes"
+    for n in range(3):
+        _write(folder / f"n{n}.md", f"# Note {n}\n\nbody {n}\n")
+    cli.run("docs", "import", str(folder))
+
+    def one_then_ctrl_c(self: VectorIndex, *, progress: Callable[[int, int], None] | None = None) -> int:
+        if progress is not None:
+            progress(1, 3)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(VectorIndex, "wait", one_then_ctrl_c)
+    result = cli.run("reindex", *(["--json"] if as_json else []), code=130)
+    said = json.loads(result.stderr)["error"]["message"] if as_json else " ".join(result.stderr.split())
+    assert "embedded 1 of 3 passages" in said
+    assert "run notochord reindex again" in said
+    assert "Traceback" not in result.output
 
 
 def test_reindex_embeds_every_pending_passage_and_then_search_finds_by_meaning(data_dir: Path, tmp_path: Path) -> None:

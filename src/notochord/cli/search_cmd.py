@@ -32,7 +32,17 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 
 from notochord.cli.collections_cmd import resolve_collection
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, console, emit, open_space, opened, printable
+from notochord.cli.common import (
+    DataDir,
+    JsonFlag,
+    OrgOption,
+    console,
+    emit,
+    interrupted,
+    open_space,
+    opened,
+    printable,
+)
 from notochord.cli.embedding import EtaColumn
 from notochord.cli.numbers import whole_number
 from notochord.errors import BusyError
@@ -201,10 +211,23 @@ def reindex(org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag =
                 "reindex again once it has stopped",
                 retry_after=60,
             )
+        reached = [0, before]
+
+        def advance(done: int, total: int) -> None:
+            reached[:] = [done, total]
+            bar.update(task, completed=done, total=total)
+
         with progress_bar(hidden=as_json or before == 0, remaining=EtaColumn()) as bar:
             # the bar moves every few passages; its ETA starts from the rate measured on earlier runs
             task = bar.add_task("embedding passages", total=before, rate=space.index.rate())
-            embedded = space.index.wait(progress=lambda done, total: bar.update(task, completed=done, total=total))
+            try:
+                embedded = space.index.wait(progress=advance)
+            except KeyboardInterrupt:
+                bar.stop()
+                interrupted(
+                    f"embedded {reached[0]} of {counted(reached[1], 'passage')}; what was embedded stays, "
+                    "run notochord reindex again to embed the rest"
+                )
         left = space.index.pending()
         model = embedder.model_id
     text = (
