@@ -18,7 +18,6 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Annotated
 
 import typer
@@ -30,17 +29,10 @@ from notochord.settings import Settings
 
 __all__ = ["migrate_store"]
 
-_PASSWORD = re.compile(r"(://[^:/@]*:).*@")
-
-
 def _shown(url: str) -> str:
-    """``url`` for a message, its password hidden even when the URL cannot be parsed."""
     from notochord.db import postgres
 
-    try:
-        return postgres.shown_url(url)
-    except ValueError:  # SQLAlchemy parses the port with int(): not a number
-        return _PASSWORD.sub(r"\1***@", url, count=1)
+    return postgres.shown_url(url)
 
 
 def _readable(to: str) -> None:

@@ -109,12 +109,18 @@ def _parse(url: str) -> sa.URL:
     return parsed.set(drivername="postgresql+psycopg", database=prefix)
 
 
+_PASSWORD = re.compile(r"(://[^:/@]*:).*@")
+
+
 def shown_url(url: str | sa.URL) -> str:
-    """The URL with its password hidden, for messages and ``status``."""
+    """The URL with its password hidden, for messages and ``status``; never fails, so that a message
+    about a malformed URL can still show it."""
     try:
         return sa.make_url(str(url)).render_as_string(hide_password=True)
     except sa.exc.ArgumentError:
         return "<unreadable database URL>"
+    except ValueError:  # its parts were found, but the port is not a number
+        return _PASSWORD.sub(r"\1***@", str(url), count=1)
 
 
 def database_name(url: str, space: str) -> str:
