@@ -114,7 +114,8 @@ class GemRegistry:
     # ------------------------------------------------------------ install / upgrade
 
     def read(self, path: str | Path, *, installed: bool | None = None) -> tuple[Manifest, dict[str, object]]:
-        """Read and check the gem in ``path`` as :meth:`install` does, recording nothing.
+        """Read and check the gem in ``path``: its manifest, its tools' entries and the folder itself
+        (nothing an installation cannot keep); records nothing.
 
         ``installed`` ``False`` also refuses a gem that is installed already, ``True`` one that is not.
 
@@ -136,19 +137,27 @@ class GemRegistry:
                 raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
         return manifest, raw
 
-    def install(self, path: str | Path, *, source: str | Path | None = None) -> InstalledGem:
-        """Install the gem in ``path`` (a folder or a manifest file). Every permission starts off.
-
-        ``source`` is the folder or file to record as where the gem came from, when ``path`` is a
-        copy of it.
+    def read_copy(self, path: Path) -> tuple[Manifest, dict[str, object]]:
+        """Read the manifest of a copy :func:`~notochord.gems.package.stage_package` made, and check
+        its tools' entries there; the copy's files were checked as they were copied.
 
         Raises:
-            ManifestError: the manifest is invalid, or declares a predicate that clashes with the
-                vocabulary; nothing was installed.
-            GemError: a gem with that id is already installed (use :meth:`upgrade`), or the folder
-                holds what an installation cannot keep.
+            ManifestError: the manifest is invalid, or a tool's entry is not a file of the copy (the
+                gem folder changed after it was read).
         """
-        manifest, raw = self.read(path)
+        manifest, raw = read_manifest(path)
+        check_tool_entries(manifest, raw, folder_of(path))
+        return manifest, raw
+
+    def install(self, manifest: Manifest, raw: dict[str, object], *, source: Path) -> InstalledGem:
+        """Record the gem of ``manifest`` (read by :meth:`read` or :meth:`read_copy`) as installed from
+        ``source``, a folder or a manifest file. Every permission starts off.
+
+        Raises:
+            ManifestError: the manifest declares a predicate that clashes with the vocabulary;
+                nothing was installed.
+            GemError: a gem with that id is already installed (use :meth:`upgrade`).
+        """
         store = self._core.store
         with store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is not None:
@@ -160,7 +169,7 @@ class GemRegistry:
                     name=manifest.name,
                     version=manifest.version,
                     manifest_json=json.dumps({"form": manifest.form, "data": raw}, ensure_ascii=False),
-                    source_path=str(Path(source if source is not None else path).resolve()),
+                    source_path=str(source.resolve()),
                     key_salt=secrets.token_hex(32),
                     installed_at=tx.now,
                     updated_at=tx.now,
@@ -175,13 +184,13 @@ class GemRegistry:
             )
         return self.get(manifest.id)
 
-    def upgrade(self, path: str | Path, *, source: str | Path | None = None) -> InstalledGem:
-        """Replace an installed gem's manifest, keeping the switches of permissions still requested.
+    def upgrade(self, manifest: Manifest, raw: dict[str, object], *, source: Path) -> InstalledGem:
+        """Record ``manifest`` (read by :meth:`read` or :meth:`read_copy`) as the installed gem's new
+        one, from ``source``, keeping the switches of permissions still requested.
 
         The ticked collections go when the new manifest requests no ``user-selected`` permission
         (OD-P11), so a later version asking for them again starts with none ticked.
         """
-        manifest, raw = self.read(path)
         with self._core.store.write(actor=USER, run_id=None) as tx:
             if tx.conn.execute(sa.select(gems.c.id).where(gems.c.id == manifest.id)).first() is None:
                 raise GemNotFoundError(f"gem {manifest.id} is not installed; install it first")
@@ -203,7 +212,7 @@ class GemRegistry:
                     name=manifest.name,
                     version=manifest.version,
                     manifest_json=json.dumps({"form": manifest.form, "data": raw}, ensure_ascii=False),
-                    source_path=str(Path(source if source is not None else path).resolve()),
+                    source_path=str(source.resolve()),
                     updated_at=tx.now,
                 )
             )

@@ -77,7 +77,8 @@ class Gems:
         manifest, _ = self.registry.read(source, installed=False)
         staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
         try:
-            gem = self.registry.install(staged / source.name if source.is_file() else staged, source=source)
+            manifest, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
+            gem = self.registry.install(manifest, raw, source=source)
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             raise
@@ -136,10 +137,9 @@ class Gems:
         manifest, _ = self.registry.read(source, installed=True)
         staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
         try:
-            copied = staged / source.name if source.is_file() else staged
-            manifest, _ = self.registry.read(copied, installed=True)
+            manifest, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
             self._download_resources(manifest, manifest.id)
-            gem = self.registry.upgrade(copied, source=source)
+            gem = self.registry.upgrade(manifest, raw, source=source)
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             raise
