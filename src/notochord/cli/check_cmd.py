@@ -64,7 +64,7 @@ def _checked(
     from notochord.knowledge.check import Problem
 
     try:
-        space = nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))
+        space = nc.space(name)
         return space, check(space.core)
     except StorageFullError:
         raise  # the disk, not the space: exit 8 as everywhere

@@ -360,7 +360,7 @@ def space_status(nc: notochord.Notochord, name: str) -> dict[str, Any]:
     """The counts of the space ``name``, or why it cannot be read: one damaged space file must not
     hide the others (``notochord check`` then says more)."""
     try:
-        return (nc.personal if name == "personal" else nc.org(name.removeprefix("org:"))).status()
+        return nc.space(name).status()
     except errors.StorageFullError:
         raise
     except errors.StorageError as error:
