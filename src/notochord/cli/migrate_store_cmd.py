@@ -29,6 +29,7 @@ from notochord.settings import Settings
 
 __all__ = ["migrate_store"]
 
+
 def _shown(url: str) -> str:
     from notochord.db import postgres
 
