@@ -12,9 +12,9 @@ import zlib
 from collections.abc import Sequence
 
 
-def pdf_file(objects: Sequence[bytes], *, info: int | None = None) -> bytes:
+def pdf_file(objects: Sequence[bytes], *, info: int | None = None, trailer: bytes = b"") -> bytes:
     """A PDF of ``objects``, numbered from 1 (the first is the catalog), with ``info`` the number of
-    the document information object, if any."""
+    the document information object, if any, and ``trailer`` further trailer entries (``/Encrypt``)."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets: list[int] = []
@@ -26,7 +26,7 @@ def pdf_file(objects: Sequence[bytes], *, info: int | None = None) -> bytes:
     for offset in offsets:
         out.write(b"%010d 00000 n \n" % offset)
     info_entry = b" /Info %d 0 R" % info if info is not None else b""
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s >>\n" % (len(objects) + 1, info_entry))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s %s >>\n" % (len(objects) + 1, info_entry, trailer))
     out.write(b"startxref\n%d\n%%%%EOF\n" % xref)
     return out.getvalue()
 

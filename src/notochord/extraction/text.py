@@ -8,12 +8,18 @@ Rules (P-GEN-02, P-NET-10):
 - Supported: plain text (and other ``text/*``), Markdown, HTML, PDF and DOCX. The kind is taken from
   the content type; a missing or generic one (``application/octet-stream``) falls back to the file
   name's extension and then to the content itself (``%PDF-``, a ZIP holding ``word/document.xml``,
-  ``<html``). Anything else, a corrupt file, an encrypted PDF or DOCX, an empty file, a file without
+  ``<html``). Anything else, a corrupt file, an encrypted PDF (:mod:`notochord.extraction.pdf` says
+  by password or by certificate) or DOCX, an empty file, a file without
   any text or a declared charset that is no character set text is written in raises
   :class:`~notochord.errors.KnowledgeValidationError` with a message saying what to do.
 - Output is Markdown-flavoured plain text: HTML and DOCX headings become ``#`` headings, list items
-  ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe`` and
-  ``svg`` elements and ``hidden`` elements are dropped. Paragraphs are separated by a blank line.
+  ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe``, ``svg``,
+  ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements and ``hidden`` elements are
+  dropped (an HTML title is the title wherever it stands, never body text). Paragraphs, and
+  elements a browser shows apart, are separated by a blank line. Markdown front matter is left out
+  of the text and gives the title (:mod:`notochord.extraction.markdown`). Plain text is read by its
+  byte order mark (UTF-8, UTF-16, UTF-32), recognised as unmarked UTF-16, or decoded as UTF-8 with
+  a Windows-1252 fallback (:mod:`notochord.extraction.encoding`).
   Text and title hold no NUL and no lone surrogate (it becomes U+FFFD), so any store can take them;
   a title is one line without control characters.
 - Bounds: at most :data:`MAX_INPUT_BYTES` of input, :data:`MAX_PDF_PAGES` PDF pages,
@@ -39,6 +45,9 @@ from pydantic.alias_generators import to_camel
 
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
+from notochord.extraction.encoding import byte_order_mark, unmarked_utf16
+from notochord.extraction.markdown import read_markdown
+from notochord.extraction.pdf import read_pdf
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -66,12 +75,10 @@ MAX_TEXT_CHARS: Final = 20_000_000
 
 Kind = Literal["text", "markdown", "html", "pdf", "docx"]
 
-# pypdf logs what it repairs in a damaged file ("invalid pdf header", "EOF marker not found"); with no
-# handler anywhere, Python's last-resort handler would print that to a CLI user's terminal beside our
-# own message. A NullHandler stops only that fallback: an application that configures logging still
-# receives the records.
-logging.getLogger("pypdf").addHandler(logging.NullHandler())
-# the HTML parser's charset detection logs the same way ("Some characters could not be decoded")
+# The HTML parser's charset detection logs what it could not decode ("Some characters could not be
+# decoded"); with no handler anywhere, Python's last-resort handler would print that to a CLI user's
+# terminal beside our own message. A NullHandler stops only that fallback: an application that
+# configures logging still receives the records.
 logging.getLogger("bs4").addHandler(logging.NullHandler())
 
 CONTENT_TYPES: Final[dict[Kind, str]] = {
@@ -106,13 +113,20 @@ _EXTENSION_KINDS: Final[dict[str, Kind]] = {
     ".docx": "docx",
 }
 _SUPPORTED: Final = "plain text, Markdown, HTML, PDF and DOCX"
-_DROPPED_TAGS: Final = ("script", "style", "nav", "noscript", "template", "iframe", "svg", "head")
+# what a browser never shows as the page's text: ``title`` is the title wherever it stands (with or
+# without ``head``), and media elements show their content only where they are not supported
+_DROPPED_TAGS: Final = (
+    "script", "style", "nav", "noscript", "template", "iframe", "svg", "head", "title", "video", "audio",
+    "canvas", "datalist",
+)  # fmt: skip
 _HEADINGS: Final = {f"h{level}": level for level in range(1, 7)}
 _BLOCK_TAGS: Final = frozenset(
     {
         "address", "article", "aside", "blockquote", "body", "dd", "details", "dialog", "div", "dl",
         "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "html", "main",
         "ol", "p", "section", "summary", "table", "tbody", "thead", "tfoot", "tr", "ul", "br",
+        "caption", "center", "legend", "select", "optgroup", "option", "menu", "hgroup", "search", "xmp",
+        "listing", "plaintext", "frameset", "noframes", "dir",
     }
 )  # fmt: skip
 _BLANK_RUNS: Final = re.compile(r"\n{3,}")
@@ -195,11 +209,15 @@ def _sniff(data: bytes) -> Kind | None:
         return "pdf"
     if _is_docx_zip(data):
         return "docx"
-    head = data[:2048].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    if head.startswith((b"<!doctype html", b"<html")):
+    marked = byte_order_mark(data)
+    codec, skip = marked if marked is not None else ("utf-8", 0)
+    head = data[skip : skip + 2048].decode(codec, errors="replace").lstrip(" \t\r\n").lower()
+    if head.startswith(("<!doctype html", "<html")):
         return "html"
+    if marked is not None or unmarked_utf16(data) is not None:
+        return "text"
     sample = data[:8192]
-    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if b"\x00" in sample:
         return None
     try:
         sample.decode("utf-8")
@@ -277,10 +295,10 @@ def _charset_problem(declared: str) -> str | None:
 
 
 def _decode_text(data: bytes, content_type: str | None, what: str) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="replace")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace")
+    marked = byte_order_mark(data)
+    if marked is not None:
+        codec, length = marked
+        return data[length:].decode(codec, errors="replace")
     declared = _charset(content_type)
     if declared is not None:
         problem = _charset_problem(declared)
@@ -288,19 +306,15 @@ def _decode_text(data: bytes, content_type: str | None, what: str) -> str:
             raise cannot_extract(what, problem)
         return data.decode(declared, errors="replace")
     if b"\x00" in data:
-        raise cannot_extract(what, "it is a binary file, not text")
+        utf16 = unmarked_utf16(data)
+        if utf16 is None:
+            raise cannot_extract(what, "it is a binary file, not text")
+        return data.decode(utf16, errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         # Legacy single-byte text is far more common than anything else that is not UTF-8.
         return data.decode("cp1252", errors="replace")
-
-
-def _markdown_title(text: str) -> str | None:
-    for line in text.split("\n"):
-        if line.startswith("# "):
-            return line[2:].strip() or None
-    return None
 
 
 class _HtmlText:
@@ -342,7 +356,7 @@ class _HtmlText:
                 if type(child) is NavigableString:
                     self._inline.append(str(child))
                 continue
-            if not isinstance(child, Tag) or child.has_attr("hidden"):
+            if not isinstance(child, Tag):
                 continue
             then = self._enter(child)
             if then is not False:
@@ -392,9 +406,13 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
         raise
     except Exception as exc:  # the parser meets untrusted input and may fail in any way
         raise cannot_extract(what, f"the HTML could not be parsed ({exc})") from exc
+    # an icon's <svg><title> is no page title; a browser takes the first title of the page itself
+    for element in soup.find_all("svg"):
+        element.decompose()
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text(" ").split()) if title_tag is not None else ""
-    for element in soup.find_all(_DROPPED_TAGS):
+    # hidden elements go before the walk: headings and preformatted blocks are read whole
+    for element in [*soup.find_all(_DROPPED_TAGS), *soup.find_all(hidden=True)]:
         element.decompose()
     walker = _HtmlText()
     walker.walk(soup)
@@ -405,40 +423,12 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
     return title or None, text
 
 
-def _detail(exc: BaseException) -> str:
-    """What the parser said about a damaged file, without its class names: `` (what it said)``."""
-    said = " ".join(str(exc).split())
-    return f" ({said[:200]})" if said else ""
-
-
 def _pdf(data: bytes, what: str) -> tuple[str | None, str]:
-    from pypdf import PdfReader
-
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise cannot_extract(what, "the PDF is password-protected; remove the password and try again")
-        count = len(reader.pages)
-        if count > MAX_PDF_PAGES:
-            raise _too_large(what, f"the PDF has {count} pages, over the limit of {MAX_PDF_PAGES}")
-        pages: list[str] = []
-        characters = 0
-        for page in reader.pages:
-            page_text = page.extract_text() or ""
-            characters += len(page_text)
-            if characters > MAX_TEXT_CHARS:  # said now, not after reading every other page too
-                raise _too_large(what, f"its text is over the limit of {MAX_TEXT_CHARS} characters")
-            pages.append(page_text)
-        metadata = reader.metadata
-        title = metadata.title if metadata is not None else None
-    except (KnowledgeValidationError, MemoryError):
-        raise
-    except Exception as exc:  # a corrupt PDF makes the parser fail in many ways; all mean "corrupt"
-        raise cannot_extract(what, f"the PDF is damaged or not a PDF{_detail(exc)}") from exc
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
-    if not text:
-        raise cannot_extract(what, "the PDF has no text layer (scanned pages need OCR, which is not supported)")
-    return (title.strip() or None) if isinstance(title, str) else None, text
+        title, pages = read_pdf(data, max_pages=MAX_PDF_PAGES, max_text_chars=MAX_TEXT_CHARS)
+    except KnowledgeValidationError as exc:
+        raise cannot_extract(what, exc.message, type(exc)) from exc
+    return title, "\n\n".join(pages)
 
 
 def _docx(data: bytes, what: str) -> tuple[str | None, str]:
@@ -500,7 +490,9 @@ def extract_text(data: bytes, *, filename: str | None = None, content_type: str 
         title, text = _html(data, content_type, what)
     else:
         text = _decode_text(data, content_type, what)
-        title = _markdown_title(text) if kind == "markdown" else None
+        title = None
+        if kind == "markdown":
+            title, text = read_markdown(text)
     text = _tidy(text)
     if not text:
         raise cannot_extract(what, "it contains no text")
