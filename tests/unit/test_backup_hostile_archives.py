@@ -18,6 +18,7 @@ import shutil
 import sqlite3
 import tarfile
 import zlib
+from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -196,7 +197,7 @@ def test_a_backup_larger_than_the_free_space_is_refused_before_anything_is_writt
     target = tmp_path / "restored"
     with pytest.raises(StorageFullError, match="the disk is full") as caught:
         restore(archive, target)
-    assert "1024 bytes are free" in caught.value.message
+    assert "1.0 kB are free" in caught.value.message
     assert not target.exists()
     assert _left_behind(tmp_path) == []
 
@@ -332,10 +333,10 @@ def test_a_file_appearing_at_the_backups_name_while_it_is_written_is_not_replace
     """The backup is put in place by a rename that never replaces: another program's file that
     appeared at the name meanwhile is kept, and the backup is refused in words."""
     import notochord.backup as backup_module
+    from notochord.backup.record import sha256 as real_sha256
 
     vault = _vault(tmp_path / "vault")
     target = tmp_path / "vault.tar.gz"
-    real_sha256 = backup_module._sha256
 
     def someone_writes_the_file_first(path: Path) -> str:
         if not target.exists():
@@ -347,3 +348,42 @@ def test_a_file_appearing_at_the_backups_name_while_it_is_written_is_not_replace
         backup(vault, target)
     assert target.read_bytes() == b"another program's file"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".notochord-backup-")] == []
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_restore_from_something_that_is_not_a_file_says_what_it_is(tmp_path: Path, kind: str) -> None:
+    """Before: "no backup file at PATH", as if nothing were there."""
+    source = tmp_path / "backup.tar.gz"
+    if kind == "folder":
+        source.mkdir()
+    else:
+        os.mkfifo(source)
+    target = tmp_path / "restored"
+
+    with pytest.raises(ConfigurationError) as caught:
+        restore(source, target)
+
+    assert f"{source} is not a backup file" in caught.value.message
+    assert ("a folder" if kind == "folder" else "not a regular file") in caught.value.message
+    assert not target.exists()
+
+
+def test_paths_with_a_name_too_long_for_the_file_system_are_refused_in_words(tmp_path: Path) -> None:
+    """A backup file, data directory or folder named longer than the file system allows: before, an
+    OSError ("File name too long") escaped from every one of these calls."""
+    vault = _vault(tmp_path / "vault")
+    archive = backup(vault, tmp_path / "b.tar.gz").path
+    long = "n" * 300
+    calls: dict[str, Callable[[], object]] = {
+        "backup to a long file name": lambda: backup(vault, tmp_path / f"{long}.tar.gz"),
+        "backup into a long folder name": lambda: backup(vault, tmp_path / long / "b.tar.gz"),
+        "backup of a long data directory": lambda: backup(tmp_path / long, tmp_path / "c.tar.gz"),
+        "restore into a long data directory": lambda: restore(archive, tmp_path / long),
+        "restore from a long file name": lambda: restore(tmp_path / long, tmp_path / "restored"),
+    }
+    for what, call in calls.items():
+        with pytest.raises(ConfigurationError) as caught:
+            call()
+        assert "name is too long" in caught.value.message, what
+        assert long[:20] in caught.value.message, what
+    assert sorted(os.listdir(tmp_path)) == ["b.tar.gz", "vault"]
