@@ -92,9 +92,15 @@ def rollback(
                 path=str(where),
             )
         report = rollback_run(nc.data_dir, where, run, clock=nc.clock)
-    result = {"runId": report.run_id, "restored": list(report.restored), "skipped": list(report.skipped)}
+    reasons = {p: report.reason(p) or "changed since" for p in report.skipped}
+    result = {
+        "runId": report.run_id,
+        "restored": list(report.restored),
+        "skipped": list(report.skipped),
+        "reasons": reasons,
+    }
     lines = [f"restored {printable(p)}" for p in report.restored]
-    lines += [f"skipped  {printable(p)} (changed since)" for p in report.skipped]
+    lines += [f"skipped  {printable(p)} ({printable(why)})" for p, why in reasons.items()]
     emit(result, as_json=as_json, text="\n".join(lines) or f"run {printable(run)} changed nothing to restore")
 
 

@@ -1,7 +1,11 @@
 """Files a gem may touch, their history, run folders and the gem's private storage.
 
 - :mod:`~notochord.files.workspace`: ``workspace:`` and ``run:`` paths and the operations on them.
-- :mod:`~notochord.files.history`: every change recorded, old versions kept, run rollback.
+- :mod:`~notochord.files.history`: every change recorded, old versions kept, run rollback; with
+  :mod:`~notochord.files.states` (a path's recorded state), :mod:`~notochord.files.restoring`
+  (putting one path back) and :mod:`~notochord.files.trash`.
+- :mod:`~notochord.files.opening` and :mod:`~notochord.files.oserrors`: opening a name inside a
+  checked folder, and an ``OSError`` in the words a gem gets.
 - :mod:`~notochord.files.runs`: the run-folder lifecycle and step journal for retries.
 - :mod:`~notochord.files.working_folders`: which folders may be chosen as a working folder.
 - :mod:`~notochord.files.noreplace`: a rename that never replaces what is at its target.

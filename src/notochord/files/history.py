@@ -19,40 +19,47 @@ Rules (P-FILE-21…26, OD-P07):
   ``absent``); a change is undone only if the disk still shows exactly that state and no other run
   recorded a later change to the same path, to a path inside it, or to a folder holding it (a later
   move of that folder moved it too). Otherwise the path, and every older change of the run to it,
-  is left alone and reported as skipped. Rollback of a change undoes that change only: a folder the
-  run moved goes back only while it holds exactly what the move put there, so a file another run or
-  the user added to it since is never carried along.
+  is left alone and reported as skipped, with the reason (the later run in the way, by its id and
+  the path it changed; a change made outside). Rollback of a change undoes that change only: a
+  folder the run moved goes back only while it holds exactly what the move put there, so a file
+  another run or the user added to it since is never carried along.
 - Rollback never writes through a symlink: a path whose real location differs from the recorded one
   is treated as changed since.
+- A file goes back only once its earlier version is in hand: copied out of the history, or taken out
+  of the trash. When it cannot be had (the trash was emptied, this installation has no trash, the
+  saved copy is missing) the run's version stays where it is and the skip names where the earlier
+  version was put.
 
 Storage: ``history.db`` (stdlib ``sqlite3``) holds the index; ``blobs/<aa>/<sha256>`` holds saved
 versions, content-addressed, so saving the same content twice costs nothing. Every ``OSError`` and
-``sqlite3.Error`` is translated to :class:`~notochord.errors.FileError`.
+``sqlite3.Error`` is translated to :class:`~notochord.errors.FileError`. Path states are
+:mod:`~notochord.files.states`'s, the trash :mod:`~notochord.files.trash`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
-import shutil
 import sqlite3
-import stat
 import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol
+from typing import Any, BinaryIO, Literal
 
 from notochord.clock import Clock, iso_utc, parse_iso_utc
 from notochord.errors import FileError
 from notochord.files.full import disk_full
-from notochord.files.noreplace import rename_noreplace
+from notochord.files.restoring import put_back_file, remove_folder, restore_folder, undo_move
+from notochord.files.states import ABSENT, CHUNK, DIR, hash_bytes, hash_stream, path_state
+from notochord.files.trash import FolderTrash, Trash, dispose
 
 __all__ = [
+    "ABSENT",
+    "DIR",
     "VERSION_LIMIT",
     "Change",
     "ChangeRecorder",
@@ -71,9 +78,6 @@ VERSION_LIMIT = 100 * 1024 * 1024
 
 Op = Literal["create", "overwrite", "delete", "move", "mkdir"]
 
-ABSENT = "absent"
-DIR = "dir"
-_CHUNK = 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS changes (
@@ -101,46 +105,6 @@ CREATE INDEX IF NOT EXISTS changes_dest ON changes (root, dest_path);
 """
 
 
-class Trash(Protocol):
-    """Where deleted files and too-large old versions go (the user's system trash)."""
-
-    def put(self, path: Path) -> str:
-        """Move ``path`` into the trash and return a location that :meth:`restore` accepts."""
-        ...
-
-    def restore(self, location: str, dest: Path) -> None:
-        """Move the trashed item at ``location`` back to ``dest`` (which must not exist)."""
-        ...
-
-
-class FolderTrash:
-    """A trash that is a plain folder: items are moved in under a unique name."""
-
-    def __init__(self, folder: Path) -> None:
-        self._folder = folder
-
-    def put(self, path: Path) -> str:
-        try:
-            self._folder.mkdir(parents=True, exist_ok=True)
-            target = self._folder / f"{uuid.uuid4().hex[:12]}-{path.name}"
-            shutil.move(os.fspath(path), os.fspath(target))
-        except OSError as exc:
-            raise FileError(f"could not move {path.name} to the trash: {exc.strerror}") from exc
-        return os.fspath(target)
-
-    def restore(self, location: str, dest: Path) -> None:
-        source = Path(location)
-        if source.parent != self._folder:
-            raise FileError(f"{location} is not an item of this trash")
-        try:
-            if dest.exists() or dest.is_symlink():
-                raise FileError(f"cannot restore {dest.name} from the trash: the path is taken")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(os.fspath(source), os.fspath(dest))
-        except OSError as exc:
-            raise FileError(f"could not restore {dest.name} from the trash: {exc.strerror}") from exc
-
-
 @dataclass(frozen=True)
 class Change:
     """One recorded change. ``display`` is the address the gem used (``workspace:a.txt``)."""
@@ -165,19 +129,12 @@ class RollbackReport:
     run_id: str
     restored: tuple[str, ...]
     skipped: tuple[str, ...]
+    reasons: tuple[tuple[str, str], ...] = ()
+    """``(display path, why it was skipped)`` for every skipped path, in the order of ``skipped``."""
 
-
-def hash_stream(stream: BinaryIO) -> str:
-    """``sha256:<hex>`` of everything left in ``stream``."""
-    digest = hashlib.sha256()
-    while chunk := stream.read(_CHUNK):
-        digest.update(chunk)
-    return f"sha256:{digest.hexdigest()}"
-
-
-def hash_bytes(data: bytes) -> str:
-    """``sha256:<hex>`` of ``data``: the after-state of a file holding it."""
-    return f"sha256:{hashlib.sha256(data).hexdigest()}"
+    def reason(self, display: str) -> str | None:
+        """Why ``display`` was skipped, in words for the user; ``None`` when it was not."""
+        return next((why for shown, why in self.reasons if shown == display), None)
 
 
 class ChangeRecorder:
@@ -305,13 +262,7 @@ class FileHistory:
     def dispose(self, path: Path) -> str | None:
         """Remove a file for good from its place: into the trash when there is one (returns its
         location), else unlinked (returns ``None``)."""
-        if self.trash is not None:
-            return self.trash.put(path)
-        try:
-            path.unlink()
-        except OSError as exc:
-            raise FileError(f"could not delete {path.name}: {exc.strerror}") from exc
-        return None
+        return dispose(path, self.trash)
 
     def save_blob(self, source: BinaryIO) -> str:
         """Copy ``source`` into the content-addressed store; return its ``sha256:<hex>``."""
@@ -320,7 +271,7 @@ class FileHistory:
         tmp = blobs / f".incoming-{uuid.uuid4().hex}"
         try:
             with open(tmp, "xb") as out:
-                while chunk := source.read(_CHUNK):
+                while chunk := source.read(CHUNK):
                     digest.update(chunk)
                     out.write(chunk)
                 out.flush()
@@ -388,7 +339,8 @@ class FileHistory:
         """Restore every file ``run_id`` changed to its state before the run (P-FILE-25).
 
         Files changed since by another run or outside notochord are left alone and reported as
-        skipped. Undone changes are marked ``rolled_back`` and are not undone twice.
+        skipped, each with the reason. Undone changes are marked ``rolled_back`` and are not undone
+        twice.
         """
         with self._lock:
             rows = self._query(
@@ -398,30 +350,34 @@ class FileHistory:
                 (run_id,),
             )
             restored: list[str] = []
-            skipped: list[str] = []
-            blocked: set[tuple[str, str]] = set()
+            skipped: dict[str, str] = {}
+            blocked: dict[tuple[str, str], str] = {}
             for row in rows:
                 cid, op, root, path, display, dest, dest_display = row[:7]
                 touched = [(root, path)] + ([(root, dest)] if dest is not None else [])
                 shown = [display] + ([dest_display] if dest_display is not None else [])
-                if any(t in blocked for t in touched) or not self._undo_allowed(cid, run_id, root, path, dest, row[10]):
-                    blocked.update(touched)
-                    skipped.extend(s for s in shown if s not in skipped)
-                    continue
-                try:
-                    self._undo(
-                        Path(root),
-                        op,
-                        path,
-                        dest,
-                        old_kind=row[7],
-                        old_blob=row[8],
-                        old_trash=row[9],
-                        old_mode=row[11],
-                    )
-                except FileError:
-                    blocked.update(touched)
-                    skipped.extend(s for s in shown if s not in skipped)
+                why = next((blocked[t] for t in touched if t in blocked), None)
+                if why is None:
+                    why = self._undo_refused(cid, run_id, row)
+                if why is None:
+                    try:
+                        self._undo(
+                            Path(root),
+                            op,
+                            path,
+                            dest,
+                            old_kind=row[7],
+                            old_blob=row[8],
+                            old_trash=row[9],
+                            old_mode=row[11],
+                        )
+                    except FileError as exc:
+                        why = exc.message
+                if why is not None:
+                    for t in touched:
+                        blocked.setdefault(t, why)
+                    for s in shown:
+                        skipped.setdefault(s, why)
                     continue
                 self._exec("UPDATE changes SET status = 'rolled_back' WHERE id = ?", (cid,))
                 restored.extend(s for s in shown if s not in restored)
@@ -429,18 +385,32 @@ class FileHistory:
                 run_id=run_id,
                 restored=tuple(p for p in restored if p not in skipped),
                 skipped=tuple(skipped),
+                reasons=tuple(skipped.items()),
             )
 
-    def _undo_allowed(self, cid: int, run_id: str, root: str, path: str, dest: str | None, after: str | None) -> bool:
-        if after is None or self._superseded(cid, run_id, root, [path] if dest is None else [path, dest]):
-            return False
-        if dest is not None:
-            return path_state(Path(root), path) == ABSENT and path_state(Path(root), dest) == after
-        return path_state(Path(root), path) == after
+    def _undo_refused(self, cid: int, run_id: str, row: tuple[Any, ...]) -> str | None:
+        """Why change ``cid`` may not be undone now, in words for the user; ``None`` when it may."""
+        _, op, root, path, display, dest, dest_display = row[:7]
+        after: str | None = row[10]
+        if after is None:
+            return "what it held right after the change is not known, so it cannot be told whether it changed since"
+        later = self._superseded(cid, run_id, root, [path] if dest is None else [path, dest])
+        if later is not None:
+            return f"{later}; roll that run back first"
+        if dest is None:
+            if path_state(Path(root), path) != after:
+                return "it changed since (by the user or another program), so it stays as it is"
+            return None
+        if path_state(Path(root), path) != ABSENT:
+            return f"{display} is taken again since the move, so {dest_display} stays where it is"
+        if path_state(Path(root), dest) != after:
+            what = "it or something in it" if op == "move" and after.startswith(DIR) else "it"
+            return f"{what} changed since the move (by the user or another program), so it stays where it is"
+        return None
 
-    def _superseded(self, cid: int, run_id: str, root: str, paths: list[str]) -> bool:
-        """Whether another run recorded a change after ``cid`` to one of ``paths``, inside one, or to
-        a folder holding one.
+    def _superseded(self, cid: int, run_id: str, root: str, paths: list[str]) -> str | None:
+        """The earliest change another run recorded after ``cid`` to one of ``paths``, inside one, or to
+        a folder holding one, in words (``run r-2 changed workspace:B/new.txt later``); else ``None``.
 
         Paths are compared whole (root and relative path joined), since a change in the run folder
         is recorded against the run folder and a move out of it against the conversation.
@@ -456,12 +426,16 @@ class FileHistory:
                 conditions.append(f"({same} OR {inside} OR {holding})")
                 params += [mine, len(mine) + 1, mine + "/", mine]
         later = self._query(
-            "SELECT 1 FROM changes WHERE id > ? AND run_id != ? AND status = 'applied' AND ("
-            + " OR ".join(conditions)
-            + ") LIMIT 1",
+            "SELECT run_id, op, display, dest_display FROM changes WHERE id > ? AND run_id != ? AND"
+            " status = 'applied' AND (" + " OR ".join(conditions) + ") ORDER BY id LIMIT 1",
             tuple(params),
         )
-        return bool(later)
+        if not later:
+            return None
+        other, op, display, dest_display = later[0]
+        if op == "move":
+            return f"run {other} later moved {display} to {dest_display}"
+        return f"run {other} later changed {display}"
 
     def _undo(
         self,
@@ -475,29 +449,25 @@ class FileHistory:
         old_trash: str | None,
         old_mode: int | None = None,
     ) -> None:
-        target = root / path
         try:
             if op == "move" and dest is not None:
-                # the folder it came from (a run folder, say) may have been removed since
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if not rename_noreplace(root / dest, target):
-                    if target.exists() or target.is_symlink():
-                        raise FileExistsError(errno.EEXIST, "the original path is taken", os.fspath(target))
-                    os.rename(root / dest, target)
+                undo_move(root, path, dest)
             elif op == "mkdir":
-                target.rmdir()
+                remove_folder(root, path)
             elif op == "delete" and old_kind == "dir":
-                target.mkdir(parents=True)
+                restore_folder(root, path)
             else:
-                if op in ("create", "overwrite") and target.exists():
-                    # The run's version is discarded; keep it recoverable where a trash exists.
-                    self.dispose(target)
-                if old_blob is not None:
-                    _write_atomic(target, self._read_blob(old_blob), mode=old_mode)
-                elif old_trash is not None and self.trash is not None:
-                    self.trash.restore(old_trash, target)
+                put_back_file(
+                    root,
+                    path,
+                    created=op == "create",
+                    blob=None if old_blob is None else self._blob_path(old_blob.removeprefix("sha256:")),
+                    old_trash=old_trash,
+                    mode=old_mode,
+                    trash=self.trash,
+                )
         except OSError as exc:
-            raise disk_full(exc, path) or FileError(f"could not roll back {path}: {exc.strerror}") from exc
+            raise disk_full(exc, path) or FileError(f"it could not be put back: {exc.strerror}") from exc
 
     # -- sqlite plumbing ---------------------------------------------------------------------
 
@@ -534,78 +504,3 @@ def _not_text() -> FileError:
     return FileError(
         "the file history cannot record a path holding a name that is not UTF-8 text; rename that file or folder first"
     )
-
-
-def path_state(root: Path, rel: str) -> str | None:
-    """Current state of ``root/rel``; ``None`` when it is reached through a symlink or unreadable.
-
-    A file is its content's ``sha256:<hex>``; an empty folder is ``dir``; a folder with anything in
-    it is ``dir:sha256:<hex>`` over every name, kind and content inside, at any depth, hidden ones
-    included, so that any change within it since reads as a different state.
-    """
-    target = root / rel
-    try:
-        if os.path.realpath(target) != os.fspath(target):
-            return None
-        if target.is_dir():
-            return _folder_state(target)
-        if not target.exists():
-            return ABSENT
-        return _file_state(target)
-    except OSError:
-        return None
-
-
-def _file_state(path: Path) -> str | None:
-    # a named pipe must not make the history wait for a writer that never comes
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            return None
-        return hash_stream(stream)
-
-
-def _folder_state(folder: Path) -> str | None:
-    """``dir``, or ``dir:sha256:<hex>`` of what the folder holds.
-
-    Contents are hashed rather than sizes and times compared: a rollback that restores a file the
-    run overwrote inside a moved folder writes it anew (a new inode and time) with the same bytes,
-    and the folder must then read as unchanged. Links are taken as their text, never followed;
-    pipes, sockets and devices by kind only, never opened.
-    """
-    digest = hashlib.sha256()
-    pending = [(folder, b"")]
-    seen = False
-    # a loop rather than recursion: a tree thousands of folders deep must not exhaust the stack
-    while pending:
-        current, prefix = pending.pop()
-        with os.scandir(current) as scan:
-            items = sorted(scan, key=lambda item: item.name)
-        for item in items:
-            seen = True
-            name = prefix + os.fsencode(item.name)
-            mode = item.stat(follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
-                kind, detail = b"dir", b""
-                pending.append((Path(item.path), name + b"/"))
-            elif stat.S_ISREG(mode):
-                state = _file_state(Path(item.path))
-                if state is None:
-                    return None
-                kind, detail = b"file", state.encode("ascii")
-            elif stat.S_ISLNK(mode):
-                kind, detail = b"link", os.fsencode(os.readlink(item.path))
-            else:
-                kind, detail = b"other", b""
-            digest.update(name + b"\0" + kind + b"\0" + detail + b"\0")
-    return f"{DIR}:sha256:{digest.hexdigest()}" if seen else DIR
-
-
-def _write_atomic(target: Path, data: bytes, *, mode: int | None = None) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".~restore-{uuid.uuid4().hex}.tmp"
-    with open(tmp, "xb") as out:
-        if mode is not None:
-            os.fchmod(out.fileno(), mode & 0o777)
-        out.write(data)
-    os.replace(tmp, target)

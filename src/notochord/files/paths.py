@@ -30,7 +30,9 @@ it never drops a file into a folder, and a folder cannot be moved into itself. A
 differs from an existing neighbour only in Unicode form (``café`` composed or decomposed) is refused
 with ``E_EXISTS``: the user could not tell the two apart. Nor may a new name hold a control character
 (a line break, a terminal escape) or one that turns the direction of text (``invoice\u202efdp.exe``
-shows as ``invoiceexe.pdf``): ``E_FILE``. Names the user gave such characters stay reachable.
+shows as ``invoiceexe.pdf``): ``E_FILE``. Nor may a new first name start with a prefix
+(``workspace:workspace:notes.txt``, the prefix given twice): ``E_FILE``, naming the path to use.
+Names the user gave such characters stay reachable.
 """
 
 from __future__ import annotations
@@ -252,8 +254,10 @@ def _escaped(text: str) -> str:
 def check_new_names(target: Target) -> None:
     """Refuse a name this change would create that holds a control or text-direction character.
 
-    Only names not there yet are refused: a folder the user named so is still written into.
+    Only names not there yet are refused: a folder the user named so is still written into. So is
+    a first name that repeats the prefix (``workspace:workspace:notes.txt``).
     """
+    _check_prefix_once(target)
     for depth, part in enumerate(target.parts, start=1):
         bad = first_deceptive(part)
         if bad is None or os.path.lexists(target.root.joinpath(*target.parts[:depth])):
@@ -263,6 +267,15 @@ def check_new_names(target: Target) -> None:
             f"text-direction character (U+{ord(bad):04X}), which would make it read as another name or break "
             "the lines of a listing; choose a name without it"
         )
+
+
+def _check_prefix_once(target: Target) -> None:
+    """The AI may pass ``workspace:notes.txt`` to a gem that adds ``workspace:`` itself (P-FILE-18):
+    a file named ``workspace:notes.txt`` would be one neither the user nor the AI looks for."""
+    first = target.parts[0] if target.parts else ""
+    if not first.startswith((WORKSPACE_PREFIX, RUN_PREFIX)) or os.path.lexists(target.root / first):
+        return
+    raise FileError(f"{shown(target.display)} names a prefix twice; give it once ({shown(target.rel)})")
 
 
 def is_text(name: str) -> bool:

@@ -37,18 +37,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Literal
 
 from notochord.errors import (
     FileError,
     FileExistsInWorkspaceError,
     FileNotFoundInWorkspaceError,
     FilePermissionError,
-    StorageFullError,
 )
-from notochord.files.full import disk_full
 from notochord.files.history import DIR, ChangeRecorder, FileHistory, Op, hash_bytes, hash_stream, path_state
 from notochord.files.noreplace import exchange
+from notochord.files.opening import DIR_FLAGS, open_read, open_regular, permissions, through
+from notochord.files.oserrors import translate
 from notochord.files.paths import (
     NAME_MAX,
     RUN_PREFIX,
@@ -71,11 +71,6 @@ from notochord.files.placing import move_noreplace, write_replace
 from notochord.files.text import utf8
 
 __all__ = ["NAME_MAX", "RUN_PREFIX", "WORKSPACE_PREFIX", "Entry", "Workspace"]
-
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused once open)
-_FILE_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 @dataclass(frozen=True)
@@ -120,7 +115,7 @@ class Workspace:
         if target.folder_only:
             with self._os(target), self._parent(target) as parent:
                 check_folder_only(target, _lstat(target.parts[-1], parent))
-        with self._os(target), self._parent(target) as parent, _fdopen_read(parent, target) as stream:
+        with self._os(target), self._parent(target) as parent, open_read(parent, target) as stream:
             if max_bytes is None:
                 return stream.read()
             data = stream.read(max_bytes + 1)  # the size may change while it is read
@@ -157,6 +152,9 @@ class Workspace:
     def list(self, path: str) -> list[Entry]:
         """Entries of a folder, sorted by name, hidden ones and unreachable symlinks left out."""
         target = self._resolve(path, Mode.READ)
+        if target.parts:
+            with self._os(target), self._parent(target) as parent:
+                _check_listable(target, _lstat(target.parts[-1], parent))
         entries: list[Entry] = []
         with self._os(target), self._open_dir(target) as fd, os.scandir(fd) as scan:
             for item in scan:
@@ -203,7 +201,7 @@ class Workspace:
                 in_place = old is not None and self._save_old(change, parent, target, old)
                 try:
                     displaced = write_replace(
-                        parent, name, payload, mode=None if old is None else _permissions(old), swap=in_place
+                        parent, name, payload, mode=None if old is None else permissions(old), swap=in_place
                     )
                 except FileExistsError:
                     raise FileExistsInWorkspaceError(
@@ -239,7 +237,7 @@ class Workspace:
                 elif self._save_old(change, parent, target, old):
                     trash = self._history.trash
                     if trash is not None:
-                        change.old_in_trash(trash.put(_through(parent, target)), size=old.st_size)
+                        change.old_in_trash(trash.put(through(parent, target)), size=old.st_size)
                     else:
                         # Headless: permanent, but the history copy can still be rolled back (P-FILE-26).
                         os.unlink(name, dir_fd=parent)
@@ -329,10 +327,10 @@ class Workspace:
         """
         size = old.st_size
         if self._history.keeps_in_history(size):
-            with _fdopen_read(parent, target) as stream:
-                change.keep_old(stream, size=size, mode=_permissions(old))
+            with open_read(parent, target) as stream:
+                change.keep_old(stream, size=size, mode=permissions(old))
             return True
-        change.old_in_trash(self._history.dispose(_through(parent, target)), size=size)
+        change.old_in_trash(self._history.dispose(through(parent, target)), size=size)
         return False
 
     def _keep_displaced(self, change: ChangeRecorder, parent: int, target: Target, displaced: str) -> None:
@@ -344,15 +342,15 @@ class Workspace:
         user's version is back in place, and the write fails.
         """
         try:
-            with _open_regular(parent, displaced) as stream:
+            with open_regular(parent, displaced) as stream:
                 st = os.fstat(stream.fileno())
                 changed = hash_stream(stream) != change.old_blob
                 in_history = self._history.keeps_in_history(st.st_size)
                 if changed and in_history:
                     stream.seek(0)
-                    change.keep_old(stream, size=st.st_size, mode=_permissions(st))
+                    change.keep_old(stream, size=st.st_size, mode=permissions(st))
             if changed and not in_history:
-                change.old_in_trash(self._history.dispose(_through(parent, target, displaced)), size=st.st_size)
+                change.old_in_trash(self._history.dispose(through(parent, target, displaced)), size=st.st_size)
                 return
         except BaseException:
             with contextlib.suppress(OSError):
@@ -401,11 +399,11 @@ class Workspace:
     def _open_dir(self, target: Target, *, upto: int | None = None, create: bool = False) -> Iterator[int]:
         """Open ``root/parts[:upto]`` by walking from the root with O_NOFOLLOW."""
         parts = target.parts if upto is None else target.parts[:upto]
-        fd = os.open(target.root, _DIR_FLAGS)
+        fd = os.open(target.root, DIR_FLAGS)
         try:
             for index, part in enumerate(parts):
                 try:
-                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
                 except NotADirectoryError:
                     # O_DIRECTORY|O_NOFOLLOW reports a symlink as "not a directory": tell them apart.
                     if _is_link(part, fd):
@@ -417,7 +415,7 @@ class Workspace:
                     sub_parts = parts[: index + 1]
                     sub = Target(target.prefix, target.root, sub_parts, target.prefix + "/".join(sub_parts), name=part)
                     self._mkdir_at(fd, sub)
-                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = nxt
             yield fd
@@ -433,7 +431,7 @@ class Workspace:
         try:
             yield
         except OSError as exc:
-            raise _translate(exc, target.display) from exc
+            raise translate(exc, target.display) from exc
 
     def _follow_link(self, folder: Target, name: str) -> os.stat_result | None:
         real = Path(os.path.realpath(folder.absolute / name))
@@ -460,53 +458,6 @@ def _lstat(name: str, parent: int) -> os.stat_result | None:
         return None
 
 
-@contextlib.contextmanager
-def _fdopen_read(parent: int, target: Target) -> Iterator[BinaryIO]:
-    st = _lstat(target.parts[-1], parent)
-    if st is not None and not is_file_or_folder(st) and not stat_mod.S_ISLNK(st.st_mode):
-        # opening a socket fails with a bare ENXIO, and opening a device may itself act (a tape rewinds)
-        raise FileError(f"{target.display} is not a file but a pipe, socket or device; it cannot be read")
-    fd = os.open(target.parts[-1], _FILE_READ, dir_fd=parent)
-    with os.fdopen(fd, "rb") as stream:
-        mode = os.fstat(stream.fileno()).st_mode
-        if stat_mod.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a folder")
-        if not stat_mod.S_ISREG(mode):
-            raise FileError(f"{target.display} is not a file but a pipe, socket or device; it cannot be read")
-        yield stream
-
-
-@contextlib.contextmanager
-def _open_regular(parent: int, name: str) -> Iterator[BinaryIO]:
-    fd = os.open(name, _FILE_READ, dir_fd=parent)
-    with os.fdopen(fd, "rb") as stream:
-        if not stat_mod.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            raise FileError(f"{name} is not a file")
-        yield stream
-
-
-def _permissions(st: os.stat_result) -> int:
-    """The read, write and execute bits of a file; never set-user-id, set-group-id or sticky,
-    which must not pass to content a gem wrote."""
-    return stat_mod.S_IMODE(st.st_mode) & 0o777
-
-
-def _through(parent: int, target: Target, name: str | None = None) -> Path:
-    """A path to ``target`` (or to ``name`` beside it) through the folder already opened and checked
-    as ``parent``.
-
-    The tool process may swap a folder on the path for a link at any moment; a path through the
-    open descriptor still names the checked folder, where ``target.absolute`` would follow the link
-    out of the root. Without ``/proc`` (not Linux) the plain path is all there is.
-    """
-    if _FD_PATHS.is_dir():
-        return _FD_PATHS / str(parent) / (name or target.parts[-1])
-    return target.absolute if name is None else target.absolute.with_name(name)
-
-
-_FD_PATHS = Path("/proc/self/fd")
-
-
 def _megabytes(size: int) -> str:
     return f"{-(-size // (1024 * 1024))} MB"
 
@@ -523,41 +474,40 @@ def _entry(name: str, st: os.stat_result) -> Entry:
 
 def _check_empty(parent: int, name: str, path: str) -> None:
     """Refuse to delete a folder that holds anything, in words that fit what the gem can see."""
-    fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    fd = os.open(name, DIR_FLAGS, dir_fd=parent)
     try:
+        items: list[tuple[str, int]] = []
         with os.scandir(fd) as scan:
-            names = [item.name for item in scan]
+            for item in scan:
+                with contextlib.suppress(FileNotFoundError):  # removed meanwhile: not there to hold the folder
+                    items.append((item.name, item.stat(follow_symlinks=False).st_mode))
     finally:
         os.close(fd)
-    if not names:
+    if not items:
         return
-    if all(n.startswith(".") for n in names):
+    if all(n.startswith(".") for n, _ in items):
         # list shows such a folder empty; its hidden entries are the user's, never a gem's to delete
         raise FileError(
             f"{path} holds only hidden entries (names starting with .), which a gem may not delete; the folder stays"
         )
+    removable = [n for n, mode in items if not n.startswith(".") and is_text(n) and _file_or_folder(mode)]
+    if not removable:
+        # "delete its entries first" would send the gem after entries it can neither list nor delete
+        raise FileError(
+            f"{path} holds only entries a gem cannot see or remove (hidden names, links, pipes, sockets or "
+            "devices); the folder stays"
+        )
     raise FileError(f"{path} is a folder that is not empty; delete its entries first")
 
 
-def _translate(exc: OSError, display: str) -> FileError | StorageFullError:
-    code = exc.errno
-    full = disk_full(exc, display)
-    if full is not None:
-        return full
-    if isinstance(exc, FileNotFoundError):
-        return FileNotFoundInWorkspaceError(f"{display} does not exist", path=display)
-    if isinstance(exc, FileExistsError):
-        return FileExistsInWorkspaceError(f"{display} already exists", path=display)
-    if isinstance(exc, PermissionError):
-        return FilePermissionError(f"{display}: the system refused access", path=display)
-    if code == errno.ELOOP:
-        return FilePermissionError(f"{display} changed into a link while it was checked", path=display)
-    if isinstance(exc, IsADirectoryError):
-        return FileError(f"{display} is a folder, not a file")
-    if isinstance(exc, NotADirectoryError):
-        return FileError(f"{display}: a part of the path is a file, not a folder")
-    if code == errno.EXDEV:
-        return FileError(f"{display}: cannot move between different disks")
-    if code == errno.ENOTEMPTY:
-        return FileError(f"{display} is a folder that is not empty; delete its entries first")
-    return FileError(f"{display}: {exc.strerror or exc}")
+def _file_or_folder(mode: int) -> bool:
+    return stat_mod.S_ISREG(mode) or stat_mod.S_ISDIR(mode)
+
+
+def _check_listable(target: Target, st: os.stat_result | None) -> None:
+    """Refuse to list what is not a folder, naming what it is rather than "a part of the path"."""
+    if st is None or stat_mod.S_ISDIR(st.st_mode) or stat_mod.S_ISLNK(st.st_mode):
+        return  # missing: the walk says so; a link swapped in: the walk refuses it
+    if stat_mod.S_ISREG(st.st_mode):
+        raise FileError(f"{target.display} is a file, not a folder; read it, or list the folder holding it")
+    raise FileError(f"{target.display} is a pipe, socket or device, not a folder; a gem cannot use it")

@@ -6,7 +6,8 @@ symlinks that lead out of the folder or into hidden names, files whose names onl
 and a run folder inside it. Outside the conversation folder sit files a gem must never reach.
 
 Outcomes: the bytes read; ``NOT_FOUND`` (E_NOT_FOUND, exactly as for a missing file); ``DENIED``
-(E_PERM_DENIED); ``FOLDER`` (a plain file error: the path is a folder). A write outcome that is a
+(E_PERM_DENIED); ``FOLDER`` (a plain file error: the path is a folder); ``TWICE`` (a plain file
+error: a new name would start with a prefix, the prefix given twice). A write outcome that is a
 relative path means the write succeeded and landed there (relative to the conversation folder); for
 every other outcome the whole tree, inside and outside the folder, must be left exactly as it was
 (OD-P06, OD-P13).
@@ -30,9 +31,10 @@ from notochord.files.workspace import Workspace
 NOT_FOUND: Final = "not-found"
 DENIED: Final = "denied"
 FOLDER: Final = "folder"
+TWICE: Final = "prefix-twice"
 
 Outcome = bytes | str
-"""Bytes read, a landing path for a write, or one of NOT_FOUND, DENIED, FOLDER."""
+"""Bytes read, a landing path for a write, or one of NOT_FOUND, DENIED, FOLDER, TWICE."""
 
 FULLWIDTH_DOT = "\uff0e"
 ONE_DOT_LEADER = "\u2024"
@@ -58,7 +60,7 @@ PATH_TABLE: list[tuple[str, Outcome, Outcome]] = [
     ("workspace:docs/..", FOLDER, FOLDER),
     ("workspace:missing.txt", NOT_FOUND, "missing.txt"),
     ("workspace:new/deep/file.txt", NOT_FOUND, "new/deep/file.txt"),
-    ("workspace:run:a.txt", NOT_FOUND, "run:a.txt"),
+    ("workspace:run:a.txt", NOT_FOUND, TWICE),
     # the run folder: run: and bare paths, which cannot climb into the conversation above it
     ("run:out.txt", b"RUN", "runs/tool-1/out.txt"),
     ("out.txt", b"RUN", "runs/tool-1/out.txt"),
@@ -217,6 +219,11 @@ def _expect(outcome: Outcome, action: Callable[[], object]) -> object:
             action()
         assert type(folder.value) is FileError
         return None
+    if outcome == TWICE:
+        with pytest.raises(FileError, match="names a prefix twice") as twice:
+            action()
+        assert type(twice.value) is FileError
+        return None
     return action()
 
 
@@ -246,7 +253,7 @@ def test_writing_each_path_lands_where_the_table_says_or_changes_nothing(
     before = _snapshot(tmp_path)
     _expect(write, lambda: table_ws.write(path, b"WRITTEN"))
     after = _snapshot(tmp_path)
-    if write in (DENIED, NOT_FOUND, FOLDER):
+    if write in (DENIED, NOT_FOUND, FOLDER, TWICE):
         assert after == before, "a refused write changed the tree"
         return
     assert isinstance(write, str)

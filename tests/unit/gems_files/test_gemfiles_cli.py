@@ -57,7 +57,7 @@ async def test_rollback_restores_a_runs_files(gem_space: GemSpace, gem: str, cha
 
     report = _json(gem_space.data_dir, "rollback", str(chat), "run-edit")
 
-    assert report == {"runId": "run-edit", "restored": ["workspace:menu.md"], "skipped": []}
+    assert report == {"runId": "run-edit", "restored": ["workspace:menu.md"], "skipped": [], "reasons": {}}
     assert (chat / "menu.md").read_text() == "original"
     assert "changed nothing to restore" in _run(gem_space.data_dir, "rollback", str(chat), "run-edit")
     statuses = [c["status"] for c in _json(gem_space.data_dir, "history", str(chat))]

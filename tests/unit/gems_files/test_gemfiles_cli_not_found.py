@@ -63,7 +63,7 @@ async def test_rolling_back_a_run_again_still_answers_that_nothing_is_left(
     again = _invoke(gem_space.data_dir, "rollback", str(chat), "run-edit", "--json")
 
     assert again.exit_code == 0, again.output
-    assert json.loads(again.stdout) == {"runId": "run-edit", "restored": [], "skipped": []}
+    assert json.loads(again.stdout) == {"runId": "run-edit", "restored": [], "skipped": [], "reasons": {}}
 
 
 @pytest.mark.parametrize("command", [("history",), ("rollback",)], ids=["history", "rollback"])
