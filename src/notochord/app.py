@@ -55,7 +55,7 @@ from notochord.search.embeddings import Embedder, load_embedder
 from notochord.search.vault_indexer import SpaceStore, VaultIndexer
 from notochord.settings import Settings
 
-__all__ = ["Notochord", "Space", "is_vault", "open"]
+__all__ = ["Notochord", "Space", "check_org_id", "is_vault", "open"]
 
 
 class _Default:
@@ -300,10 +300,7 @@ class Notochord:
             ConfigurationError: the id is malformed.
             SpaceNotFoundError: the organization has no space and ``create`` is false.
         """
-        if not isinstance(org_id, str) or not _ORG_ID.match(org_id):
-            raise ConfigurationError(
-                f"organization id {org_id!r} is malformed: use 1-63 lowercase letters, digits, - or _"
-            )
+        check_org_id(org_id)
         name, path = f"org:{org_id}", self.data_dir / "spaces" / f"org-{org_id}.db"
         if not create and name not in self._spaces and not self._exists(name, path):
             known = [n.removeprefix("org:") for n in self.spaces() if n.startswith("org:")]
@@ -401,6 +398,12 @@ def open(
     settings = settings or Settings.load()
     path = Path(data_dir).expanduser() if data_dir is not None else settings.data_dir
     return Notochord(path, settings=settings, clock=clock, embedder=embedder, create=create)
+
+
+def check_org_id(org_id: object) -> None:
+    """Refuse an organization id that names no space file (``ConfigurationError`` saying what one is)."""
+    if not isinstance(org_id, str) or not _ORG_ID.match(org_id):
+        raise ConfigurationError(f"organization id {org_id!r} is malformed: use 1-63 lowercase letters, digits, - or _")
 
 
 def is_vault(data_dir: Path) -> bool:

@@ -11,7 +11,9 @@ them (``raise ... from exc``) and never escape.
     ├── ClosedError                        E_CLOSED
     ├── StorageError                       E_STORAGE
     │   ├── StorageFullError               E_STORAGE_FULL  the disk is full; nothing was written
-    │   └── ReadOnlyStoreError             E_READ_ONLY     the data directory cannot be written
+    │   ├── ReadOnlyStoreError             E_READ_ONLY     the data directory cannot be written
+    │   ├── StoreUnreachableError          E_UNREACHABLE   the database server is down or refused the login
+    │   └── StoreVersionError              E_STORE_VERSION a newer notochord wrote the space
     ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
     ├── BusyError                          E_BUSY          as much of this work runs as may; retry_after s
     ├── KnowledgeError                     E_KNOWLEDGE
@@ -69,6 +71,8 @@ __all__ = [
     "SpaceNotFoundError",
     "StorageError",
     "StorageFullError",
+    "StoreUnreachableError",
+    "StoreVersionError",
     "UnsupportedDocumentError",
 ]
 
@@ -139,6 +143,20 @@ class ReadOnlyStoreError(StorageError):
     """The data directory cannot be written: a write was refused, or the store needs an upgrade first."""
 
     code = "E_READ_ONLY"
+
+
+class StoreUnreachableError(StorageError):
+    """The database server cannot be reached (down, a wrong host or port) or refused the login (a wrong
+    user or password): nothing was read or written. It works again once the server answers."""
+
+    code = "E_UNREACHABLE"
+
+
+class StoreVersionError(StorageError):
+    """The space's schema is one this version does not know (a newer notochord wrote it): it is left
+    untouched; a newer notochord opens it."""
+
+    code = "E_STORE_VERSION"
 
 
 class KnowledgeError(NotochordError):

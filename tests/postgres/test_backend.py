@@ -185,7 +185,7 @@ def test_a_server_that_refuses_writes_is_a_read_only_store_and_nothing_changes(
 def test_an_unreachable_server_is_a_storage_error_naming_it(tmp_path: Path, clock: FixedClock) -> None:
     """No psycopg exception escapes; the message names the server and what to check."""
     url = f"postgresql://nobody@/notochord?host={tmp_path / 'no-server-here'}"
-    with pytest.raises(StorageError, match="cannot reach the PostgreSQL server") as caught:
+    with pytest.raises(StorageError, match="cannot connect to the PostgreSQL server") as caught:
         _open(tmp_path, clock, "data", url).personal  # noqa: B018 - opening the space is the act under test
     assert not isinstance(caught.value.__cause__, StorageError)
 

@@ -165,7 +165,7 @@ def test_a_space_of_a_newer_notochord_is_refused_byte_for_byte_unchanged_by_the_
     assert database.read_bytes() == before
     assert _listing(spaces) == listing
     result = _open_by_cli(vault)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # an expected outcome: upgrade, as the message says
     assert "upgrade notochord" in result.output
     assert database.read_bytes() == before
     assert _listing(spaces) == listing

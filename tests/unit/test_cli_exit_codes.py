@@ -20,6 +20,8 @@ from notochord.cli.common import exit_code_for
         (errors.StorageFullError("disk full"), 8),
         (errors.BusyError("busy", retry_after=60), 10),
         (errors.StorageError("locked"), 1),
+        (errors.StoreVersionError("a newer notochord wrote it"), 2),
+        (errors.StoreUnreachableError("cannot connect to the PostgreSQL server"), 11),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
 )

@@ -11,6 +11,10 @@ Rules:
   database) is a problem of that space, named with what is wrong: the others are still checked,
   since the message of every other command sends the user here to find out what is wrong.
 - ``notochord check --repair`` is suggested only when a problem found is one it repairs.
+- Ctrl-C exits 130 saying where it stopped: checking changes nothing; each space is repaired in one
+  transaction, so the spaces repaired before stay repaired, the one being repaired is left as it
+  was, and running the same command again is safe. Sources (documents, facts, the change log) are
+  never written by a repair.
 - Exit code 0 when every checked space is consistent (after repair, with ``--repair``), and
   :data:`PROBLEMS_FOUND` when a problem is left; usage and storage errors keep their usual codes.
 """
@@ -18,12 +22,13 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, opened
-from notochord.errors import StorageError, StorageFullError
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, interrupted, listed_space, opened
+from notochord.errors import StorageError, StorageFullError, StoreUnreachableError
 from notochord.knowledge.arguments import counted
 
 if TYPE_CHECKING:
@@ -64,14 +69,90 @@ def _checked(
     from notochord.knowledge.check import Problem
 
     try:
-        space = nc.space(name)
+        space = listed_space(nc, name)
         return space, check(space.core)
-    except StorageFullError:
-        raise  # the disk, not the space: exit 8 as everywhere
+    except (StorageFullError, StoreUnreachableError):
+        raise  # the disk or the server, not the space: its own exit code, as everywhere
     except StorageError as error:
         where = _where(nc, name)
         said = error.message if where in error.message else f"{where}: {error.message}"
         return Problem("space_unreadable", name, said)
+
+
+@dataclass
+class _Run:
+    """What a run of ``check`` has found and done so far, space by space."""
+
+    repair: bool
+    org: str | None
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    repairable: bool = False
+    repaired: list[str] = field(default_factory=list)
+    """The spaces a repair was committed in."""
+    repairing: str | None = None
+    """The space being repaired now (its one transaction not committed yet)."""
+
+    @property
+    def again(self) -> str:
+        return "notochord check" + (" --repair" if self.repair else "") + (f" --org {self.org}" if self.org else "")
+
+    def space(self, nc: notochord.Notochord, name: str) -> None:
+        """Check (and repair) the space ``name``; add its report and its lines."""
+        from notochord.knowledge.check import Problem, check, repair
+
+        found = _checked(nc, name, check)
+        if isinstance(found, Problem):
+            self.reports.append({"space": name, "problems": [found.to_json()], "repaired": [], "pending": None})
+            self.lines += [f"{name}: 1 problem", _line(found)]
+            return
+        space, problems = found
+        repaired: list[Problem] = []
+        if self.repair and problems:
+            self.repairing = name
+            repaired = repair(space.core, problems)
+            self.repairing = None
+            if repaired:
+                self.repaired.append(name)
+            problems = check(space.core)
+        self.repairable = self.repairable or any(p.repairable for p in problems)
+        pending = space.index.pending()
+        self.reports.append(
+            {
+                "space": space.name,
+                "problems": [p.to_json() for p in problems],
+                "repaired": [p.to_json() for p in repaired],
+                "pending": pending,
+            }
+        )
+        if repaired:
+            self.lines.append(f"{space.name}: repaired {counted(len(repaired), 'problem')}")
+            self.lines += [_line(p) for p in repaired]
+        if problems:
+            self.lines.append(f"{space.name}: {counted(len(problems), 'problem')}")
+            self.lines += [_line(p) for p in problems]
+        elif not repaired:
+            self.lines.append(f"{space.name}: consistent")
+        if repaired and pending:
+            self.lines.append(
+                f"  {counted(pending, 'passage')} {'waits' if pending == 1 else 'wait'} to be embedded again: "
+                "run notochord reindex" + (f" --org {self.org}" if self.org else "")
+            )
+
+    def interrupted(self, name: str) -> NoReturn:
+        """After Ctrl-C while at the space ``name``: what stays, what was undone, what to run."""
+        if self.repairing is None:
+            repaired = f" ({', '.join(self.repaired)} stayed repaired)" if self.repaired else ""
+            interrupted(
+                f"check was interrupted while checking {name}: nothing was changed{repaired}; run {self.again} again"
+            )
+        kept = self.repaired
+        done = f"{', '.join(kept)} {'stays' if len(kept) == 1 else 'stay'} repaired; " if kept else ""
+        interrupted(
+            f"check --repair was interrupted while repairing {name}: {done}the repair of {name} is one "
+            "transaction and was undone, and documents, facts and the change log were not changed. "
+            f"It is safe to run {self.again} again"
+        )
 
 
 def check_command(
@@ -83,51 +164,17 @@ def check_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Check that indexes, vectors and counters agree with the documents and changes they come from."""
-    # loaded here, not at import, so that every other command starts without it
-    from notochord.knowledge.check import Problem, check, repair
-
-    reports: list[dict[str, Any]] = []
-    lines: list[str] = []
-    repairable = False
+    run = _Run(repair=repair_, org=org)
     with opened(data_dir) as nc:
-        names = [f"org:{org}"] if org is not None else (nc.spaces() or ["personal"])
-        for name in names:
-            found = _checked(nc, name, check)
-            if isinstance(found, Problem):
-                reports.append({"space": name, "problems": [found.to_json()], "repaired": [], "pending": None})
-                lines += [f"{name}: 1 problem", _line(found)]
-                continue
-            space, problems = found
-            repaired: list[Problem] = []
-            if repair_ and problems:
-                repaired = repair(space.core, problems)
-                problems = check(space.core)
-            repairable = repairable or any(p.repairable for p in problems)
-            pending = space.index.pending()
-            reports.append(
-                {
-                    "space": space.name,
-                    "problems": [p.to_json() for p in problems],
-                    "repaired": [p.to_json() for p in repaired],
-                    "pending": pending,
-                }
-            )
-            if repaired:
-                lines.append(f"{space.name}: repaired {counted(len(repaired), 'problem')}")
-                lines += [_line(p) for p in repaired]
-            if problems:
-                lines.append(f"{space.name}: {counted(len(problems), 'problem')}")
-                lines += [_line(p) for p in problems]
-            elif not repaired:
-                lines.append(f"{space.name}: consistent")
-            if repaired and pending:
-                lines.append(
-                    f"  {counted(pending, 'passage')} {'waits' if pending == 1 else 'wait'} to be embedded again: "
-                    "run notochord reindex" + (f" --org {org}" if org else "")
-                )
-    clean = all(not r["problems"] for r in reports)
-    if repairable and not repair_:
-        lines.append("rebuild what is derived with: notochord check --repair" + (f" --org {org}" if org else ""))
-    emit({"clean": clean, "spaces": reports}, as_json=as_json, text="\n".join(lines))
+        name = "the vault"
+        try:
+            for name in [f"org:{org}"] if org is not None else (nc.spaces() or ["personal"]):
+                run.space(nc, name)
+        except KeyboardInterrupt:
+            run.interrupted(name)
+    clean = all(not r["problems"] for r in run.reports)
+    if run.repairable and not repair_:
+        run.lines.append("rebuild what is derived with: notochord check --repair" + (f" --org {org}" if org else ""))
+    emit({"clean": clean, "spaces": run.reports}, as_json=as_json, text="\n".join(run.lines))
     if not clean:
         raise typer.Exit(PROBLEMS_FOUND)

@@ -4,12 +4,14 @@ Exit codes mean the same in every command:
 
     0  success            3  not found (also: no vault,  5  quota reached
     1  unexpected error      no such organization)     6  revert refused (superseded, not empty)
-    2  bad usage or invalid input (validation, manifest, configuration), or a read-only data directory
+    2  bad usage or invalid input (validation, manifest, configuration), a read-only data directory,
+       or a space written by a newer notochord
     4  permission refused
     7  a gem run timed out
     8  the disk is full (nothing was written; free some space and retry)
     9  ``notochord check`` found problems (left after ``--repair``)
    10  busy (retry later)
+   11  the database server cannot be reached or refused the login (check it and ``database_url``, retry)
   130  interrupted by Ctrl-C
   141  the output was cut off: whoever read it stopped reading (``| head``); what the command did stays done
 
@@ -57,6 +59,7 @@ __all__ = [
     "ignore_unusable_columns",
     "interrupted",
     "json_text",
+    "listed_space",
     "open_space",
     "opened",
     "output_closed_quietly",
@@ -114,6 +117,8 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.StorageFullError, 8),
     (errors.BusyError, 10),
     (errors.ReadOnlyStoreError, 2),
+    (errors.StoreVersionError, 2),
+    (errors.StoreUnreachableError, 11),
 )
 
 
@@ -356,13 +361,33 @@ def opened(data_dir: Path | None, *, create: bool = False) -> Iterator[notochord
             hand_off(nc.data_dir, spaces, model_id)
 
 
+def listed_space(nc: notochord.Notochord, name: str) -> notochord.Space:
+    """The space ``name``, as :meth:`notochord.Notochord.spaces` lists it.
+
+    Every ``*.db`` file in the spaces folder is listed, but only ``personal.db`` and ``org-ID.db``
+    are read as spaces: another one (a copy the user made beside the real file, a sync tool's
+    "conflicted copy", capitals in the id) is a :class:`~notochord.errors.StorageError` naming the
+    file, which ``status`` and ``check`` show as a problem of its own instead of failing whole.
+    """
+    try:
+        return nc.space(name)
+    except (errors.SpaceNotFoundError, errors.ConfigurationError) as error:
+        store = dict(nc.space_stores()).get(name)
+        if not isinstance(store, Path):
+            raise
+        raise errors.StorageError(
+            f"the file {store} is in the spaces folder, but no space reads it (a space's file is personal.db, "
+            f"or org-ID.db with an ID of lowercase letters, digits, - and _): move it out of {store.parent}"
+        ) from error
+
+
 def space_status(nc: notochord.Notochord, name: str) -> dict[str, Any]:
     """The counts of the space ``name``, or why it cannot be read: one damaged space file must not
     hide the others (``notochord check`` then says more)."""
     try:
-        return nc.space(name).status()
-    except errors.StorageFullError:
-        raise
+        return listed_space(nc, name).status()
+    except (errors.StorageFullError, errors.StoreUnreachableError):
+        raise  # the disk or the server, not this space: every space would say the same
     except errors.StorageError as error:
         return {"space": name, "error": {"code": error.code, "message": error.message}}
 

@@ -29,6 +29,7 @@ from notochord.cli.common import (
     output_closed_quietly,
     printable,
     report_usage_error,
+    reporting,
     space_status,
     state,
 )
@@ -266,6 +267,11 @@ def _root(data_dir: DataDir = None) -> None:
 @app.command()
 def init(data_dir: DataDir = None, org: InitOrg = None, as_json: JsonFlag = False) -> None:
     """Create the data directory, its master key and the personal space, and with --org that space (idempotent)."""
+    if org is not None:
+        from notochord.app import check_org_id
+
+        with reporting():
+            check_org_id(org)  # before anything is made: a refused id must leave no vault behind
     with opened(data_dir, create=True) as nc:
         personal = nc.personal
         space = nc.org(org, create=True) if org is not None else personal

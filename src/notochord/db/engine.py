@@ -41,6 +41,7 @@ from notochord.errors import (
     ReadOnlyStoreError,
     StorageError,
     StorageFullError,
+    StoreUnreachableError,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "create_sqlite_engine",
     "is_read_only",
     "read_tx",
+    "server_unreachable",
     "storage_errors",
     "use_wal",
     "write_tx",
@@ -71,6 +73,7 @@ _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 # PostgreSQL's SQLSTATEs: disk_full, out_of_memory-class "insufficient resources", read-only transaction
 _PG_FULL = frozenset({"53100", "53000"})
 _PG_READ_ONLY = frozenset({"25006"})
+_PG_PRIVILEGE = "42501"  # insufficient_privilege: a role that may read, or connect, but not write
 _PG_OUT_OF_RANGE = "22003"  # numeric_value_out_of_range: a caller's number beyond the column's type
 
 _READ_ONLY: weakref.WeakSet[sa.Engine] = weakref.WeakSet()
@@ -245,7 +248,58 @@ _TOO_LARGE = (
 )
 
 
+# connection exceptions, refused logins, and a server shutting down or starting up
+_PG_UNREACHABLE = ("08", "28", "57P01", "57P02", "57P03")
+# what a server (or libpq) says when it refuses the login rather than the connection
+_LOGIN_REFUSED = ("authentication failed", "no password supplied", "pg_hba.conf", "role ", "password")
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
+
+
+def server_unreachable(error: BaseException, *, setting: str = "database_url") -> StoreUnreachableError | None:
+    """The PostgreSQL server could not be reached or refused the login, in words naming the server and
+    ``setting`` (what the user typed its URL into); ``None`` for any other error.
+
+    The driver's own text is kept as the reason (it says "connection refused", or which user the
+    server refused), with the password taken out: libpq quotes parts of a URL it cannot read.
+    """
+    orig = _driver_error(error)
+    if not any(c.__name__ == "OperationalError" and c.__module__.startswith("psycopg") for c in type(orig).__mro__):
+        return None
+    state = _sqlstate(orig)
+    if state is not None and not state.startswith(_PG_UNREACHABLE):
+        return None
+    pgconn = getattr(orig, "pgconn", None)
+    reason = _text(getattr(pgconn, "error_message", None)) or str(orig)
+    # libpq's first line is what happened; the lines after it are its own hints, which the message replaces
+    first = next((line for line in reason.splitlines() if line.strip()), reason)
+    reason = " ".join(first.replace("FATAL:", "").split()).rstrip(".")
+    password = _text(getattr(pgconn, "password", None))
+    for secret in {password, urllib.parse.quote(password, safe="")} - {""}:
+        reason = reason.replace(f'"{secret}"', '"***"')  # as libpq quotes a token it cannot read
+    host, port = _text(getattr(pgconn, "host", None)), _text(getattr(pgconn, "port", None))
+    server = (
+        f"the PostgreSQL server at {host or 'localhost'}:{port or 5432}"
+        if pgconn is not None
+        else "the PostgreSQL server"
+    )
+    user = _text(getattr(pgconn, "user", None))
+    if user and any(sign in reason for sign in _LOGIN_REFUSED):
+        return StoreUnreachableError(
+            f"{server} refused the login of {user} ({reason}): check the user and password in {setting}"
+        )
+    return StoreUnreachableError(
+        f"cannot connect to {server} ({reason}): check that the server runs and that {setting} names it "
+        "(host and port), then retry"
+    )
+
+
 def _translate(action: str, error: BaseException) -> NotochordError:
+    unreachable = server_unreachable(error)
+    if unreachable is not None:
+        return unreachable
     if _too_large(_driver_error(error)):
         return KnowledgeValidationError(_TOO_LARGE)
     if _sqlstate(error) == _PG_OUT_OF_RANGE:
@@ -264,6 +318,14 @@ def _translate(action: str, error: BaseException) -> NotochordError:
     if state in _PG_FULL:
         return StorageFullError(
             f"{action} failed: the database server is out of disk space; nothing was written. Free some space and retry"
+        )
+    if state == _PG_PRIVILEGE:
+        said = str(_driver_error(error)).strip()
+        first = said.splitlines()[0] if said else "permission denied"
+        return ReadOnlyStoreError(
+            f"{action} failed: the database user may not change this database ({first}); make that user the "
+            "database's owner (ALTER DATABASE … OWNER TO …, and in that database ALTER SCHEMA public OWNER TO …), "
+            "or name a user that owns it, then retry"
         )
     if state in _PG_READ_ONLY:
         return ReadOnlyStoreError(

@@ -26,7 +26,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from notochord.db.engine import is_read_only, storage_errors, use_wal, write_tx
-from notochord.errors import ReadOnlyStoreError, StorageError
+from notochord.errors import ReadOnlyStoreError, StorageError, StoreVersionError
 
 __all__ = ["head_revision", "migrate"]
 
@@ -67,7 +67,9 @@ def _refuse_unknown(engine: sa.Engine, conn: sa.Connection, current: str | None,
             else "this version of notochord does not know it; upgrade notochord, or bring the space back "
             "with `notochord restore`"
         )
-        raise StorageError(f"the store {store} has schema {current!r}, and this version knows up to {head}: {cause}")
+        raise StoreVersionError(
+            f"the store {store} has schema {current!r}, and this version knows up to {head}: {cause}"
+        )
 
 
 def migrate(engine: sa.Engine) -> None:

@@ -52,6 +52,7 @@ exactly 500 (``tests/reliability/test_quota_race.py``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import select
@@ -62,7 +63,7 @@ import sqlalchemy as sa
 from psycopg import errors as pg_errors
 from psycopg import sql
 
-from notochord.db.engine import WRITE_LOCK
+from notochord.db.engine import WRITE_LOCK, server_unreachable
 from notochord.errors import ConfigurationError, StorageError
 
 __all__ = [
@@ -148,6 +149,9 @@ def _maintenance(url: str) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(_libpq(target), autocommit=True)
     except psycopg.Error as exc:
+        unreachable = server_unreachable(exc)
+        if unreachable is not None:
+            raise unreachable from exc
         raise StorageError(
             f"cannot reach the PostgreSQL server at {shown_url(target)}: {exc}; "
             "check database_url and that the server runs"
@@ -162,13 +166,29 @@ def database_exists(url: str, space: str) -> bool:
 
 
 def create_database(url: str, space: str) -> None:
-    """Create the database of ``space`` unless it exists (safe when several processes race to create it)."""
+    """Create the database of ``space`` unless it exists (safe when several processes race to create it).
+
+    A database that exists already is used as it is, also by a user who may not create databases
+    (an administrator made it for that user); it is labelled if a creation stopped before its label
+    (without which :func:`list_spaces` never names the space), as far as the user may.
+    """
     name = database_name(url, space)
     with _maintenance(url) as conn:
         try:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         except (pg_errors.DuplicateDatabase, pg_errors.UniqueViolation):
-            return  # another process made it first
+            _label_if_unlabelled(conn, name, space)
+            return
+        except pg_errors.InsufficientPrivilege as exc:
+            # PostgreSQL checks the right before the name: a database made for this user lands here too
+            if _label_if_unlabelled(conn, name, space):
+                return
+            user = server_url(url).username or "the user"
+            raise ConfigurationError(
+                f"the user {user} may not create the database {name} for the space {space} on the PostgreSQL "
+                f"server: give it the right (ALTER ROLE {user} CREATEDB), or have the database made for it "
+                f"(CREATE DATABASE {name} OWNER {user}), then retry"
+            ) from exc
         except psycopg.Error as exc:
             raise StorageError(f"cannot create the database {name} for the space {space}: {exc}") from exc
         try:
@@ -177,6 +197,21 @@ def create_database(url: str, space: str) -> None:
             )
         except psycopg.Error as exc:
             raise StorageError(f"cannot label the database {name} for the space {space}: {exc}") from exc
+
+
+def _label_if_unlabelled(conn: psycopg.Connection[Any], name: str, space: str) -> bool:
+    """Label the database ``name`` as the space's if it has no label; whether it exists."""
+    row = conn.execute(
+        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (name,)
+    ).fetchone()
+    if row is None:
+        return False
+    if row[0] is None:
+        with contextlib.suppress(psycopg.Error):  # only its owner may: the space works unlabelled all the same
+            conn.execute(
+                sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(_COMMENT + space))
+            )
+    return True
 
 
 def list_spaces(url: str) -> list[str]:
