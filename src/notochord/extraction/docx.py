@@ -2,26 +2,24 @@
 
 A DOCX is a ZIP of XML parts; a small upload can hold a huge, highly compressible XML part. So:
 
-- Only the parts that carry text or its structure are read: the main document, its styles and the
-  core properties (title). Media and every other part are never unpacked.
+- Only the parts that carry text or its structure are read: the main document, the footnotes and
+  endnotes, the headers and footers, the styles and the core properties (title). Media and every
+  other part are never unpacked.
 - Before anything is unpacked, the declared sizes of those parts are checked against
   :data:`MAX_DOCX_UNPACKED` and each part's compression ratio against :data:`MAX_DOCX_RATIO`;
   while unpacking, the bytes actually produced are counted against the same bound (declared sizes
-  can lie).
-- The XML is parsed incrementally by expat's callbacks, without building a tree, so memory stays
-  flat whatever the part holds; the text found so far is checked against the caller's limit while
-  parsing. A document type declaration (which Word never writes) is refused, so no entity is ever
-  expanded.
+  can lie), and the text found so far against the caller's limit
+  (:mod:`notochord.extraction.docx_xml`).
 - A damaged compressed stream is refused as a damaged DOCX; an OLE compound file (what Word writes
   for a password-protected DOCX and for a .doc) is refused saying which of the two it is.
 
-The output matches what python-docx reports for the same package: body paragraphs and tables in
-document order (paragraphs inside revision marks or content controls, and nested tables, are
-skipped as python-docx skips them); a paragraph's text is its runs' and hyperlinks' ``w:t``,
-``w:tab``/``w:ptab`` (tab), ``w:br`` (newline for a text-wrapping break), ``w:cr`` (newline) and
-``w:noBreakHyphen`` (``-``); a paragraph's style name is looked up in the styles part, with the
-default paragraph style for a missing or unknown id; a table row lists its cells' text, a
-vertically merged cell repeating the text of the cell above.
+The output is what a reader of the document sees, in reading order
+(:mod:`notochord.extraction.docx_blocks` says what counts): the body; then the footnotes and the
+endnotes, each in the order the body first cites it (a note read at its reference would split the
+sentence that cites it); then the headers and footers the sections use, each distinct paragraph
+once. Headers and footers are page furniture repeated on every page and often in every section
+(a company name, "Confidential"): read once per document they are found by search without
+outweighing the body.
 """
 
 from __future__ import annotations
@@ -30,12 +28,13 @@ import lzma
 import posixpath
 import zipfile
 import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import IO, ClassVar, Final
+from dataclasses import dataclass
+from typing import IO, Final
 from xml.parsers import expat
 
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
+from notochord.extraction.docx_blocks import NoteReader, StoryReader, Styles
+from notochord.extraction.docx_xml import Attributes, Budget, PartReader, parse_part
 
 __all__ = ["MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED", "DocxText", "read_docx"]
 
@@ -44,58 +43,26 @@ MAX_DOCX_UNPACKED: Final = 24 * 1024 * 1024
 MAX_DOCX_RATIO: Final = 100
 """Largest ratio of unpacked to packed size of a part over 1 MiB; ordinary Word XML packs 5–30 times."""
 
-# expat names a namespaced element or attribute "<uri>}<local>" with this separator
-_W: Final = "http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
-_R_OFFICE_DOCUMENT: Final = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
-_R_STYLES: Final = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles"
+_RELATIONSHIPS: Final = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+_R_OFFICE_DOCUMENT, _R_STYLES, _R_FOOTNOTES, _R_ENDNOTES, _R_HEADER, _R_FOOTER = (
+    _RELATIONSHIPS + kind for kind in ("officeDocument", "styles", "footnotes", "endnotes", "header", "footer")
+)
 _R_CORE: Final = "http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties"
 _RELATIONSHIP: Final = "http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 _DC_TITLE: Final = "http://purl.org/dc/elements/1.1/}title"
-_CHUNK: Final = 64 * 1024
 _RATIO_FLOOR: Final = 1024 * 1024
-# python-docx shows these built-in styles by their UI names
-_UI_NAMES: Final = {f"heading {n}": f"Heading {n}" for n in range(1, 10)} | {
-    "caption": "Caption",
-    "footer": "Footer",
-    "header": "Header",
-}
-_BODY, _TBL, _TR, _TC, _P, _R, _T = (f"{_W}{name}" for name in ("body", "tbl", "tr", "tc", "p", "r", "t"))
-_PPR, _PSTYLE, _TCPR, _HYPERLINK, _BR = (f"{_W}{name}" for name in ("pPr", "pStyle", "tcPr", "hyperlink", "br"))
-_VAL, _TYPE = f"{_W}val", f"{_W}type"
-_RUN_TEXT: Final = {f"{_W}tab": "\t", f"{_W}ptab": "\t", f"{_W}cr": "\n", f"{_W}noBreakHyphen": "-"}
-_TRUE: Final = frozenset({"1", "true", "on"})
 # Word writes a password-protected DOCX, like its binary .doc files, as an OLE compound file, not a
 # ZIP; the encrypted package is a stream of it named "EncryptedPackage".
 _OLE_SIGNATURE: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE: Final = "EncryptedPackage".encode("utf-16-le")
 
-Attributes = dict[str, str]
-
 
 @dataclass(frozen=True)
 class DocxText:
-    """The blocks of a DOCX as ``(style name, text)`` in document order, and its core title."""
+    """The blocks of a DOCX as ``(style name, text)`` in reading order, and its core title."""
 
     blocks: list[tuple[str, str]]
     title: str | None
-
-
-@dataclass
-class _Budget:
-    """The unpacked bytes left to read from the package, and the text characters left to produce."""
-
-    max_bytes: int
-    max_chars: int
-    bytes_left: int = 0
-    chars_left: int = 0
-
-    def __post_init__(self) -> None:
-        self.bytes_left, self.chars_left = self.max_bytes, self.max_chars
-
-    def spend_text(self, n: int) -> None:
-        self.chars_left -= n
-        if self.chars_left < 0:
-            raise DocumentTooLargeError(f"its text is over the limit of {self.max_chars} characters")
 
 
 def read_docx(data: IO[bytes], *, max_text_chars: int, max_unpacked: int = MAX_DOCX_UNPACKED) -> DocxText:
@@ -109,7 +76,7 @@ def read_docx(data: IO[bytes], *, max_text_chars: int, max_unpacked: int = MAX_D
     _refuse_compound_file(data)
     try:
         with zipfile.ZipFile(data) as archive:
-            return _read(archive, _Budget(max_unpacked, max_text_chars))
+            return _read(archive, Budget(max_unpacked, max_text_chars))
     except KnowledgeValidationError:
         raise
     except (
@@ -144,28 +111,67 @@ def _refuse_compound_file(data: IO[bytes]) -> None:
     )
 
 
-def _read(archive: zipfile.ZipFile, budget: _Budget) -> DocxText:
+def _read(archive: zipfile.ZipFile, budget: Budget) -> DocxText:
     names = archive.NameToInfo
     package = _relationships(archive, "_rels/.rels", "", budget)
-    main = package.get(_R_OFFICE_DOCUMENT, "word/document.xml")
+    main = package.first(_R_OFFICE_DOCUMENT) or "word/document.xml"
     if main not in names:
         raise KnowledgeValidationError(f"the DOCX is damaged or not a DOCX (no main document part {main!r})")
     directory, name = posixpath.split(main)
     related = _relationships(archive, posixpath.join(directory, "_rels", f"{name}.rels"), directory, budget)
-    styles_part, core_part = related.get(_R_STYLES), package.get(_R_CORE)
-    _check_declared(archive, [p for p in (main, styles_part, core_part) if p is not None and p in names], budget)
-    styles = _Styles()
-    if styles_part is not None and styles_part in names:
-        _parse(archive, styles_part, budget, styles)
+    styles_part, core_part = related.first(_R_STYLES), package.first(_R_CORE)
+    # each part is read once, in one role: a relationship naming the main part as a header reads nothing
+    roles: dict[str, str] = {}
+    for role, part in (
+        ("main", main),
+        ("styles", styles_part),
+        ("core", core_part),
+        ("footnote", related.first(_R_FOOTNOTES)),
+        ("endnote", related.first(_R_ENDNOTES)),
+        *(("furniture", target) for target in related.all(_R_HEADER, _R_FOOTER)),
+    ):
+        if part is not None and part in names:
+            roles.setdefault(part, role)
+    _check_declared(archive, list(roles), budget)
+    read = {role: part for part, role in roles.items() if role != "furniture"}
+    styles = Styles()
+    if "styles" in read:
+        parse_part(archive, read["styles"], budget, styles)
     title = _CoreTitle()
-    if core_part is not None and core_part in names:
-        _parse(archive, core_part, budget, title)
-    body = _Body(styles, budget)
-    _parse(archive, main, budget, body)
-    return DocxText(blocks=body.blocks, title=title.text)
+    if "core" in read:
+        parse_part(archive, read["core"], budget, title)
+    body = StoryReader(styles, budget)
+    parse_part(archive, main, budget, body)
+    blocks = body.blocks
+    for kind in ("footnote", "endnote"):
+        cited = body.note_references[kind]
+        if kind in read and cited:
+            notes = NoteReader(styles, budget, kind, cited)
+            parse_part(archive, read[kind], budget, notes)
+            blocks.extend(block for note in cited for block in notes.notes.get(note, ()))
+    used = [related.by_id.get(reference) for reference in body.part_references]
+    furniture = [part for part in used if part is not None and roles.get(part) == "furniture"]
+    blocks.extend(_headers_and_footers(archive, furniture, styles, budget))
+    return DocxText(blocks=blocks, title=title.text)
 
 
-def _check_declared(archive: zipfile.ZipFile, parts: list[str], budget: _Budget) -> None:
+def _headers_and_footers(
+    archive: zipfile.ZipFile, parts: list[str], styles: Styles, budget: Budget
+) -> list[tuple[str, str]]:
+    """The blocks of the headers and footers ``parts``, each part read once and each text kept once."""
+    blocks: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for part in dict.fromkeys(parts):
+        reader = StoryReader(styles, budget)
+        parse_part(archive, part, budget, reader)
+        for block in reader.blocks:
+            if block[1] not in seen:
+                seen.add(block[1])
+                blocks.append(block)
+    return blocks
+
+
+def _check_declared(archive: zipfile.ZipFile, parts: list[str], budget: Budget) -> None:
     declared = 0
     for part in parts:
         info = archive.getinfo(part)
@@ -182,103 +188,39 @@ def _check_declared(archive: zipfile.ZipFile, parts: list[str], budget: _Budget)
         )
 
 
-def _chunks(archive: zipfile.ZipFile, part: str, budget: _Budget) -> Iterator[bytes]:
-    # the declared size was checked; the bytes actually produced are counted, as it can lie
-    with archive.open(part) as stream:
-        while chunk := stream.read(_CHUNK):
-            budget.bytes_left -= len(chunk)
-            if budget.bytes_left < 0:
-                raise DocumentTooLargeError(
-                    f"the DOCX unpacks to more than {budget.max_bytes} bytes of text parts, over the limit"
-                )
-            yield chunk
-
-
-class _Reader:
-    """What a part's reader is told: each element's start and end. ``path`` holds the names of the
-    open ancestors of the element at hand; ``text_tags`` names the elements whose text it wants."""
-
-    text_tags: ClassVar[frozenset[str]] = frozenset()
-
-    def __init__(self) -> None:
-        self.path: list[str] = []
-
-    def start(self, tag: str, attrs: Attributes) -> None:
-        """Nothing by default."""
-
-    def end(self, tag: str, attrs: Attributes, text: str) -> None:
-        """Nothing by default."""
-
-
-def _refuse_dtd(*_args: object) -> None:
-    raise KnowledgeValidationError("the DOCX is damaged or not a DOCX (its XML declares a document type)")
-
-
-def _parse(archive: zipfile.ZipFile, part: str, budget: _Budget, handler: _Reader) -> None:
-    """Feed ``part`` to expat in chunks and tell ``handler`` about every element; no tree is built."""
-    parser = expat.ParserCreate(namespace_separator="}")
-    parser.buffer_text = True
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    parser.StartDoctypeDeclHandler = _refuse_dtd
-    parser.EntityDeclHandler = _refuse_dtd
-    path = handler.path
-    open_attrs: list[Attributes] = []
-    text: list[str] = []
-    collecting = False
-    text_tags = handler.text_tags
-
-    def start(tag: str, attrs: Attributes) -> None:
-        nonlocal collecting
-        handler.start(tag, attrs)
-        path.append(tag)
-        open_attrs.append(attrs)
-        if tag in text_tags:
-            collecting = True
-            text.clear()
-
-    def end(_name: str) -> None:
-        nonlocal collecting
-        tag = path.pop()
-        attrs = open_attrs.pop()
-        content = ""
-        if collecting and tag in text_tags:
-            content, collecting = "".join(text), False
-        handler.end(tag, attrs, content)
-
-    def characters(data: str) -> None:
-        if collecting:
-            text.append(data)
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = characters
-    for chunk in _chunks(archive, part, budget):
-        parser.Parse(chunk, False)
-    parser.Parse(b"", True)
-
-
-def _relationships(archive: zipfile.ZipFile, part: str, base: str, budget: _Budget) -> dict[str, str]:
-    """Relationship type → target part name, for the internal relationships of ``part``."""
+def _relationships(archive: zipfile.ZipFile, part: str, base: str, budget: Budget) -> _Relationships:
+    """The internal relationships of ``part``."""
     found = _Relationships(base)
     if part in archive.NameToInfo:
-        _parse(archive, part, budget, found)
-    return found.targets
+        parse_part(archive, part, budget, found)
+    return found
 
 
-class _Relationships(_Reader):
+class _Relationships(PartReader):
+    """Target part names by relationship type (in the part's order) and by relationship id."""
+
     def __init__(self, base: str) -> None:
         super().__init__()
         self.base = base
-        self.targets: dict[str, str] = {}
+        self.by_type: dict[str, dict[str, None]] = {}
+        self.by_id: dict[str, str] = {}
 
     def start(self, tag: str, attrs: Attributes) -> None:
         if tag == _RELATIONSHIP and attrs.get("TargetMode") != "External":
             target = attrs.get("Target", "")
             resolved = target.lstrip("/") if target.startswith("/") else posixpath.join(self.base, target)
-            self.targets.setdefault(attrs.get("Type", ""), posixpath.normpath(resolved))
+            part = posixpath.normpath(resolved)
+            self.by_type.setdefault(attrs.get("Type", ""), {}).setdefault(part)
+            self.by_id.setdefault(attrs.get("Id", ""), part)
+
+    def first(self, kind: str) -> str | None:
+        return next(iter(self.by_type.get(kind, ())), None)
+
+    def all(self, *kinds: str) -> list[str]:
+        return [part for kind in kinds for part in self.by_type.get(kind, ())]
 
 
-class _CoreTitle(_Reader):
+class _CoreTitle(PartReader):
     text_tags = frozenset({_DC_TITLE})
 
     def __init__(self) -> None:
@@ -288,168 +230,3 @@ class _CoreTitle(_Reader):
     def end(self, tag: str, attrs: Attributes, text: str) -> None:  # noqa: ARG002  # the title has none
         if tag == _DC_TITLE and self.text is None:
             self.text = text or None
-
-
-class _Styles(_Reader):
-    """Paragraph style names by id, and the default paragraph style's name (python-docx's lookup)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: dict[str, str | None] = {}
-        self.default: str | None = None
-        self._name: str | None = None
-
-    def start(self, tag: str, attrs: Attributes) -> None:  # noqa: ARG002  # a style's own attributes are read at its end
-        if tag == f"{_W}style":
-            self._name = None
-
-    def end(self, tag: str, attrs: Attributes, text: str) -> None:  # noqa: ARG002  # names are attributes
-        if tag == f"{_W}name" and self.path[-1:] == [f"{_W}style"]:
-            self._name = attrs.get(_VAL)
-        elif tag == f"{_W}style" and attrs.get(_TYPE) == "paragraph":
-            shown = _UI_NAMES.get(self._name, self._name) if self._name is not None else None
-            style_id = attrs.get(f"{_W}styleId")
-            if style_id is not None and style_id not in self.names:
-                self.names[style_id] = shown
-            if attrs.get(f"{_W}default") in _TRUE:
-                self.default = shown  # the last default wins, as the format says
-
-    def name(self, style_id: str | None) -> str:
-        if style_id is not None and style_id in self.names:
-            return self.names[style_id] or ""
-        return self.default or ""
-
-
-@dataclass
-class _Paragraph:
-    level: int  # how many ancestors the w:p element has
-    style_id: str | None = None
-    parts: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Cell:
-    level: int
-    paragraphs: list[str] = field(default_factory=list)
-    span: int = 1
-    merge: str | None = None
-
-
-@dataclass
-class _Row:
-    level: int
-    cells: list[str] = field(default_factory=list)
-    offset: int = 0
-    texts: dict[int, str] = field(default_factory=dict)
-
-
-class _Body(_Reader):
-    """Turns the elements of the main document part into ``(style name, text)`` blocks.
-
-    Only body-level paragraphs and tables count, and in a table only the paragraphs directly in
-    its cells (python-docx's ``iter_inner_content``, ``rows``, ``cells`` and ``cell.text``).
-    """
-
-    text_tags = frozenset({_T})
-
-    def __init__(self, styles: _Styles, budget: _Budget) -> None:
-        super().__init__()
-        self.blocks: list[tuple[str, str]] = []
-        self._styles = styles
-        self._budget = budget
-        self._paragraph: _Paragraph | None = None
-        self._table: int | None = None  # the level of the body-level table being read
-        self._row: _Row | None = None
-        self._cell: _Cell | None = None
-        self._above: dict[int, str] = {}
-
-    def start(self, tag: str, attrs: Attributes) -> None:  # noqa: ARG002  # structure is in the names
-        path = self.path
-        level = len(path)
-        if tag == _P:
-            if (self._table is None and path[-1:] == [_BODY]) or (
-                self._cell is not None and level == self._cell.level + 1
-            ):
-                self._paragraph = _Paragraph(level)
-        elif tag == _TBL:
-            if self._table is None and path[-1:] == [_BODY]:
-                self._table, self._above = level, {}
-        elif tag == _TR:
-            if self._table is not None and level == self._table + 1:
-                self._row = _Row(level)
-        elif tag == _TC and self._row is not None and level == self._row.level + 1:
-            self._cell = _Cell(level)
-
-    def end(self, tag: str, attrs: Attributes, text: str) -> None:
-        path = self.path
-        level = len(path)
-        paragraph = self._paragraph
-        if paragraph is not None:
-            if tag == _P and level == paragraph.level:
-                self._end_paragraph(paragraph)
-            else:
-                self._run_content(paragraph, tag, attrs, text, path)
-            return
-        cell = self._cell
-        if cell is not None:
-            if tag == _TC and level == cell.level:
-                self._end_cell(cell)
-            elif level == cell.level + 2 and path[-1] == _TCPR:
-                self._cell_property(cell, tag, attrs)
-            return
-        row = self._row
-        if row is not None and tag == _TR and level == row.level:
-            self._row, self._above = None, row.texts
-            if row.cells:
-                self.blocks.append(("", " | ".join(row.cells)))
-        elif tag == _TBL and level == self._table:
-            self._table = None
-
-    def _end_paragraph(self, paragraph: _Paragraph) -> None:
-        self._paragraph = None
-        text = "".join(paragraph.parts)
-        if self._cell is None:
-            self.blocks.append((self._styles.name(paragraph.style_id), text))
-        else:
-            self._cell.paragraphs.append(text)
-
-    def _run_content(self, paragraph: _Paragraph, tag: str, attrs: Attributes, text: str, path: list[str]) -> None:
-        level = len(path)
-        if tag == _PSTYLE and level == paragraph.level + 2 and path[-1] == _PPR:
-            paragraph.style_id = attrs.get(_VAL)
-            return
-        # run content counts in a run of the paragraph itself or of one of its hyperlinks
-        in_run = level == paragraph.level + 2 and path[-1] == _R
-        in_link = level == paragraph.level + 3 and path[-1] == _R and path[-2] == _HYPERLINK
-        if not (in_run or in_link):
-            return
-        if tag == _BR:
-            text = "\n" if attrs.get(_TYPE, "textWrapping") == "textWrapping" else ""
-        elif tag != _T:
-            text = _RUN_TEXT.get(tag, "")
-        if text:
-            self._budget.spend_text(len(text))
-            paragraph.parts.append(text)
-
-    @staticmethod
-    def _cell_property(cell: _Cell, tag: str, attrs: Attributes) -> None:
-        if tag == f"{_W}gridSpan":
-            value = attrs.get(_VAL, "1")
-            cell.span = int(value) if value.isascii() and value.isdigit() else 1
-        elif tag == f"{_W}vMerge":
-            cell.merge = attrs.get(_VAL, "continue")
-
-    def _end_cell(self, cell: _Cell) -> None:
-        row = self._row
-        assert row is not None
-        self._cell = None
-        if cell.merge == "continue":
-            # a cell continuing a vertical merge shows the text of the cell above it (python-docx)
-            text = self._above.get(row.offset, "")
-        else:
-            text = " ".join("\n".join(cell.paragraphs).split())
-        row.texts[row.offset] = text
-        # a cell spanning several grid columns is reported once per column, and repeats are dropped
-        if text and (not row.cells or row.cells[-1] != text):
-            row.cells.append(text)
-        row.offset += max(cell.span, 1)
