@@ -87,7 +87,8 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
     # each router straight under the application, not nested in one router for the prefix: a
     # request is matched against every route of every nesting level, twice per level
     for router in ROUTERS:
-        app.include_router(router, prefix=PREFIX)
+        # any route may find the database server gone (PostgreSQL): every one documents the 503
+        app.include_router(router, prefix=PREFIX, responses=errors.documented(503))
     _mount_docs(app)
     app.router.routes.append(mcp.route)  # before the console, which takes every other path
     app.router.routes.append(console_mount(nc, reserved=PREFIX))
