@@ -21,9 +21,13 @@ one :class:`~notochord.errors.ManifestError` (OD-P10); a manifest with any probl
 :class:`Manifest`.
 
 - ``name`` is required. The gem id is ``id`` when given, else derived from ``name`` as a slug
-  ``[a-z0-9][a-z0-9-]*`` (at most 64 characters).
+  ``[a-z0-9][a-z0-9-]*`` (at most 64 characters). The id names folders of the installation (its
+  code, its resources, its private storage), so it is never a name Windows reserves for a device
+  (``con``, ``prn``, ``aux``, ``nul``, ``com0``-``com9``, ``lpt0``-``lpt9``): a vault or backup
+  carried to Windows could not hold those folders.
 - ``version`` is optional: when given, not blank and at most 100 characters. No name, tool name or
-  version holds a control character (a terminal showing it would obey it).
+  version holds a control character (a terminal showing it would obey it); a name or tool name is
+  at most 200 characters.
 - A manifest file is UTF-8 JSON of at most 4 MiB; a leading byte order mark is ignored, and ``NaN`` and
   ``Infinity``, which Python's JSON reader would take, are refused, as are keys given twice.
 - Unknown keys are tolerated at the top level. Wrong JSON types are problems everywhere.
@@ -48,6 +52,7 @@ from notochord.gems.manifest_fields import (
     Form,
     Problems,
     has_control_characters,
+    name_problem,
     optional_str,
     required_text,
 )
@@ -84,6 +89,9 @@ MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
 """The largest manifest file read."""
 
 _ID_RE: Final = re.compile(r"[a-z0-9][a-z0-9-]*", re.ASCII)
+# COM0 and LPT0 too: some Windows versions refuse them as well, and no gem needs them
+_DEVICE_RE: Final = re.compile(r"con|prn|aux|nul|com[0-9]|lpt[0-9]", re.ASCII)
+_DEVICE_PROBLEM: Final = "is a name Windows reserves for a device, so its folders could not be kept there"
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,8 @@ def _gem_id(data: Mapping[str, object], name: str | None, problems: Problems) ->
                 f"{given!r} must be lowercase letters, digits and -, starting with a letter or digit, "
                 f"at most {MAX_ID} characters",
             )
+        elif _DEVICE_RE.fullmatch(given):
+            problems.add("id", f"{given!r} {_DEVICE_PROBLEM}; choose another id")
         else:
             return given
         return ""
@@ -161,6 +171,9 @@ def _gem_id(data: Mapping[str, object], name: str | None, problems: Problems) ->
     slug = _slug(name)
     if not slug:
         problems.add("name", f'cannot derive a gem id from {name!r}; add an "id" of lowercase letters, digits and -')
+    elif _DEVICE_RE.fullmatch(slug):
+        problems.add("name", f'the gem id derived from it, {slug!r}, {_DEVICE_PROBLEM}; add an "id" such as {slug}-gem')
+        return ""
     return slug
 
 
@@ -198,8 +211,9 @@ def parse_manifest(data: object, *, form: Form | None = None, source: str | None
     problems = Problems()
 
     name = required_text(data, "name", "name", problems)
-    if name is not None and has_control_characters(name):
-        problems.add("name", CONTROL_PROBLEM)
+    named = None if name is None else name_problem(name)
+    if named is not None:
+        problems.add("name", named)
     gem_id = _gem_id(data, name, problems)
     version = _version(data, problems)
     description = optional_str(data, "description", "description", problems)

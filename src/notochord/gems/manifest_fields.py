@@ -11,7 +11,19 @@ from typing import Literal
 
 from notochord.files.paths import first_deceptive
 
-__all__ = ["CONTROL_PROBLEM", "Form", "Problems", "has_control_characters", "optional_str", "required_text"]
+__all__ = [
+    "CONTROL_PROBLEM",
+    "MAX_NAME",
+    "Form",
+    "Problems",
+    "has_control_characters",
+    "name_problem",
+    "optional_str",
+    "required_text",
+]
+
+MAX_NAME = 200
+"""The longest gem or tool name: every list of gems and tools shows it on one line."""
 
 CONTROL_PROBLEM = (
     "must be one line without control or text-direction characters (line breaks, tabs, escapes, "
@@ -55,6 +67,15 @@ def required_text(data: Mapping[str, object], key: str, path: str, problems: Pro
         problems.add(path, "must not be blank")
         return None
     return value
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a gem or a tool, or ``None``."""
+    if has_control_characters(name):
+        return CONTROL_PROBLEM
+    if len(name) > MAX_NAME:
+        return f"is {len(name)} characters; the limit is {MAX_NAME}"
+    return None
 
 
 def has_control_characters(value: str) -> bool:

@@ -1,10 +1,11 @@
 """The tools and resources of a manifest.
 
-- A tool has a ``name`` (one line, unique even when case and Unicode form are ignored) and an
-  optional ``entry``. Its ``permissions`` say whether it gets ``ctx.knowledge`` (K-MAN-02/05/06,
-  OD-K49): in a draft ``manifest.json`` a list (absent means the tool gets it), in a packaged
-  ``notochord.json`` an object of flags (``{"knowledge": true}``). A draft with a gem-level
-  ``entry`` and no ``tools`` has one tool named after the entry file's stem.
+- A tool has a ``name`` (one line of at most 200 characters, unique even when case and Unicode
+  form are ignored) and an optional ``entry``. Its ``permissions`` say whether it gets
+  ``ctx.knowledge`` (K-MAN-02/05/06, OD-K49): in a draft ``manifest.json`` a list (absent means
+  the tool gets it), in a packaged ``notochord.json`` an object of flags (``{"knowledge": true}``).
+  A draft with a gem-level ``entry`` and no ``tools`` has one tool named after the entry file's
+  stem, which must make such a name.
 - Resources (OD-P09): ``url`` (http or https), ``sha256`` written ``sha256:<64 hex digits>``,
   ``description``, optional ``size`` in bytes.
 - Unknown keys of tools and resources are tolerated (manifests carry more than this module reads).
@@ -20,14 +21,7 @@ from pathlib import PurePosixPath
 from typing import Final
 from urllib.parse import urlsplit
 
-from notochord.gems.manifest_fields import (
-    CONTROL_PROBLEM,
-    Form,
-    Problems,
-    has_control_characters,
-    optional_str,
-    required_text,
-)
+from notochord.gems.manifest_fields import Form, Problems, name_problem, optional_str, required_text
 
 __all__ = ["ResourceSpec", "ToolSpec", "parse_resources", "parse_tools"]
 
@@ -89,7 +83,7 @@ def parse_tools(data: Mapping[str, object], form: Form, problems: Problems) -> t
         if entry is None:
             return ()
         stem = PurePosixPath(entry).stem
-        if not stem:
+        if not stem or name_problem(stem) is not None:
             problems.add("entry", f"cannot name a tool after {entry!r}; give a file path such as tools/rate.js")
             return ()
         return (ToolSpec(stem, entry, True),)
@@ -109,8 +103,9 @@ def parse_tools(data: Mapping[str, object], form: Form, problems: Problems) -> t
         knowledge, capabilities = _tool_capabilities(item.get("permissions"), f"{path}.permissions", form, problems)
         if name is None:
             continue
-        if has_control_characters(name):
-            problems.add(f"{path}.name", CONTROL_PROBLEM)
+        named = name_problem(name)
+        if named is not None:
+            problems.add(f"{path}.name", named)
             continue
         if name in seen:
             problems.add(f"{path}.name", f"duplicate tool name {name!r} (first at tools[{seen[name]}])")

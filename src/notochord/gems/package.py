@@ -7,12 +7,25 @@ the copy must hold only what is inside the gem folder:
   file or folder of the gem is kept as a relative link into the copy; one that leads outside the
   folder, to nothing, into a loop, or to something that is neither a file nor a folder is refused.
 - Named pipes, devices and sockets are refused: reading one may never end.
+- A file with more than one hard link is refused: the same file is also elsewhere, perhaps outside
+  the folder (a key a hostile script linked in), and a gem folder needs no hard links.
+- Two names in one folder that differ only in case (or Unicode form) are refused: a vault or
+  backup carried to a system whose file names ignore case would keep one of them.
 - ``.git``, ``__pycache__`` and ``.venv`` folders (at any depth) are left out of the copy.
+- The copy holds at most :data:`MAX_ENTRIES` files and folders and :data:`MAX_TOTAL_BYTES` bytes,
+  the limits of an uploaded ``.zip``: a folder over either (``gem install ~/`` by mistake) is
+  refused as soon as the count passes it, before anything is copied, and again while copying, as
+  the folder may grow in between. What is left out does not count.
+- A folder that holds the installed gems of the vault (the vault's own folder, or one above it) is
+  refused: the copy would be made inside what it copies, and the vault's files handed to the gem.
 
 :func:`check_package` lists every such problem at once, before the installation records anything.
 :func:`stage_package` copies into a fresh folder beside the installed code without following any
-link (what it finds is checked again: the folder may change between the two), and
-:func:`swap_in` puts a staged copy in place of the installed one.
+link (what it finds is checked again: the folder may change between the two). It reaches every
+file and folder through its already opened folder, never by its path again, so a folder swapped
+for a link meanwhile is refused rather than copied from where the link leads. A copied file keeps
+its permission bits, without set-user-id or set-group-id, and its times. :func:`swap_in` puts a
+staged copy in place of the installed one.
 """
 
 from __future__ import annotations
@@ -22,16 +35,26 @@ import secrets
 import shutil
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 from notochord.errors import GemError
 
-__all__ = ["LEFT_OUT", "check_package", "stage_package", "swap_in"]
+__all__ = ["LEFT_OUT", "MAX_ENTRIES", "MAX_TOTAL_BYTES", "check_package", "stage_package", "swap_in"]
 
 LEFT_OUT: Final = frozenset({".git", "__pycache__", ".venv"})
 """Folder names never copied into an installation."""
+
+MAX_ENTRIES: Final = 2000
+"""The most files, folders and links an installation copies."""
+MAX_TOTAL_BYTES: Final = 64 * 1024 * 1024
+"""The most bytes of files an installation copies."""
+
+_HARD_LINK: Final = (
+    "is a hard link: the same file is also elsewhere, maybe outside the gem folder; replace it with a copy of the file"
+)
 
 _KINDS: Final = (
     (stat.S_ISFIFO, "a named pipe"),
@@ -88,15 +111,63 @@ def _link_problem(root: Path, path: Path) -> tuple[Path | None, str | None]:
     return target, None
 
 
+class _Budget:
+    """What the copy holds so far, against :data:`MAX_ENTRIES` and :data:`MAX_TOTAL_BYTES`."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._entries = 0
+        self._bytes = 0
+
+    def entry(self) -> None:
+        self._entries += 1
+        if self._entries > MAX_ENTRIES:
+            raise GemError(
+                f"the gem folder {self._root} holds more than {MAX_ENTRIES} files and folders, the most a gem "
+                "may hold; nothing was installed. Is it the right folder? Install the folder that holds the "
+                "gem's manifest and its own files only"
+            )
+
+    def add(self, size: int) -> None:
+        self._bytes += size
+        if self._bytes > MAX_TOTAL_BYTES:
+            raise GemError(
+                f"the gem folder {self._root} holds more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB of files, "
+                "the most a gem may hold; nothing was installed. Is it the right folder? Large data belongs "
+                "in the manifest's resources, downloaded at install"
+            )
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def _problems(root: Path) -> Iterator[tuple[Path, str]]:
+    budget = _Budget(root)
+    seen: dict[tuple[Path, str], Path] = {}
     for path, info in _walk(root):
+        budget.entry()
+        folded = (path.parent, _fold(path.name))
+        twin = seen.setdefault(folded, path)
+        if twin != path:
+            yield (
+                path,
+                (
+                    f"and {twin.relative_to(root)} differ only in case; a system whose file names ignore case "
+                    "keeps only one of them: rename one"
+                ),
+            )
         if isinstance(info, OSError):
             yield path, f"cannot be read: {(info.strerror or 'the system refused').lower()}; check that you may read it"
         elif stat.S_ISLNK(info.st_mode):
             _, problem = _link_problem(root, path)
             if problem is not None:
                 yield path, problem
-        elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        elif stat.S_ISREG(info.st_mode):
+            budget.add(info.st_size)
+            if info.st_nlink > 1:
+                yield path, _HARD_LINK
+        elif not stat.S_ISDIR(info.st_mode):
             yield path, f"is {_kind(info.st_mode)}, which a gem cannot ship; remove it"
 
 
@@ -109,7 +180,8 @@ def check_package(folder: Path) -> None:
     """Refuse ``folder`` unless everything in it can be copied into an installation.
 
     Raises:
-        GemError: naming every link, pipe, device, socket or unreadable entry, and what to do.
+        GemError: naming every link, hard link, pipe, device, socket, unreadable entry and pair of
+            names differing only in case, and what to do; or the folder is over a limit.
     """
     root = folder.resolve()
     problems = list(_problems(root))
@@ -117,44 +189,123 @@ def check_package(folder: Path) -> None:
         raise _refusal(root, problems)
 
 
-def _copy(root: Path, staged: Path) -> None:
-    problems: list[tuple[Path, str]] = []
-    for path, info in _walk(root):
-        copy = staged / path.relative_to(root)
-        if isinstance(info, OSError):
-            problems.append((path, "cannot be read"))
-        elif stat.S_ISDIR(info.st_mode):
-            copy.mkdir()
-        elif stat.S_ISLNK(info.st_mode):
-            target, problem = _link_problem(root, path)
-            if target is None:
-                problems.append((path, problem or "cannot be kept"))
+_FOLDER_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a file swapped for a named pipe since it was looked at does not hang the open
+_FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CHANGED: Final = "changed while it was copied; install again once nothing changes the gem folder"
+
+
+class _Copy:
+    """One copy of ``root`` into ``staged``.
+
+    Every folder is opened without following a link and its entries are reached through that open
+    folder, never through their path again: a folder swapped for a link (to the user's ``~/.ssh``)
+    after it was looked at fails to open instead of being copied from where the link leads.
+    """
+
+    def __init__(self, root: Path, staged: Path) -> None:
+        self.root = root
+        self.staged = staged
+        self.budget = _Budget(root)
+        self.problems: list[tuple[Path, str]] = []
+        self.pending: list[tuple[int, Path]] = []
+
+    def run(self) -> None:
+        self.pending.append((os.open(self.root, _FOLDER_FLAGS), Path()))
+        try:
+            while self.pending:
+                folder, relative = self.pending.pop()
+                try:
+                    self._folder(folder, relative)
+                finally:
+                    os.close(folder)
+        finally:
+            for folder, _ in self.pending:
+                os.close(folder)
+        if self.problems:
+            raise _refusal(self.root, self.problems)
+
+    def _folder(self, folder: int, relative: Path) -> None:
+        try:
+            with os.scandir(folder) as entries:
+                names = sorted(entry.name for entry in entries)
+        except OSError:
+            self.problems.append((self.root / relative, "cannot be read"))
+            return
+        for name in names:
+            path = self.root / relative / name
+            try:
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except OSError:
+                self.problems.append((path, "cannot be read"))
+                continue
+            if stat.S_ISDIR(info.st_mode) and name in LEFT_OUT:
+                continue
+            self.budget.entry()
+            if stat.S_ISDIR(info.st_mode):
+                self._subfolder(folder, name, relative)
+            elif stat.S_ISLNK(info.st_mode):
+                # nothing is read through the link: it is made again, pointing into the copy
+                target, problem = _link_problem(self.root, path)
+                if target is None:
+                    self.problems.append((path, problem or "cannot be kept"))
+                else:
+                    os.symlink(os.path.relpath(target, path.parent), self.staged / relative / name)
+            elif stat.S_ISREG(info.st_mode):
+                self._file(folder, name, relative)
             else:
-                os.symlink(os.path.relpath(target, path.parent), copy)
-        elif stat.S_ISREG(info.st_mode):
-            # O_NOFOLLOW: a file swapped for a link since it was looked at is not followed out
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-            with os.fdopen(fd, "rb") as source:
-                if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
-                    problems.append((path, "is no longer a file"))
-                    continue
-                with copy.open("xb") as sink:
-                    shutil.copyfileobj(source, sink)
-            shutil.copystat(path, copy, follow_symlinks=False)
-        else:
-            problems.append((path, f"is {_kind(info.st_mode)}, which a gem cannot ship; remove it"))
-    if problems:
-        raise _refusal(root, problems)
+                self.problems.append((path, f"is {_kind(info.st_mode)}, which a gem cannot ship; remove it"))
+
+    def _subfolder(self, folder: int, name: str, relative: Path) -> None:
+        try:
+            opened = os.open(name, _FOLDER_FLAGS, dir_fd=folder)
+        except OSError:
+            self.problems.append((self.root / relative / name, _CHANGED))
+            return
+        self.pending.append((opened, relative / name))
+        (self.staged / relative / name).mkdir()
+
+    def _file(self, folder: int, name: str, relative: Path) -> None:
+        path = self.root / relative / name
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=folder)
+        except OSError:
+            self.problems.append((path, _CHANGED))
+            return
+        with os.fdopen(fd, "rb") as source:
+            opened = os.fstat(source.fileno())
+            if not stat.S_ISREG(opened.st_mode):
+                self.problems.append((path, _CHANGED))
+                return
+            if opened.st_nlink > 1:
+                self.problems.append((path, _HARD_LINK))
+                return
+            copy = self.staged / relative / name
+            with copy.open("xb") as sink:
+                # counted as read: the file may have grown since the folder was checked
+                while chunk := source.read(1024 * 1024):
+                    self.budget.add(len(chunk))
+                    sink.write(chunk)
+        # the permissions and times of the file that was read, not of whatever the path names now;
+        # never set-user-id or set-group-id bits, which no gem needs
+        os.chmod(copy, stat.S_IMODE(opened.st_mode) & 0o777)
+        os.utime(copy, ns=(opened.st_atime_ns, opened.st_mtime_ns))
 
 
 def stage_package(folder: Path, target: Path) -> Path:
     """Copy ``folder`` into a new folder beside ``target`` and return it (for :func:`swap_in`).
 
     Raises:
-        GemError: the folder holds something that cannot be installed, or cannot be copied; nothing
-            is left behind.
+        GemError: the folder holds something that cannot be installed, or the installed gems
+            themselves, or cannot be copied; nothing is left behind.
     """
     root = folder.resolve()
+    if target.parent.resolve().is_relative_to(root):
+        # the copy would be made inside what is copied, and the vault's own files handed to the gem
+        raise GemError(
+            f"the gem folder {root} holds this vault's installed gems ({target.parent}); nothing was installed. "
+            "Install the folder that holds the gem's manifest and its own files only"
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         # a fresh name per call: two installs of one gem at once never share a half-made copy
@@ -162,7 +313,7 @@ def stage_package(folder: Path, target: Path) -> Path:
     except OSError as exc:
         raise GemError(f"cannot keep the code of the gem in {target.parent}: {exc.strerror or exc}") from exc
     try:
-        _copy(root, staged)
+        _Copy(root, staged).run()
     except BaseException as exc:
         shutil.rmtree(staged, ignore_errors=True)
         if isinstance(exc, OSError):

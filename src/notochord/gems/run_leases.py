@@ -23,6 +23,15 @@ Rules:
   descriptor is close-on-exec and a tool process is started without inherited descriptors, so a
   tool process that outlives its host does not keep the run alive.
 - Where the platform has no ``flock``, nothing can be proven: every lease reads as held.
+
+A gem's installed code has a lock of its own, ``<folder>/code-<digest of the gem id>.lock``: every
+run of one of its tools shares it (:meth:`RunLeases.use_code`) from before it reads the manifest
+until its process has ended, and an upgrade or uninstall takes it alone
+(:meth:`RunLeases.change_code`) while it replaces or removes the code, so a running tool never has
+its code swapped or removed under it. Either side waits a few seconds for the other, then gives up
+with :class:`~notochord.errors.BusyError`: a run may last minutes, and an upgrade that waited that
+long would look hung. The lock files stay (one small file per gem id), since removing a file that
+others may be waiting to lock would let two holders lock two different files.
 """
 
 from __future__ import annotations
@@ -32,17 +41,23 @@ import enum
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from notochord.errors import GemError
+import anyio
 
-__all__ = ["Lease", "LeaseState", "RunLeases"]
+from notochord.errors import BusyError, GemError
+
+__all__ = ["CodeHold", "Lease", "LeaseState", "RunLeases"]
 
 _SUFFIX = ".lease"
 # a prober holds a free lease only while it records one run; a holder waits at most this long for it
 _WAIT_FOR_PROBER_S = 5.0
 _RETRY_S = 0.01
+# an upgrade or uninstall waits this long for the gem's runs to end before it is refused as busy
+_WAIT_FOR_RUNS_S = 3.0
+# a run waits this long for an upgrade (which may download the gem's resources) to finish
+_WAIT_FOR_CHANGE_S = 10.0
 
 try:
     import fcntl
@@ -82,6 +97,24 @@ class Lease:
                     self.path.unlink()
         finally:
             os.close(fd)
+
+
+class CodeHold:
+    """A hold on the lock of one gem's installed code (shared by a run, alone by a change)."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> CodeHold:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
 
 
 class RunLeases:
@@ -165,15 +198,79 @@ class RunLeases:
         finally:
             os.close(fd)
 
+    def code_lock_path(self, gem_id: str) -> Path:
+        return self.folder / f"code-{hashlib.sha256(gem_id.encode('utf-8')).hexdigest()[:40]}.lock"
 
-def _try_lock(fd: int) -> bool:
+    async def use_code(self, gem_id: str) -> CodeHold:
+        """Share the lock of ``gem_id``'s installed code for one run, until :meth:`CodeHold.release`.
+
+        Waits without holding a thread, so a run cancelled while it waits holds nothing.
+
+        Raises:
+            BusyError: the gem's code is being upgraded or removed and was not done in time.
+        """
+        deadline = time.monotonic() + _WAIT_FOR_CHANGE_S
+        while (hold := self._lock_code(gem_id, shared=True, wait=0)) is None:
+            if time.monotonic() >= deadline:
+                raise BusyError(
+                    f"gem {gem_id} is being upgraded or uninstalled; run it again in a moment",
+                    retry_after=max(1, round(_WAIT_FOR_CHANGE_S)),
+                )
+            await anyio.sleep(_RETRY_S * 5)
+        return hold
+
+    def change_code(self, gem_id: str, *, running: Callable[[], Sequence[str]]) -> CodeHold:
+        """Take the lock of ``gem_id``'s installed code alone, to replace or remove it; ``running``
+        names the gem's runs in progress for the refusal.
+
+        Raises:
+            BusyError: a run of the gem (named) did not end in time; nothing was changed.
+        """
+        hold = self._lock_code(gem_id, shared=False, wait=_WAIT_FOR_RUNS_S)
+        if hold is None:
+            names = ", ".join(running()) or "one started in another process"
+            raise BusyError(
+                f"gem {gem_id} is running (run {names}); its code cannot change under a running tool, so "
+                "nothing was changed. Try again once the run has ended, or stop it first",
+                retry_after=max(1, round(_WAIT_FOR_RUNS_S)),
+            )
+        return hold
+
+    def _lock_code(self, gem_id: str, *, shared: bool, wait: float) -> CodeHold | None:
+        """The hold, or ``None`` when the other side still held the lock after ``wait`` seconds.
+
+        Where nothing can be locked (no ``flock``, a read-only or lockless file system), nothing can
+        be guarded either: the hold is an empty one rather than a refusal of all work.
+        """
+        if not _FLOCK:
+            return CodeHold(None)
+        path = self.code_lock_path(gem_id)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return CodeHold(None)
+        deadline = time.monotonic() + wait
+        try:
+            while not _try_lock(fd, shared=shared):
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return None
+                time.sleep(_RETRY_S * 5)
+        except OSError:
+            os.close(fd)
+            return CodeHold(None)
+        return CodeHold(fd)
+
+
+def _try_lock(fd: int, *, shared: bool = False) -> bool:
     """Lock ``fd`` without waiting; ``False`` when another open file holds the lock.
 
     Raises:
         OSError: the file system cannot lock at all.
     """
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     return True

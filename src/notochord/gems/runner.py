@@ -46,7 +46,7 @@ from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemCont
 from notochord.gems.manifest import ToolSpec
 from notochord.gems.package import stage_package, swap_in
 from notochord.gems.registry import GemRegistry
-from notochord.gems.run_leases import Lease, LeaseState, RunLeases
+from notochord.gems.run_leases import CodeHold, Lease, LeaseState, RunLeases
 from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.records import RevertResult
 from notochord.knowledge.writes import USER
@@ -148,6 +148,20 @@ class Runner:
     def drop_code(self, gem_id: str) -> None:
         shutil.rmtree(self.code_dir(gem_id), ignore_errors=True)
 
+    def changing_code(self, gem_id: str) -> CodeHold:
+        """Hold the gem's code alone while it is replaced or removed; no run of the gem starts
+        meanwhile. Waits a few seconds for its running runs to end.
+
+        Raises:
+            BusyError: a run of the gem (named) is still running; change nothing.
+        """
+        return self._leases.change_code(gem_id, running=lambda: self._running_runs(gem_id))
+
+    def _running_runs(self, gem_id: str) -> builtins.list[str]:
+        query = sa.select(runs.c.id).where(runs.c.gem_id == gem_id, runs.c.status == RUNNING).order_by(runs.c.id)
+        with self._core.store.read() as conn:
+            return builtins.list(conn.execute(query).scalars())
+
     def tool(self, gem_id: str, name: str | None) -> ToolSpec:
         tools = self._gems.registry.manifest(gem_id).tools
         if name is None:
@@ -175,10 +189,31 @@ class Runner:
     ) -> RunRecord:
         """Run a tool to its end (success, failure, timeout or cancellation) and record it.
 
+        The gem's code and manifest stay as they are until the run ends: an upgrade or uninstall
+        meanwhile waits, then is refused as busy (:meth:`changing_code`).
+
         Raises:
             GemError: ``timeout`` is not more than 0 and at most :data:`MAX_TIMEOUT` seconds, the
                 tool cannot be run, or a run with this id is running in another process.
+            BusyError: the gem is being upgraded or uninstalled and was not done in time.
         """
+        self.tool(gem_id, tool)  # an unknown gem or tool is refused before anything waits
+        hold = await self._leases.use_code(gem_id)
+        try:
+            return await self._run(gem_id, tool, input=input, conversation=conversation, run_id=run_id, timeout=timeout)
+        finally:
+            hold.release()
+
+    async def _run(
+        self,
+        gem_id: str,
+        tool: str | None,
+        *,
+        input: Any,
+        conversation: str | Path | None,
+        run_id: str | None,
+        timeout: float | None,
+    ) -> RunRecord:
         limit = self.timeout if timeout is None else checked_timeout(timeout)
         spec = self.tool(gem_id, tool)
         if spec.entry is None:

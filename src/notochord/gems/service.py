@@ -138,12 +138,14 @@ class Gems:
         staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
         try:
             manifest, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
-            self._download_resources(manifest, manifest.id)
-            gem = self.registry.upgrade(manifest, raw, source=source)
+            # a running tool keeps its code and resources: the upgrade waits for it, or is refused
+            with self.runner.changing_code(manifest.id):
+                self._download_resources(manifest, manifest.id)
+                gem = self.registry.upgrade(manifest, raw, source=source)
+                swap_in(staged, self.runner.code_dir(gem.id))
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             raise
-        swap_in(staged, self.runner.code_dir(gem.id))
         return gem
 
     def list(self) -> builtins.list[InstalledGem]:
@@ -221,9 +223,17 @@ class Gems:
         return self.registry.contributions(gem_id)
 
     def uninstall(self, gem_id: str, *, delete_data: bool = False) -> UninstallReport:
-        report = self.registry.uninstall(gem_id, delete_data=delete_data)
-        self.runner.drop_code(gem_id)
-        shutil.rmtree(self.resources_dir(gem_id), ignore_errors=True)
+        """Uninstall the gem (:meth:`GemRegistry.uninstall`) and remove its code and resources.
+
+        Raises:
+            GemNotFoundError: no such gem is installed.
+            BusyError: a run of the gem is still running; nothing was changed.
+        """
+        self.registry.get(gem_id)
+        with self.runner.changing_code(gem_id):
+            report = self.registry.uninstall(gem_id, delete_data=delete_data)
+            self.runner.drop_code(gem_id)
+            shutil.rmtree(self.resources_dir(gem_id), ignore_errors=True)
         return report
 
     def context(

@@ -507,6 +507,82 @@ def test_a_name_without_latin_letters_needs_an_explicit_id(ex01: Json) -> None:
     assert parse_manifest(ex01).id == "recipes-zh"
 
 
+def _name_gem(manifest: Json, name: str) -> None:
+    manifest["name"] = name
+
+
+def _name_tool(manifest: Json, name: str) -> None:
+    manifest["tools"][0]["name"] = name
+
+
+@pytest.mark.parametrize(("rename", "path"), [(_name_gem, "name"), (_name_tool, "tools[0].name")])
+def test_a_gem_or_tool_name_longer_than_200_characters_is_refused(
+    ex02: Json, rename: Callable[[Json, str], None], path: str
+) -> None:
+    """K-MAN-01: names are shown on one line in every list of gems and tools; a manifest of
+    megabytes must not put a name of megabytes there."""
+    rename(ex02, "n" * 201)
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(ex02, form="packaged")
+    assert caught.value.problems == (f"{path}: is 201 characters; the limit is 200",)
+
+
+def test_a_draft_tool_named_after_an_entry_with_a_stem_over_200_characters_is_refused(ex01: Json) -> None:
+    """K-MAN-06: the single tool of a draft takes the entry file's stem as its name, within the same limit."""
+    ex01.pop("tools", None)
+    ex01["entry"] = "tools/" + "r" * 201 + ".js"
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(ex01, form="draft")
+    assert problem_paths(caught.value) == ["entry"]
+
+
+def test_names_of_200_characters_are_fine(ex02: Json) -> None:
+    ex02["name"] = "n" * 200
+    ex02["tools"][0]["name"] = "t" * 200
+    manifest = parse_manifest(ex02, form="packaged")
+    assert (len(manifest.name), len(manifest.tools[0].name)) == (200, 200)
+
+
+@pytest.mark.parametrize("gem_id", ["con", "prn", "aux", "nul", "com1", "com9", "lpt1", "lpt9", "com0", "lpt0"])
+def test_a_gem_id_windows_reserves_for_a_device_is_refused(ex02: Json, gem_id: str) -> None:
+    """K-MAN-01: a gem id names the folders of the installation (its code, its private storage); on
+    Windows a folder named ``CON`` or ``com1`` (any case, any extension) cannot exist, so a vault or
+    backup carried there would break."""
+    ex02["id"] = gem_id
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(ex02, form="packaged")
+    [problem] = caught.value.problems
+    assert problem.startswith(f"id: {gem_id!r} is a name Windows reserves for a device")
+    assert "choose another id" in problem
+
+
+@pytest.mark.parametrize(("name", "slug"), [("CON", "con"), ("Com1", "com1"), ("nul!", "nul")])
+def test_a_gem_id_derived_from_the_name_is_never_a_reserved_device_name(ex01: Json, name: str, slug: str) -> None:
+    """K-MAN-01: without an ``id`` the name gives one; when that one is reserved, the user is told
+    to add an ``id``."""
+    ex01["name"] = name
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(ex01)
+    [problem] = caught.value.problems
+    assert problem.startswith(f"name: the gem id derived from it, {slug!r}, is a name Windows reserves")
+    assert 'add an "id"' in problem
+
+
+@pytest.mark.parametrize("gem_id", ["CON", "con.txt", "nul.", "aux "])
+def test_a_device_name_in_another_case_or_with_a_dot_or_space_is_no_id(ex02: Json, gem_id: str) -> None:
+    """K-MAN-01: upper case, dots and spaces are never in an id, so no such variant gets through."""
+    ex02["id"] = gem_id
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(ex02, form="packaged")
+    assert problem_paths(caught.value) == ["id"]
+
+
+@pytest.mark.parametrize("gem_id", ["console", "com10", "lpt-1", "prn2", "nul-gem"])
+def test_ids_that_only_start_like_a_device_name_are_fine(ex02: Json, gem_id: str) -> None:
+    ex02["id"] = gem_id
+    assert parse_manifest(ex02, form="packaged").id == gem_id
+
+
 def test_network_section_is_parsed_for_the_packaged_form(ex02: Json) -> None:
     """EX-16, P-NET-01."""
     ex02["permissions"]["network"] = NETWORK
