@@ -106,7 +106,8 @@ def test_a_file_changed_since_is_left_alone_and_named(console: ConsoleServer, ra
     note.write_text("my own words\n", encoding="utf-8")
     client, token = console.signed_in(f"/runs/{run_id}")
     answer = client.post(f"/runs/{run_id}/rollback", data={"csrf": token})
-    assert "Left alone, because they changed since: workspace:notes/food.md" in answer.text
+    assert "Left alone, each for the reason given:" in answer.text
+    assert "<code>workspace:notes/food.md</code>: it changed since" in answer.text
     assert note.read_text(encoding="utf-8") == "my own words\n"
 
 

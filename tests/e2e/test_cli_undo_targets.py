@@ -114,4 +114,4 @@ def test_undoing_a_run_that_only_wrote_files_restores_them_and_claims_no_knowled
     assert said.strip() == f"run {run}: restored 1 file"
     assert (chat / "menu.md").read_text(encoding="utf-8") == "mine"
     assert again["knowledge"] == {"status": "no_changes", "count": 0}
-    assert again["files"] == {"restored": [], "skipped": []}
+    assert again["files"] == {"restored": [], "skipped": [], "reasons": {}}

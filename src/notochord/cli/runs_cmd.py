@@ -21,7 +21,8 @@ from notochord.cli.common import (
     printable_text,
 )
 from notochord.cli.numbers import LIMIT, seconds
-from notochord.gems.runner import RUN_STATUSES, RunRecord
+from notochord.files.history import RollbackReport
+from notochord.gems.runner import RUN_STATUSES, RunRecord, files_undone
 from notochord.knowledge.arguments import counted
 
 app = typer.Typer(help="Runs of gem tools: list, show, undo.", no_args_is_help=True)
@@ -171,8 +172,8 @@ def undo(
         if wrote_knowledge or wrote_files:
             result = space.gems.runner.undo(run_id)
         else:
-            no_files: dict[str, list[str]] | None = {"restored": [], "skipped": []} if record.conversation else None
-            result = {"run": run_id, "knowledge": None, "files": no_files}
+            nothing = RollbackReport(run_id=run_id, restored=(), skipped=())
+            result = {"run": run_id, "knowledge": None, "files": files_undone(nothing) if record.conversation else None}
     if not wrote_knowledge:
         # the change log answers "already_reverted" for a run id it never saw
         result["knowledge"] = {"status": "no_changes", "count": 0}
@@ -180,7 +181,8 @@ def undo(
 
 
 def _undone(result: dict[str, Any], *, wrote_knowledge: bool, wrote_files: bool) -> str:
-    """What ``runs undo`` did, in words."""
+    """What ``runs undo`` did, in words: a line of what was undone, then each file left alone with
+    why, as ``files rollback`` says it."""
     run = printable(result["run"])
     if not wrote_knowledge and not wrote_files:
         return f"run {run} made no changes; there is nothing to undo"
@@ -190,13 +192,15 @@ def _undone(result: dict[str, Any], *, wrote_knowledge: bool, wrote_files: bool)
         parts.append(f"reverted {counted(knowledge['count'], 'change')}")
     elif knowledge["status"] == "already_reverted":
         parts.append("its changes were already reverted")
+    skipped_lines: list[str] = []
     if wrote_files:
-        restored, skipped = result["files"]["restored"], result["files"]["skipped"]
+        files = result["files"]
+        restored, skipped = files["restored"], files["skipped"]
         if not restored and not skipped:
             parts.append("its files were already restored")
         if restored:
             parts.append(f"restored {counted(len(restored), 'file')}")
         if skipped:
-            kept = ", ".join(printable(p) for p in skipped)
-            parts.append(f"left {counted(len(skipped), 'file')} changed since alone: {kept}")
-    return f"run {run}: " + "; ".join(parts)
+            parts.append(f"left {counted(len(skipped), 'file')} alone")
+            skipped_lines = [f"skipped  {printable(p)} ({printable(files['reasons'][p])})" for p in skipped]
+    return "\n".join([f"run {run}: " + "; ".join(parts), *skipped_lines])

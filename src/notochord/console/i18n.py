@@ -381,10 +381,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "rollback_refused": ("Its files cannot be rolled back: {reason}", "无法恢复它改动的文件:{reason}"),
     "rollback_no_folder": ("it was not called from a conversation", "它不是从对话中调用的"),
     "rollback_nothing": ("There was nothing left to roll back.", "没有需要恢复的文件了。"),
-    "rollback_skipped": (
-        "Left alone, because they changed since: {paths}",
-        "以下文件之后又被改动过,所以没有动:{paths}",
-    ),
+    "rollback_skipped": ("Left alone, each for the reason given:", "以下文件没有动,原因见各项:"),
     "nav_network": ("Network access", "网络访问"),
     "net_title": ("Settings › System › Network access", "设置 › 系统 › 网络访问"),
     "net_space": ("For the space {space}.", "适用于空间 {space}。"),

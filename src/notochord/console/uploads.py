@@ -2,10 +2,22 @@
 
 A package is either a ``.zip`` of the gem's folder (its ``notochord.json`` or ``manifest.json`` at
 the top, or inside one top-level folder) or a manifest file alone. Unpacking refuses, before writing
-anything, absolute paths, ``..``, links, more than :data:`MAX_ENTRIES` entries and more than
-:data:`MAX_UNPACKED` bytes in all (declared sizes are checked first, and the bytes actually read are
-counted again, so a lying header does not help). A staged upload is named by a random token and is
-removed after the install, or after :data:`STAGING_LIFETIME` seconds.
+anything:
+
+- absolute paths, ``..`` and links;
+- more files and folders than a gem folder install copies (:data:`~notochord.gems.package.MAX_ENTRIES`,
+  counting the folders the entries imply, but not the one top folder the gem is wrapped in) and
+  more bytes (:data:`~notochord.gems.package.MAX_TOTAL_BYTES`): declared sizes are checked first,
+  and the bytes actually read are counted again, so a lying header does not help. The limits are the
+  folder install's own, so that a package the install screen shows is never refused at install for
+  its size;
+- a name held twice: unpacking would keep the last one without a word;
+- two names that differ only in case (or Unicode form), files or folders: on a disk whose names
+  ignore case one would overwrite the other, or be unpacked into the other's folder, before the
+  install's own check of the folder could see both.
+
+A staged upload is named by a random token and is removed after the install, or after
+:data:`STAGING_LIFETIME` seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ import secrets
 import shutil
 import stat
 import time
+import unicodedata
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
@@ -24,11 +37,14 @@ from typing import IO, Final
 
 from notochord.errors import GemError
 from notochord.gems.manifest import DRAFT_FILE, PACKAGED_FILE
+from notochord.gems.package import MAX_ENTRIES, MAX_TOTAL_BYTES
 
-__all__ = ["MAX_ENTRIES", "MAX_UNPACKED", "STAGING_LIFETIME", "Uploads"]
+__all__ = ["STAGING_LIFETIME", "Uploads"]
 
-MAX_ENTRIES: Final = 2000
-MAX_UNPACKED: Final = 64 * 1024 * 1024
+_TOO_LARGE: Final = (
+    f"the package unpacks to more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB, the most a gem may hold; "
+    "large data belongs in the manifest's resources, downloaded at install"
+)
 STAGING_LIFETIME: Final = 3600
 _TOKEN: Final = re.compile(r"[A-Za-z0-9_-]{20,64}")
 _MANIFESTS: Final = (PACKAGED_FILE, DRAFT_FILE)
@@ -116,30 +132,89 @@ def _read(source: IO[bytes], member: zipfile.ZipInfo) -> bytes:
         raise zipfile.BadZipFile(f"the compressed data of {member.filename} is damaged") from exc
 
 
+def _fold(name: str) -> str:
+    """``name`` as a system whose file names ignore case (and Unicode form) sees it, as the folder
+    install's check folds it."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+_TOO_MANY: Final = (
+    f"the package holds more than {MAX_ENTRIES} files and folders, the most a gem may hold; "
+    "pack only the folder that holds the gem's manifest and its own files"
+)
+
+
+def _plan(members: list[zipfile.ZipInfo]) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
+    """Each member with the parts of its path, once every name and the count are known good.
+
+    Raises:
+        GemError: a path outside the folder, a link, too many files and folders, or names held
+            twice or differing only in case (every such pair named at once).
+    """
+    planned: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
+    # every path unpacking makes, files and the folders they imply: folded form -> path
+    made: dict[str, str] = {}
+    seen: set[tuple[str, ...]] = set()
+    problems: list[str] = []
+    for member in members:
+        name = PurePosixPath(member.filename.replace("\\", "/"))
+        if name.is_absolute() or ".." in name.parts or ":" in member.filename:
+            raise GemError(f"the package holds a path outside its folder: {member.filename}")
+        if stat.S_ISLNK(member.external_attr >> 16):
+            raise GemError(f"the package holds a link, which gems may not ship: {member.filename}")
+        parts = name.parts
+        if not parts:
+            continue
+        if parts in seen:
+            problems.append(
+                f"{name} is in it twice, and unpacking would keep only the last one: pack the gem's folder again"
+            )
+        seen.add(parts)
+        planned.append((member, parts))
+        folded = tuple(_fold(part) for part in parts)
+        # the deepest first: a path already made was made with every folder holding it
+        for depth in range(len(parts), 0, -1):
+            path, key = "/".join(parts[:depth]), "/".join(folded[:depth])
+            twin = made.get(key)
+            if twin is None:
+                made[key] = path
+                if len(made) > MAX_ENTRIES + 1:
+                    raise GemError(_TOO_MANY)
+                continue
+            if twin != path:
+                problems.append(
+                    f"{twin} and {path} differ only in case; a system whose file names ignore case keeps "
+                    "only one of them: rename one"
+                )
+            break
+    # the one top folder a gem is wrapped in is the gem folder itself, not one of its entries
+    wrapped = len({path.split("/", 1)[0] for path in made.values()}) == 1 and any("/" in p for p in made.values())
+    if len(made) - wrapped > MAX_ENTRIES:
+        raise GemError(_TOO_MANY)
+    if problems:
+        lines = "\n".join(f"  - {problem}" for problem in dict.fromkeys(problems))
+        raise GemError(f"the package cannot be installed:\n{lines}")
+    return planned
+
+
 def _unzip(data: bytes, target: Path) -> None:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = archive.infolist()
-        if len(members) > MAX_ENTRIES:
-            raise GemError(f"the package has more than {MAX_ENTRIES} files")
-        if sum(m.file_size for m in members) > MAX_UNPACKED:
-            raise GemError(f"the package unpacks to more than {MAX_UNPACKED // (1024 * 1024)} MB")
-        planned: list[tuple[zipfile.ZipInfo, Path]] = []
-        for member in members:
-            name = PurePosixPath(member.filename.replace("\\", "/"))
-            if name.is_absolute() or ".." in name.parts or ":" in member.filename:
-                raise GemError(f"the package holds a path outside its folder: {member.filename}")
-            if stat.S_ISLNK(member.external_attr >> 16):
-                raise GemError(f"the package holds a link, which gems may not ship: {member.filename}")
-            planned.append((member, target.joinpath(*name.parts)))
+        if len(members) > MAX_ENTRIES + 1:
+            raise GemError(_TOO_MANY)
+        if sum(m.file_size for m in members) > MAX_TOTAL_BYTES:
+            raise GemError(_TOO_LARGE)
+        planned = _plan(members)
         written = 0
-        for member, path in planned:
+        for member, parts in planned:
+            path = target.joinpath(*parts)
             if member.is_dir():
                 path.mkdir(parents=True, exist_ok=True)
                 continue
             path.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as source, path.open("wb") as sink:
+            with archive.open(member) as source, path.open("xb") as sink:
                 while chunk := _read(source, member):
                     written += len(chunk)
-                    if written > MAX_UNPACKED:
-                        raise GemError(f"the package unpacks to more than {MAX_UNPACKED // (1024 * 1024)} MB")
+                    if written > MAX_TOTAL_BYTES:
+                        raise GemError(_TOO_LARGE)
                     sink.write(chunk)

@@ -39,6 +39,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import runs
 from notochord.errors import GemError, GemNotFoundError, NotochordError, ReadOnlyStoreError
+from notochord.files.history import RollbackReport
 from notochord.files.runs import Outcome
 from notochord.gems.api.files import RunHandle, rollback_run, start_run
 from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process
@@ -51,7 +52,7 @@ from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.records import RevertResult
 from notochord.knowledge.writes import USER
 
-__all__ = ["INTERRUPTED", "MAX_TIMEOUT", "RUN_STATUSES", "GemHost", "RunRecord", "Runner"]
+__all__ = ["INTERRUPTED", "MAX_TIMEOUT", "RUN_STATUSES", "GemHost", "RunRecord", "Runner", "files_undone"]
 
 _RUN_ID = re.compile(r"^[\w.:-]{1,200}$")
 
@@ -398,14 +399,27 @@ class Runner:
             return [_record(r) for r in conn.execute(query)]
 
     def undo(self, run_id: str) -> dict[str, Any]:
-        """Revert the run's knowledge changes and roll back the files it changed."""
+        """Revert the run's knowledge changes and roll back the files it changed.
+
+        ``files`` is ``None`` for a run without a conversation, else ``restored`` and ``skipped``
+        (display paths) and ``reasons``: why each skipped path was left alone, in words for the user.
+        """
         record = self.get(run_id)
         reverted: RevertResult = self._core.changes.revert(actor=USER, run_id=run_id)
         files: dict[str, Any] | None = None
         if record.conversation:
-            report = rollback_run(self._data_dir, Path(record.conversation), run_id)
-            files = {"restored": [str(p) for p in report.restored], "skipped": [str(p) for p in report.skipped]}
+            files = files_undone(rollback_run(self._data_dir, Path(record.conversation), run_id))
         return {"run": run_id, "knowledge": reverted.model_dump(), "files": files}
+
+
+def files_undone(report: RollbackReport) -> dict[str, Any]:
+    """The ``files`` part of an undo's answer: what was restored, what was left alone and why."""
+    return {
+        "restored": list(report.restored),
+        "skipped": list(report.skipped),
+        # every skipped path has its reason; the fallback only keeps the answer whole if one had none
+        "reasons": {path: report.reason(path) or "it changed since" for path in report.skipped},
+    }
 
 
 def _finish_folder(handle: RunHandle, outcome: ToolOutcome) -> object:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from notochord.access.change_scope import Scope
 from notochord.clock import Clock
-from notochord.errors import GemError, GemNotFoundError
+from notochord.errors import BusyError, GemError, GemNotFoundError
 from notochord.gems.api.documents import creator_watermark, register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.gems.context import (
@@ -27,6 +27,7 @@ from notochord.gems.package import stage_package, swap_in
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport, folder_of
 from notochord.gems.resources import download_resources
+from notochord.gems.run_leases import CodeHold
 from notochord.gems.runner import Runner
 from notochord.knowledge.core import KnowledgeCore
 
@@ -72,16 +73,45 @@ class Gems:
 
         The manifest recorded is the one of the copy kept, checked again there: what runs is what
         was checked, even if the folder changes meanwhile.
+
+        Raises:
+            BusyError: an uninstall or upgrade of the same gem id is changing its code and did not
+                end within a few seconds; nothing was installed.
         """
         source = Path(path)
         manifest, _ = self.registry.read(source, installed=False)
         staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
         try:
             manifest, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
-            gem = self.registry.install(manifest, raw, source=source)
+            # an uninstall of the same id holds the code from its record to its code removal: an
+            # install in between would be recorded, then lose its code to that removal
+            with self._installing(manifest.id):
+                gem = self.registry.install(manifest, raw, source=source)
+                self._put_in_place(gem, staged)
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             raise
+        return gem
+
+    def _installing(self, gem_id: str) -> CodeHold:
+        """Hold the code of ``gem_id`` alone for an install.
+
+        Raises:
+            BusyError: another install, upgrade or uninstall of that id did not end in time.
+        """
+        try:
+            return self.runner.changing_code(gem_id)
+        except BusyError as busy:
+            # the hold's own words speak of a running tool, which an install never replaces
+            raise BusyError(
+                f"gem {gem_id} is being installed, upgraded or uninstalled right now, so nothing was installed; "
+                "install it again in a moment",
+                retry_after=busy.retry_after,
+            ) from busy
+
+    def _put_in_place(self, gem: InstalledGem, staged: Path) -> None:
+        """Move the staged code of the just recorded ``gem`` in and download its resources; if
+        either fails, the gem is uninstalled again."""
         try:
             swap_in(staged, self.runner.code_dir(gem.id))
             self._download_resources(gem.manifest, gem.id)
@@ -92,7 +122,6 @@ class Gems:
             if isinstance(exc, OSError):
                 raise GemError(f"cannot keep the code of gem {gem.id}: {exc.strerror or exc}") from exc
             raise
-        return gem
 
     def _creator_watermark(self, gem_id: str) -> int:
         with self._core.store.read() as conn:

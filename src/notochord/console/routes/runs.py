@@ -2,7 +2,8 @@
 
 "Undo this run" reverts the run's knowledge changes as the user (``space.changes.revert``); "Roll
 back its files" restores what it changed in its conversation's folder (``space.files.rollback``,
-P-FILE-25). Each refusal is shown on the run's page as a sentence, and nothing is changed.
+P-FILE-25); each file it left alone is listed with why. Each refusal is shown on the run's page as
+a sentence, and nothing is changed.
 """
 
 from __future__ import annotations
@@ -34,13 +35,21 @@ def runs(page: PageDep, gem: str = "") -> Response:
     return page.render("runs.html", view=view, refusal=refusal, status_code=200 if refusal is None else 422)
 
 
-def _run(page: Page, run_id: str, *, notice: str | None = None, refusal: str | None = None) -> Response:
+def _run(
+    page: Page,
+    run_id: str,
+    *,
+    notice: str | None = None,
+    refusal: str | None = None,
+    skipped: list[tuple[str, str]] | None = None,
+) -> Response:
+    """The run's page; ``skipped`` lists each file a rollback left alone with why, under ``notice``."""
     try:
         view = run_page(page.space, run_id)
     except GemError:
         return page.not_found()
     status = 200 if refusal is None else 422
-    return page.render("run.html", view=view, notice=notice, refusal=refusal, status_code=status)
+    return page.render("run.html", view=view, notice=notice, refusal=refusal, skipped=skipped or [], status_code=status)
 
 
 @router.get("/runs/{run_id}")
@@ -83,5 +92,6 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
         return _run(page, run_id, notice=page.t("rollback_nothing"))
     notice = page.t("rollback_done", n=len(report.restored))
     if report.skipped:
-        notice += " " + page.t("rollback_skipped", paths=", ".join(report.skipped))
-    return _run(page, run_id, notice=notice)
+        notice += " " + page.t("rollback_skipped")
+    # each path with its own reason: a later run in the way is not a change made outside
+    return _run(page, run_id, notice=notice, skipped=list(report.reasons))
