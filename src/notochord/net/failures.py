@@ -11,6 +11,7 @@ for the log.
 from __future__ import annotations
 
 import errno
+import re
 import socket
 import ssl
 
@@ -91,6 +92,44 @@ def _tls_failure(host: str, error: ssl.SSLError) -> NetworkRequestError:
     )
 
 
+# What the HTTP/1.1 parser (h11, through httpcore and httpx) says, and what it means: the parser's
+# words are the only thing that tells these apart, so an unknown wording falls back to plain words.
+_RECEIVED = re.compile(r"received (\d+) bytes, expected (\d+)")
+_CANNOT_BE_READ = "its answer cannot be read"
+
+
+def _protocol_failure(host: str, said: str) -> NetworkRequestError:
+    if said.startswith("Receive buffer too long"):
+        return NetworkRequestError(f"{host} sent response headers larger than 100 KB; such an answer is not read")
+    if said.startswith("peer closed connection without sending complete message body"):
+        counts = _RECEIVED.search(said)
+        shown = f" ({counts[1]} of the {counts[2]} bytes it announced)" if counts else ""
+        return NetworkRequestError(
+            f"{host} closed the connection before the whole response arrived{shown}; the answer is incomplete, "
+            "try again later"
+        )
+    if "Content-Length" in said:
+        return NetworkRequestError(
+            f"{host} sent an invalid Content-Length header (repeated with different values, or not a number); "
+            f"{_CANNOT_BE_READ}"
+        )
+    if "chunk" in said:
+        return NetworkRequestError(
+            f"{host} sent a body in malformed chunks (broken chunked transfer encoding); {_CANNOT_BE_READ}"
+        )
+    if "Transfer-Encoding" in said:
+        return NetworkRequestError(f"{host} sent a Transfer-Encoding other than chunked; {_CANNOT_BE_READ}")
+    if said.startswith(("illegal header line", "continuation line")):
+        return NetworkRequestError(f"{host} sent a malformed response header; {_CANNOT_BE_READ}")
+    if said.startswith("illegal status line"):
+        return NetworkRequestError(f"{host} sent a malformed status line; check that it serves HTTP at that address")
+    if said.startswith("Server disconnected without sending a response"):
+        return NetworkRequestError(
+            f"{host} closed the connection without sending an answer; check that it serves HTTP at that address"
+        )
+    return NetworkRequestError(f"{host} did not answer in valid HTTP; check that it serves HTTP at that address")
+
+
 def translate_error(exc: BaseException, *, host: str) -> NetworkRequestError:
     """Map a foreign exception met while talking to ``host`` to a NetworkRequestError."""
     if isinstance(exc, httpx.TimeoutException | TimeoutError):
@@ -109,10 +148,7 @@ def translate_error(exc: BaseException, *, host: str) -> NetworkRequestError:
             f"the response of {host} could not be decoded: its body does not match the compression it declares"
         )
     if isinstance(exc, httpx.RemoteProtocolError):
-        return NetworkRequestError(
-            f"{host} did not answer in valid HTTP, or closed the connection without an answer; "
-            "check that it serves HTTP at that address"
-        )
+        return _protocol_failure(host, str(exc))
     if isinstance(exc, httpx.ProtocolError):
         return NetworkRequestError(f"the request to {host} could not be sent as valid HTTP; check its headers")
     if isinstance(exc, httpx.InvalidURL):

@@ -2,11 +2,9 @@
 
 Invariants:
 
-- One URL parser, httpx's, is used both to check a URL and to connect to it. Before parsing, a URL
-  with a backslash, whitespace, a control character or NUL is refused; after parsing, a URL with
-  userinfo (``user@host``), an empty or malformed host, or a port outside 1–65535 is refused
-  (:class:`~notochord.errors.NetworkRequestError`); a scheme other than http or https is refused
-  by the policy's scheme rule.
+- Every request URL and every redirect ``Location`` passes the syntax checks of
+  :mod:`notochord.net.urls` (one parser, httpx's, to check and to connect; userinfo, bad hosts and
+  ports refused; a scheme other than http or https refused by the policy's scheme rule).
 - :class:`GuardedTransport` resolves the name right before connecting (OD-P05), on every request and
   so on every redirect hop. IP literals in any ``inet_aton`` spelling are read as addresses and never
   sent to the resolver. Before resolving, the policy refuses whatever no lookup could make allowed
@@ -19,9 +17,10 @@ Invariants:
 - :class:`GuardedClient` follows redirects in its own loop (never httpx's): each hop is a new request
   through the transport, so it is checked again (P-NET-11), including scheme and port; at most
   ``max_redirects`` hops. A ``Location`` that browsers or Node would read as another URL than httpx
-  (a backslash, whitespace or a control character anywhere, ``///host``, ``http:host``) is refused.
-- Response bodies are read as a stream and refused past ``max_response_bytes`` (counted after
-  content decoding); the whole exchange, redirects included, is bounded by ``timeout``.
+  is refused, in words that name the host that redirected.
+- Response bodies are read as a stream and refused past ``max_response_bytes``, counted both as
+  received and after content decoding, which stops at the bound (:mod:`notochord.net.bodies`); the
+  whole exchange, redirects included, is bounded by ``timeout``.
 - No httpx, httpcore, socket, ssl or anyio exception leaves :class:`GuardedClient` or
   :func:`guarded_request`: each becomes a :class:`~notochord.errors.NetworkRequestError`.
 """
@@ -43,9 +42,10 @@ import httpx
 
 from notochord.errors import NetworkError, NetworkPermissionError, NetworkRequestError
 from notochord.net.addresses import IPAddress, connect_address, is_local_name, parse_ip_literal
+from notochord.net.bodies import read_bounded
 from notochord.net.failures import lookup_failure, translate_error
-from notochord.net.hosts import default_port
-from notochord.net.policy import ALLOWED_SCHEMES, DenyRule, NetworkPolicy
+from notochord.net.policy import NetworkPolicy
+from notochord.net.urls import CheckedURL, check_redirect, check_url, shown_url
 
 __all__ = [
     "CheckedURL",
@@ -62,7 +62,6 @@ __all__ = [
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*\.?$")
 _METHOD = re.compile(r"^[A-Z]{1,20}$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _LOOPBACK_V4 = IPv4Address("127.0.0.1")
@@ -70,6 +69,8 @@ _LOOPBACK_V6 = IPv6Address("::1")
 # Headers the transport sets itself, or that would let a caller frame the request differently
 # from what was checked.
 _RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+# Python text codecs that are no character set a body could be written in.
+_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
 
 
 @dataclass(frozen=True)
@@ -81,93 +82,6 @@ class RequestLimits:
     connect_timeout: float = 10.0
     max_redirects: int = 10
     max_connect_attempts: int = 4
-
-
-@dataclass(frozen=True)
-class CheckedURL:
-    """A URL that passed the syntax checks: parsed once, with its effective port."""
-
-    url: httpx.URL
-    scheme: str
-    host: str
-    port: int
-
-
-_SCHEME_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def _ambiguous_location(location: str) -> str | None:
-    """Why a redirect ``Location`` would be read differently by browsers or Node than by httpx.
-
-    WHATWG parsers turn backslashes into slashes, drop tabs and newlines anywhere and strip leading
-    and trailing spaces and control characters, read ``///host`` and ``http:host`` as naming a host,
-    and so may reach another host than the one RFC 3986 (httpx) reads.
-    """
-    if "\\" in location:
-        return "backslashes are not allowed"
-    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in location):
-        return "whitespace and control characters are not allowed"
-    scheme = _SCHEME_PREFIX.match(location)
-    if scheme is not None and scheme.group().lower() not in ("http:", "https:"):
-        return None  # refused as a scheme by check_url, which names the rule
-    rest = location[scheme.end() :] if scheme is not None else location
-    if scheme is not None and not rest.startswith("//"):
-        return "a scheme must be followed by //host"
-    if rest.startswith("///"):
-        return "more than two slashes before the host"
-    return None
-
-
-def check_url(url: str | httpx.URL) -> CheckedURL:
-    """Parse and check a request URL with the single parser used to connect.
-
-    Raises:
-        NetworkRequestError: malformed URL, userinfo, empty or malformed host, bad port.
-        NetworkPermissionError: a scheme other than http or https (rule ``scheme``).
-    """
-    text = str(url)
-    if "\\" in text:
-        raise NetworkRequestError(f"malformed URL {text!r}: backslashes are not allowed; use '/'")
-    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
-        raise NetworkRequestError(
-            f"malformed URL {text!r}: whitespace and control characters are not allowed; percent-encode them"
-        )
-    try:
-        parsed = url if isinstance(url, httpx.URL) else httpx.URL(text)
-        raw_host = parsed.raw_host.decode("ascii")
-        userinfo = parsed.userinfo
-    except (httpx.InvalidURL, UnicodeError, ValueError, TypeError) as exc:
-        raise NetworkRequestError(f"malformed URL {text!r}: {exc}") from exc
-    scheme = parsed.scheme
-    if scheme not in ALLOWED_SCHEMES:
-        raise NetworkPermissionError(
-            f"refused {text!r}: only http and https URLs may be requested (rule scheme)",
-            host=raw_host or None,
-            rule=DenyRule.SCHEME,
-        )
-    if userinfo:
-        raise NetworkRequestError(
-            f"malformed URL {text!r}: user names and passwords in URLs (user@host) are not allowed; "
-            "send credentials in a header"
-        )
-    if not raw_host:
-        raise NetworkRequestError(f"malformed URL {text!r}: the host is empty")
-    if ":" in raw_host:
-        if "%" in raw_host or parse_ip_literal(raw_host) is None:
-            raise NetworkRequestError(f"malformed URL {text!r}: {raw_host!r} is not a valid IPv6 address")
-    elif parse_ip_literal(raw_host) is None and (not _NAME.match(raw_host) or _ends_in_number(raw_host)):
-        # A name ending in a number that is not a valid address is refused rather than looked up:
-        # resolvers disagree on how to read it.
-        raise NetworkRequestError(f"malformed URL {text!r}: {raw_host!r} is not a valid host name")
-    port = parsed.port if parsed.port is not None else default_port(scheme)
-    if port is None or not 1 <= port <= 65535:
-        raise NetworkRequestError(f"malformed URL {text!r}: the port must be a number from 1 to 65535")
-    return CheckedURL(url=parsed, scheme=scheme, host=raw_host, port=port)
-
-
-def _ends_in_number(host: str) -> bool:
-    last = host.rstrip(".").rsplit(".", 1)[-1]
-    return last.isdigit() or last.startswith("0x")
 
 
 async def system_resolver(host: str, port: int) -> list[IPAddress]:
@@ -340,15 +254,24 @@ class GuardedResponse:
 
     @property
     def charset(self) -> str:
+        """The declared charset when it names a text encoding, else ``utf-8``.
+
+        A server's charset must not pick a Python codec that is no character set (``base64``,
+        ``zlib``, ``rot13``, ``punycode``, ``unicode-escape``): those would fail, decompress or
+        rewrite the body instead of decoding it.
+        """
         content_type = self.header("content-type") or ""
         for parameter in content_type.split(";")[1:]:
             key, _, value = parameter.strip().partition("=")
             if key.strip().lower() == "charset":
                 candidate = value.strip().strip('"')
                 try:
-                    return codecs.lookup(candidate).name
+                    info = codecs.lookup(candidate)
                 except LookupError:
                     break
+                if getattr(info, "_is_text_encoding", True) and info.name not in _NOT_CHARSETS:
+                    return info.name
+                break
         return "utf-8"
 
     def text(self) -> str:
@@ -365,6 +288,11 @@ class GuardedResponse:
             parsed: object = json.loads(self.text())
         except ValueError as exc:
             raise NetworkRequestError(f"the response of {self.url} is not JSON: {exc}") from exc
+        except RecursionError as exc:
+            # Python's JSON reader recurses once per nesting level, and a server chooses the depth.
+            raise NetworkRequestError(
+                f"the response of {self.url} is not JSON that can be read here: it is nested too deeply"
+            ) from exc
         return parsed
 
 
@@ -480,15 +408,19 @@ class GuardedClient:
             "write": self._limits.timeout,
             "pool": self._limits.timeout,
         }
+        first_host = checked.host
+        redirected: tuple[str, str] | None = None  # (host, Location) of the hop that led here
         for _hop in range(self._limits.max_redirects + 1):
             request = httpx.Request(
                 method, checked.url, headers=headers, content=body, extensions={"timeout": timeouts}
             )
-            response = await self._transport.handle_async_request(request)
+            response = await self._send(request, redirected)
             try:
-                location = response.headers.get("location")
+                location = _single_location(response, checked.host)
                 if not follow_redirects or response.status_code not in _REDIRECT_STATUSES or not location:
-                    data = await self._read_bounded(response, checked)
+                    data = await read_bounded(
+                        response, host=checked.host, limit=self._limits.max_response_bytes, method=method
+                    )
                     return GuardedResponse(
                         status=response.status_code,
                         headers=tuple(
@@ -499,7 +431,8 @@ class GuardedClient:
                     )
             finally:
                 await response.aclose()
-            next_url = self._redirect_target(checked, location)
+            next_url = check_redirect(checked, location)
+            redirected = (checked.host, location)
             if (response.status_code == 303 and method != "HEAD") or (
                 response.status_code in (301, 302) and method == "POST"
             ):
@@ -516,37 +449,31 @@ class GuardedClient:
                 headers.pop("Cookie", None)
             checked = next_url
         raise NetworkRequestError(
-            f"too many redirects (more than {self._limits.max_redirects}) starting from {checked.host}"
+            f"too many redirects (more than {self._limits.max_redirects}) starting from {first_host}"
         )
 
-    @staticmethod
-    def _redirect_target(current: CheckedURL, location: str) -> CheckedURL:
-        # The raw Location is checked before joining, so that a form that browsers and Node read as
-        # another host than httpx does is refused rather than normalized into a different host.
-        problem = _ambiguous_location(location)
-        if problem is not None:
-            raise NetworkRequestError(f"{current.host} redirected to a malformed URL {location!r}: {problem}")
+    async def _send(self, request: httpx.Request, redirected: tuple[str, str] | None) -> httpx.Response:
         try:
-            joined = current.url.join(location)
-        except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
-            raise NetworkRequestError(f"{current.host} redirected to a malformed URL {location!r}") from exc
-        return check_url(joined)
+            return await self._transport.handle_async_request(request)
+        except NetworkPermissionError as exc:
+            if redirected is None:
+                raise
+            # The gem asked for another URL: the refusal says which server sent it here.
+            origin, location = redirected
+            raise NetworkPermissionError(
+                f"{origin} redirected to {shown_url(location)}; {exc.message}", host=exc.host, rule=exc.rule
+            ) from exc
 
-    async def _read_bounded(self, response: httpx.Response, checked: CheckedURL) -> bytes:
-        limit = self._limits.max_response_bytes
-        declared = response.headers.get("content-length")
-        if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
-            raise NetworkRequestError(
-                f"the response of {checked.host} is {declared} bytes, over the limit of {limit} bytes"
-            )
-        chunks: list[bytes] = []
-        total = 0
-        async for chunk in response.aiter_bytes():
-            total += len(chunk)
-            if total > limit:
-                raise NetworkRequestError(f"the response of {checked.host} is larger than the limit of {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+
+def _single_location(response: httpx.Response, host: str) -> str | None:
+    """The one place a response redirects to; several different ``Location`` headers are refused."""
+    locations = response.headers.get_list("location")
+    if len(set(locations)) > 1:
+        raise NetworkRequestError(
+            f"{host} redirected to {len(set(locations))} places at once (several Location headers); "
+            "the redirect was not followed"
+        )
+    return locations[0] if locations else None
 
 
 async def guarded_request(

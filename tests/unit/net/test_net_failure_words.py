@@ -175,8 +175,11 @@ async def test_https_to_a_port_that_speaks_plain_http_says_the_secure_connection
     [
         (
             httpx.RemoteProtocolError("Server disconnected without sending a response."),
-            f"{NAME} did not answer in valid HTTP, or closed the connection without an answer; "
-            "check that it serves HTTP at that address",
+            f"{NAME} closed the connection without sending an answer; check that it serves HTTP at that address",
+        ),
+        (
+            httpx.RemoteProtocolError("Received server _SWITCH_UPGRADE event without a pending proposal"),
+            f"{NAME} did not answer in valid HTTP; check that it serves HTTP at that address",
         ),
         (
             httpx.DecodingError("Error -3 while decompressing data: incorrect header check"),
@@ -187,7 +190,7 @@ async def test_https_to_a_port_that_speaks_plain_http_says_the_secure_connection
             f"the request to {NAME} could not be sent as valid HTTP; check its headers",
         ),
     ],
-    ids=["remote-protocol", "decoding", "local-protocol"],
+    ids=["remote-closed", "remote-protocol", "decoding", "local-protocol"],
 )
 async def test_a_broken_exchange_is_told_in_words(error: BaseException, words: str) -> None:
     failure = await _exchange_failing_with(error)
