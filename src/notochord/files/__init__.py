@@ -9,8 +9,9 @@
 - :mod:`~notochord.files.runs`: the run-folder lifecycle and step journal for retries.
 - :mod:`~notochord.files.working_folders`: which folders may be chosen as a working folder.
 - :mod:`~notochord.files.noreplace`: a rename that never replaces what is at its target.
-- :mod:`~notochord.files.private`: a gem's encrypted private storage (imported on its own, as it
-  loads SQLCipher and ``cryptography``).
+- :mod:`~notochord.files.private`: a gem's encrypted private storage, on the fenced SQL connections
+  of :mod:`~notochord.files.private_sql` (imported on their own, as they load SQLCipher and
+  ``cryptography``).
 
 The core is synchronous; the gem-facing ``ctx.files`` wraps it in async calls.
 """
