@@ -51,6 +51,8 @@ from notochord.files.full import disk_full
 from notochord.files.private_sql import (
     GEM_SQL_HEAP_BYTES,
     MAX_QUERY_BYTES,
+    SQL_FILE,
+    SQL_WHAT,
     STATEMENT_SECONDS,
     GemSql,
     Guarded,
@@ -325,10 +327,10 @@ class GemStore:
         except OSError as exc:
             full = disk_full(exc, f"the gem's storage folder {folder}")
             raise full or FileError(f"cannot create the gem's storage folder {folder}: {exc.strerror}") from exc
-        kv_path, sql_path = folder / "kv.db", folder / "sql.db"
+        kv_path, sql_path = folder / "kv.db", folder / SQL_FILE
         kv_conn = open_cipher_db(kv_path, _subkey(key, "notochord/gem-storage/kv/v1"), "key-value store")
         try:
-            sql_conn = open_cipher_db(sql_path, key, "SQL database")
+            sql_conn = open_cipher_db(sql_path, key, SQL_WHAT)
         except FileError:
             kv_conn.close()
             raise

@@ -44,6 +44,8 @@ from notochord.files.full import disk_full
 __all__ = [
     "GEM_SQL_HEAP_BYTES",
     "MAX_QUERY_BYTES",
+    "SQL_FILE",
+    "SQL_WHAT",
     "STATEMENT_SECONDS",
     "GemSql",
     "Guarded",
@@ -51,6 +53,10 @@ __all__ = [
     "open_cipher_db",
 ]
 
+SQL_FILE = "sql.db"
+"""The gem's SQL database, in its private folder (its store's connection and each run's own)."""
+SQL_WHAT = "SQL database"
+"""How messages name that database."""
 STATEMENT_SECONDS = 30.0
 """How long one statement of a gem's SQL may run before it is interrupted."""
 MAX_QUERY_BYTES = 32 * 1024 * 1024

@@ -20,8 +20,17 @@ Rules:
   A folder whose fingerprint is not the current installation's belongs to an earlier installation
   whose key is gone; it is deleted before first use, so a reinstall always starts empty even when
   the uninstall hook could not run (K-UNINST-11).
-- One :class:`~notochord.files.private.GemStore` per gem stays open, so a gem's ``BEGIN`` …
-  ``COMMIT`` can span several ``ctx.storage.sql`` calls. :meth:`GemFolders.close` closes them all.
+- One :class:`~notochord.files.private.GemStore` per gem stays open for its key-value store, blobs
+  and documents, which hold nothing between calls (each call is whole), so runs may share them.
+- A gem's ``BEGIN`` … ``COMMIT`` spans several ``ctx.storage.sql`` calls, so it lives in a
+  connection, and no two runs may share one: B's writes would land in A's transaction and go with
+  A's ``ROLLBACK``, and a run that ended mid-transaction would hold the write lock for good. So each
+  registered run gets its own :class:`~notochord.gems.run_sql.RunSql`, opened on its first SQL call
+  and closed by :meth:`GemFolders.release_run`, which rolls back what the run left open. Runs then
+  contend on SQLite's lock (a busy error after its wait), never on one transaction. A call outside
+  any registered run uses the gem store's own connection; a call of a run that has ended is refused
+  (it would open a transaction there that nobody ends). :meth:`GemFolders.close` and
+  :meth:`GemFolders.on_uninstalled` close the stores and the runs' connections alike.
 - The working folder (P-FILE-29…31) is stored in ``gem_settings`` under ``working_folder`` and checked
   by :func:`~notochord.files.working_folders.check_working_folder` both when it is chosen and each time it is
   used, so a folder that later becomes a link to the home folder is refused at use.
@@ -61,7 +70,9 @@ from notochord.knowledge.writes import USER
 
 if TYPE_CHECKING:
     from notochord.files.private import GemStore
+    from notochord.files.private_sql import GemSql
     from notochord.files.runs import RunFolder
+    from notochord.gems.run_sql import RunSql
     from notochord.knowledge.core import KnowledgeCore
 
 __all__ = [
@@ -80,6 +91,7 @@ WORKING_FOLDER = "working_folder"
 MARKER = ".installation"
 _GEM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 _ORG_SPACE = re.compile(r"^org:([a-z0-9][a-z0-9_-]{0,62})$")
+_ENDED_KEPT = 4096  # ended runs remembered, to refuse their late calls; a late call comes within moments
 
 
 def space_folder_name(space_name: str) -> str:
@@ -146,6 +158,8 @@ class GemFolders:
         self._lock = threading.RLock()
         self._stores: dict[str, tuple[str, GemStore]] = {}
         self._runs: dict[tuple[str, str], RegisteredRun] = {}
+        self._run_sql: dict[tuple[str, str], tuple[str, RunSql]] = {}
+        self._ended: dict[tuple[str, str], None] = {}  # oldest first
         self._closed = False
 
     # -- the gem's private folder -----------------------------------------------------------
@@ -191,6 +205,48 @@ class GemFolders:
             store = GemStore(folder, key=key)
             self._stores[gem_id] = (expected, store)
             return store
+
+    def sql(self, gem_id: str, run_id: str, *, key: bytes) -> GemSql:
+        """The gem's SQL database as run ``run_id`` reaches it: the run's own connection while the
+        run is registered, else the gem store's.
+
+        Raises:
+            ClosedError: the run has ended (a call still on its way when it did), or these folders
+                were closed.
+        """
+        from notochord.gems.run_sql import RunSql  # loads SQLCipher: only when storage is used
+
+        expected = installation_fingerprint(key)
+        with self._lock:
+            if (gem_id, run_id) in self._ended:
+                raise _ended(gem_id, run_id)
+            store = self.store(gem_id, key=key)
+            if (gem_id, run_id) not in self._runs:
+                return store.sql
+            cached = self._run_sql.get((gem_id, run_id))
+            if cached is not None and cached[0] == expected:
+                return cached[1].sql
+        # Opened outside the lock: it may wait for another run's commit, and every gem's storage
+        # calls pass through this lock.
+        opened = RunSql(store.folder, key=key)
+        kept: RunSql | None
+        spare: RunSql | None
+        with self._lock:
+            if self._closed or (gem_id, run_id) not in self._runs:
+                kept, spare = None, opened
+            else:
+                cached = self._run_sql.get((gem_id, run_id))
+                if cached is not None and cached[0] == expected:
+                    kept, spare = cached[1], opened  # a call of the same run opened one first
+                else:
+                    self._run_sql[(gem_id, run_id)] = (expected, opened)
+                    kept, spare = opened, cached[1] if cached is not None else None
+        if spare is not None:
+            spare.close()
+        if kept is None:
+            self._check_open()
+            raise _ended(gem_id, run_id)
+        return kept.sql
 
     # -- file history -----------------------------------------------------------------------
 
@@ -262,6 +318,7 @@ class GemFolders:
         with self._lock:
             self._check_open()
             self._runs[(gem_id, run_id)] = run
+            self._ended.pop((gem_id, run_id), None)  # a retry under the same run id is a run again
         return run
 
     def run(self, gem_id: str, run_id: str) -> RegisteredRun | None:
@@ -269,8 +326,17 @@ class GemFolders:
             return self._runs.get((gem_id, run_id))
 
     def release_run(self, gem_id: str, run_id: str) -> None:
+        """The run ended (however it ended): forget it and roll back what it left uncommitted."""
         with self._lock:
-            self._runs.pop((gem_id, run_id), None)
+            if self._runs.pop((gem_id, run_id), None) is not None:
+                # A call of the run may still be on its way (queued when the run timed out); on the
+                # gem store's shared connection its BEGIN would stay open for good, so it is refused.
+                self._ended[(gem_id, run_id)] = None
+                while len(self._ended) > _ENDED_KEPT:
+                    del self._ended[next(iter(self._ended))]
+            cached = self._run_sql.pop((gem_id, run_id), None)
+        if cached is not None:
+            cached[1].close()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -284,14 +350,19 @@ class GemFolders:
             self._discard(gem_id)
             for key in [k for k in self._runs if k[0] == gem_id]:
                 del self._runs[key]
+            for key in [k for k in self._ended if k[0] == gem_id]:
+                del self._ended[key]
 
     def close(self) -> None:
         """Close every open gem storage. Later use raises :class:`~notochord.errors.ClosedError`."""
         with self._lock:
             self._closed = True
-            stores = [store for _fp, store in self._stores.values()]
+            stores: list[GemStore | RunSql] = [run_sql for _fp, run_sql in self._run_sql.values()]
+            stores.extend(store for _fp, store in self._stores.values())
+            self._run_sql.clear()
             self._stores.clear()
             self._runs.clear()
+            self._ended.clear()
         for store in stores:
             store.close()
 
@@ -300,6 +371,8 @@ class GemFolders:
             raise ClosedError(f"the gem folders of space {self.space_name} were closed; open the space again")
 
     def _discard(self, gem_id: str) -> None:
+        for key in [k for k in self._run_sql if k[0] == gem_id]:
+            self._run_sql.pop(key)[1].close()
         cached = self._stores.pop(gem_id, None)
         if cached is not None:
             cached[1].close()
@@ -311,6 +384,13 @@ class GemFolders:
                 continue
             except OSError as exc:
                 raise FileError(f"could not delete {target} of gem {gem_id}: {exc.strerror}") from exc
+
+
+def _ended(gem_id: str, run_id: str) -> ClosedError:
+    return ClosedError(
+        f"run {run_id} of gem {gem_id} has ended, and its SQL transactions with it (what it left "
+        "uncommitted was rolled back); start a new run to use the gem's database"
+    )
 
 
 def _read_marker(path: Path) -> str | None:

@@ -14,6 +14,11 @@ across a reinstall cannot reach the new installation's data: both get
 on its own tables (but never attach another file or change the key; see
 :mod:`notochord.files.private`). ``sql.execute`` and ``sql.executemany`` return
 ``{"rowcount", "last_row_id"}``; ``sql.query`` returns rows as dicts.
+
+Transactions belong to one run: ``sql`` reaches the database through the run's own connection
+(:meth:`~notochord.gems.folders.GemFolders.sql`), so another run of the same gem never lands in this
+run's ``BEGIN`` … ``COMMIT``, and what a run leaves uncommitted is rolled back when it ends. The
+key-value store, documents and blobs are whole in each call and shared by the gem's runs.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from notochord.knowledge.arguments import LARGEST_STORED, kind_of
 
 if TYPE_CHECKING:
     from notochord.files.private import GemStore, SqlResult
+    from notochord.files.private_sql import GemSql
     from notochord.gems.registry import GemRegistry
 
 __all__ = ["KeyValueApi", "SqlApi", "StorageApi", "StoreAccess", "make_storage"]
@@ -41,22 +47,29 @@ Params = Sequence[Any] | Mapping[str, Any]
 class StoreAccess:
     """Reaches one gem installation's private store, for ``ctx.storage`` and ``ctx.data``."""
 
-    __slots__ = ("_fingerprint", "_folders", "_gem_id", "_registry")
+    __slots__ = ("_fingerprint", "_folders", "_gem_id", "_registry", "_run_id")
 
-    def __init__(self, *, gem_id: str, registry: GemRegistry, folders: GemFolders) -> None:
+    def __init__(self, *, gem_id: str, run_id: str, registry: GemRegistry, folders: GemFolders) -> None:
         self._gem_id = gem_id
+        self._run_id = run_id
         self._registry = registry
         self._folders = folders
         self._fingerprint = installation_fingerprint(registry.key(gem_id, "storage"))
 
     @classmethod
     def of(cls, request: CapabilityRequest) -> StoreAccess:
-        return cls(gem_id=request.gem_id, registry=request.registry, folders=request.folders())
+        return cls(gem_id=request.gem_id, run_id=request.run_id, registry=request.registry, folders=request.folders())
 
     async def run(self, action: Callable[[GemStore], T]) -> T:
-        return await anyio.to_thread.run_sync(lambda: action(self._store()))
+        return await anyio.to_thread.run_sync(lambda: action(self._folders.store(self._gem_id, key=self._key())))
 
-    def _store(self) -> GemStore:
+    async def run_sql(self, action: Callable[[GemSql], T]) -> T:
+        """``action`` on the SQL database as this run reaches it, its transactions its own."""
+        return await anyio.to_thread.run_sync(
+            lambda: action(self._folders.sql(self._gem_id, self._run_id, key=self._key()))
+        )
+
+    def _key(self) -> bytes:
         try:
             key = self._registry.key(self._gem_id, "storage")
         except GemError as exc:
@@ -66,7 +79,7 @@ class StoreAccess:
                 f"gem {self._gem_id} was reinstalled after this run started; "
                 "the storage of the earlier installation is gone"
             )
-        return self._folders.store(self._gem_id, key=key)
+        return key
 
 
 class KeyValueApi:
@@ -94,7 +107,8 @@ class KeyValueApi:
 
 class SqlApi:
     """``ctx.storage.sql``: the gem's own database. Each call is one statement, autocommitted
-    unless the gem opened a transaction with ``BEGIN``."""
+    unless the run opened a transaction with ``BEGIN``; that transaction is the run's alone and is
+    rolled back if the run ends without ``COMMIT``."""
 
     __slots__ = ("_access",)
 
@@ -102,16 +116,16 @@ class SqlApi:
         self._access = access
 
     async def execute(self, sql: str, params: Params = ()) -> dict[str, Any]:
-        return await self._access.run(lambda s: _result(s.sql.execute(sql, _params(params))))
+        return await self._access.run_sql(lambda s: _result(s.execute(sql, _params(params))))
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> dict[str, Any]:
         """One statement for every parameter row, all or nothing."""
         materialised = [_params(row) for row in rows]
-        return await self._access.run(lambda s: _result(s.sql.executemany(sql, materialised)))
+        return await self._access.run_sql(lambda s: _result(s.executemany(sql, materialised)))
 
     async def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Rows as dicts keyed by column name."""
-        return await self._access.run(lambda s: s.sql.query(sql, _params(params)))
+        return await self._access.run_sql(lambda s: s.query(sql, _params(params)))
 
 
 class StorageApi:
