@@ -41,16 +41,19 @@ Connections live in the personal space.
 - An unknown tool, arguments that do not fit the tool's schema (unknown or missing argument, wrong
   type, value out of range) or over 1 MiB of JSON are protocol errors (JSON-RPC `-32602`); nothing
   is called; so are a `tools/call` whose `name` is not a string and `arguments` that are not an
-  object, each named in the message. A line that is not JSON is answered with `-32700`, JSON that
-  is not a JSON-RPC message with `-32600`. A request whose `id` is not a string or an integer
+  object, each named in the message. A line that is not JSON, or not UTF-8, is answered with
+  `-32700`, JSON that is not a JSON-RPC message with `-32600`; so is a stdio line over 4 MiB (it is
+  read no further than that) and, over HTTP, a body over 1 MiB (status 413) or not sent as
+  `Content-Type: application/json` (status 415). A request whose `id` is not a string or an integer
   (`1.5`, `null`, an object) is answered with `-32600` and `"id": null` (over HTTP with status 400)
   and is not run: JSON-RPC leaves such a request unanswerable, and the client would otherwise wait
   for a reply forever.
 - Answers are JSON, in the text content and as `structuredContent: {"result": …}`.
 - One MCP session is one run: `notochord runs list --gem NAME` shows it, `notochord runs undo RUN`
-  undoes everything the session wrote. The run is finished when the session ends (stdin closes, the
-  client's `DELETE`, the 30-minute idle timeout, or the server stopping). The 2026-07-28 protocol
-  has no sessions: there each request is a run of its own.
+  undoes everything the session wrote. The run is finished when the session ends (stdin closes,
+  once the calls already sent are answered; the client's `DELETE`, the 30-minute idle timeout, or
+  the server stopping). The 2026-07-28 protocol has no sessions: there each request is a run of
+  its own.
 
 The examples below come from a real run (`tests/mcp/make_mcp_doc.py`); refs differ on every run.
 """

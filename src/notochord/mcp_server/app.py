@@ -47,7 +47,10 @@ __all__ = [
     "Session",
     "build_server",
     "not_json",
+    "not_json_declared",
     "not_json_rpc",
+    "not_utf8",
+    "too_large",
     "unanswerable_id",
 ]
 
@@ -67,6 +70,28 @@ def not_json(detail: str) -> str:
     """The answer to a message that is not JSON at all; ``detail`` is the parser's where and why."""
     pairs = "; a lone surrogate escape such as \\ud800 is not text" if "hex escape" in detail else ""
     return f"not a JSON-RPC message: the text is not JSON ({detail}{pairs})"
+
+
+def not_utf8(error: UnicodeDecodeError) -> str:
+    """The answer to a message whose bytes stop being UTF-8 where ``error`` says."""
+    byte = error.object[error.start]
+    return (
+        f"not a JSON-RPC message: the text is not UTF-8 (byte 0x{byte:02x} at byte {error.start + 1} of the "
+        "message); send the message as UTF-8"
+    )
+
+
+def too_large(limit: int) -> str:
+    """The answer to a message of more than ``limit`` bytes, over either transport."""
+    return (
+        f"not a JSON-RPC message: a message may be at most {limit} bytes; send less in one message "
+        "(a long document in parts, or a shorter value)"
+    )
+
+
+def not_json_declared() -> str:
+    """The answer to an HTTP body not declared as JSON (a web form, a careless client)."""
+    return "not a JSON-RPC message: send the message as JSON with the header Content-Type: application/json"
 
 
 def not_json_rpc() -> str:
@@ -235,7 +260,15 @@ def _message(error: NotochordError, connections: Connections, connection: str) -
 
 
 def _refusal(error: KnowledgePermissionError, connections: Connections, connection: str) -> str:
-    if connections.asks_for(connection, error.permission) is not False:
+    asked = connections.asks_for(connection, error.permission)
+    if asked is None and not connections.exists(connection):
+        # removed while a session of it was still open (stdio has no secret to refuse it at the door)
+        return (
+            f"refused: connection {connection} no longer exists, so it may do nothing; to connect again, "
+            f"make it anew: notochord mcp connect {connection}, then switch on what it may do with "
+            f"notochord gem grant {connection} PERMISSION"
+        )
+    if asked is not False:
         return f"refused: {error.message}"
     # the gem API's hint speaks of a gem's manifest; a connection's is written once, when it is made
     return (

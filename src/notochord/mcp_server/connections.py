@@ -193,6 +193,14 @@ class Connections:
             permissions=tuple(self._gems.permissions(name)),
         )
 
+    def exists(self, name: str) -> bool:
+        """Whether the connection ``name`` is installed (it may have been removed mid-session)."""
+        try:
+            self.get(name)
+        except GemNotFoundError:
+            return False
+        return True
+
     def revoke(self, name: str, *, uninstall: bool = False, delete_data: bool = False) -> UninstallReport | None:
         """Forget the connection's secret; with ``uninstall`` also remove the connection (and with
         ``delete_data`` what it wrote, as one batch the person can undo)."""

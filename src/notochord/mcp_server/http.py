@@ -10,9 +10,12 @@ Every request passes, in order:
    401 with ``WWW-Authenticate: Bearer`` and no session;
 3. a request whose id is not a string or an integer, answered with 400 and a JSON-RPC error
    (:func:`~notochord.mcp_server.app.unanswerable_id`) instead of the SDK's 202 and silence;
-4. the SDK's session manager, with the REST service's body limit (413 past it); a session can only
-   be used with the secret that opened it. A body that is not JSON-RPC is answered in the words
-   stdio uses (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
+4. a body not declared ``Content-Type: application/json`` (415) or past the REST service's body
+   limit (413), answered with a JSON-RPC error the SDK's client can read rather than the SDK's
+   plain text;
+5. the SDK's session manager; a session can only be used with the secret that opened it. A body
+   that is not JSON-RPC is answered in the words stdio uses
+   (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
 or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
@@ -44,7 +47,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from notochord.app import Notochord
 from notochord.console.guard import host_allowed
 from notochord.kbservice.validation import MAX_BODY_BYTES
-from notochord.mcp_server.app import McpService, build_server, not_json, not_json_rpc, unanswerable_id
+from notochord.mcp_server.app import (
+    McpService,
+    build_server,
+    not_json,
+    not_json_declared,
+    not_json_rpc,
+    too_large,
+    unanswerable_id,
+)
 from notochord.mcp_server.connections import Connections
 
 __all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
@@ -98,12 +109,16 @@ class _FrontDoor:
         await self._app(scope, receive, send)
 
 
-async def _read_body(scope: Scope, receive: Receive) -> tuple[bytes | None, Receive]:
-    """The request's body, and a ``receive`` that hands it on again; ``None`` for a body past the
-    limit, left whole for the SDK to refuse with 413."""
+_TOO_LARGE: Final = object()
+"""What :func:`_read_body` hands back for a body past the limit."""
+
+
+async def _read_body(scope: Scope, receive: Receive) -> tuple[bytes | object | None, Receive]:
+    """The request's body and a ``receive`` that hands it on again; :data:`_TOO_LARGE` for a body
+    past the limit (read no further than the limit), ``None`` when the client went away first."""
     declared = Headers(scope=scope).get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None, receive
+        return _TOO_LARGE, receive
     held: list[Message] = []
     size, complete = 0, False
     while not complete and size <= MAX_BODY_BYTES:
@@ -113,12 +128,24 @@ async def _read_body(scope: Scope, receive: Receive) -> tuple[bytes | None, Rece
             break
         size += len(message.get("body", b""))
         complete = not message.get("more_body", False)
+    if size > MAX_BODY_BYTES:
+        return _TOO_LARGE, receive
 
     async def replay() -> Message:
         return held.pop(0) if held else await receive()
 
-    body = b"".join(m.get("body", b"") for m in held) if complete and size <= MAX_BODY_BYTES else None
+    body = b"".join(m.get("body", b"") for m in held) if complete else None
     return body, replay
+
+
+def _declared_json(scope: Scope) -> bool:
+    media_type = Headers(scope=scope).get("content-type", "").split(";")[0].strip().lower()
+    return media_type == "application/json"
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+    error = {"code": types.INVALID_REQUEST, "message": message}
+    await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status)(scope, receive, send)
 
 
 def _json_problem(text: bytes) -> str:
@@ -146,13 +173,19 @@ class _OwnWords:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = b""
         if scope["type"] == "http" and scope["method"] == "POST":
-            body, receive = await _read_body(scope, receive)
-            problem = None if body is None else unanswerable_id(body)
-            if problem is not None:
-                error = {"code": types.INVALID_REQUEST, "message": problem}
-                await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)(scope, receive, send)
+            # the SDK would answer these two in plain text, which its own client cannot read
+            if not _declared_json(scope):
+                await _refuse(scope, receive, send, 415, not_json_declared())
                 return
-            request = body or b""
+            body, receive = await _read_body(scope, receive)
+            if body is _TOO_LARGE:
+                await _refuse(scope, receive, send, 413, too_large(MAX_BODY_BYTES))
+                return
+            request = body if isinstance(body, bytes) else b""
+            problem = unanswerable_id(request) if request else None
+            if problem is not None:
+                await _refuse(scope, receive, send, 400, problem)
+                return
         held: list[Message] = []
 
         async def reword(message: Message) -> None:

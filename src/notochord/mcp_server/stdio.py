@@ -9,18 +9,23 @@ whose id is not a string or an integer (:func:`~notochord.mcp_server.app.unanswe
 
 stdin is opened here rather than by the SDK, so that its lines can be looked at first; like the
 SDK, the client's messages are read through a copy of descriptor 0 while descriptor 0 itself reads
-nothing, so a tool, or a process it starts, reading stdin can never take one.
+nothing, so a tool, or a process it starts, reading stdin can never take one. Lines are read in
+bounded pieces and decoded strictly (:mod:`notochord.mcp_server.lines`): a line past the limit is
+refused with -32600 and bytes that are not UTF-8 with -32700, both with ``id: null``.
+
+When stdin closes, the requests already read are answered before the server stops (a script may
+write its calls and close stdin at once): stopping at once would cancel them, telling the client
+"connection closed" about a write that may well have been made.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import math
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
-from typing import IO, Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import IO, Any, cast
 
 import anyio
 import mcp_types as types
@@ -39,6 +44,7 @@ from notochord.mcp_server.app import (
     unanswerable_id,
 )
 from notochord.mcp_server.connections import Connections
+from notochord.mcp_server.lines import LineProblem, bounded_lines
 
 __all__ = ["serve_stdio"]
 
@@ -56,22 +62,58 @@ def _parse_error(error: Exception) -> SessionMessage:
     return _error(types.INVALID_REQUEST, not_json_rpc())
 
 
-class _ScreenedStdin(anyio.AsyncFile[str]):
-    """The client's lines for the SDK's reader, less each request whose id cannot be answered:
-    its refusal goes to ``refusals`` instead."""
+class _ScreenedStdin:
+    """The client's lines for the SDK's reader (which only iterates them), less each line that is
+    too long or not UTF-8 and each request whose id cannot be answered: their refusals go to
+    ``refusals`` instead."""
 
-    def __init__(self, fp: IO[str], refusals: MemoryObjectSendStream[SessionMessage]) -> None:
-        super().__init__(fp)
+    def __init__(self, read: Callable[[int], bytes], refusals: MemoryObjectSendStream[SessionMessage]) -> None:
+        self._read = read
         self._refusals = refusals
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async with self._refusals:
-            async for line in super().__aiter__():
-                problem = unanswerable_id(line)
+            async for line in bounded_lines(self._read):
+                if isinstance(line, LineProblem):
+                    await self._refusals.send(_error(line.code, line.message))
+                    continue
+                problem = unanswerable_id(line.text)
                 if problem is None:
-                    yield line
+                    yield line.text
                 else:
                     await self._refusals.send(_error(types.INVALID_REQUEST, problem))
+
+
+class _InFlight:
+    """The client's requests not answered yet, so that the end of stdin can wait for them."""
+
+    def __init__(self) -> None:
+        self._ids: set[types.RequestId] = set()
+        self._ended = False
+        self._settled = anyio.Event()
+
+    def read(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            # a request the client cancelled is never answered (the SDK keeps to the protocol)
+            self._settle((message.params or {}).get("requestId"))
+
+    def written(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._settle(message.id)
+
+    def _settle(self, request_id: object) -> None:
+        if isinstance(request_id, int | str):
+            self._ids.discard(request_id)
+        if self._ended and not self._ids:
+            self._settled.set()
+
+    async def answered(self) -> None:
+        """Once every request read so far has its answer written."""
+        self._ended = True
+        self._settle(None)
+        await self._settled.wait()
 
 
 def _copy_above_the_standard_three(fd: int) -> int:
@@ -84,16 +126,17 @@ def _copy_above_the_standard_three(fd: int) -> int:
 
 
 @contextlib.contextmanager
-def _client_stdin() -> Iterator[IO[str]]:
-    """stdin as text for the wire, read through a copy of descriptor 0 while descriptor 0 itself
-    points at the null device; put back afterwards."""
+def _client_stdin() -> Iterator[Callable[[int], bytes]]:
+    """A read of the client's bytes (at most n, as soon as any are there; ``b""`` at the end),
+    through a copy of descriptor 0 while descriptor 0 itself points at the null device; put back
+    afterwards."""
     try:
         wire = _copy_above_the_standard_three(0) if sys.stdin is not None and sys.stdin.fileno() == 0 else None
     except (AttributeError, OSError, ValueError):
         wire = None
     if wire is None:
         # an in-process stand-in for stdin (a test's), or no stdin at all: read it as it is
-        yield sys.stdin if sys.stdin is not None else io.StringIO()
+        yield _stand_in_reader(sys.stdin)
         return
     null = os.open(os.devnull, os.O_RDONLY)
     try:
@@ -101,19 +144,33 @@ def _client_stdin() -> Iterator[IO[str]]:
     finally:
         os.close(null)
     try:
-        # never closed: a worker thread may still be blocked reading it once serving has ended
-        yield open(wire, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        # unbuffered, so that a read returns what has come rather than waiting for n bytes; never
+        # closed: a worker thread may still be blocked reading it once serving has ended
+        raw = open(wire, "rb", buffering=0, closefd=False)  # noqa: SIM115
+        yield lambda n: raw.read(n) or b""
     finally:
         os.dup2(wire, 0)
+
+
+def _stand_in_reader(stdin: IO[str] | None) -> Callable[[int], bytes]:
+    if stdin is None:
+        return lambda _n: b""
+    buffer = getattr(stdin, "buffer", None)
+    if buffer is not None and callable(getattr(buffer, "read1", None)):
+        read1: Callable[[int], bytes] = buffer.read1
+        return read1
+    return lambda n: stdin.read(n).encode("utf-8", "surrogateescape")
 
 
 async def _serve(service: McpService, connection: str) -> None:
     server = build_server(service, lambda _ctx: (connection, STDIO_SESSION, "stdio"))
     refusals_send, refusals_receive = anyio.create_memory_object_stream[SessionMessage](math.inf)
-    with _client_stdin() as stdin:
-        screened = _ScreenedStdin(stdin, refusals_send)
+    in_flight = _InFlight()
+    with _client_stdin() as read:
+        screened = cast("anyio.AsyncFile[str]", _ScreenedStdin(read, refusals_send))
         async with stdio_server(stdin=screened) as (read_stream, write_stream):
             relay_send, relay_receive = anyio.create_memory_object_stream[Any](0)
+            answers_send, answers_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
             async def relay() -> None:
                 async with relay_send:
@@ -121,22 +178,33 @@ async def _serve(service: McpService, connection: str) -> None:
                         if isinstance(item, Exception):
                             await write_stream.send(_parse_error(item))
                         else:
+                            in_flight.read(item.message)
                             await relay_send.send(item)
+                    await in_flight.answered()
+
+            async def answer() -> None:
+                async with answers_receive:
+                    async for reply in answers_receive:
+                        await write_stream.send(reply)
+                        in_flight.written(reply.message)
 
             async def refuse() -> None:
                 async with refusals_receive:
                     async for reply in refusals_receive:
                         await write_stream.send(reply)
 
-            async with anyio.create_task_group() as group:
+            # each task ends of itself once stdin has ended and every answer and refusal is written
+            async with write_stream, anyio.create_task_group() as group:
                 group.start_soon(relay)
+                group.start_soon(answer)
                 group.start_soon(refuse)
-                await server.run(relay_receive, write_stream, server.create_initialization_options())
-                group.cancel_scope.cancel()
+                async with answers_send:
+                    await server.run(relay_receive, answers_send, server.create_initialization_options())
 
 
 def serve_stdio(nc: Notochord, connection: str) -> None:
-    """Serve ``connection`` of the personal space until stdin closes; then its run is finished.
+    """Serve ``connection`` of the personal space until stdin closes, or the client stops reading
+    stdout; then its run is finished.
 
     Raises:
         GemNotFoundError: no such connection.
@@ -146,5 +214,9 @@ def serve_stdio(nc: Notochord, connection: str) -> None:
     service = McpService(connections)
     try:
         anyio.run(_serve, service, connection)
+    except* BrokenPipeError:
+        # the client closed its end (its app quit): nobody is left to answer, which is no failure
+        # of this server; a write that was running has finished whole, and the run is ended below
+        pass
     finally:
         service.close_all()
