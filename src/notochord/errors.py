@@ -13,6 +13,7 @@ them (``raise ... from exc``) and never escape.
     │   ├── StorageFullError               E_STORAGE_FULL  the disk is full; nothing was written
     │   ├── ReadOnlyStoreError             E_READ_ONLY     the data directory cannot be written
     │   ├── StoreUnreachableError          E_UNREACHABLE   the database server is down or refused the login
+    │   ├── StoreLockedError               E_STORE_LOCKED  another process held the store past the wait
     │   └── StoreVersionError              E_STORE_VERSION a newer notochord wrote the space
     ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
     ├── BusyError                          E_BUSY          as much of this work runs as may; retry_after s
@@ -71,6 +72,7 @@ __all__ = [
     "SpaceNotFoundError",
     "StorageError",
     "StorageFullError",
+    "StoreLockedError",
     "StoreUnreachableError",
     "StoreVersionError",
     "UnsupportedDocumentError",
@@ -150,6 +152,13 @@ class StoreUnreachableError(StorageError):
     user or password): nothing was read or written. It works again once the server answers."""
 
     code = "E_UNREACHABLE"
+
+
+class StoreLockedError(StorageError):
+    """Another process held the store's write lock for longer than notochord waits: nothing was
+    changed, and the same call succeeds once that process is done. Busy, not broken."""
+
+    code = "E_STORE_LOCKED"
 
 
 class StoreVersionError(StorageError):

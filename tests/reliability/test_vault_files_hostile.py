@@ -29,7 +29,13 @@ import notochord
 from notochord import backup as backup_module
 from notochord.backup import MANIFEST, backup, restore
 from notochord.clock import FixedClock
-from notochord.errors import ConfigurationError, ReadOnlyStoreError, StorageError, StorageFullError
+from notochord.errors import (
+    ConfigurationError,
+    ReadOnlyStoreError,
+    StorageError,
+    StorageFullError,
+    StoreLockedError,
+)
 from notochord.settings import Settings
 
 KEY = b"k" * 32
@@ -203,7 +209,7 @@ def test_a_store_locked_by_another_process_for_long_says_so_and_changes_nothing(
         holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
         try:
             holder.execute("BEGIN IMMEDIATE")
-            with pytest.raises(StorageError, match="another process kept the store locked") as caught:
+            with pytest.raises(StoreLockedError, match="another process kept the store locked") as caught:
                 space.user.facts.put(predicate="work.title", value="cook")
             assert "sqlite_busy_timeout_ms" in caught.value.message
             assert "database is locked" not in caught.value.message
@@ -211,6 +217,28 @@ def test_a_store_locked_by_another_process_for_long_says_so_and_changes_nothing(
             holder.execute("ROLLBACK")
             holder.close()
         assert [f.value for f in space.user.facts.lookup("self")] == ["baker"]
+
+
+def test_a_command_that_finds_the_store_locked_for_long_exits_busy(vault: Path) -> None:
+    """Exit code 10 (busy: retry later), as for any other work that must wait its turn, not 1
+    ("unexpected"): a script can tell a store another process holds from a fault."""
+    from typer.testing import CliRunner
+
+    from notochord.cli import app as cli_app
+
+    holder = sqlite3.connect(vault / "spaces" / "personal.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        argv = ["--data-dir", str(vault), "facts", "put", "work.title", "cook"]
+        env = {"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_SQLITE_BUSY_TIMEOUT_MS": "300"}
+        result = CliRunner().invoke(cli_app, argv, env=env)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 10, result.output
+    assert "another process kept the store locked" in result.output
+    with _open(vault) as nc:
+        assert [f.value for f in nc.personal.user.facts.lookup("self")] == ["baker"]
 
 
 # ---------------------------------------------------------------- backups crafted to harm

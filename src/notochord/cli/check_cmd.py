@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, interrupted, listed_space, opened
-from notochord.errors import StorageError, StorageFullError, StoreUnreachableError
+from notochord.errors import StorageError, StorageFullError, StoreLockedError, StoreUnreachableError
 from notochord.knowledge.arguments import counted
 
 if TYPE_CHECKING:
@@ -71,8 +71,8 @@ def _checked(
     try:
         space = listed_space(nc, name)
         return space, check(space.core)
-    except (StorageFullError, StoreUnreachableError):
-        raise  # the disk or the server, not the space: its own exit code, as everywhere
+    except (StorageFullError, StoreUnreachableError, StoreLockedError):
+        raise  # the disk, the server or another process, not the space: its own exit code, as everywhere
     except StorageError as error:
         where = _where(nc, name)
         said = error.message if where in error.message else f"{where}: {error.message}"

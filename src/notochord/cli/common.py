@@ -116,6 +116,7 @@ _EXIT_CODES: tuple[tuple[type[errors.NotochordError], int], ...] = (
     (errors.GemError, 2),
     (errors.StorageFullError, 8),
     (errors.BusyError, 10),
+    (errors.StoreLockedError, 10),
     (errors.ReadOnlyStoreError, 2),
     (errors.StoreVersionError, 2),
     (errors.StoreUnreachableError, 11),

@@ -41,6 +41,7 @@ from notochord.errors import (
     ReadOnlyStoreError,
     StorageError,
     StorageFullError,
+    StoreLockedError,
     StoreUnreachableError,
 )
 
@@ -339,7 +340,7 @@ def _translate(action: str, error: BaseException) -> NotochordError:
             "and `notochord restore` brings back a backup"
         )
     if code == _SQLITE_BUSY:
-        return StorageError(
+        return StoreLockedError(
             f"{action} failed: another process kept the store locked for longer than notochord waits "
             "(the setting sqlite_busy_timeout_ms); nothing was changed. Retry once it is done"
         )

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
-from notochord.errors import BusyError, NotochordError, StorageFullError, StoreUnreachableError
+from notochord.errors import BusyError, NotochordError, StorageFullError, StoreLockedError, StoreUnreachableError
 from notochord.kbservice.errors import (
     KbAuthenticationError,
     KbConflictError,
@@ -67,7 +67,7 @@ log = logging.getLogger("notochord.server")
 
 NOT_FOUND_BODY: dict[str, str] = {"error": "Not found"}
 _INTERNAL_MESSAGE = "The server could not complete the request; the error was logged."
-_UNAVAILABLE_MESSAGE = "The service cannot reach its database right now; retry after Retry-After seconds."
+_UNAVAILABLE_MESSAGE = "The service cannot use its database right now; retry after Retry-After seconds."
 UNAVAILABLE_RETRY_AFTER = 5
 """Seconds a 503 asks a client to wait: long enough for a database server's restart to be worth
 the retry, short enough that an agent's request still answers."""
@@ -97,6 +97,8 @@ ERROR_TABLE: tuple[Row, ...] = (
     # the database server is down or refuses the service's login: the caller may retry; where and
     # why (host, port, user) is the operator's to read in the log, not the caller's
     Row(StoreUnreachableError, 503, "Service Unavailable", show_message=False),
+    # another process held the store past the wait (a backup, a repair): the same, shorter
+    Row(StoreLockedError, 503, "Service Unavailable", show_message=False),
     # storage, configuration and every other failure: logged, never detailed to the caller
     Row(NotochordError, 500, "Internal Server Error", show_message=False),
     Row(Exception, 500, "Internal Server Error", show_message=False),
@@ -145,20 +147,20 @@ def challenge(exc: KbAuthenticationError) -> str:
 
 def _handle(_request: Request, exc: Exception) -> JSONResponse:
     row = row_for(exc)
-    if isinstance(exc, StoreUnreachableError):
+    if isinstance(exc, StoreUnreachableError | StoreLockedError):
         # an outage the operator must see, told in full; a traceback would add nothing to it
         log.error("a request could not be served: %s", exc.message)
     elif row.status >= 500 and row.status != 502:
         log.error("unexpected error while serving a request", exc_info=exc)
     message = exc.message if row.show_message and isinstance(exc, NotochordError) else None
-    if isinstance(exc, StoreUnreachableError):
+    if isinstance(exc, StoreUnreachableError | StoreLockedError):
         message = _UNAVAILABLE_MESSAGE
     response = error_body(row.status, row.title, message)
     if isinstance(exc, KbAuthenticationError):
         response.headers["WWW-Authenticate"] = challenge(exc)
     if isinstance(exc, BusyError):
         response.headers["Retry-After"] = str(exc.retry_after)
-    if isinstance(exc, StoreUnreachableError):
+    if isinstance(exc, StoreUnreachableError | StoreLockedError):
         response.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
     return response
 
@@ -311,8 +313,8 @@ _DESCRIPTIONS = {
     415: "The body or the uploaded file is of a type the service does not ingest.",
     429: "As many files are being read as may be at once; nothing was added. Retry after Retry-After seconds.",
     502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
-    503: "The service cannot reach its database server (down, restarting, or refusing the login). Retry after "
-    "Retry-After seconds.",
+    503: "The service cannot use its database (the server is down, restarting or refusing the login, or another "
+    "process holds the store). Retry after Retry-After seconds.",
     507: "The service's disk is full: nothing was written; retry once space is freed.",
 }
 
