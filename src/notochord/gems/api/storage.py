@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 
-from notochord.errors import ClosedError, FileError, GemError
+from notochord.errors import ClosedError, GemError
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, installation_fingerprint
-from notochord.knowledge.arguments import LARGEST_STORED, kind_of
 
 if TYPE_CHECKING:
     from notochord.files.private import GemStore, SqlResult
@@ -115,17 +114,19 @@ class SqlApi:
     def __init__(self, access: StoreAccess) -> None:
         self._access = access
 
+    # The statement and its parameters are checked by the store itself (GemSql), which every
+    # caller goes through: text, one statement, values SQLite keeps as given.
+
     async def execute(self, sql: str, params: Params = ()) -> dict[str, Any]:
-        return await self._access.run_sql(lambda s: _result(s.execute(sql, _params(params))))
+        return await self._access.run_sql(lambda s: _result(s.execute(sql, params)))
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> dict[str, Any]:
         """One statement for every parameter row, all or nothing."""
-        materialised = [_params(row) for row in rows]
-        return await self._access.run_sql(lambda s: _result(s.executemany(sql, materialised)))
+        return await self._access.run_sql(lambda s: _result(s.executemany(sql, rows)))
 
     async def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Rows as dicts keyed by column name."""
-        return await self._access.run_sql(lambda s: s.query(sql, _params(params)))
+        return await self._access.run_sql(lambda s: s.query(sql, params))
 
 
 class StorageApi:
@@ -136,28 +137,6 @@ class StorageApi:
     def __init__(self, access: StoreAccess) -> None:
         self.kv = KeyValueApi(access)
         self.sql = SqlApi(access)
-
-
-def _params(params: Params) -> Sequence[Any] | dict[str, Any]:
-    """The parameters of one statement: a list, or an object of named ones, each a value SQLite
-    binds (text, a number of at most 64 bits, bytes, true/false or null)."""
-    if isinstance(params, Mapping):
-        named = dict(params)
-        for name, value in named.items():
-            _check_parameter(f":{name}", value)
-        return named
-    if isinstance(params, list | tuple):
-        for index, value in enumerate(params, start=1):
-            _check_parameter(f"{index}", value)
-        return list(params)
-    raise FileError(f"the parameters of a statement are a list or an object, not {kind_of(params)}")
-
-
-def _check_parameter(which: str, value: object) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and not -LARGEST_STORED - 1 <= value <= LARGEST_STORED:
-        raise FileError(f"parameter {which} is a number beyond the 64 bits SQLite holds; store it as text")
-    if value is not None and not isinstance(value, str | int | float | bytes | bytearray | memoryview):
-        raise FileError(f"parameter {which} must be text, a number, bytes, true/false or null, not {kind_of(value)}")
 
 
 def _result(result: SqlResult) -> dict[str, Any]:
