@@ -14,18 +14,14 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-import pytest
-
+from halted_child import WAIT_S, running_until_ready
 from notochord.backup import backup, restore
 
 KEY = b"k" * 32
-_WAIT_S = 120.0
 
 # Backs ``vault`` up into ``folder`` and stops for good after copying its first file, having written
 # ``ready``: the parent then kills it, or backs up alongside it, at a known point.
@@ -63,30 +59,9 @@ def _staging(folder: Path) -> list[str]:
     return sorted(name for name in os.listdir(folder) if name.startswith(".notochord-backup-"))
 
 
-@contextmanager
-def _backing_up(vault: Path, folder: Path, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _backing_up(vault: Path, folder: Path, tmp_path: Path) -> AbstractContextManager[subprocess.Popen[bytes]]:
     """A backup running in another process, stopped after it copied one file."""
-    ready = tmp_path / "ready"
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(vault), str(folder), str(ready)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        while not ready.exists():
-            try:
-                code = child.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                continue
-            _, err = child.communicate()
-            pytest.fail(f"the backing-up process ended ({code}) before it copied anything: {err.decode()}")
-        yield child
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGKILL)
-        child.wait(timeout=_WAIT_S)
-        if child.stderr is not None:
-            child.stderr.close()
+    return running_until_ready(_CHILD, str(vault), str(folder), ready=tmp_path / "ready", doing="copied anything")
 
 
 def test_what_a_killed_backup_left_is_removed_by_the_next_backup_into_that_folder(tmp_path: Path) -> None:
@@ -96,7 +71,7 @@ def test_what_a_killed_backup_left_is_removed_by_the_next_backup_into_that_folde
     disk.mkdir()
     with _backing_up(vault, disk, tmp_path) as child:
         child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=_WAIT_S) == -signal.SIGKILL
+        assert child.wait(timeout=WAIT_S) == -signal.SIGKILL
     assert len(_staging(disk)) == 1, "the killed backup left its staging folder, as a real crash does"
 
     made = backup(vault, disk)

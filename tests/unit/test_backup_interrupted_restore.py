@@ -14,19 +14,17 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
+from halted_child import WAIT_S, running_until_ready
 from notochord.backup import backup, restore
 from notochord.errors import ConfigurationError
 
 KEY = b"k" * 32
-_WAIT_S = 120.0
 
 # Restores ``archive`` into ``target`` and stops for good after unpacking its second file, having
 # written ``ready``: the parent then kills it, or restores alongside it, at a known point.
@@ -71,30 +69,9 @@ def _staging(folder: Path) -> list[str]:
     return sorted(name for name in os.listdir(folder) if name.startswith(".notochord-restore-"))
 
 
-@contextmanager
-def _restoring(archive: Path, target: Path, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _restoring(archive: Path, target: Path, tmp_path: Path) -> AbstractContextManager[subprocess.Popen[bytes]]:
     """A restore running in another process, stopped part way through unpacking."""
-    ready = tmp_path / "ready"
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(archive), str(target), str(ready)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        while not ready.exists():
-            try:
-                code = child.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                continue
-            _, err = child.communicate()
-            pytest.fail(f"the restoring process ended ({code}) before it unpacked anything: {err.decode()}")
-        yield child
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGKILL)
-        child.wait(timeout=_WAIT_S)
-        if child.stderr is not None:
-            child.stderr.close()
+    return running_until_ready(_CHILD, str(archive), str(target), ready=tmp_path / "ready", doing="unpacked anything")
 
 
 def test_a_restore_killed_part_way_into_an_empty_folder_can_simply_be_run_again(tmp_path: Path) -> None:
@@ -105,7 +82,7 @@ def test_a_restore_killed_part_way_into_an_empty_folder_can_simply_be_run_again(
     target.mkdir()
     with _restoring(archive, target, tmp_path) as child:
         child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=_WAIT_S) == -signal.SIGKILL
+        assert child.wait(timeout=WAIT_S) == -signal.SIGKILL
     assert len(_staging(target)) == 1, "the killed restore left its staging folder, as a real crash does"
 
     summary = restore(archive, target)
@@ -124,7 +101,7 @@ def test_a_restore_killed_part_way_into_a_new_folder_leaves_nothing_behind_after
     target = parent / "vault"
     with _restoring(archive, target, tmp_path) as child:
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=_WAIT_S)
+        child.wait(timeout=WAIT_S)
     assert len(_staging(parent)) == 1
 
     restore(archive, target)
