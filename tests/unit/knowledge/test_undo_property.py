@@ -395,8 +395,10 @@ class UndoMachine(RuleBasedStateMachine):
         fact_id = self.fact_ids[pick % len(self.fact_ids)]
         world = self.world()
         held = world.facts.get(fact_id)
-        if held is not None and world.canonical(held.subject) is None:
-            # the facts of a deleted entity wait, untouched, for its deletion to be undone
+        # a fact whose writing was undone is not in the replay, but it still names its subject
+        subject = held.subject if held is not None else self._written_subject(fact_id)
+        if world.canonical(subject) is None:
+            # the facts of a deleted entity, current or not, wait untouched for its deletion to be undone
             self.expect_refusal(KnowledgeNotFoundError, lambda: self.user.facts.retract(fact_id))
             return
         current = held.current if held is not None else False
@@ -406,6 +408,14 @@ class UndoMachine(RuleBasedStateMachine):
             return
         assert result.status == "retracted"
         self.record(result.change_id, run, [("fact.current", fact_id, False)])
+
+    def _written_subject(self, fact_id: int) -> int:
+        """The subject the change that wrote ``fact_id`` gave it, reverted or not."""
+        for change in self.log:
+            for effect in change.effects:
+                if effect[0] == "fact" and effect[1] == fact_id and isinstance(effect[2], MFact):
+                    return effect[2].subject
+        raise AssertionError(f"no change wrote fact {fact_id}")
 
     @precondition(lambda self: self.fact_ids)
     @rule(pick=picks, pinned=st.booleans())
