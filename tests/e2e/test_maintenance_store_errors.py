@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -172,3 +174,34 @@ def test_migrate_store_words_a_bad_prefix_as_a_problem_of_the_to_option(vault: P
     assert "--to" in said and "database_url" not in said
     assert "lowercase letters, digits and _" in said
     assert _digest(vault) == before
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A port that accepts connections and never says a word: a server hung, or a firewall that
+    lets the handshake through and drops the rest."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+
+
+def test_a_server_that_never_answers_is_given_up_on_after_the_connect_timeout(silent_server: int) -> None:
+    """OD-K47: without a timeout of its own a connection waits as long as the operating system lets
+    it (minutes); a space's engine gives up after :data:`postgres.CONNECT_TIMEOUT_S` and says the
+    server cannot be reached, never the password. A ``connect_timeout`` in the URL is the user's and
+    is kept (the server's maintenance connection, here given one second)."""
+    silent = f"postgresql://ann:{PASSWORD}@127.0.0.1:{silent_server}/notes"
+    engine = postgres.create_postgresql_engine(silent, "personal")
+    try:
+        with pytest.raises(errors.StoreUnreachableError) as raised, read_tx(engine):
+            pass
+    finally:
+        engine.dispose()
+    assert "timeout" in raised.value.message and PASSWORD not in raised.value.message
+    given = f"{silent}?connect_timeout=1"
+    with pytest.raises(errors.StoreUnreachableError):
+        postgres.database_exists(given, "personal")

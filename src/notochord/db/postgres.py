@@ -67,6 +67,7 @@ from notochord.db.engine import WRITE_LOCK, server_unreachable
 from notochord.errors import ConfigurationError, StorageError
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
     "create_database",
     "create_postgresql_engine",
     "database_exists",
@@ -76,6 +77,11 @@ __all__ = [
     "server_url",
     "shown_url",
 ]
+
+CONNECT_TIMEOUT_S = 10
+"""Seconds a connection waits for a server that does not answer (down behind a firewall that drops
+packets, or hung) before it is "cannot be reached": without it, the operating system's own limit
+holds a command or a request for minutes."""
 
 WRITE_LOCK_KEY = 0x6E6F746F63686F72  # "notochor": advisory locks are per database, so one key per space
 _MAX_NAME = 63
@@ -144,10 +150,16 @@ def _libpq(url: sa.URL) -> str:
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+def _connect_timeout(url: sa.URL) -> dict[str, Any]:
+    """The connection argument that bounds the wait for a server that never answers, unless the
+    URL sets its own ``connect_timeout``."""
+    return {} if "connect_timeout" in url.query else {"connect_timeout": CONNECT_TIMEOUT_S}
+
+
 def _maintenance(url: str) -> psycopg.Connection[Any]:
     target = server_url(url)
     try:
-        return psycopg.connect(_libpq(target), autocommit=True)
+        return psycopg.connect(_libpq(target), autocommit=True, **_connect_timeout(target))
     except psycopg.Error as exc:
         unreachable = server_unreachable(exc)
         if unreachable is not None:
@@ -236,6 +248,7 @@ def create_postgresql_engine(url: str, space: str) -> sa.Engine:
     target = server_url(url, database_name(url, space))
     engine = sa.create_engine(
         target,
+        connect_args=_connect_timeout(sa.make_url(target)),
         # few idle connections per space: a server hosts many organizations' spaces, and each
         # connection is a server process
         pool_size=2,
