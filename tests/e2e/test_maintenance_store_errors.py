@@ -205,3 +205,20 @@ def test_a_server_that_never_answers_is_given_up_on_after_the_connect_timeout(si
     given = f"{silent}?connect_timeout=1"
     with pytest.raises(errors.StoreUnreachableError):
         postgres.database_exists(given, "personal")
+
+
+def test_a_connection_option_postgresql_does_not_know_is_bad_input_naming_it(vault: Path) -> None:
+    """OD-K47: a typo in the URL's options (``?sslmod=require``) is the user's to fix: exit 2 naming
+    the option, before any connection is tried (before: the driver's "invalid connection option",
+    exit 1 as if something unexpected had happened). Options libpq knows pass."""
+    url = f"{CLOSED_PORT}?sslmod=require"
+    cli = Cli(vault, env={"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_DATABASE_URL": url})
+
+    out = cli.run("status", code=2)
+    said = _plain(out.stderr)
+    _no_foreign_text(out.stdout, out.stderr)
+    assert "'sslmod'" in said and "not a PostgreSQL connection option" in said
+    assert PASSWORD not in said
+
+    known = Cli(vault, env={"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_DATABASE_URL": f"{CLOSED_PORT}?sslmode=disable"})
+    known.run("status", code=UNREACHABLE)

@@ -53,6 +53,7 @@ exactly 500 (``tests/reliability/test_quota_race.py``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import select
@@ -107,6 +108,13 @@ def _parse(url: str) -> sa.URL:
             f"setting database_url: only postgresql:// URLs are supported, not {parsed.drivername}://; "
             "leave it unset for SQLite files in the data directory"
         )
+    unknown = sorted(set(parsed.query) - _connection_options())
+    if unknown:
+        named = ", ".join(repr(option[:60]) for option in unknown[:5])
+        raise ConfigurationError(
+            f"setting database_url: {named} {'is' if len(unknown) == 1 else 'are'} not a PostgreSQL connection "
+            "option; correct or remove it (options are those libpq takes, such as sslmode or connect_timeout)"
+        )
     prefix = parsed.database or "notochord"
     if not _PREFIX.match(prefix):
         raise ConfigurationError(
@@ -114,6 +122,12 @@ def _parse(url: str) -> sa.URL:
             "use up to 40 lowercase letters, digits and _ (starting with a letter)"
         )
     return parsed.set(drivername="postgresql+psycopg", database=prefix)
+
+
+@functools.cache
+def _connection_options() -> frozenset[str]:
+    """The option names libpq (the driver's client library) takes in a URL's query."""
+    return frozenset(option.keyword.decode() for option in psycopg.pq.Conninfo.get_defaults())
 
 
 _PASSWORD = re.compile(r"(://[^:/@]*:).*@")
