@@ -14,12 +14,7 @@ from pathlib import Path
 import pytest
 from cli_harness import Cli, initialised
 
-TOOL = (
-    "async def run(input, ctx):\n"
-    "    for name, text in input.items():\n"
-    '        await ctx.files.write("workspace:" + name, text)\n'
-    "    return sorted(input)\n"
-)
+from one_tool_gem import WRITES_EACH_NAME, one_tool_gem
 
 
 @pytest.fixture
@@ -31,12 +26,7 @@ def cli(tmp_path: Path) -> Cli:
 def chat(cli: Cli, tmp_path: Path) -> Path:
     """A conversation folder, and the gem ``writer`` installed: its tool writes each name of its
     input there with the text given."""
-    folder = tmp_path / "writer"
-    folder.mkdir()
-    (folder / "main.py").write_text(TOOL, encoding="utf-8")
-    manifest = {"id": "writer", "name": "writer", "version": "1.0.0", "tools": [{"name": "main", "entry": "main.py"}]}
-    (folder / "notochord.json").write_text(json.dumps(manifest), encoding="utf-8")
-    cli.run("gem", "install", str(folder))
+    cli.run("gem", "install", str(one_tool_gem(tmp_path / "writer", "writer", WRITES_EACH_NAME)))
     conversation = tmp_path / "chat"
     conversation.mkdir()
     return conversation
