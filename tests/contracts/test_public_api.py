@@ -63,16 +63,23 @@ def test_importing_notochord_stays_light() -> None:
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "clock": set(),
+    "charsets": set(),
     "settings": {"errors"},
     "db": {"errors", "clock", "settings"},
-    "net": {"errors", "clock", "db"},
+    "net": {"errors", "clock", "db", "charsets"},
     "files": {"errors", "clock"},
-    "extraction": {"errors"},
+    "extraction": {"errors", "charsets"},
     "search": {"errors", "clock", "db"},
     "knowledge": {"errors", "clock", "settings", "db", "search"},
     "access": {"errors", "clock", "settings", "knowledge"},
-    "gems": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files", "extraction"},
-    "kbservice": {"errors", "clock", "settings", "db", "search", "knowledge", "access", "net", "files", "extraction"},
+    "gems": {
+        *("errors", "clock", "charsets", "settings", "db", "search", "knowledge", "access"),
+        *("net", "files", "extraction"),
+    },
+    "kbservice": {
+        *("errors", "clock", "charsets", "settings", "db", "search", "knowledge", "access"),
+        *("net", "files", "extraction"),
+    },
     "backup": {"errors", "files"},
     "app": {
         "errors",
@@ -87,6 +94,7 @@ LAYERS: dict[str, set[str]] = {
         "net",
         "files",
         "extraction",
+        "charsets",
     },
 }
 TOP = {"server", "console", "cli", "mcp_server", "__main__", "__init__"}

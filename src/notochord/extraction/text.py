@@ -43,6 +43,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from notochord.charsets import text_codec
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 from notochord.extraction.encoding import byte_order_mark, unmarked_utf16
@@ -138,10 +139,6 @@ _TITLE_CONTROLS: Final = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
 # attributes and offset, then the name. Found by a scan, the archive's listing is never built: a
 # small upload can list millions of entries, and the sniff runs in the caller's process.
 _DOCX_ENTRY: Final = re.compile(rb"PK\x01\x02.{24}\x11\x00.{16}word/document\.xml", re.DOTALL)
-# Python codecs that turn bytes into str but are no character set a file is written in: "undefined"
-# always fails, "idna" refuses to replace what it cannot read, "punycode" takes quadratic time (a
-# megabyte holds a server for minutes) and the escape codecs read backslashes as code points.
-_PSEUDO_CHARSETS: Final = frozenset({"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"})
 _REAL_CHARSET: Final = "; send the file with the charset it is written in (such as utf-8), or with none"
 _DOCX_HEADING: Final = re.compile(r"^Heading ([1-6])$")
 
@@ -281,17 +278,13 @@ def _tidy_title(title: str | None) -> str | None:
 
 def _charset_problem(declared: str) -> str | None:
     """Why the declared charset cannot decode a file's text, or None when it can."""
+    if text_codec(declared) is not None:
+        return None
     try:
-        name = codecs.lookup(declared).name
+        codecs.lookup(declared)
     except (LookupError, ValueError):  # ValueError: a name holding a NUL
         return f"the declared charset {declared!r} is unknown{_REAL_CHARSET}"
-    if name.replace("_", "-") in _PSEUDO_CHARSETS:
-        return f"the declared charset {declared!r} is not a character set text is written in{_REAL_CHARSET}"
-    try:
-        b"".decode(declared)  # a codec from bytes to bytes (base64, zlib) is refused here
-    except LookupError:
-        return f"the declared charset {declared!r} is not a character set text is written in{_REAL_CHARSET}"
-    return None
+    return f"the declared charset {declared!r} is not a character set text is written in{_REAL_CHARSET}"
 
 
 def _decode_text(data: bytes, content_type: str | None, what: str) -> str:

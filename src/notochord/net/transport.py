@@ -27,7 +27,6 @@ Invariants:
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 import socket
@@ -40,6 +39,7 @@ from types import TracebackType
 import anyio
 import httpx
 
+from notochord.charsets import text_codec
 from notochord.errors import NetworkError, NetworkPermissionError, NetworkRequestError
 from notochord.net.addresses import IPAddress, connect_address, is_local_name, parse_ip_literal
 from notochord.net.bodies import read_bounded
@@ -69,8 +69,6 @@ _LOOPBACK_V6 = IPv6Address("::1")
 # Headers the transport sets itself, or that would let a caller frame the request differently
 # from what was checked.
 _RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
-# Python text codecs that are no character set a body could be written in.
-_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
 
 
 @dataclass(frozen=True)
@@ -264,14 +262,7 @@ class GuardedResponse:
         for parameter in content_type.split(";")[1:]:
             key, _, value = parameter.strip().partition("=")
             if key.strip().lower() == "charset":
-                candidate = value.strip().strip('"')
-                try:
-                    info = codecs.lookup(candidate)
-                except LookupError:
-                    break
-                if getattr(info, "_is_text_encoding", True) and info.name not in _NOT_CHARSETS:
-                    return info.name
-                break
+                return text_codec(value.strip().strip('"')) or "utf-8"
         return "utf-8"
 
     def text(self) -> str:
