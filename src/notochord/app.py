@@ -35,7 +35,8 @@ from types import TracebackType
 import sqlalchemy as sa
 
 from notochord.clock import Clock, SystemClock
-from notochord.db.engine import create_sqlite_engine, is_read_only
+from notochord.db.creation import open_sqlite_store
+from notochord.db.engine import is_read_only
 from notochord.db.migrate import migrate
 from notochord.errors import ClosedError, ConfigurationError, SpaceNotFoundError, StorageError
 from notochord.files.full import disk_full
@@ -96,7 +97,7 @@ class Space:
             self._engine = postgres.create_postgresql_engine(settings.database_url, name)
             self.location = postgres.shown_url(self._engine.url)
         else:
-            self._engine = create_sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+            self._engine = open_sqlite_store(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         migrate(self._engine)
         self.read_only = is_read_only(self._engine)
         """Whether the store cannot be written (a read-only mount): it is read as it is, writes are refused."""

@@ -13,10 +13,12 @@ the ``-shm`` file is there, SQLite reads through it without writing; when neithe
 opened as immutable, which needs no index at all. A leftover ``-wal`` without its index cannot be
 read honestly (its commits would be skipped), so that case is refused with what to do.
 
-A new (empty) file is switched to WAL as it is first opened. A file that already holds pages keeps
-its journal until :func:`use_wal` switches it, which :func:`~notochord.db.migrate.migrate` does only
-once it knows the file is a notochord store it may open: switching rewrites the file's header, and
-another program's database (or a newer notochord's) put where a space belongs is refused unchanged.
+An existing empty file is refused: stores are created complete (:mod:`notochord.db.creation`), so
+such a file is one whose contents were lost. A new file (as that module builds one) is switched to
+WAL as it is first opened. A file that already holds pages keeps its journal until :func:`use_wal`
+switches it, which :func:`~notochord.db.migrate.migrate` does only once it knows the file is a
+notochord store it may open: switching rewrites the file's header, and another program's database
+(or a newer notochord's) put where a space belongs is refused unchanged.
 """
 
 from __future__ import annotations
@@ -149,6 +151,12 @@ def create_sqlite_engine(path: Path, *, busy_timeout_ms: int) -> sa.Engine:
         raise StorageError(
             f"the store {path} is a folder, not a database file: move it away, "
             "or bring the space back with `notochord restore`"
+        )
+    if path.is_file() and path.stat().st_size == 0:
+        raise StorageError(
+            f"the store {path} is an empty file: a store is only ever put in place complete, so its contents "
+            "were lost (a failed copy, a full disk, a program that emptied it); bring the space back with "
+            "`notochord restore`, or move the file away to start this space afresh"
         )
     if not path.exists() and path.parent.is_dir() and not os.access(path.parent, os.W_OK):
         raise ReadOnlyStoreError(f"cannot create the store {path}: its folder is read-only; make it writable")
