@@ -175,16 +175,27 @@ class KeyValue:
             return bool(cur.execute("DELETE FROM kv WHERE key = ?", (key,)).rowcount)
 
     def list(self, prefix: str = "") -> list[str]:
-        """Keys starting with ``prefix``, sorted."""
+        """Keys starting with ``prefix``, sorted; refused when they would hold more than
+        :data:`MAX_QUERY_BYTES` of text."""
         if not isinstance(prefix, str):
             raise FileError(f"a kv prefix must be text, not {type(prefix).__name__}")
         if "\x00" in prefix:
             raise FileError("a kv prefix may not hold the NUL character, as no key holds it; remove it")
+        keys: list[str] = []
+        size = 0
         with self._db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT key FROM kv WHERE substr(key, 1, ?) = ? ORDER BY key", (len(prefix), prefix)
-            ).fetchall()
-        return [row[0] for row in rows]
+            cur.execute("SELECT key FROM kv WHERE substr(key, 1, ?) = ? ORDER BY key", (len(prefix), prefix))
+            # the keys travel to the gem in one answer: a store of millions of keys must not build
+            # gigabytes of them in notochord's memory first
+            while batch := cur.fetchmany(1000):
+                size += sum(len(row[0]) for row in batch)
+                if size > MAX_QUERY_BYTES:
+                    raise FileError(
+                        f"the keys starting with {prefix[:80]!r} hold more than {MAX_QUERY_BYTES // (1024 * 1024)} MB,"
+                        " more than one answer may carry; list them by longer prefixes"
+                    )
+                keys.extend(row[0] for row in batch)
+        return keys
 
 
 def _check_kv_key(key: str) -> None:

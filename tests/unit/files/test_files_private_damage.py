@@ -66,6 +66,25 @@ def test_a_kv_value_too_large_to_read_back_is_refused_when_set(store: GemStore) 
     assert store.kv.get("big") == "kept"
 
 
+def test_listing_more_keys_than_one_answer_may_carry_is_refused_in_words(store: GemStore) -> None:
+    """P-STOR-02: ``kv.list`` built every key in memory, however many; now it stops at the answer's
+    bound and says how to list them instead, while a narrower prefix still lists."""
+    key_chars = 1000
+    needed = MAX_QUERY_BYTES // key_chars + 1
+    with store._kv_db.cursor() as cur:  # written in one statement: a put per key would take minutes
+        cur.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) "
+            "INSERT INTO kv (key, value) SELECT printf('bulk:%08d:', i) || substr(hex(zeroblob(?)), 1, ?), '1' FROM n",
+            (needed, key_chars, key_chars - 14),
+        )
+    store.kv.set("other", 1)
+
+    message = _refusal(lambda: store.kv.list("bulk:"))
+    assert "32 MB" in message and "longer prefix" in message
+    assert len(store.kv.list("bulk:00000001")) == 1
+    assert store.kv.list("other") == ["other"]
+
+
 def test_a_value_nested_ten_thousand_deep_is_refused_and_changes_nothing(store: GemStore) -> None:
     deep: list[Any] = []
     for _ in range(10_000):
