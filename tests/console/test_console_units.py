@@ -114,7 +114,7 @@ def _zip(entries: dict[str, bytes], *, link: str | None = None) -> bytes:
 def test_a_zipped_gem_folder_is_staged_and_found_inside_one_top_folder(tmp_path: Path) -> None:
     """The packaged file of a gem is a .zip of its folder."""
     uploads = Uploads(tmp_path)
-    token, folder = uploads.stage("weather.zip", _zip({"weather/notochord.json": b"{}", "weather/tools/a.mjs": b""}))
+    token, folder, _ = uploads.stage("weather.zip", _zip({"weather/notochord.json": b"{}", "weather/tools/a.mjs": b""}))
     assert (folder / "notochord.json").is_file()
     assert uploads.folder(token) == folder
     uploads.discard(token)
@@ -173,8 +173,8 @@ def test_the_upload_token_cannot_name_a_path(tmp_path: Path) -> None:
 def test_a_lone_manifest_file_keeps_its_form_from_its_name(tmp_path: Path) -> None:
     """An uploaded manifest.json is read as Studio's draft, any other .json as packaged."""
     uploads = Uploads(tmp_path)
-    _, draft = uploads.stage("manifest.json", b"{}")
-    _, packaged = uploads.stage("weather.json", b"{}")
+    _, draft, _ = uploads.stage("manifest.json", b"{}")
+    _, packaged, _ = uploads.stage("weather.json", b"{}")
     assert (draft / "manifest.json").is_file()
     assert (packaged / "notochord.json").is_file()
 

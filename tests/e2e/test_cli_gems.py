@@ -352,3 +352,31 @@ def test_reset_and_the_local_list_say_what_changed(cli: Cli) -> None:
     assert "removed from the blocklist: ads.example.com" in text
     assert "removed from the local list: localhost:5173" in text
     assert cli.json("network", "show") == {"external": {"mode": "open", "hosts": []}, "local": []}
+
+
+# ------------------------------------------------------------------------ clutter left out of a gem
+
+
+def test_gem_install_and_upgrade_say_what_they_left_out_of_a_developer_s_folder(cli: Cli, tmp_path: Path) -> None:
+    """P-GEN-04: ``.git`` and swap files are never copied, and the report says so per kind; a
+    JavaScript tool's ``node_modules`` is the gem's own and is copied."""
+    folder = _gem(tmp_path, "notes", [], {"main": CREATE_COLLECTION})
+    (folder / ".git" / "objects").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (folder / "node_modules" / "pkg").mkdir(parents=True)
+    (folder / "node_modules" / "pkg" / "index.js").write_text("export default 1;\n", encoding="utf-8")
+    (folder / "main.py.swp").write_bytes(b"b0VIM")
+
+    installed = cli.run("gem", "install", str(folder)).stdout
+    assert (
+        "left out of the copy, as never part of a gem: .git (1), editor swap and backup files (1)"
+        in installed
+    )
+    upgraded = cli.json("gem", "upgrade", str(folder))
+    assert upgraded["left_out"] == {".git": 1, "editor swap and backup files": 1}
+
+
+def test_gem_install_of_a_folder_without_clutter_says_nothing_of_it(cli: Cli, tmp_path: Path) -> None:
+    installed = cli.run("gem", "install", str(_gem(tmp_path, "notes", [], {"main": CREATE_COLLECTION}))).stdout
+    assert "left out" not in installed
+    assert cli.json("gem", "upgrade", str(tmp_path / "notes"))["left_out"] == {}

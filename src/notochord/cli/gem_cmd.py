@@ -13,6 +13,7 @@ from notochord.knowledge.arguments import counted
 
 if TYPE_CHECKING:
     import notochord
+    from notochord.gems.registry import InstalledGem
 
 app = typer.Typer(help="Install gems and switch their permissions on or off.", no_args_is_help=True)
 
@@ -37,12 +38,14 @@ def install(
         "name": gem.name,
         "version": gem.version,
         "permissions": [s._asdict() for s in switches],
+        "left_out": dict(gem.left_out),
     }
     lines = [f"installed {gem.name} ({gem.id}); every permission is off:"]
     lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in switches]
     if gem.manifest.knowledge.reason:
         lines.append(f"reason: {gem.manifest.knowledge.reason}")
     lines.append(f"switch them on with: notochord gem grant {gem.id} PERMISSION...")
+    lines += _left_out_lines(gem)
     emit(result, as_json=as_json, text="\n".join(lines))
 
 
@@ -65,6 +68,7 @@ def upgrade(
         "version": gem.version,
         "added": [s._asdict() for s in added],
         "dropped": dropped,
+        "left_out": dict(gem.left_out),
     }
     lines = [f"upgraded {gem.id} to {gem.version}"]
     if added:
@@ -75,7 +79,17 @@ def upgrade(
         lines.append("no new permissions")
     if dropped:
         lines.append("no longer requested (their switches are gone): " + ", ".join(dropped))
+    lines += _left_out_lines(gem)
     emit(result, as_json=as_json, text="\n".join(lines))
+
+
+def _left_out_lines(gem: InstalledGem) -> list[str]:
+    """What the copy kept with the installation left out of the folder, in words."""
+    from notochord.gems.package import describe_left_out
+
+    if not gem.left_out:
+        return []
+    return [f"left out of the copy, as never part of a gem: {describe_left_out(dict(gem.left_out))}"]
 
 
 def _requested(space: notochord.Space, path: Path) -> set[str]:

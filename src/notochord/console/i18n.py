@@ -62,6 +62,10 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "它还可以访问本机和内部网络。",
     ),
     "install_confirm": ("Install", "安装"),
+    "install_left_out": (
+        "Left out of the package, as never part of a gem: {what}.",
+        "包里的这些内容不属于 gem,已略去:{what}。",
+    ),
     "cancel": ("Cancel", "取消"),
     "installed": ("Installed {name}. Every permission is off.", "已安装 {name}。所有权限都已关闭。"),
     # gem page

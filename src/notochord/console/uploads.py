@@ -5,6 +5,8 @@ the top, or inside one top-level folder) or a manifest file alone. Unpacking ref
 anything:
 
 - absolute paths, ``..`` and links;
+- a tool whose entry lies in what is left out (below): the gem's own files are never dropped in
+  silence;
 - more files and folders than a gem folder install copies (:data:`~notochord.gems.package.MAX_ENTRIES`,
   counting the folders the entries imply, but not the one top folder the gem is wrapped in) and
   more bytes (:data:`~notochord.gems.package.MAX_TOTAL_BYTES`): declared sizes are checked first,
@@ -16,6 +18,11 @@ anything:
   ignore case one would overwrite the other, or be unpacked into the other's folder, before the
   install's own check of the folder could see both.
 
+Well-known clutter (``.git/``, ``__pycache__/``, ``.venv/``, ``__MACOSX/``,
+``.DS_Store``, editor swap files: :func:`~notochord.gems.package.left_out_kind`, the folder install's
+own list) is neither unpacked nor counted against the limits; :meth:`Uploads.stage` says how many of
+each kind it left out.
+
 A staged upload is named by a random token and is removed after the install, or after
 :data:`STAGING_LIFETIME` seconds.
 """
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import io
 import lzma
+import posixpath
 import re
 import secrets
 import shutil
@@ -32,14 +40,15 @@ import time
 import unicodedata
 import zipfile
 import zlib
+from collections import Counter
 from pathlib import Path, PurePosixPath
-from typing import IO, Final
+from typing import IO, Final, NamedTuple
 
-from notochord.errors import GemError
-from notochord.gems.manifest import DRAFT_FILE, PACKAGED_FILE
-from notochord.gems.package import MAX_ENTRIES, MAX_TOTAL_BYTES
+from notochord.errors import GemError, ManifestError
+from notochord.gems.manifest import DRAFT_FILE, PACKAGED_FILE, read_manifest
+from notochord.gems.package import MAX_ENTRIES, MAX_TOTAL_BYTES, left_out_kind, left_out_problem
 
-__all__ = ["STAGING_LIFETIME", "Uploads"]
+__all__ = ["STAGING_LIFETIME", "StagedUpload", "Uploads"]
 
 _TOO_LARGE: Final = (
     f"the package unpacks to more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB, the most a gem may hold; "
@@ -50,21 +59,32 @@ _TOKEN: Final = re.compile(r"[A-Za-z0-9_-]{20,64}")
 _MANIFESTS: Final = (PACKAGED_FILE, DRAFT_FILE)
 
 
+class StagedUpload(NamedTuple):
+    """An unpacked upload: its token, its gem folder, and what was left out (kind → how many)."""
+
+    token: str
+    folder: Path
+    left_out: dict[str, int]
+
+
 class Uploads:
     """The staging area ``<data_dir>/console-uploads``."""
 
     def __init__(self, data_dir: Path) -> None:
         self._root = data_dir / "console-uploads"
 
-    def stage(self, filename: str, data: bytes) -> tuple[str, Path]:
-        """Unpack ``data`` (named ``filename`` by the browser); returns its token and gem folder.
+    def stage(self, filename: str, data: bytes) -> StagedUpload:
+        """Unpack ``data`` (named ``filename`` by the browser); returns its token, its gem folder and
+        what was left out.
 
         Raises:
             GemError: the file is not a gem package, or breaks a limit; nothing is kept.
+            ManifestError: a tool's entry is in what was left out; nothing is kept.
         """
         self._sweep()
         token = secrets.token_urlsafe(24)
         target = self._root / token
+        left_out: Counter[str] = Counter()
         try:
             target.mkdir(parents=True, mode=0o700)
             if filename.lower().endswith(".json"):
@@ -72,17 +92,20 @@ class Uploads:
                 name = DRAFT_FILE if filename.lower().endswith(DRAFT_FILE) else PACKAGED_FILE
                 (target / name).write_bytes(data)
             elif zipfile.is_zipfile(io.BytesIO(data)):
-                _unzip(data, target)
+                _unzip(data, target, left_out)
             else:
                 raise GemError(f"{filename or 'the file'} is not a gem package: upload a .zip or a notochord.json")
-            return token, _gem_folder(target)
+            folder = _gem_folder(target)
+            if left_out:
+                _check_entries_kept(folder)
+            return StagedUpload(token, folder, dict(left_out))
         except OSError as exc:
             shutil.rmtree(target, ignore_errors=True)
             raise GemError(f"cannot unpack {filename or 'the upload'}: {exc.strerror or exc}") from exc
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             shutil.rmtree(target, ignore_errors=True)
             raise GemError(f"{filename or 'the upload'} is a damaged .zip: {exc}") from exc
-        except GemError:
+        except (GemError, ManifestError):
             shutil.rmtree(target, ignore_errors=True)
             raise
 
@@ -111,6 +134,30 @@ class Uploads:
                     shutil.rmtree(entry, ignore_errors=True)
             except OSError:
                 continue
+
+
+def _check_entries_kept(folder: Path) -> None:
+    """Refuse the package if a tool's entry is in what unpacking left out; an invalid manifest is
+    left for the install screen to report.
+
+    Raises:
+        ManifestError: naming each such tool and why its file is never installed.
+    """
+    try:
+        manifest, _ = read_manifest(folder)
+    except ManifestError:
+        return
+    problems = []
+    for index, tool in enumerate(manifest.tools):
+        if tool.entry is None:
+            continue
+        parts = PurePosixPath(posixpath.normpath(tool.entry.replace("\\", "/"))).parts
+        problem = left_out_problem(parts)
+        if problem is not None:
+            field = f"tools[{index}].entry" if manifest.form == "packaged" else "entry"
+            problems.append(f"{field}: tool {tool.name!r}: {tool.entry} {problem}")
+    if problems:
+        raise ManifestError(problems, source=manifest.source)
 
 
 def _gem_folder(target: Path) -> Path:
@@ -144,8 +191,22 @@ _TOO_MANY: Final = (
 )
 
 
-def _plan(members: list[zipfile.ZipInfo]) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
-    """Each member with the parts of its path, once every name and the count are known good.
+def _left_out(member: zipfile.ZipInfo, parts: tuple[str, ...], left_out: Counter[str], seen: set[str]) -> bool:
+    """Whether ``member`` is clutter or inside it; each left-out path is counted once in ``left_out``."""
+    for index, part in enumerate(parts):
+        kind = left_out_kind(part, folder=index < len(parts) - 1 or member.is_dir())
+        if kind is not None:
+            path = "/".join(parts[: index + 1])
+            if path not in seen:
+                seen.add(path)
+                left_out[kind] += 1
+            return True
+    return False
+
+
+def _plan(members: list[zipfile.ZipInfo], left_out: Counter[str]) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
+    """Each member with the parts of its path, once every name and the count are known good;
+    clutter is counted in ``left_out`` instead.
 
     Raises:
         GemError: a path outside the folder, a link, too many files and folders, or names held
@@ -156,15 +217,16 @@ def _plan(members: list[zipfile.ZipInfo]) -> list[tuple[zipfile.ZipInfo, tuple[s
     made: dict[str, str] = {}
     seen: set[tuple[str, ...]] = set()
     problems: list[str] = []
+    skipped: set[str] = set()
     for member in members:
         name = PurePosixPath(member.filename.replace("\\", "/"))
         if name.is_absolute() or ".." in name.parts or ":" in member.filename:
             raise GemError(f"the package holds a path outside its folder: {member.filename}")
+        parts = name.parts
+        if not parts or _left_out(member, parts, left_out, skipped):
+            continue  # clutter is not unpacked, so a link there (an editor's lock file) does no harm
         if stat.S_ISLNK(member.external_attr >> 16):
             raise GemError(f"the package holds a link, which gems may not ship: {member.filename}")
-        parts = name.parts
-        if not parts:
-            continue
         if parts in seen:
             problems.append(
                 f"{name} is in it twice, and unpacking would keep only the last one: pack the gem's folder again"
@@ -197,14 +259,11 @@ def _plan(members: list[zipfile.ZipInfo]) -> list[tuple[zipfile.ZipInfo, tuple[s
     return planned
 
 
-def _unzip(data: bytes, target: Path) -> None:
+def _unzip(data: bytes, target: Path, left_out: Counter[str]) -> None:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        members = archive.infolist()
-        if len(members) > MAX_ENTRIES + 1:
-            raise GemError(_TOO_MANY)
-        if sum(m.file_size for m in members) > MAX_TOTAL_BYTES:
+        planned = _plan(archive.infolist(), left_out)
+        if sum(member.file_size for member, _ in planned) > MAX_TOTAL_BYTES:
             raise GemError(_TOO_LARGE)
-        planned = _plan(members)
         written = 0
         for member, parts in planned:
             path = target.joinpath(*parts)

@@ -4,9 +4,10 @@ A manifest is valid on its own (:mod:`notochord.gems.manifest`); whether the fil
 depends on the folder it was read from. The installation keeps a copy of that folder and runs tools
 only from the copy, so an entry that is missing, or that leads out of the folder (``..``, an
 absolute path, a symbolic link pointing elsewhere), that no system could name (a NUL character, too
-long), or that lies in a folder the installation leaves out (``.git``, ``__pycache__``, ``.venv``)
-would only fail at the first run; it is refused at install time instead, every such tool at once,
-and nothing is installed.
+long), or that the installation leaves out as clutter (inside ``.git``, ``.venv`` and the
+like, or an editor's swap file: :func:`~notochord.gems.package.left_out_kind`) would only fail at
+the first run; it is refused at install time instead, every such tool at once, and nothing is
+installed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Final
 from notochord.errors import ManifestError
 from notochord.gems.manifest import Manifest
 from notochord.gems.manifest_fields import has_control_characters
-from notochord.gems.package import LEFT_OUT
+from notochord.gems.package import left_out_problem
 
 __all__ = ["check_tool_entries"]
 
@@ -80,7 +81,4 @@ def _entry_problem(root: Path, entry: str) -> str | None:
         return f"points outside the gem folder {root}; keep the tool's file inside it"
     if not is_file:
         return f"is not a file in the gem folder {root}; add it or correct the path"
-    left_out = next((part for part in target.relative_to(root).parts if part in LEFT_OUT), None)
-    if left_out is not None:
-        return f"is inside {left_out}, which an installation does not copy; move the file out of it"
-    return None
+    return left_out_problem(target.relative_to(root).parts)

@@ -11,7 +11,14 @@ the copy must hold only what is inside the gem folder:
   the folder (a key a hostile script linked in), and a gem folder needs no hard links.
 - Two names in one folder that differ only in case (or Unicode form) are refused: a vault or
   backup carried to a system whose file names ignore case would keep one of them.
-- ``.git``, ``__pycache__`` and ``.venv`` folders (at any depth) are left out of the copy.
+- Well-known clutter is left out of the copy, at any depth (:data:`LEFT_OUT`,
+  :data:`LEFT_OUT_FILES`, :func:`left_out_kind`): version control (``.git``, ``.hg``, ``.svn``),
+  caches and environments (``__pycache__``, ``.venv``), what macOS adds to a
+  ``.zip`` (``__MACOSX``), ``.DS_Store`` and ``Thumbs.db``, and editor swap and backup files
+  (``*.swp``, ``*.swo``, ``*~``, ``.#*``). Whatever its kind (a ``.git`` may be a file, a ``.venv`` a
+  link), it is neither checked nor counted; the install says how many of each kind it left out. A
+  tool's entry there is refused (:mod:`notochord.gems.entries`), never skipped in silence.
+  ``node_modules`` is not clutter: it is how a JavaScript tool ships the packages it imports.
 - The copy holds at most :data:`MAX_ENTRIES` files and folders and :data:`MAX_TOTAL_BYTES` bytes,
   the limits of an uploaded ``.zip``: a folder over either (``gem install ~/`` by mistake) is
   refused as soon as the count passes it, before anything is copied, and again while copying, as
@@ -26,26 +33,58 @@ file and folder through its already opened folder, never by its path again, so a
 for a link meanwhile is refused rather than copied from where the link leads. A copied file keeps
 its permission bits, without set-user-id or set-group-id, and its times. :func:`swap_in` puts a
 staged copy in place of the installed one.
+
+A staged copy is ``<gem id>.new-<random>`` beside the installed code, and the copy it replaces is
+renamed ``<gem id>.old-<random>`` before it is removed (:func:`leftover_of`). A process killed in
+between leaves them behind; whoever holds the gem's code alone next removes them
+(:func:`remove_leftovers`), since every such folder is made and removed under that hold.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import stat
-import tempfile
 import unicodedata
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from notochord.errors import GemError
 
-__all__ = ["LEFT_OUT", "MAX_ENTRIES", "MAX_TOTAL_BYTES", "check_package", "stage_package", "swap_in"]
+__all__ = [
+    "LEFT_OUT",
+    "LEFT_OUT_FILES",
+    "MAX_ENTRIES",
+    "MAX_TOTAL_BYTES",
+    "SWAP_FILES",
+    "StagedCopy",
+    "check_package",
+    "describe_left_out",
+    "left_out_kind",
+    "left_out_problem",
+    "leftover_of",
+    "remove_leftovers",
+    "stage_package",
+    "swap_in",
+]
 
-LEFT_OUT: Final = frozenset({".git", "__pycache__", ".venv"})
-"""Folder names never copied into an installation."""
+LEFT_OUT: Final = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "__MACOSX"})
+"""Names never copied into an installation, at any depth, whether a folder, a file or a link."""
+
+LEFT_OUT_FILES: Final = frozenset({".DS_Store", "Thumbs.db"})
+"""File names never copied into an installation, at any depth."""
+
+SWAP_FILES: Final = "editor swap and backup files"
+"""The kind :func:`left_out_kind` gives ``*.swp``, ``*.swo``, ``*~`` and ``.#*`` files."""
+
+# the random part of a staged copy's or a replaced copy's name: token_hex here, and the 8 characters
+# of tempfile.mkdtemp in earlier versions
+_LEFTOVER: Final = re.compile(r"(?P<gem>[a-z0-9][a-z0-9-]*)\.(?:new|old)-[a-z0-9_]{8,32}", re.ASCII)
 
 MAX_ENTRIES: Final = 2000
 """The most files, folders and links an installation copies."""
@@ -68,8 +107,51 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a file or folder")
 
 
-def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | OSError]]:
-    """Every entry below ``root`` with its own ``lstat`` (or why it failed), links never followed."""
+def left_out_kind(name: str, *, folder: bool) -> str | None:
+    """The kind of clutter an entry named ``name`` is, as the install reports it, or ``None`` to copy it.
+
+    ``folder``: the entry is a folder (editor swap files are files only; the names of
+    :data:`LEFT_OUT` are left out whatever the entry is).
+    """
+    if name in LEFT_OUT:
+        return name
+    if folder:
+        return None
+    if name in LEFT_OUT_FILES:
+        return name
+    if name.endswith((".swp", ".swo", "~")) or (name.startswith(".#") and len(name) > 2):
+        return SWAP_FILES
+    return None
+
+
+def left_out_problem(parts: Sequence[str]) -> str | None:
+    """Why a tool's entry at the relative path ``parts`` is never copied, or ``None`` if it is."""
+    for index, part in enumerate(parts):
+        kind = left_out_kind(part, folder=index < len(parts) - 1)
+        if kind is None:
+            continue
+        if index < len(parts) - 1:
+            return f"is inside {part}, which an installation does not copy; move the file out of it"
+        return f"is left out of every installation as clutter ({kind}); rename the file"
+    return None
+
+
+def describe_left_out(left_out: Mapping[str, int]) -> str:
+    """``left_out`` in words: ``.git (1), .venv (1), editor swap and backup files (3)``."""
+    return ", ".join(f"{kind} ({count})" for kind, count in sorted(left_out.items()))
+
+
+@dataclass(frozen=True)
+class StagedCopy:
+    """A copy :func:`stage_package` made, and what it left out (kind → how many)."""
+
+    path: Path
+    left_out: Mapping[str, int]
+
+
+def _walk(root: Path, left_out: Counter[str]) -> Iterator[tuple[Path, os.stat_result | OSError]]:
+    """Every entry below ``root`` with its own ``lstat`` (or why it failed), links never followed;
+    clutter is counted in ``left_out`` instead."""
     pending = [root]
     while pending:
         folder = pending.pop()
@@ -80,14 +162,19 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | OSError]]:
             continue
         for name in names:
             path = folder / name
+            if name in LEFT_OUT:
+                left_out[name] += 1
+                continue
             try:
                 info = path.lstat()
             except OSError as exc:
                 yield path, exc
                 continue
+            kind = left_out_kind(name, folder=stat.S_ISDIR(info.st_mode))
+            if kind is not None:
+                left_out[kind] += 1
+                continue
             if stat.S_ISDIR(info.st_mode):
-                if name in LEFT_OUT:
-                    continue
                 pending.append(path)
             yield path, info
 
@@ -142,10 +229,10 @@ def _fold(name: str) -> str:
     return unicodedata.normalize("NFC", name).casefold()
 
 
-def _problems(root: Path) -> Iterator[tuple[Path, str]]:
+def _problems(root: Path, left_out: Counter[str]) -> Iterator[tuple[Path, str]]:
     budget = _Budget(root)
     seen: dict[tuple[Path, str], Path] = {}
-    for path, info in _walk(root):
+    for path, info in _walk(root, left_out):
         budget.entry()
         folded = (path.parent, _fold(path.name))
         twin = seen.setdefault(folded, path)
@@ -176,17 +263,20 @@ def _refusal(folder: Path, problems: list[tuple[Path, str]]) -> GemError:
     return GemError(f"the gem folder {folder} cannot be installed; nothing was installed:\n{lines}")
 
 
-def check_package(folder: Path) -> None:
-    """Refuse ``folder`` unless everything in it can be copied into an installation.
+def check_package(folder: Path) -> dict[str, int]:
+    """Refuse ``folder`` unless everything in it can be copied into an installation; returns what
+    the copy would leave out (kind → how many).
 
     Raises:
         GemError: naming every link, hard link, pipe, device, socket, unreadable entry and pair of
             names differing only in case, and what to do; or the folder is over a limit.
     """
     root = folder.resolve()
-    problems = list(_problems(root))
+    left_out: Counter[str] = Counter()
+    problems = list(_problems(root, left_out))
     if problems:
         raise _refusal(root, problems)
+    return dict(left_out)
 
 
 _FOLDER_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -207,6 +297,7 @@ class _Copy:
         self.root = root
         self.staged = staged
         self.budget = _Budget(root)
+        self.left_out: Counter[str] = Counter()
         self.problems: list[tuple[Path, str]] = []
         self.pending: list[tuple[int, Path]] = []
 
@@ -234,12 +325,17 @@ class _Copy:
             return
         for name in names:
             path = self.root / relative / name
+            if name in LEFT_OUT:
+                self.left_out[name] += 1  # not even looked at: it may be unreadable, and is not copied
+                continue
             try:
                 info = os.stat(name, dir_fd=folder, follow_symlinks=False)
             except OSError:
                 self.problems.append((path, "cannot be read"))
                 continue
-            if stat.S_ISDIR(info.st_mode) and name in LEFT_OUT:
+            kind = left_out_kind(name, folder=stat.S_ISDIR(info.st_mode))
+            if kind is not None:
+                self.left_out[kind] += 1
                 continue
             self.budget.entry()
             if stat.S_ISDIR(info.st_mode):
@@ -292,8 +388,12 @@ class _Copy:
         os.utime(copy, ns=(opened.st_atime_ns, opened.st_mtime_ns))
 
 
-def stage_package(folder: Path, target: Path) -> Path:
+def stage_package(folder: Path, target: Path) -> StagedCopy:
     """Copy ``folder`` into a new folder beside ``target`` and return it (for :func:`swap_in`).
+
+    The caller holds the code of ``target``'s gem alone (:meth:`~notochord.gems.run_leases.RunLeases.change_code`)
+    until the copy is swapped in or removed: whoever holds it next takes what is left for the
+    leftover of a killed process (:func:`remove_leftovers`).
 
     Raises:
         GemError: the folder holds something that cannot be installed, or the installed gems
@@ -309,17 +409,19 @@ def stage_package(folder: Path, target: Path) -> Path:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         # a fresh name per call: two installs of one gem at once never share a half-made copy
-        staged = Path(tempfile.mkdtemp(prefix=f"{target.name}.new-", dir=target.parent))
+        staged = target.with_name(f"{target.name}.new-{secrets.token_hex(8)}")
+        staged.mkdir(mode=0o700)
     except OSError as exc:
         raise GemError(f"cannot keep the code of the gem in {target.parent}: {exc.strerror or exc}") from exc
+    copy = _Copy(root, staged)
     try:
-        _Copy(root, staged).run()
+        copy.run()
     except BaseException as exc:
         shutil.rmtree(staged, ignore_errors=True)
         if isinstance(exc, OSError):
             raise GemError(f"cannot copy the gem folder {root}: {exc.strerror or exc}; nothing was installed") from exc
         raise
-    return staged
+    return StagedCopy(staged, dict(copy.left_out))
 
 
 def swap_in(staged: Path, target: Path) -> None:
@@ -328,7 +430,7 @@ def swap_in(staged: Path, target: Path) -> None:
     Raises:
         GemError: the staged copy could not be moved in; ``target`` is as it was and ``staged`` is gone.
     """
-    old = target.with_name(f"{target.name}.old-{secrets.token_hex(4)}")
+    old = target.with_name(f"{target.name}.old-{secrets.token_hex(8)}")
     try:
         had_old = target.exists()
         if had_old:
@@ -343,3 +445,37 @@ def swap_in(staged: Path, target: Path) -> None:
         shutil.rmtree(staged, ignore_errors=True)
         raise GemError(f"cannot put the gem's code in place at {target}: {exc.strerror or exc}") from exc
     shutil.rmtree(old, ignore_errors=True)
+
+
+def leftover_of(name: str) -> str | None:
+    """The gem id whose staged or replaced copy the folder ``name`` is, or ``None`` (the installed
+    code itself, its resources, anything else)."""
+    match = _LEFTOVER.fullmatch(name)
+    return None if match is None else match.group("gem")
+
+
+def remove_leftovers(code_root: Path, gem_id: str) -> list[str]:
+    """Remove the staged and replaced copies of ``gem_id``'s code a killed process left in
+    ``code_root``; returns their names. Never the installed code (``<gem id>`` itself).
+
+    The caller holds the gem's code alone: every such folder is made and removed under that hold,
+    so none found then belongs to a live process. What cannot be removed stays for the next time.
+    """
+    try:
+        names = sorted(os.listdir(code_root))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        if leftover_of(name) != gem_id:
+            continue
+        path = code_root / name
+        try:
+            if path.is_symlink() or not path.is_dir():
+                path.unlink()  # not ours to follow: a folder of ours is never a link
+            else:
+                shutil.rmtree(path)
+        except OSError:
+            continue
+        removed.append(name)
+    return removed

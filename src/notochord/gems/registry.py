@@ -74,6 +74,9 @@ class InstalledGem:
     manifest: Manifest
     installed_at: str
     updated_at: str
+    left_out: tuple[tuple[str, int], ...] = ()
+    """What the install or upgrade that returned this left out of the copy it keeps (kind, how
+    many; :func:`~notochord.gems.package.left_out_kind`); empty when the gem is read back later."""
 
 
 class PermissionSwitch(NamedTuple):

@@ -30,8 +30,11 @@ until its process has ended, and an upgrade or uninstall takes it alone
 (:meth:`RunLeases.change_code`) while it replaces or removes the code, so a running tool never has
 its code swapped or removed under it. Either side waits a few seconds for the other, then gives up
 with :class:`~notochord.errors.BusyError`: a run may last minutes, and an upgrade that waited that
-long would look hung. The lock files stay (one small file per gem id), since removing a file that
-others may be waiting to lock would let two holders lock two different files.
+long would look hung. An uninstall removes the lock file while it still holds it alone
+(:meth:`CodeHold.release` with ``remove=True``). Whoever waited on the file it removed then locks a
+file no path names any more, so every side checks, after locking, that the path still names the
+file it locked, and otherwise opens the path again (making the file anew): two holders never lock
+two different files.
 """
 
 from __future__ import annotations
@@ -102,12 +105,26 @@ class Lease:
 class CodeHold:
     """A hold on the lock of one gem's installed code (shared by a run, alone by a change)."""
 
-    def __init__(self, fd: int | None) -> None:
+    def __init__(self, fd: int | None, path: Path | None = None) -> None:
         self._fd = fd
+        self._path = path
 
-    def release(self) -> None:
+    @property
+    def held(self) -> bool:
+        """Whether a lock is held (``False`` where nothing can be locked, or once released)."""
+        return self._fd is not None
+
+    def release(self, *, remove: bool = False) -> None:
+        """Give the hold up; ``remove`` (a hold taken alone, for a gem no longer installed) also
+        removes the lock file, while it is still held, so nobody else holds the file removed."""
         fd, self._fd = self._fd, None
-        if fd is not None:
+        if fd is None:
+            return
+        try:
+            if remove and self._path is not None:
+                with contextlib.suppress(OSError):
+                    self._path.unlink()
+        finally:
             os.close(fd)
 
     def __enter__(self) -> CodeHold:
@@ -236,6 +253,14 @@ class RunLeases:
             )
         return hold
 
+    def try_change_code(self, gem_id: str) -> CodeHold | None:
+        """Take the lock of ``gem_id``'s installed code alone without waiting, or ``None`` when
+        anybody holds it or it cannot be locked at all (nothing is guarded then)."""
+        hold = self._lock_code(gem_id, shared=False, wait=0)
+        if hold is None or not hold.held:
+            return None
+        return hold
+
     def _lock_code(self, gem_id: str, *, shared: bool, wait: float) -> CodeHold | None:
         """The hold, or ``None`` when the other side still held the lock after ``wait`` seconds.
 
@@ -245,22 +270,26 @@ class RunLeases:
         if not _FLOCK:
             return CodeHold(None)
         path = self.code_lock_path(gem_id)
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return CodeHold(None)
         deadline = time.monotonic() + wait
-        try:
-            while not _try_lock(fd, shared=shared):
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    return None
-                time.sleep(_RETRY_S * 5)
-        except OSError:
+        while True:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError:
+                return CodeHold(None)
+            try:
+                while not _try_lock(fd, shared=shared):
+                    if time.monotonic() >= deadline:
+                        os.close(fd)
+                        return None
+                    time.sleep(_RETRY_S * 5)
+            except OSError:
+                os.close(fd)
+                return CodeHold(None)
+            if _names(path, fd):
+                return CodeHold(fd, path)
+            # an uninstall removed the file this one waited on: the lock that counts is the path's
             os.close(fd)
-            return CodeHold(None)
-        return CodeHold(fd)
 
 
 def _try_lock(fd: int, *, shared: bool = False) -> bool:

@@ -144,7 +144,7 @@ class Runner:
         """
         source = source if source.is_dir() else source.parent
         target = self.code_dir(gem_id)
-        swap_in(stage_package(source, target), target)
+        swap_in(stage_package(source, target).path, target)
 
     def drop_code(self, gem_id: str) -> None:
         shutil.rmtree(self.code_dir(gem_id), ignore_errors=True)

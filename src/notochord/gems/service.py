@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
+import contextlib
+import dataclasses
+import os
 import shlex
 import shutil
 from pathlib import Path
 
 from notochord.access.change_scope import Scope
 from notochord.clock import Clock
-from notochord.errors import BusyError, GemError, GemNotFoundError
+from notochord.errors import BusyError, GemError, GemNotFoundError, NotochordError
 from notochord.gems.api.documents import creator_watermark, register_document_layer
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.gems.context import (
@@ -23,11 +26,11 @@ from notochord.gems.context import (
     new_run_id,
 )
 from notochord.gems.manifest import Manifest
-from notochord.gems.package import stage_package, swap_in
+from notochord.gems.package import leftover_of, remove_leftovers, stage_package, swap_in
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport, folder_of
 from notochord.gems.resources import download_resources
-from notochord.gems.run_leases import CodeHold
+from notochord.gems.run_leases import CodeHold, RunLeases
 from notochord.gems.runner import Runner
 from notochord.knowledge.core import KnowledgeCore
 
@@ -49,12 +52,13 @@ class Gems:
         self.registry = GemRegistry(core, master_key=master_key)
         self.scope = Scope(core, watermark=creator_watermark)
         register_document_layer(self.registry)
+        lease_dir = data_dir / "run-leases" / space_name.replace(":", "-")
         self.runner = Runner(
             self,
             core,
             code_root=data_dir / "gem-code" / space_name.replace(":", "-"),
             data_dir=data_dir,
-            lease_dir=data_dir / "run-leases" / space_name.replace(":", "-"),
+            lease_dir=lease_dir,
         )
         """Runs tools in their own processes (``space.gems.runner.run(...)``)."""
         self.factories: dict[str, CapabilityFactory] = {}
@@ -65,6 +69,11 @@ class Gems:
         # the next; a reinstall has a new key, hence a new codec
         self._codecs: dict[tuple[str, bytes], RefCodec] = {}
         self.registry.on_uninstalled.append(self._forget_codecs)
+        self._leases = RunLeases(lease_dir)
+        # what a killed install, upgrade or uninstall left goes as the gems are opened, not only at
+        # the next change of the same gem, which may never come
+        with contextlib.suppress(NotochordError):
+            self.remove_leftovers()
 
     def install(self, path: str | Path) -> InstalledGem:
         """Install the gem in ``path``: its code is kept with the installation, and the files its
@@ -72,7 +81,8 @@ class Gems:
         stays installed.
 
         The manifest recorded is the one of the copy kept, checked again there: what runs is what
-        was checked, even if the folder changes meanwhile.
+        was checked, even if the folder changes meanwhile. The gem returned says what the copy left
+        out (:func:`~notochord.gems.package.left_out_kind`).
 
         Raises:
             BusyError: an uninstall or upgrade of the same gem id is changing its code and did not
@@ -80,18 +90,73 @@ class Gems:
         """
         source = Path(path)
         manifest, _ = self.registry.read(source, installed=False)
-        staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
+        # from the copy to its swap the code is held alone: an uninstall of the same id holds it from
+        # its record to its code removal (an install in between would be recorded, then lose its
+        # code), and a copy half made is always the leftover of a process that is gone
+        with self._installing(manifest.id) as hold:
+            self._remove_leftovers(manifest.id)
+            staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
+            try:
+                copied, raw = self._read_copy(source, staged.path, manifest, doing="installed")
+                gem = self.registry.install(copied, raw, source=source)
+                self._put_in_place(gem, staged.path)
+            except BaseException:
+                shutil.rmtree(staged.path, ignore_errors=True)
+                if not self._is_installed(manifest.id):
+                    hold.release(remove=True)  # no lock file stays for a gem that never was
+                raise
+        return dataclasses.replace(gem, left_out=tuple(sorted(staged.left_out.items())))
+
+    def _read_copy(
+        self, source: Path, staged: Path, manifest: Manifest, *, doing: str
+    ) -> tuple[Manifest, dict[str, object]]:
+        """The manifest of the copy, which must be of the gem whose code is held.
+
+        Raises:
+            GemError: the folder now holds another gem (it changed after it was first read).
+            ManifestError: the copy's manifest is invalid, or a tool's entry is not a file of it.
+        """
+        copied, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
+        if copied.id != manifest.id:
+            raise GemError(
+                f"the gem folder {folder_of(source)} changed while it was read: it held gem {manifest.id}, now gem "
+                f"{copied.id}; nothing was {doing}. Try again once nothing changes the folder"
+            )
+        return copied, raw
+
+    def _is_installed(self, gem_id: str) -> bool:
         try:
-            manifest, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
-            # an uninstall of the same id holds the code from its record to its code removal: an
-            # install in between would be recorded, then lose its code to that removal
-            with self._installing(manifest.id):
-                gem = self.registry.install(manifest, raw, source=source)
-                self._put_in_place(gem, staged)
-        except BaseException:
-            shutil.rmtree(staged, ignore_errors=True)
-            raise
-        return gem
+            self.registry.get(gem_id)
+        except GemNotFoundError:
+            return False
+        return True
+
+    def _remove_leftovers(self, gem_id: str) -> None:
+        """Remove the copies of ``gem_id``'s code that a killed install, upgrade or uninstall left;
+        the caller holds the gem's code alone (:func:`~notochord.gems.package.remove_leftovers`)."""
+        remove_leftovers(self.runner.code_root, gem_id)
+
+    def remove_leftovers(self) -> builtins.list[str]:
+        """Remove every gem's copies of code left by a killed install, upgrade or uninstall, and the
+        code lock of a gem no longer installed; returns the names of the folders removed.
+
+        A gem whose code is held (a run, or a change in another process) is passed over, its
+        leftovers kept for later.
+        """
+        try:
+            names = sorted(os.listdir(self.runner.code_root))
+        except OSError:
+            return []
+        removed: builtins.list[str] = []
+        for gem_id in dict.fromkeys(g for g in map(leftover_of, names) if g is not None):
+            hold = self._leases.try_change_code(gem_id)
+            if hold is None:
+                continue
+            try:
+                removed += remove_leftovers(self.runner.code_root, gem_id)
+            finally:
+                hold.release(remove=not self._is_installed(gem_id))
+        return removed
 
     def _installing(self, gem_id: str) -> CodeHold:
         """Hold the code of ``gem_id`` alone for an install.
@@ -160,22 +225,27 @@ class Gems:
 
         Everything that can fail (checking the folder, copying it, downloading the resources) is
         done before the new manifest is recorded: a refused upgrade leaves the installed version,
-        its code and its switches as they were.
+        its code and its switches as they were. The gem returned says what the copy left out.
+
+        Raises:
+            BusyError: a run of the gem is still running, or another change of its code did not
+                end in time; nothing was changed.
         """
         source = Path(path)
         manifest, _ = self.registry.read(source, installed=True)
-        staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
-        try:
-            manifest, raw = self.registry.read_copy(staged / source.name if source.is_file() else staged)
-            # a running tool keeps its code and resources: the upgrade waits for it, or is refused
-            with self.runner.changing_code(manifest.id):
-                self._download_resources(manifest, manifest.id)
-                gem = self.registry.upgrade(manifest, raw, source=source)
-                swap_in(staged, self.runner.code_dir(gem.id))
-        except BaseException:
-            shutil.rmtree(staged, ignore_errors=True)
-            raise
-        return gem
+        # a running tool keeps its code and resources: the upgrade waits for it, or is refused
+        with self.runner.changing_code(manifest.id):
+            self._remove_leftovers(manifest.id)
+            staged = stage_package(folder_of(source), self.runner.code_dir(manifest.id))
+            try:
+                copied, raw = self._read_copy(source, staged.path, manifest, doing="changed")
+                self._download_resources(copied, copied.id)
+                gem = self.registry.upgrade(copied, raw, source=source)
+                swap_in(staged.path, self.runner.code_dir(gem.id))
+            except BaseException:
+                shutil.rmtree(staged.path, ignore_errors=True)
+                raise
+        return dataclasses.replace(gem, left_out=tuple(sorted(staged.left_out.items())))
 
     def list(self) -> builtins.list[InstalledGem]:
         return self.registry.list()
@@ -259,10 +329,13 @@ class Gems:
             BusyError: a run of the gem is still running; nothing was changed.
         """
         self.registry.get(gem_id)
-        with self.runner.changing_code(gem_id):
+        with self.runner.changing_code(gem_id) as hold:
             report = self.registry.uninstall(gem_id, delete_data=delete_data)
             self.runner.drop_code(gem_id)
             shutil.rmtree(self.resources_dir(gem_id), ignore_errors=True)
+            self._remove_leftovers(gem_id)
+            # the lock file goes with the gem; whoever waited on it locks the path's file anew
+            hold.release(remove=True)
         return report
 
     def context(

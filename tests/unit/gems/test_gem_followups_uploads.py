@@ -192,3 +192,23 @@ def test_k_ui_02_names_that_differ_only_in_case_are_refused_at_upload_naming_bot
     assert "differ only in case" in message
     assert "rename one" in message
     _assert_nothing_kept(console)
+
+
+# ---------------------------------------------------------------- clutter left out of an upload
+
+
+def test_k_ui_02_the_install_screen_says_what_the_upload_left_out(console: Console) -> None:
+    """A .zip packed from a developer's folder (a ``.git`` over the count a gem may
+    hold, what macOS adds) is reviewed and installed without them, and the screen says so."""
+    entries = [("probe/notochord.json", MANIFEST), ("probe/.git/HEAD", b"ref: refs/heads/main\n")]
+    entries += [(f"probe/.git/objects/{index}", b"") for index in range(MAX_ENTRIES + 1)]
+    entries += [("__MACOSX/probe/._notochord.json", b"\0")]
+    review = console.upload(_zip(entries))
+    assert review.status_code == 200, review.text
+    told = html.unescape(review.text.split('id="left-out">')[1].split("</p>")[0])
+    assert told == "Left out of the package, as never part of a gem: .git (1), __MACOSX (1)."
+    token = review.text.split('name="upload" value="')[1].split('"')[0]
+    done = console.client.post("/gems/install", data={"csrf": console.csrf, "upload": token, "path": ""})
+    assert done.status_code == 303, done.text
+    code = console.nc.personal.gems.runner.code_dir("probe")
+    assert sorted(p.name for p in code.iterdir()) == ["notochord.json"]

@@ -67,7 +67,7 @@ def test_a_folder_swapped_for_a_link_while_it_is_copied_never_brings_its_target_
     target = tmp_path / "code" / "probe"
     for _ in range(ATTEMPTS):
         try:
-            staged = stage_package(swapping, target)
+            staged = stage_package(swapping, target).path
         except GemError:
             continue  # refusing a folder that changed under the copy is fine
         try:

@@ -29,6 +29,7 @@ from notochord.console.views.network import gem_network
 from notochord.console.views.runs import gem_runs
 from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError
 from notochord.gems.manifest import Manifest, load_manifest
+from notochord.gems.package import describe_left_out
 
 __all__ = ["router"]
 
@@ -67,10 +68,11 @@ async def review(request: Request, page: PageDep, form: Form) -> Response:
     path = field(form, "path")
     upload = form.get("package")
     token = ""
+    left_out: dict[str, int] = {}
     try:
         if isinstance(upload, UploadFile) and upload.filename:
             data = await upload.read()
-            token, folder = await run_in_threadpool(_uploads(request).stage, upload.filename, data)
+            token, folder, left_out = await run_in_threadpool(_uploads(request).stage, upload.filename, data)
         elif path:
             folder = typed_path(path)
         else:
@@ -86,6 +88,7 @@ async def review(request: Request, page: PageDep, form: Form) -> Response:
         screen=install_screen(manifest, page.lang),
         source_path="" if token else str(folder),
         upload_token=token,
+        left_out=describe_left_out(left_out),
     )
 
 
