@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Final
 
 from notochord.errors import GemError
+from notochord.files.noreplace import exchange
 
 __all__ = [
     "LEFT_OUT",
@@ -427,24 +428,38 @@ def stage_package(folder: Path, target: Path) -> StagedCopy:
 def swap_in(staged: Path, target: Path) -> None:
     """Put ``staged`` where ``target`` is, then remove the copy it replaced.
 
+    Where the system swaps two names in one step (:func:`~notochord.files.noreplace.exchange`), the
+    installed code is never missing: a process killed right after the swap leaves the replaced copy
+    under the staged name, a leftover the next change of the gem removes. Elsewhere it takes two
+    renames, and a kill between them leaves the gem without its code until it is upgraded or
+    installed again.
+
     Raises:
         GemError: the staged copy could not be moved in; ``target`` is as it was and ``staged`` is gone.
     """
-    old = target.with_name(f"{target.name}.old-{secrets.token_hex(8)}")
     try:
-        had_old = target.exists()
-        if had_old:
-            target.rename(old)
-        try:
-            staged.rename(target)
-        except OSError:
-            if had_old:
-                old.rename(target)
-            raise
+        swapped = target.exists() and exchange(staged, target)
+        replaced = staged if swapped else _rename_in(staged, target)
     except OSError as exc:
         shutil.rmtree(staged, ignore_errors=True)
         raise GemError(f"cannot put the gem's code in place at {target}: {exc.strerror or exc}") from exc
-    shutil.rmtree(old, ignore_errors=True)
+    if replaced is not None:
+        shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _rename_in(staged: Path, target: Path) -> Path | None:
+    """Two renames: ``target`` aside, ``staged`` to ``target``; returns where the replaced copy went."""
+    old = target.with_name(f"{target.name}.old-{secrets.token_hex(8)}")
+    had_old = target.exists()
+    if had_old:
+        target.rename(old)
+    try:
+        staged.rename(target)
+    except OSError:
+        if had_old:
+            old.rename(target)
+        raise
+    return old if had_old else None
 
 
 def leftover_of(name: str) -> str | None:

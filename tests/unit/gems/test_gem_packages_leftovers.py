@@ -25,8 +25,9 @@ import notochord
 from halted_child import running_until_ready
 from notochord import Space
 from notochord.errors import GemError
+from notochord.files.noreplace import can_exchange
 from notochord.gems import service
-from notochord.gems.package import leftover_of
+from notochord.gems.package import leftover_of, swap_in
 from notochord.gems.run_leases import CodeHold, RunLeases
 from notochord.settings import Settings
 
@@ -250,3 +251,30 @@ def _opened_by_this_process(path: Path) -> bool:
         except OSError:
             continue
     return found >= 2
+
+
+def test_p_gen_04_a_swap_interrupted_part_way_never_leaves_the_gem_without_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Putting a new copy in place used to take two renames (the installed code aside, the copy in):
+    a kill between them left no code at all. Where the system swaps two names in one step, the
+    installed code is the old copy or the new one at every instant."""
+    if not can_exchange():
+        pytest.skip("this system has no rename that swaps two names")
+    target = _folder(tmp_path / "code" / "probe", version="1.0.0")
+    staged = _folder(tmp_path / "code" / "probe.new-0123456789abcdef", version="2.0.0")
+    renames = 0
+    real_rename = Path.rename
+
+    def killed_at_the_second_rename(self: Path, to: str | os.PathLike[str]) -> Path:
+        nonlocal renames
+        renames += 1
+        if renames == 2:
+            raise KeyboardInterrupt  # what a kill between the two steps would cut short
+        return real_rename(self, to)
+
+    monkeypatch.setattr(Path, "rename", killed_at_the_second_rename)
+    swap_in(staged, target)
+
+    assert "2.0.0" in (target / "tool.py").read_text(encoding="utf-8")
+    assert sorted(os.listdir(tmp_path / "code")) == ["probe"]
