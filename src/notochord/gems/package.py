@@ -69,6 +69,7 @@ __all__ = [
     "left_out_kind",
     "left_out_problem",
     "leftover_of",
+    "remove_code",
     "remove_leftovers",
     "stage_package",
     "swap_in",
@@ -460,6 +461,20 @@ def _rename_in(staged: Path, target: Path) -> Path | None:
             old.rename(target)
         raise
     return old if had_old else None
+
+
+def remove_code(target: Path) -> None:
+    """Remove the installed code at ``target``: renamed aside first, in one step, then deleted, so a
+    process killed while deleting leaves a leftover the next opening removes, never a half-deleted
+    folder under the gem's own name."""
+    aside = target.with_name(f"{target.name}.old-{secrets.token_hex(8)}")
+    try:
+        target.rename(aside)
+    except FileNotFoundError:
+        return
+    except OSError:
+        aside = target  # cannot rename here: delete in place, as well as it goes
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def leftover_of(name: str) -> str | None:

@@ -28,7 +28,6 @@ import builtins
 import json
 import math
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from notochord.gems.api.files import RunHandle, rollback_run, start_run
 from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process
 from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.manifest import ToolSpec
-from notochord.gems.package import stage_package, swap_in
+from notochord.gems.package import remove_code, stage_package, swap_in
 from notochord.gems.registry import GemRegistry
 from notochord.gems.run_leases import CodeHold, Lease, LeaseState, RunLeases
 from notochord.knowledge.core import KnowledgeCore
@@ -147,7 +146,7 @@ class Runner:
         swap_in(stage_package(source, target).path, target)
 
     def drop_code(self, gem_id: str) -> None:
-        shutil.rmtree(self.code_dir(gem_id), ignore_errors=True)
+        remove_code(self.code_dir(gem_id))
 
     def changing_code(self, gem_id: str) -> CodeHold:
         """Hold the gem's code alone while it is replaced or removed; no run of the gem starts

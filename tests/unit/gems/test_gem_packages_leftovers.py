@@ -62,7 +62,10 @@ with notochord.open(data, settings, embedder=None) as nc:
         service.swap_in = halt
     else:
         package.shutil = _Shutil
-    gems.upgrade(source)
+    if where == "uninstalling":
+        gems.uninstall("probe")
+    else:
+        gems.upgrade(source)
 """
 
 
@@ -278,3 +281,19 @@ def test_p_gen_04_a_swap_interrupted_part_way_never_leaves_the_gem_without_its_c
 
     assert "2.0.0" in (target / "tool.py").read_text(encoding="utf-8")
     assert sorted(os.listdir(tmp_path / "code")) == ["probe"]
+
+
+def test_k_uninst_an_uninstall_killed_while_deleting_the_code_leaves_no_half_deleted_gem_behind(
+    nc: notochord.Notochord, space: Space, tmp_path: Path
+) -> None:
+    """The code used to be deleted in place: a kill part way left a half-deleted folder under the
+    gem's own name for good. It is renamed aside first, so what the kill leaves is a leftover that
+    the next opening removes."""
+    space.gems.install(_folder(tmp_path / "v1", version="1.0.0"))
+    _killed_upgrade(nc, tmp_path, where="uninstalling")
+    root = space.gems.runner.code_root
+    assert "probe" not in os.listdir(root), "no folder is left under the gem's own name"
+
+    with notochord.open(nc.data_dir, _settings(nc), embedder=None) as again:
+        assert _leftovers(again.personal) == []
+        assert again.personal.gems.list() == []
