@@ -42,6 +42,7 @@ between leaves them behind; whoever holds the gem's code alone next removes them
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -58,6 +59,7 @@ from notochord.errors import GemError
 from notochord.files.noreplace import exchange
 
 __all__ = [
+    "INCOMING",
     "LEFT_OUT",
     "LEFT_OUT_FILES",
     "MAX_ENTRIES",
@@ -66,6 +68,7 @@ __all__ = [
     "StagedCopy",
     "check_package",
     "describe_left_out",
+    "gems_with_leftovers",
     "left_out_kind",
     "left_out_problem",
     "leftover_of",
@@ -86,6 +89,9 @@ SWAP_FILES: Final = "editor swap and backup files"
 
 # the random part of a staged copy's or a replaced copy's name: token_hex here, and the 8 characters
 # of tempfile.mkdtemp in earlier versions
+INCOMING: Final = ".incoming-"
+"""How the folder a gem's resources are downloaded into before they are checked begins."""
+_RESOURCES: Final = ".resources"  # beside the code: ``<gem id>.resources``
 _LEFTOVER: Final = re.compile(r"(?P<gem>[a-z0-9][a-z0-9-]*)\.(?:new|old)-[a-z0-9_]{8,32}", re.ASCII)
 
 MAX_ENTRIES: Final = 2000
@@ -484,28 +490,57 @@ def leftover_of(name: str) -> str | None:
     return None if match is None else match.group("gem")
 
 
+def gems_with_leftovers(code_root: Path) -> list[str]:
+    """The ids of the gems that :func:`remove_leftovers` would find something of in ``code_root``."""
+    try:
+        names = sorted(os.listdir(code_root))
+    except OSError:
+        return []
+    found = [gem for gem in map(leftover_of, names) if gem is not None]
+    for name in names:
+        if name.endswith(_RESOURCES) and _holds_incoming(code_root / name):
+            found.append(name.removesuffix(_RESOURCES))
+    return list(dict.fromkeys(found))
+
+
+def _holds_incoming(folder: Path) -> bool:
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        return any(name.startswith(INCOMING) for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
 def remove_leftovers(code_root: Path, gem_id: str) -> list[str]:
     """Remove the staged and replaced copies of ``gem_id``'s code a killed process left in
-    ``code_root``; returns their names. Never the installed code (``<gem id>`` itself).
+    ``code_root``, and the half-downloaded resources in ``<gem id>.resources/.incoming-*``; returns
+    their names (relative to ``code_root``). Never the installed code nor a downloaded resource.
 
-    The caller holds the gem's code alone: every such folder is made and removed under that hold,
-    so none found then belongs to a live process. What cannot be removed stays for the next time.
+    The caller holds the gem's code alone: every such folder is made and removed under that hold
+    (resources are downloaded under it too), so none found then belongs to a live process. What
+    cannot be removed stays for the next time.
     """
     try:
         names = sorted(os.listdir(code_root))
     except OSError:
         return []
-    removed = []
-    for name in names:
-        if leftover_of(name) != gem_id:
-            continue
-        path = code_root / name
-        try:
-            if path.is_symlink() or not path.is_dir():
-                path.unlink()  # not ours to follow: a folder of ours is never a link
-            else:
-                shutil.rmtree(path)
-        except OSError:
-            continue
-        removed.append(name)
-    return removed
+    found = [name for name in names if leftover_of(name) == gem_id]
+    resources = gem_id + _RESOURCES
+    if resources in names and _holds_incoming(code_root / resources):
+        with contextlib.suppress(OSError):
+            found += sorted(
+                f"{resources}/{name}" for name in os.listdir(code_root / resources) if name.startswith(INCOMING)
+            )
+    return [name for name in found if _removed(code_root / name)]
+
+
+def _removed(path: Path) -> bool:
+    try:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()  # not ours to follow: a folder of ours is never a link
+        else:
+            shutil.rmtree(path)
+    except OSError:
+        return False
+    return True

@@ -39,6 +39,7 @@ import httpx
 from notochord.errors import NetworkPermissionError, NetworkRequestError, StorageError
 from notochord.gems.api.http import BorrowedTransport
 from notochord.gems.manifest import Manifest, ResourceSpec
+from notochord.gems.package import INCOMING
 from notochord.net.hosts import default_port
 from notochord.net.policy import NetworkPolicy, UserNetworkRules
 from notochord.net.transport import GuardedClient, RequestLimits, Resolver
@@ -198,7 +199,7 @@ async def download_resources(
     targets = [dest / name for name in names]
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=dest))
+        staging = Path(tempfile.mkdtemp(prefix=INCOMING, dir=dest))
     except OSError as exc:
         raise StorageError(f"cannot create the resource folder {dest}: {exc}") from exc
     try:

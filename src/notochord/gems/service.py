@@ -7,7 +7,6 @@ import builtins
 import concurrent.futures
 import contextlib
 import dataclasses
-import os
 import shlex
 import shutil
 from pathlib import Path
@@ -26,7 +25,7 @@ from notochord.gems.context import (
     new_run_id,
 )
 from notochord.gems.manifest import Manifest
-from notochord.gems.package import leftover_of, remove_leftovers, stage_package, swap_in
+from notochord.gems.package import gems_with_leftovers, remove_leftovers, stage_package, swap_in
 from notochord.gems.refs import RefCodec
 from notochord.gems.registry import GemRegistry, InstalledGem, PermissionSwitch, UninstallReport, folder_of
 from notochord.gems.resources import download_resources
@@ -137,18 +136,15 @@ class Gems:
         remove_leftovers(self.runner.code_root, gem_id)
 
     def remove_leftovers(self) -> builtins.list[str]:
-        """Remove every gem's copies of code left by a killed install, upgrade or uninstall, and the
-        code lock of a gem no longer installed; returns the names of the folders removed.
+        """Remove every gem's copies of code and half-downloaded resources left by a killed install,
+        upgrade or uninstall, and the code lock of a gem no longer installed; returns the names of
+        the folders removed.
 
         A gem whose code is held (a run, or a change in another process) is passed over, its
         leftovers kept for later.
         """
-        try:
-            names = sorted(os.listdir(self.runner.code_root))
-        except OSError:
-            return []
         removed: builtins.list[str] = []
-        for gem_id in dict.fromkeys(g for g in map(leftover_of, names) if g is not None):
+        for gem_id in gems_with_leftovers(self.runner.code_root):
             hold = self._leases.try_change_code(gem_id)
             if hold is None:
                 continue

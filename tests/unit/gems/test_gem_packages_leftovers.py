@@ -297,3 +297,20 @@ def test_k_uninst_an_uninstall_killed_while_deleting_the_code_leaves_no_half_del
     with notochord.open(nc.data_dir, _settings(nc), embedder=None) as again:
         assert _leftovers(again.personal) == []
         assert again.personal.gems.list() == []
+
+
+def test_p_gen_04_resources_half_downloaded_by_a_killed_process_go_at_the_next_opening(
+    nc: notochord.Notochord, space: Space, tmp_path: Path
+) -> None:
+    """Resources are downloaded into ``<gem id>.resources/.incoming-*`` and moved into place once all
+    are checked; a kill before that left the folder there for good. The resources in place stay."""
+    space.gems.install(_folder(tmp_path / "v1", version="1.0.0"))
+    resources = space.gems.resources_dir("probe")
+    (resources / ".incoming-k1ll3d" / "model.bin").parent.mkdir(parents=True)
+    (resources / ".incoming-k1ll3d" / "model.bin").write_bytes(b"half")
+    (resources / "model.bin").write_bytes(b"checked")
+
+    with notochord.open(nc.data_dir, _settings(nc), embedder=None) as again:
+        assert sorted(os.listdir(again.personal.gems.resources_dir("probe"))) == ["model.bin"]
+        assert (resources / "model.bin").read_bytes() == b"checked"
+        assert again.personal.gems.runner.run_sync("probe", "main").output == "1.0.0"
