@@ -334,6 +334,20 @@ class GemRegistry:
         with self._core.store.read() as read:
             return self.grants.granted(read, gem_id)
 
+    def installation(self, gem_id: str, conn: sa.Connection | None = None) -> str | None:
+        """Which installation of the gem is installed now, ``None`` when none is: the same from install
+        to uninstall (an upgrade keeps it), another after every reinstall under the same id, so a
+        holder of the old one can tell. Drawn from the installation's key salt, of which it tells
+        nothing. With ``conn``, read on that connection.
+        """
+        query = sa.select(gems.c.key_salt).where(gems.c.id == gem_id)
+        if conn is not None:
+            salt = conn.execute(query).scalar()
+        else:
+            with self._core.store.read() as read:
+                salt = read.execute(query).scalar()
+        return None if salt is None else hashlib.sha256(b"installation:" + bytes.fromhex(salt)).hexdigest()
+
     def key(self, gem_id: str, purpose: str) -> bytes:
         """A key of this installation of the gem (``"refs"``, ``"storage"``)."""
         row = self._row(gem_id)

@@ -1,10 +1,12 @@
 """The MCP server of one space: tools, resources and sessions.
 
 One :class:`McpService` serves every connection of the space; who is calling is decided per
-message by the transport (stdio: the connection named on the command line; HTTP: the bearer
-secret, checked on every request). Each MCP session is one run of its connection: the run is
-recorded on the session's first call, every change the session writes carries its run id, and
-``notochord runs undo RUN`` undoes all of them (K-CHG-06, K-CHG-08, OD-K45).
+message by the transport (stdio: the connection named on the command line, as installed when the
+process started; HTTP: the bearer secret, checked on every request, and the installation it was made
+for). A session is bound to that installation: once the connection is removed, every call of the
+session is refused, even when a connection of the same name is made again. Each MCP session is one
+run of its connection: the run is recorded on the session's first call, every change the session
+writes carries its run id, and ``notochord runs undo RUN`` undoes all of them (K-CHG-06, K-CHG-08, OD-K45).
 
 Errors: unknown tools, arguments that do not fit a tool's schema (or are no object at all) or are
 over the size limit, and unknown resources are protocol errors (JSON-RPC ``error``), raised before
@@ -28,30 +30,36 @@ from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 import notochord
 from notochord.errors import GemNotFoundError, KnowledgePermissionError, NotochordError
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.gems.context import new_run_id
 from notochord.knowledge.arguments import shown
-from notochord.mcp_server.connections import Connections
+from notochord.mcp_server.connections import Connections, removed
+from notochord.mcp_server.echo import echoed
 from notochord.mcp_server.resources import list_resources, list_templates, read_resource
 from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
 
 __all__ = [
     "STDIO_SESSION",
+    "Caller",
     "McpService",
     "Session",
     "build_server",
+    "foreign_origin",
+    "no_secret",
     "not_json",
     "not_json_declared",
     "not_json_rpc",
     "not_utf8",
     "too_large",
     "unanswerable_id",
+    "wrong_host",
 ]
 
 log = logging.getLogger("notochord.mcp")
@@ -99,6 +107,31 @@ def not_json_rpc() -> str:
     return (
         'not a JSON-RPC message: send one JSON object with "jsonrpc": "2.0", a "method", an "id" (a string '
         'or an integer) when it is a request, and "params", when given, as an object'
+    )
+
+
+def wrong_host() -> str:
+    """The answer to a request whose ``Host`` does not name this server (DNS rebinding)."""
+    return (
+        "refused: this server is not reachable under that host name; send the request to the address "
+        "notochord serve printed (127.0.0.1 or localhost and its port)"
+    )
+
+
+def foreign_origin(origin: str) -> str:
+    """The answer to a request a web page of another site sent (its ``Origin``)."""
+    return (
+        f"refused: requests from origin {echoed(origin)} are refused; an assistant connects from its own "
+        "app, not from a web page of another site"
+    )
+
+
+def no_secret() -> str:
+    """The answer to a request without the verified secret of a connection."""
+    return (
+        "refused: no valid connection secret; send the secret notochord mcp connect NAME showed, as the "
+        "header Authorization: Bearer SECRET (a revoked secret, or one of a removed connection, stays "
+        "refused: see the connections and their secrets' state with notochord mcp list)"
     )
 
 
@@ -178,11 +211,97 @@ async def _name_and_arguments_are_usable(ctx: ServerRequestContext[Any, Any], ca
     return await call_next(ctx)
 
 
-@dataclass
-class Session:
-    """One MCP session of one connection: one run."""
+_KINDS: Final = {
+    "string_type": "a string",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "list_type": "a list",
+}
+"""pydantic's error types, as a refusal says what a value must be."""
+_UNION_TAGS: Final = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
+
+
+def _params_misfit(method: str, error: ValidationError) -> str:
+    """Which of the params of ``method`` does not fit, and what it must be, in place of the SDK's
+    bare "Invalid request parameters"."""
+    problems = error.errors()
+    if not problems:
+        return f"{method}: params are not of the form {method} takes"
+
+    def where(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+        # pydantic names the params object itself, and each member of a union it tried
+        found = [part for part in loc if part not in _UNION_TAGS]
+        return tuple(found[1:] if found[:1] == ["params"] else found)
+
+    first = where(problems[0]["loc"])
+    named = "params" + "".join(f"[{p}]" if isinstance(p, int) else f".{echoed(p, 40)}" for p in first)
+    if problems[0]["type"] == "missing":
+        return f"{method}: {named} is required"
+    kinds = dict.fromkeys(_KINDS[p["type"]] for p in problems if where(p["loc"]) == first and p["type"] in _KINDS)
+    if kinds:
+        return f"{method}: {named} must be {' or '.join(kinds)}"
+    expected = (problems[0].get("ctx") or {}).get("expected")
+    if isinstance(expected, str):
+        return f"{method}: {named} must be one of {echoed(expected)}"
+    return f"{method}: {named} is not of the form {method} takes"
+
+
+def _unknown_method(method: str) -> str:
+    served = "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read"
+    # a notification sent with an id is a request of that name, which no server answers
+    hint = "; a notification is sent without an id" if method.startswith("notifications/") else ""
+    return f"unknown method {shown(method)} (this server answers {served}){hint}"
+
+
+def _in_own_words(server: Server[Any]) -> ServerMiddleware[Any]:
+    """The SDK's refusals of a request, in words that say what to send: an unknown method (whose
+    name the SDK repeats whole) and params that do not fit the method (its bare "Invalid request
+    parameters", naming neither the field nor its form)."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.request_id is None:
+            return await call_next(ctx)
+        if ctx.method != "initialize" and server.get_request_handler(ctx.method) is None:
+            raise MCPError(types.METHOD_NOT_FOUND, _unknown_method(ctx.method), echoed(ctx.method, 60))
+        try:
+            return await call_next(ctx)
+        except ValidationError as error:
+            raise MCPError(types.INVALID_PARAMS, _params_misfit(ctx.method, error)) from None
+        except MCPError as error:
+            if error.error.code == types.INVALID_PARAMS and error.error.message == "Invalid request parameters":
+                # what the SDK answers to a request sent before the handshake
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"{ctx.method} before initialize: send initialize, then notifications/initialized, first",
+                ) from None
+            raise
+
+    return middleware
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sends a message, as its transport tells."""
 
     connection: str
+    key: str | None
+    """The transport's session, or ``None`` for a message outside any (a run of its own)."""
+    transport: str
+    installation: str
+    """The installation of the connection the client began with (:meth:`Connections.installation`)."""
+
+
+@dataclass
+class Session:
+    """One MCP session of one installation of one connection: one run."""
+
+    connection: str
+    installation: str
     run_id: str
     knowledge: KnowledgeApi
     transport: str
@@ -207,15 +326,28 @@ class McpService:
                 self._connections = self._connections()
             return self._connections
 
-    def session(self, connection: str, key: str, *, transport: str) -> Session:
+    def session(self, connection: str, key: str, *, transport: str, installation: str) -> Session:
+        """The session ``key`` of ``connection``, begun if new, for a client that began with
+        ``installation`` of the connection.
+
+        Raises:
+            GemNotFoundError: that installation is gone (the connection was removed, whether or not
+                one of its name was made again since); in the words of :func:`removed`.
+        """
         connections = self.connections
+        now = connections.installation(connection)
+        if now != installation:
+            raise GemNotFoundError(removed(connection, made_again=now is not None))
         with self._lock:
             found = self._sessions.get((connection, key))
             if found is None:
                 run_id = new_run_id()
-                found = Session(connection, run_id, connections.knowledge(connection, run_id), transport)
+                knowledge = connections.knowledge(connection, run_id, installation=installation)
+                found = Session(connection, installation, run_id, knowledge, transport)
                 self._sessions[(connection, key)] = found
-            return found
+        if found.installation != installation:
+            raise GemNotFoundError(removed(connection, made_again=True))
+        return found
 
     def record(self, session: Session) -> None:
         """Record the session's run once, before its first call does anything."""
@@ -245,8 +377,8 @@ class McpService:
             return list(self._sessions)
 
 
-Resolve = Callable[[ServerRequestContext[Any, Any]], tuple[str, str | None, str]]
-"""``(ctx) -> (connection, session key or None, transport)``: who sends this message."""
+Resolve = Callable[[ServerRequestContext[Any, Any]], Caller]
+"""Who sends this message."""
 
 
 def _tool_error(text: str) -> types.CallToolResult:
@@ -261,13 +393,6 @@ def _message(error: NotochordError, connections: Connections, connection: str) -
 
 def _refusal(error: KnowledgePermissionError, connections: Connections, connection: str) -> str:
     asked = connections.asks_for(connection, error.permission)
-    if asked is None and not connections.exists(connection):
-        # removed while a session of it was still open (stdio has no secret to refuse it at the door)
-        return (
-            f"refused: connection {connection} no longer exists, so it may do nothing; to connect again, "
-            f"make it anew: notochord mcp connect {connection}, then switch on what it may do with "
-            f"notochord gem grant {connection} PERMISSION"
-        )
     if asked is not False:
         return f"refused: {error.message}"
     # the gem API's hint speaks of a gem's manifest; a connection's is written once, when it is made
@@ -284,20 +409,28 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
 
     @contextlib.asynccontextmanager
     async def session_of(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[Session]:
-        connection, key, transport = resolve(ctx)
+        """The caller's session; a removed connection's refusal is its ``GemNotFoundError``."""
+        caller = resolve(ctx)
         # a message outside any transport session (the stateless era of HTTP) is a session of its own
-        ephemeral = key is None
-        key = key or new_run_id()
+        key = caller.key or new_run_id()
+        opened = partial(
+            service.session, caller.connection, key, transport=caller.transport, installation=caller.installation
+        )
+        session = await anyio.to_thread.run_sync(opened)
         try:
-            session = await anyio.to_thread.run_sync(lambda: service.session(connection, key, transport=transport))
             await anyio.to_thread.run_sync(lambda: service.record(session))
-        except GemNotFoundError as error:
-            raise MCPError(types.INVALID_REQUEST, error.message) from None
-        try:
             yield session
         finally:
-            if ephemeral:
-                await anyio.to_thread.run_sync(lambda: service.close(connection, key))
+            if caller.key is None:
+                await anyio.to_thread.run_sync(lambda: service.close(caller.connection, key))
+
+    @contextlib.asynccontextmanager
+    async def resource_session(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[Session]:
+        try:
+            async with session_of(ctx) as session:
+                yield session
+        except GemNotFoundError as error:
+            raise MCPError(types.INVALID_REQUEST, error.message) from None
 
     async def list_tools(
         _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
@@ -324,16 +457,22 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
             arguments = check_arguments(tool, params.arguments)
         except ArgumentError as error:
             raise MCPError(types.INVALID_PARAMS, f"{tool.name}: {error}") from None
-        async with session_of(ctx) as session:
-            session.calls += 1
-            try:
-                answer = to_json(await tool.call(session.knowledge, arguments))
-            except NotochordError as error:
-                refusal = partial(_message, error, service.connections, session.connection)
-                return _tool_error(await anyio.to_thread.run_sync(refusal))
-            except Exception:
-                log.exception("MCP tool %s failed", tool.name)
-                raise MCPError(types.INTERNAL_ERROR, f"{tool.name} failed unexpectedly; nothing was written") from None
+        try:
+            async with session_of(ctx) as session:
+                session.calls += 1
+                try:
+                    answer = to_json(await tool.call(session.knowledge, arguments))
+                except NotochordError as error:
+                    refusal = partial(_message, error, service.connections, session.connection)
+                    return _tool_error(await anyio.to_thread.run_sync(refusal))
+                except Exception:
+                    log.exception("MCP tool %s failed", tool.name)
+                    raise MCPError(
+                        types.INTERNAL_ERROR, f"{tool.name} failed unexpectedly; nothing was written"
+                    ) from None
+        except GemNotFoundError as error:
+            # the connection went before the session could begin: the model reads why, as from a call
+            return _tool_error(error.message)
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(answer, ensure_ascii=False))],
             structured_content={"result": answer},
@@ -342,19 +481,19 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
     async def resources(
         ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        async with session_of(ctx) as session:
+        async with resource_session(ctx) as session:
             return types.ListResourcesResult(resources=await list_resources(session.knowledge))
 
     async def templates(
         ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        async with session_of(ctx) as session:
+        async with resource_session(ctx) as session:
             return types.ListResourceTemplatesResult(resource_templates=await list_templates(session.knowledge))
 
     async def read(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        async with session_of(ctx) as session:
+        async with resource_session(ctx) as session:
             refused = partial(_refusal, connections=service.connections, connection=session.connection)
             return types.ReadResourceResult(
                 contents=await read_resource(session.knowledge, str(params.uri), refused=refused)
@@ -370,5 +509,5 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
         on_list_resource_templates=templates,
         on_read_resource=read,
     )
-    server.middleware.append(_name_and_arguments_are_usable)
+    server.middleware += [_in_own_words(server), _name_and_arguments_are_usable]
     return server

@@ -9,6 +9,12 @@ Secrets: ``connect`` makes a bearer secret of 32 random bytes, hands it out once
 SHA-256 with the installation (``gem_settings``); a presented secret is compared in constant time.
 ``revoke`` forgets the hash, so that client can no longer connect over HTTP; the connection, its
 switches and what it wrote stay unless the person also asks to uninstall it.
+
+A connection's name is not its identity: removed and made again under the same name, it is another
+installation, with switches of its own that start off. A session holds the installation it began
+with (:meth:`Connections.installation`), and its ``ctx.knowledge`` checks, wherever it reads the
+switches, that this installation is still the one installed: a client still running for a removed
+connection can do nothing from then on, whatever a connection of its name may do later.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ from notochord.errors import GemError, GemNotFoundError, KnowledgeValidationErro
 from notochord.gems.manifest import ASSISTANT_KIND, PACKAGED_FILE
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from notochord.access.permissions import PermissionSet
     from notochord.app import Space
     from notochord.gems.api.knowledge import KnowledgeApi
     from notochord.gems.registry import PermissionSwitch, UninstallReport
@@ -39,6 +48,7 @@ __all__ = [
     "Connection",
     "Connections",
     "load_permissions_file",
+    "removed",
 ]
 
 SECRET_SETTING: Final = "mcp_secret_sha256"
@@ -97,6 +107,23 @@ def _check_name(name: object) -> str:
             "(for example: claude-desktop)"
         )
     return name
+
+
+def removed(name: str, *, made_again: bool) -> str:
+    """The refusal of every call of a session whose connection ``name`` was removed; ``made_again``
+    when a connection of that name exists again (another one, which the session is not)."""
+    if not made_again:
+        return (
+            f"refused: connection {name} no longer exists, so it may do nothing; to connect again, "
+            f"make it anew: notochord mcp connect {name}, then switch on what it may do with "
+            f"notochord gem grant {name} PERMISSION"
+        )
+    return (
+        f"refused: connection {name} was removed, so this session may do nothing; the connection {name} "
+        "made since is another one, with its own switches: to use it, start a new session (restart the "
+        f"assistant's app, which runs notochord mcp serve --connection {name} again; over HTTP, connect "
+        "with the new connection's secret)"
+    )
 
 
 def load_permissions_file(path: Path) -> tuple[list[str], str | None]:
@@ -193,14 +220,6 @@ class Connections:
             permissions=tuple(self._gems.permissions(name)),
         )
 
-    def exists(self, name: str) -> bool:
-        """Whether the connection ``name`` is installed (it may have been removed mid-session)."""
-        try:
-            self.get(name)
-        except GemNotFoundError:
-            return False
-        return True
-
     def revoke(self, name: str, *, uninstall: bool = False, delete_data: bool = False) -> UninstallReport | None:
         """Forget the connection's secret; with ``uninstall`` also remove the connection (and with
         ``delete_data`` what it wrote, as one batch the person can undo)."""
@@ -225,6 +244,39 @@ class Connections:
                 found = gem.id
         return found
 
+    def identify(self, secret: str) -> tuple[str, str] | None:
+        """The connection whose secret ``secret`` is and its installation, or ``None``.
+
+        The secret is checked again once the installation is read: a secret is made for one
+        installation and goes with it, so a secret that matched before and after the read
+        belongs to the installation read, even if the connection was made again meanwhile.
+        """
+        name = self.authenticate(secret)
+        if name is None:
+            return None
+        installation = self.installation(name)
+        if installation is None or self.authenticate(secret) != name:
+            return None
+        return name, installation
+
+    def installed(self, name: str) -> str:
+        """The installation of the connection ``name`` now, for a client beginning with it.
+
+        Raises:
+            GemNotFoundError: no connection of that name.
+        """
+        installation = self.installation(name)
+        self.get(name)
+        # read on both sides of the check of its kind: an installation never comes back once gone
+        if installation is None or self.installation(name) != installation:
+            raise GemNotFoundError(f"no assistant connection {name!r}; create one with: notochord mcp connect {name}")
+        return installation
+
+    def installation(self, name: str) -> str | None:
+        """The installation of the connection ``name`` now, ``None`` when there is none; another one
+        each time a connection of that name is made again."""
+        return self._gems.registry.installation(name)
+
     def asks_for(self, name: str, permission: str) -> bool | None:
         """Whether the connection asked, when it was made, for a permission covering ``permission``;
         ``None`` when that cannot be told (no such connection any more, or no permission string)."""
@@ -237,10 +289,39 @@ class Connections:
             return None
         return False
 
-    def knowledge(self, name: str, run_id: str) -> KnowledgeApi:
-        """The ``ctx.knowledge`` of one session of the connection: the object a gem tool receives."""
+    def knowledge(self, name: str, run_id: str, *, installation: str) -> KnowledgeApi:
+        """The ``ctx.knowledge`` of one session of the connection, the object a gem tool receives,
+        bound to ``installation``: once that is not the one installed, every call raises
+        :class:`GemNotFoundError` with the words of :func:`removed`.
+
+        Every call reads the switches, so that is where the installation is checked: on the same
+        connection as the switches when the caller gives one (inside a write, before the write is
+        allowed), else right after reading them. An installation never comes back once removed, so
+        finding it there after the read means the switches read were its own.
+
+        Raises:
+            GemNotFoundError: ``installation`` is not installed now.
+        """
+        registry = self._gems.registry
         api = self._gems.context(name, run_id=run_id).knowledge
         assert api is not None  # a context without a tool always carries knowledge
+
+        def still_installed(conn: sa.Connection | None) -> None:
+            now = registry.installation(name, conn)
+            if now != installation:
+                raise GemNotFoundError(removed(name, made_again=now is not None))
+
+        def grants() -> PermissionSet:
+            found = registry.granted(name)
+            still_installed(None)
+            return found
+
+        def grants_in(conn: sa.Connection) -> PermissionSet:
+            still_installed(conn)
+            return registry.granted(name, conn)
+
+        still_installed(None)
+        api.grants, api.grants_in = grants, grants_in
         return api
 
     def begin_session(self, name: str, run_id: str, *, transport: str) -> None:

@@ -7,7 +7,10 @@ Every request passes, in order:
    ``Origin``, when sent, must be this same ``http(s)://<host>``; otherwise 403 (421 for the host);
 2. the bearer secret of one connection, checked against the stored hash on every request, so a
    revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
-   401 with ``WWW-Authenticate: Bearer`` and no session;
+   401 with ``WWW-Authenticate: Bearer`` and no session. A secret is made for one installation of
+   its connection, and a session belongs to that installation: once the connection is removed, the
+   session cannot be carried on, not even with the secret of a connection made again under its
+   name (the SDK answers as for an unknown session);
 3. a request whose id is not a string or an integer, answered with 400 and a JSON-RPC error
    (:func:`~notochord.mcp_server.app.unanswerable_id`) instead of the SDK's 202 and silence;
 4. a body not declared ``Content-Type: application/json`` (415) or past the REST service's body
@@ -16,6 +19,9 @@ Every request passes, in order:
 5. the SDK's session manager; a session can only be used with the secret that opened it. A body
    that is not JSON-RPC is answered in the words stdio uses
    (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
+
+Every refusal before the SDK reads the message (steps 1 to 4) is a JSON-RPC error object with
+``id: null``, at the HTTP status named above, so that the SDK's client shows its words.
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
 or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
@@ -32,7 +38,7 @@ from typing import Any, Final
 import anyio.to_thread
 import mcp_types as types
 import pydantic_core
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
@@ -48,13 +54,17 @@ from notochord.app import Notochord
 from notochord.console.guard import host_allowed
 from notochord.kbservice.validation import MAX_BODY_BYTES
 from notochord.mcp_server.app import (
+    Caller,
     McpService,
     build_server,
+    foreign_origin,
+    no_secret,
     not_json,
     not_json_declared,
     not_json_rpc,
     too_large,
     unanswerable_id,
+    wrong_host,
 )
 from notochord.mcp_server.connections import Connections
 
@@ -70,10 +80,14 @@ class _Verifier:
         self._service = service
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        name = await anyio.to_thread.run_sync(lambda: self._service.connections.authenticate(token))
-        if name is None:
+        found = await anyio.to_thread.run_sync(lambda: self._service.connections.identify(token))
+        if found is None:
             return None
-        return AccessToken(token=token, client_id=name, scopes=[])
+        name, installation = found
+        # the SDK lets a session be used only by the principal that opened it, (client, issuer,
+        # subject): with the installation as the subject, a connection made again under the same
+        # name is another principal
+        return AccessToken(token=token, client_id=name, scopes=[], subject=installation)
 
 
 class _Sessions(StreamableHTTPSessionManager):
@@ -98,15 +112,28 @@ class _FrontDoor:
         request = Request(scope)
         host = request.headers.get("host")
         if not host_allowed(host, scope.get("server")):
-            await JSONResponse({"error": "this server is not reachable under that host name"}, 421)(
-                scope, receive, send
-            )
+            await _refuse(scope, receive, send, 421, wrong_host())
             return
         origin = request.headers.get("origin")
         if origin is not None and origin not in {f"http://{host}", f"https://{host}"}:
-            await JSONResponse({"error": f"requests from origin {origin} are refused"}, 403)(scope, receive, send)
+            await _refuse(scope, receive, send, 403, foreign_origin(origin))
             return
         await self._app(scope, receive, send)
+
+
+class _RequireConnection:
+    """No request without the verified secret of a connection: 401 with ``WWW-Authenticate: Bearer``
+    (RFC 6750), its body a JSON-RPC error, in place of the SDK's OAuth-shaped body."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if isinstance(scope.get("user"), AuthenticatedUser):
+            await self._app(scope, receive, send)
+            return
+        challenge = {"WWW-Authenticate": 'Bearer error="invalid_token", error_description="Authentication required"'}
+        await _refuse(scope, receive, send, 401, no_secret(), headers=challenge)
 
 
 _TOO_LARGE: Final = object()
@@ -143,9 +170,12 @@ def _declared_json(scope: Scope) -> bool:
     return media_type == "application/json"
 
 
-async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, message: str, *, headers: dict[str, str] | None = None
+) -> None:
+    """A refusal before the message was read: a JSON-RPC error with ``id: null`` at ``status``."""
     error = {"code": types.INVALID_REQUEST, "message": message}
-    await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status)(scope, receive, send)
+    await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status, headers=headers)(scope, receive, send)
 
 
 def _json_problem(text: bytes) -> str:
@@ -228,14 +258,15 @@ class _OwnWords:
         return json.dumps(answer).encode()
 
 
-def _resolve(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str | None, str]:
+def _resolve(ctx: ServerRequestContext[Any, Any]) -> Caller:
     request = ctx.request
     user = request.scope.get("user") if isinstance(request, Request) else None
-    if not isinstance(user, AuthenticatedUser):
+    installation = user.access_token.subject if isinstance(user, AuthenticatedUser) else None
+    if not isinstance(user, AuthenticatedUser) or installation is None:
         # the front door lets nothing through without a secret; this is a second lock
         raise PermissionError("an MCP request over HTTP without a verified connection")
     assert isinstance(request, Request)
-    return user.access_token.client_id, request.headers.get(MCP_SESSION_ID_HEADER), "http"
+    return Caller(user.access_token.client_id, request.headers.get(MCP_SESSION_ID_HEADER), "http", installation)
 
 
 class McpMount:
@@ -248,7 +279,7 @@ class McpMount:
             self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
         )
         guarded: ASGIApp = AuthenticationMiddleware(
-            RequireAuthMiddleware(_OwnWords(StreamableHTTPASGIApp(self.sessions)), []),
+            _RequireConnection(_OwnWords(StreamableHTTPASGIApp(self.sessions))),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")

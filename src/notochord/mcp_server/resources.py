@@ -10,7 +10,7 @@ Listed and read through the connection's ``ctx.knowledge``, with the same checks
   (percent-encoded);
 - ``resources/read`` of a document the connection may not read is refused naming the permission;
   a ref that is not its own, or no document, reads as "resource not found" (K-CON-06: a foreign
-  ref tells nothing).
+  ref tells nothing). The refusal repeats the uri cut short (:func:`~notochord.mcp_server.echo.echoed`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from notochord.errors import KnowledgeNotFoundError, KnowledgePermissionError, NotochordError
+from notochord.errors import GemNotFoundError, KnowledgeNotFoundError, KnowledgePermissionError, NotochordError
 from notochord.gems.api.knowledge import KnowledgeApi
+from notochord.mcp_server.echo import echoed
 
 __all__ = ["DOCUMENT_URI", "MAX_LISTED", "RESOURCE_NOT_FOUND", "list_resources", "list_templates", "read_resource"]
 
@@ -77,7 +78,8 @@ async def list_templates(knowledge: KnowledgeApi) -> list[types.ResourceTemplate
 
 
 def _not_found(uri: str) -> MCPError:
-    return MCPError(RESOURCE_NOT_FOUND, f"resource not found: {uri}", {"uri": uri})
+    shown = echoed(uri)
+    return MCPError(RESOURCE_NOT_FOUND, f"resource not found: {shown}", {"uri": shown})
 
 
 def _refused(error: KnowledgePermissionError) -> str:
@@ -105,6 +107,8 @@ async def read_resource(
     except KnowledgePermissionError as error:
         said = await anyio.to_thread.run_sync(partial(refused, error))
         raise MCPError(types.INVALID_REQUEST, said, {"permission": error.permission}) from None
+    except GemNotFoundError:
+        raise  # the session's connection was removed: the caller words it
     except NotochordError as error:
         raise MCPError(types.INVALID_PARAMS, error.message) from None
     text = f"# {view.title}\n\n{view.body or ''}" if view.title else view.body or ""

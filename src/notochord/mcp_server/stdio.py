@@ -1,7 +1,9 @@
 """MCP over stdin/stdout for one connection: what a desktop client launches.
 
 No secret is asked for: the person started the process on their own machine, with their own
-data directory. The connection must exist, and the whole process is one session, so one run.
+data directory. The connection must exist, and the whole process is one session, so one run, of the
+connection as installed when the process started: once that connection is removed, every call is
+refused, even if a connection of the same name is made again (that one is another connection).
 A line that is not JSON is answered with a parse error (-32700), JSON that is no JSON-RPC message
 with an Invalid Request (-32600), both with ``id: null``, and the session goes on; so is a request
 whose id is not a string or an integer (:func:`~notochord.mcp_server.app.unanswerable_id`), with
@@ -37,6 +39,7 @@ from pydantic import ValidationError
 from notochord.app import Notochord
 from notochord.mcp_server.app import (
     STDIO_SESSION,
+    Caller,
     McpService,
     build_server,
     not_json,
@@ -162,8 +165,8 @@ def _stand_in_reader(stdin: IO[str] | None) -> Callable[[int], bytes]:
     return lambda n: stdin.read(n).encode("utf-8", "surrogateescape")
 
 
-async def _serve(service: McpService, connection: str) -> None:
-    server = build_server(service, lambda _ctx: (connection, STDIO_SESSION, "stdio"))
+async def _serve(service: McpService, caller: Caller) -> None:
+    server = build_server(service, lambda _ctx: caller)
     refusals_send, refusals_receive = anyio.create_memory_object_stream[SessionMessage](math.inf)
     in_flight = _InFlight()
     with _client_stdin() as read:
@@ -210,10 +213,10 @@ def serve_stdio(nc: Notochord, connection: str) -> None:
         GemNotFoundError: no such connection.
     """
     connections = Connections(nc.personal)
-    connections.get(connection)
+    installation = connections.installed(connection)
     service = McpService(connections)
     try:
-        anyio.run(_serve, service, connection)
+        anyio.run(_serve, service, Caller(connection, STDIO_SESSION, "stdio", installation))
     except* BrokenPipeError:
         # the client closed its end (its app quit): nobody is left to answer, which is no failure
         # of this server; a write that was running has finished whole, and the run is ended below

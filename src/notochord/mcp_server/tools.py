@@ -23,6 +23,7 @@ from typing import Any, Final
 from notochord.gems.api.knowledge import KnowledgeApi
 from notochord.knowledge.arguments import shown
 from notochord.knowledge.hybrid_search import MAX_LIMIT
+from notochord.mcp_server.echo import echoed
 
 __all__ = ["MAX_ARGUMENT_BYTES", "TOOLS", "ArgumentError", "ToolSpec", "check_arguments", "to_json"]
 
@@ -330,7 +331,8 @@ def _check(value: Any, schema: Mapping[str, Any], path: str, *, optional: bool =
                 known = ", ".join(properties) or "none"
                 raise ArgumentError(f"{path}: unknown argument {shown(name)} (known: {known})")
             elif isinstance(extra, Mapping):
-                checked[name] = _check(item, extra, f"{path}.{name}")
+                # a name the client chose (an identifier's type): named as sent, cut short
+                checked[name] = _check(item, extra, f"{path}.{echoed(name, 40)}")
             else:
                 checked[name] = item
         return checked
