@@ -7,10 +7,14 @@ import json
 import re
 import shutil
 import socket
+import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -72,12 +76,13 @@ class ConsoleServer:
         self.nc.close()
 
 
-def start_console(data_dir: Path) -> ConsoleServer:
-    settings = Settings(data_dir=data_dir, index_in_background=False, jwt_secret=SECRET)
-    nc = notochord.open(data_dir, settings, embedder=None)
+def start_console(data_dir: Path, **settings: Any) -> ConsoleServer:
+    """A console server over ``data_dir``; ``settings`` override the tests' defaults."""
+    chosen = Settings(**{"data_dir": data_dir, "index_in_background": False, "jwt_secret": SECRET, **settings})
+    nc = notochord.open(data_dir, chosen, embedder=None)
     nc.personal  # noqa: B018  (the personal space exists before the first page)
     port = free_port()
-    server = build_server(nc, settings, host="127.0.0.1", port=port)
+    server = build_server(nc, chosen, host="127.0.0.1", port=port)
     thread = threading.Thread(target=server.run, name="console-test-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -86,6 +91,19 @@ def start_console(data_dir: Path) -> ConsoleServer:
             raise RuntimeError("the console test server did not start")
         time.sleep(0.01)
     return ConsoleServer(url=f"http://127.0.0.1:{port}", port=port, nc=nc, server=server, thread=thread)
+
+
+@contextmanager
+def held_by_another_process(console: ConsoleServer) -> Iterator[None]:
+    """The personal space's write lock, held by another connection the way a backup or a repair
+    holds it: the console's writes wait ``sqlite_busy_timeout_ms`` for it, then give up."""
+    holder = sqlite3.connect(Path(console.nc.data_dir) / "spaces" / "personal.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
 
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')

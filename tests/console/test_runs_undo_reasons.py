@@ -65,6 +65,26 @@ def test_p_file_25_each_file_left_alone_is_listed_with_its_own_reason(console: C
     assert (chat / "plan.md").read_text(encoding="utf-8") == "later"
 
 
+def test_p_file_25_each_reason_is_said_in_the_language_of_the_console(console: ConsoleServer, chat: Path) -> None:
+    """K-UI-11 in Chinese: the reason beside each file left alone is the console's own sentence in
+    the reader's language, naming the later run and the path exactly as they are."""
+    _run(console.space, chat, "run-first", {"menu.md": "first", "plan.md": "first", "notes.md": "first"})
+    _run(console.space, chat, "run-later", {"plan.md": "later"})
+    (chat / "menu.md").write_text("edited by me", encoding="utf-8")
+    client, token = console.signed_in("/runs/run-first")
+    client.headers["Accept-Language"] = "zh-CN"
+
+    answer = client.post("/runs/run-first/rollback", data={"csrf": token})
+
+    assert answer.status_code == 200
+    assert "已恢复 1 个文件。" in answer.text
+    assert sorted(_skipped(answer.text)) == [
+        "workspace:menu.md: 之后它又被改动过(被你或其他程序),所以保持原样",
+        "workspace:plan.md: 运行 run-later 后来改动了 workspace:plan.md;请先恢复那次运行",
+    ]
+    assert "stays as it is" not in answer.text and "roll that run back first" not in answer.text
+
+
 def test_p_file_25_a_skipped_path_and_its_reason_are_shown_as_text_never_as_markup(
     console: ConsoleServer, chat: Path
 ) -> None:

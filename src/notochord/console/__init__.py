@@ -3,7 +3,9 @@
 It acts as the vault's user (``space.user``), so only the person who can read the data directory
 may drive it: they sign in with a one-time link (:mod:`notochord.console.auth`), and every request
 passes the front door of :mod:`notochord.console.guard` (Host, Origin, cross-site, session) and,
-when it changes something, the CSRF check of :mod:`notochord.console.forms`.
+when it changes something, the CSRF check of :mod:`notochord.console.forms`. A store that cannot be
+used right now (its database server down, or locked by another process) is answered 503 with
+``Retry-After`` by :mod:`notochord.console.unavailable`.
 
 Pages are rendered on the server from Jinja2 templates; htmx (vendored in ``static/``, BSD-0
 licence beside it) swaps parts of a page, and every action is also a plain form post. What each
@@ -49,6 +51,7 @@ from notochord.console.routes import (
     studio,
     uninstall,
 )
+from notochord.console.unavailable import STORE_UNAVAILABLE, store_unavailable
 from notochord.console.uploads import Uploads
 from notochord.errors import KnowledgeValidationError
 from notochord.server.head import HeadAsGet
@@ -191,6 +194,8 @@ def create_console(nc: Notochord) -> FastAPI:
     console.add_exception_handler(KnowledgeValidationError, invalid)
     console.add_exception_handler(StarletteHTTPException, http_error)
     console.add_exception_handler(RequestValidationError, malformed)
+    for outage in STORE_UNAVAILABLE:
+        console.add_exception_handler(outage, store_unavailable)
     console.add_middleware(ConsoleGuard, keys=keys)
     # outermost, so the guard sees a HEAD as the GET it stands for and answers it the same way
     console.add_middleware(HeadAsGet, routes=console.router.routes)

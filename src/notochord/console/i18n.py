@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from notochord.access.sentences import Lang
+from notochord.console.i18n_recovery import RECOVERY_LABELS
 
 __all__ = ["COUNTED", "LABELS", "LANGS", "LANG_NAMES", "choose_lang", "text"]
 
@@ -567,6 +568,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     ),
     "kn_people_count": ("{n} people", "{n} 人"),
     "kn_no_people": ("No person is known yet.", "还没有任何联系人。"),
+    **RECOVERY_LABELS,
 }
 
 

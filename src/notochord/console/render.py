@@ -35,12 +35,17 @@ _HEADERS: Final = {
 }
 
 
-def render_page(request: Request, template: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
-    """``template`` rendered with ``context``; ``t(key, **values)`` gives labels in ``context["lang"]``."""
+def render_page(
+    request: Request, template: str, context: dict[str, Any], *, status_code: int = 200, after: str = ""
+) -> HTMLResponse:
+    """``template`` rendered with ``context``; ``t(key, **values)`` gives labels in ``context["lang"]``.
+
+    ``after`` is the console's own markup appended as it is (never anything a visitor sent).
+    """
     lang: Lang = context["lang"]
 
     def t(key: str, **values: object) -> str:
         return text(key, lang, **values)
 
     body = _ENV.get_template(template).render({"t": t, "request_path": request.url.path, **context})
-    return HTMLResponse(body, status_code=status_code, headers=_HEADERS)
+    return HTMLResponse(body + after, status_code=status_code, headers=_HEADERS)

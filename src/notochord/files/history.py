@@ -20,7 +20,8 @@ Rules (P-FILE-21…26, OD-P07):
   recorded a later change to the same path, to a path inside it, or to a folder holding it (a later
   move of that folder moved it too). Otherwise the path, and every older change of the run to it,
   is left alone and reported as skipped, with the reason (the later run in the way, by its id and
-  the path it changed; a change made outside). Rollback of a change undoes that change only: a
+  the path it changed; a change made outside), as a code with values and English words
+  (:mod:`~notochord.files.skips`). Rollback of a change undoes that change only: a
   folder the run moved goes back only while it holds exactly what the move put there, so a file
   another run or the user added to it since is never carried along.
 - Rollback never writes through a symlink: a path whose real location differs from the recorded one
@@ -54,6 +55,7 @@ from notochord.clock import Clock, iso_utc, parse_iso_utc
 from notochord.errors import FileError
 from notochord.files.full import disk_full
 from notochord.files.restoring import put_back_file, remove_folder, restore_folder, undo_move
+from notochord.files.skips import NotPutBackError, SkipReason
 from notochord.files.states import ABSENT, CHUNK, DIR, hash_bytes, hash_stream, path_state
 from notochord.files.trash import FolderTrash, Trash, dispose
 
@@ -67,6 +69,7 @@ __all__ = [
     "FolderTrash",
     "Op",
     "RollbackReport",
+    "SkipReason",
     "Trash",
     "hash_bytes",
     "hash_stream",
@@ -129,12 +132,17 @@ class RollbackReport:
     run_id: str
     restored: tuple[str, ...]
     skipped: tuple[str, ...]
-    reasons: tuple[tuple[str, str], ...] = ()
+    skip_reasons: tuple[tuple[str, SkipReason], ...] = ()
     """``(display path, why it was skipped)`` for every skipped path, in the order of ``skipped``."""
 
+    @property
+    def reasons(self) -> tuple[tuple[str, str], ...]:
+        """``(display path, why it was skipped)`` with the reason in English words."""
+        return tuple((shown, why.text) for shown, why in self.skip_reasons)
+
     def reason(self, display: str) -> str | None:
-        """Why ``display`` was skipped, in words for the user; ``None`` when it was not."""
-        return next((why for shown, why in self.reasons if shown == display), None)
+        """Why ``display`` was skipped, in English words for the user; ``None`` when it was not."""
+        return next((why.text for shown, why in self.skip_reasons if shown == display), None)
 
 
 class ChangeRecorder:
@@ -350,8 +358,8 @@ class FileHistory:
                 (run_id,),
             )
             restored: list[str] = []
-            skipped: dict[str, str] = {}
-            blocked: dict[tuple[str, str], str] = {}
+            skipped: dict[str, SkipReason] = {}
+            blocked: dict[tuple[str, str], SkipReason] = {}
             for row in rows:
                 cid, op, root, path, display, dest, dest_display = row[:7]
                 touched = [(root, path)] + ([(root, dest)] if dest is not None else [])
@@ -371,8 +379,10 @@ class FileHistory:
                             old_trash=row[9],
                             old_mode=row[11],
                         )
+                    except NotPutBackError as exc:
+                        why = exc.reason
                     except FileError as exc:
-                        why = exc.message
+                        why = SkipReason.of("other", exc.message, detail=exc.message)
                 if why is not None:
                     for t in touched:
                         blocked.setdefault(t, why)
@@ -385,32 +395,40 @@ class FileHistory:
                 run_id=run_id,
                 restored=tuple(p for p in restored if p not in skipped),
                 skipped=tuple(skipped),
-                reasons=tuple(skipped.items()),
+                skip_reasons=tuple(skipped.items()),
             )
 
-    def _undo_refused(self, cid: int, run_id: str, row: tuple[Any, ...]) -> str | None:
-        """Why change ``cid`` may not be undone now, in words for the user; ``None`` when it may."""
+    def _undo_refused(self, cid: int, run_id: str, row: tuple[Any, ...]) -> SkipReason | None:
+        """Why change ``cid`` may not be undone now; ``None`` when it may."""
         _, op, root, path, display, dest, dest_display = row[:7]
         after: str | None = row[10]
         if after is None:
-            return "what it held right after the change is not known, so it cannot be told whether it changed since"
+            return SkipReason.of(
+                "state_unknown",
+                "what it held right after the change is not known, so it cannot be told whether it changed since",
+            )
         later = self._superseded(cid, run_id, root, [path] if dest is None else [path, dest])
         if later is not None:
-            return f"{later}; roll that run back first"
+            return later
         if dest is None:
             if path_state(Path(root), path) != after:
-                return "it changed since (by the user or another program), so it stays as it is"
+                return SkipReason.of(
+                    "changed_since", "it changed since (by the user or another program), so it stays as it is"
+                )
             return None
         if path_state(Path(root), path) != ABSENT:
-            return f"{display} is taken again since the move, so {dest_display} stays where it is"
+            said = f"{display} is taken again since the move, so {dest_display} stays where it is"
+            return SkipReason.of("move_origin_taken", said, path=display, to=dest_display)
         if path_state(Path(root), dest) != after:
-            what = "it or something in it" if op == "move" and after.startswith(DIR) else "it"
-            return f"{what} changed since the move (by the user or another program), so it stays where it is"
+            folder = op == "move" and after.startswith(DIR)
+            what = "it or something in it" if folder else "it"
+            said = f"{what} changed since the move (by the user or another program), so it stays where it is"
+            return SkipReason.of("moved_folder_changed_since" if folder else "moved_changed_since", said)
         return None
 
-    def _superseded(self, cid: int, run_id: str, root: str, paths: list[str]) -> str | None:
+    def _superseded(self, cid: int, run_id: str, root: str, paths: list[str]) -> SkipReason | None:
         """The earliest change another run recorded after ``cid`` to one of ``paths``, inside one, or to
-        a folder holding one, in words (``run r-2 changed workspace:B/new.txt later``); else ``None``.
+        a folder holding one, as the reason to roll that run back first; else ``None``.
 
         Paths are compared whole (root and relative path joined), since a change in the run folder
         is recorded against the run folder and a move out of it against the conversation.
@@ -434,8 +452,10 @@ class FileHistory:
             return None
         other, op, display, dest_display = later[0]
         if op == "move":
-            return f"run {other} later moved {display} to {dest_display}"
-        return f"run {other} later changed {display}"
+            said = f"run {other} later moved {display} to {dest_display}; roll that run back first"
+            return SkipReason.of("later_run_moved", said, run=other, path=display, to=dest_display)
+        said = f"run {other} later changed {display}; roll that run back first"
+        return SkipReason.of("later_run_changed", said, run=other, path=display)
 
     def _undo(
         self,
@@ -467,7 +487,9 @@ class FileHistory:
                     trash=self.trash,
                 )
         except OSError as exc:
-            raise disk_full(exc, path) or FileError(f"it could not be put back: {exc.strerror}") from exc
+            said = f"it could not be put back: {exc.strerror}"
+            full = disk_full(exc, path)
+            raise full or NotPutBackError(SkipReason.of("not_put_back", said, detail=str(exc.strerror))) from exc
 
     # -- sqlite plumbing ---------------------------------------------------------------------
 

@@ -9,8 +9,9 @@ acts on one that may. Rules:
   is a :class:`~notochord.errors.FileError` and nothing is done.
 - A file is put back only once its earlier version is in hand, copied out of the history beside it
   or taken out of the trash into its place: until then the version the run left stays where it is.
-  An earlier version that cannot be had is a ``FileError`` whose words (shown to the user beside the
-  path) say why and, for one in the trash, where it was put; nothing has changed then.
+  An earlier version that cannot be had is a :class:`~notochord.files.skips.NotPutBackError` whose
+  reason (shown to the user beside the path) says why and, for one in the trash, where it was put;
+  nothing has changed then.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from notochord.errors import FileError
 from notochord.files.noreplace import rename_noreplace
 from notochord.files.opening import DIR_FLAGS, lstat_at, path_at
+from notochord.files.skips import NotPutBackError, SkipReason
 from notochord.files.trash import Trash
 
 __all__ = ["put_back_file", "remove_folder", "restore_folder", "undo_move"]
@@ -75,12 +77,18 @@ def put_back_file(
     """
     if not created and blob is None:
         if old_trash is None:
-            raise FileError("no earlier version of it was kept, so it stays as it is")
+            raise NotPutBackError(
+                SkipReason.of("no_earlier_version", "no earlier version of it was kept, so it stays as it is")
+            )
         if trash is None:
-            raise FileError(
-                f"its earlier version was too large for the file history and was put in the trash ({old_trash}); "
-                "there is no trash here to take it back from, so the file stays as it is: restore it from there "
-                "by hand"
+            raise NotPutBackError(
+                SkipReason.of(
+                    "in_trash_no_trash",
+                    f"its earlier version was too large for the file history and was put in the trash ({old_trash}); "
+                    "there is no trash here to take it back from, so the file stays as it is: restore it from "
+                    "there by hand",
+                    location=old_trash,
+                )
             )
     plain = root / path  # where /proc is missing, the checked path is all there is
     with _parent(root, path, create=True) as (parent, name):
@@ -109,9 +117,14 @@ def _from_trash(parent: int, name: str, location: str, trash: Trash, plain: Path
             # the run's version goes back where it was: the user keeps a file rather than none
             with contextlib.suppress(FileError):
                 trash.restore(current, here)
-        raise FileError(
-            f"its earlier version was too large for the file history and was put in the trash ({location}), "
-            f"but it cannot be taken back from there ({exc.message}); the file stays as it is"
+        raise NotPutBackError(
+            SkipReason.of(
+                "in_trash_unavailable",
+                f"its earlier version was too large for the file history and was put in the trash ({location}), "
+                f"but it cannot be taken back from there ({exc.message}); the file stays as it is",
+                location=location,
+                detail=exc.message,
+            )
         ) from exc
 
 
@@ -133,8 +146,11 @@ def _stage(parent: int, blob: Path, mode: int | None) -> str:
     try:
         source = open(blob, "rb")  # noqa: SIM115  (closed below; its absence has its own words)
     except FileNotFoundError:
-        raise FileError(
-            "the copy of its earlier version is missing from the file history, so it stays as it is"
+        raise NotPutBackError(
+            SkipReason.of(
+                "history_copy_missing",
+                "the copy of its earlier version is missing from the file history, so it stays as it is",
+            )
         ) from None
     staged = f".~restore-{uuid.uuid4().hex}.tmp"
     with source:
@@ -169,7 +185,12 @@ def _parent(root: Path, rel: str, *, create: bool = False) -> Iterator[tuple[int
             except OSError as exc:
                 st = lstat_at(part, fd)
                 if st is not None and stat.S_ISLNK(st.st_mode):
-                    raise FileError("a folder on its way was replaced by a link since, so it stays as it is") from exc
+                    raise NotPutBackError(
+                        SkipReason.of(
+                            "folder_became_link",
+                            "a folder on its way was replaced by a link since, so it stays as it is",
+                        )
+                    ) from exc
                 raise
             os.close(fd)
             fd = nxt

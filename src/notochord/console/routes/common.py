@@ -17,6 +17,7 @@ from notochord.console.auth import ConsoleKeys
 from notochord.console.forms import ConsoleRefusal, FieldValueError, session_of, shown, verified_form
 from notochord.console.i18n import choose_lang, text
 from notochord.console.render import render_page
+from notochord.console.unavailable import CLEAR_ALERT
 
 __all__ = [
     "SPACE_COOKIE",
@@ -78,7 +79,9 @@ class Page:
             "space_name": self.space_name,
             "spaces": [(name, self.space_label(name)) for name in self.spaces],
         }
-        return render_page(self.request, template, {**shared, **context}, status_code=status_code)
+        # a part of a page (an htmx answer) also clears the alert of an earlier answer that failed
+        after = CLEAR_ALERT if self.htmx and template.startswith("_") else ""
+        return render_page(self.request, template, {**shared, **context}, status_code=status_code, after=after)
 
     def form_answer(
         self,

@@ -22,6 +22,7 @@ from notochord.console.routes.common import (
     typed_path,
     unreadable_path,
 )
+from notochord.console.unavailable import STORE_UNAVAILABLE
 from notochord.console.uploads import Uploads
 from notochord.console.views.folders import working_folder
 from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
@@ -127,6 +128,8 @@ def install(request: Request, page: PageDep, form: Form) -> Response:
         except ManifestError as error:
             _refuse_unreadable(path, error)
             raise
+    except STORE_UNAVAILABLE:
+        raise
     except NotochordError as error:
         problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
         return _list(page, errors=problems, path=path, status_code=422)
@@ -177,6 +180,8 @@ def switch(page: PageDep, form: Form, gem_id: str) -> Response:
     try:
         page.space.gems.set_permission(gem_id, permission, on)
         view = gem_page(page.space, gem_id, page.lang)
+    except STORE_UNAVAILABLE:
+        raise
     except NotochordError:
         return page.not_found()
     if page.htmx:
@@ -249,6 +254,8 @@ def tick(page: PageDep, form: Form, gem_id: str) -> Response:
             return page.not_found()
         page.space.gems.tick_collection(gem_id, chosen.id, on=on)
         view = gem_page(page.space, gem_id, page.lang)
+    except STORE_UNAVAILABLE:
+        raise
     except NotochordError:
         return page.not_found()
     if page.htmx:

@@ -14,7 +14,8 @@ from fastapi import APIRouter
 from starlette.responses import Response
 
 from notochord.console.routes.common import Page, PageDep
-from notochord.console.views.runs import parse_page, run_page, runs_page
+from notochord.console.unavailable import STORE_UNAVAILABLE
+from notochord.console.views.runs import parse_page, run_page, runs_page, skipped_paths
 from notochord.errors import GemError, KnowledgeError, KnowledgeValidationError, NotochordError
 
 __all__ = ["router"]
@@ -86,6 +87,8 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
         return _run(page, run_id, refusal=page.t("rollback_refused", reason=page.t("rollback_no_folder")))
     try:
         report = page.space.files.rollback(run_id, conversation=record.conversation)
+    except STORE_UNAVAILABLE:
+        raise
     except NotochordError as error:
         return _run(page, run_id, refusal=page.t("rollback_refused", reason=str(error)))
     if not report.restored and not report.skipped:
@@ -94,4 +97,4 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
     if report.skipped:
         notice += " " + page.t("rollback_skipped")
     # each path with its own reason: a later run in the way is not a change made outside
-    return _run(page, run_id, notice=notice, skipped=list(report.reasons))
+    return _run(page, run_id, notice=notice, skipped=skipped_paths(report, page.lang))

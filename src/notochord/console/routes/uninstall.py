@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from starlette.responses import Response
 
 from notochord.console.routes.common import Form, PageDep, field
+from notochord.console.unavailable import STORE_UNAVAILABLE
 from notochord.errors import GemError, NotochordError
 
 __all__ = ["router"]
@@ -34,6 +35,8 @@ def uninstall(page: PageDep, form: Form, gem_id: str) -> Response:
         report = page.space.gems.uninstall(gem_id, delete_data=choice == "delete")
     except GemError:
         return page.not_found()
+    except STORE_UNAVAILABLE:
+        raise
     except NotochordError as error:
         return page.render("uninstall_done.html", name=gem_id, report=None, error=str(error), status_code=422)
     return page.render("uninstall_done.html", name=name, report=report, error=None)

@@ -12,11 +12,14 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from notochord.access.sentences import Lang
 from notochord.app import Space
 from notochord.clock import iso_utc
 from notochord.console.forms import FieldValueError, shown, whole_number
+from notochord.console.i18n import LABELS, text
 from notochord.console.views.changes import ChangeRow, change_row, gem_choices
 from notochord.errors import FileError
+from notochord.files.history import RollbackReport, SkipReason
 from notochord.gems.runner import RunRecord
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "parse_page",
     "run_page",
     "runs_page",
+    "skipped_paths",
 ]
 
 PAGE_SIZE: Final = 25
@@ -164,3 +168,19 @@ def run_page(space: Space, run_id: str) -> RunPage:
         files_problem=problem,
         gem_installed=any(gem.id == record.gem_id for gem in space.gems.list()),
     )
+
+
+def _skip_sentence(reason: SkipReason, lang: Lang) -> str:
+    key = f"skip_{reason.code}"
+    values = dict(reason.values)
+    try:
+        return text(key, lang, **values) if key in LABELS else reason.text
+    except KeyError:
+        # a code whose values changed since these words were written: its English still says why
+        return reason.text
+
+
+def skipped_paths(report: RollbackReport, lang: Lang) -> list[tuple[str, str]]:
+    """Each path a rollback left alone with why, in ``lang``; a reason of a code this console has no
+    words for (or ``other``) keeps its English sentence."""
+    return [(path, _skip_sentence(reason, lang)) for path, reason in report.skip_reasons]
