@@ -24,7 +24,6 @@ _DEFINED: Final = re.compile(r"\*\*(P-(?:NET|RES|FILE|STOR)-\d+)\*\*")
 
 EXEMPT: Final[dict[str, str]] = {
     "P-FILE-28": "an agent's built-in fs.* platform tools belong to the agent runtime, not to ctx.files",
-    "P-FILE-32": "what the gem page lists under What it can do, and upgrade approval prompts, are UI",
     "P-STOR-05": "sideEffect checking belongs to the tool runner and plan mode, not to storage",
     "P-STOR-06": "plan mode (running read tools before approval) belongs to the agent runtime",
     "P-STOR-07": "the read declaration is the gem's promise, judged by quality review, not enforced here",
