@@ -4,7 +4,9 @@ A DOCX is a ZIP of XML parts; a small upload can hold a huge, highly compressibl
 
 - Only the parts that carry text or its structure are read: the main document, the footnotes and
   endnotes, the headers and footers, the styles and the core properties (title). Media and every
-  other part are never unpacked.
+  other part are never unpacked. Comments (``word/comments.xml``) are not read: they are
+  reviewers' notes beside the text, not the document's text, and Word leaves them out of a printed
+  copy unless asked; a search finds the commented text, not what a reviewer said of it.
 - Before anything is unpacked, the declared sizes of those parts are checked against
   :data:`MAX_DOCX_UNPACKED` and each part's compression ratio against :data:`MAX_DOCX_RATIO`;
   while unpacking, the bytes actually produced are counted against the same bound (declared sizes
@@ -33,7 +35,8 @@ from typing import IO, Final
 from xml.parsers import expat
 
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
-from notochord.extraction.docx_blocks import NoteReader, StoryReader, Styles
+from notochord.extraction.docx_blocks import NoteReader, StoryReader
+from notochord.extraction.docx_styles import Styles
 from notochord.extraction.docx_xml import Attributes, Budget, PartReader, parse_part
 
 __all__ = ["MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED", "DocxText", "read_docx"]

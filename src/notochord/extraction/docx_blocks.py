@@ -10,6 +10,18 @@
 - A paragraph's text is its runs' ``w:t``, ``w:tab``/``w:ptab`` (tab), ``w:br`` (newline for a
   text-wrapping break), ``w:cr`` (newline) and ``w:noBreakHyphen`` (``-``); its style name is looked
   up in the styles part (python-docx's lookup). Blank paragraphs are dropped.
+- Hidden text is left out: a run formatted hidden (``w:vanish``, ``w:specVanish``), directly or
+  through its character or paragraph style (:mod:`notochord.extraction.docx_styles` resolves it as
+  Word does), with all it holds (drawings, text boxes). Word neither shows nor prints hidden text
+  unless its user switches on the display of hidden formatting, so a search should not find a
+  document by words its reader never sees (a note to self, an answer key, text left behind by a
+  template). A hidden paragraph mark (``w:pPr/w:rPr``) hides only the mark: Word runs the paragraph
+  into the next one, and its text, still shown, is kept.
+- The prompt of an empty content control (``w:showingPlcHdr``: "Click or tap here to enter
+  text.") is the template's, not the document's: its runs are left out.
+- A drawing's alternative text is read where a screen reader reads it: an inline image's in its
+  line, a floating one's after its paragraph (:mod:`notochord.extraction.docx_drawing` says which
+  text counts).
 - A text box's paragraphs come right after the paragraph it is anchored in.
 - A table row is one block listing its cells' text; a vertically merged cell repeats the text of
   the cell above (counted again against the text limit, as it is produced again). A table inside a
@@ -27,18 +39,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
+from notochord.extraction.docx_drawing import Drawing
+from notochord.extraction.docx_styles import Styles, on
 from notochord.extraction.docx_xml import Attributes, Budget, PartReader, W
 
-__all__ = ["NoteReader", "StoryReader", "Styles"]
+__all__ = ["NoteReader", "StoryReader"]
 
 _MC: Final = "http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _R_ID: Final = "http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-# python-docx shows these built-in styles by their UI names
-_UI_NAMES: Final = {f"heading {n}": f"Heading {n}" for n in range(1, 10)} | {
-    "caption": "Caption",
-    "footer": "Footer",
-    "header": "Header",
-}
 _TBL, _TR, _TC, _P, _R, _T = (f"{W}{name}" for name in ("tbl", "tr", "tc", "p", "r", "t"))
 _PPR, _PSTYLE, _TCPR, _BR = (f"{W}{name}" for name in ("pPr", "pStyle", "tcPr", "br"))
 _VAL, _TYPE, _ID = f"{W}val", f"{W}type", f"{W}id"
@@ -47,37 +55,13 @@ _SKIPPED: Final = frozenset({f"{W}del", f"{W}moveFrom"})
 _NOTE_REFERENCES: Final = {f"{W}footnoteReference": "footnote", f"{W}endnoteReference": "endnote"}
 _PART_REFERENCES: Final = frozenset({f"{W}headerReference", f"{W}footerReference"})
 _RUN_TEXT: Final = {f"{W}tab": "\t", f"{W}ptab": "\t", f"{W}cr": "\n", f"{W}noBreakHyphen": "-"}
-_TRUE: Final = frozenset({"1", "true", "on"})
-
-
-class Styles(PartReader):
-    """Paragraph style names by id, and the default paragraph style's name (python-docx's lookup)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: dict[str, str | None] = {}
-        self.default: str | None = None
-        self._name: str | None = None
-
-    def start(self, tag: str, attrs: Attributes) -> None:  # noqa: ARG002  # a style's own attributes are read at its end
-        if tag == f"{W}style":
-            self._name = None
-
-    def end(self, tag: str, attrs: Attributes, text: str) -> None:  # noqa: ARG002  # names are attributes
-        if tag == f"{W}name" and self.path[-1:] == [f"{W}style"]:
-            self._name = attrs.get(_VAL)
-        elif tag == f"{W}style" and attrs.get(_TYPE) == "paragraph":
-            shown = _UI_NAMES.get(self._name, self._name) if self._name is not None else None
-            style_id = attrs.get(f"{W}styleId")
-            if style_id is not None and style_id not in self.names:
-                self.names[style_id] = shown
-            if attrs.get(f"{W}default") in _TRUE:
-                self.default = shown  # the last default wins, as the format says
-
-    def name(self, style_id: str | None) -> str:
-        if style_id is not None and style_id in self.names:
-            return self.names[style_id] or ""
-        return self.default or ""
+_RPR, _RSTYLE, _VANISH, _SPEC_VANISH = (f"{W}{name}" for name in ("rPr", "rStyle", "vanish", "specVanish"))
+_SDT, _SDT_PR, _SDT_CONTENT = f"{W}sdt", f"{W}sdtPr", f"{W}sdtContent"
+_PLACEHOLDER: Final = f"{W}showingPlcHdr"
+_WP: Final = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
+_INLINE, _ANCHOR, _DOC_PR = f"{_WP}inline", f"{_WP}anchor", f"{_WP}docPr"
+_PICTURE_PR: Final = "http://schemas.openxmlformats.org/drawingml/2006/picture}cNvPr"
+_DECORATIVE: Final = "http://schemas.microsoft.com/office/drawing/2017/decorative}decorative"
 
 
 Block = tuple[str, str]
@@ -91,6 +75,7 @@ class _Paragraph:
     parts: list[str] = field(default_factory=list)
     # what is anchored in it (text boxes and their tables), read right after it
     after: list[_Paragraph | Block] = field(default_factory=list)
+    space_next: bool = False  # an image's text went before: the next text is set apart from it
 
 
 @dataclass
@@ -117,6 +102,14 @@ class _Cell:
     merge: str | None = None
 
 
+@dataclass
+class _Run:
+    style_id: str | None = None
+    vanish: bool | None = None
+    spec_vanish: bool | None = None
+    hidden: bool | None = None  # worked out at its first content, once its properties are read
+
+
 _Sink = _Paragraph | _Cell | None  # None: the part's own list of blocks
 _Frame = _Paragraph | _Table | _Row | _Cell
 
@@ -138,6 +131,10 @@ class StoryReader(PartReader):
         self._in_cell = False  # a table in a cell is read as the cell's text, not as rows
         self._skip: int | None = None  # the level of the skipped element being passed over
         self._chosen: set[int] = set()  # levels of open mc:AlternateContent whose choice is taken
+        self._runs: dict[int, _Run] = {}  # the open run at each level
+        self._placeholder_controls: set[int] = set()  # levels of open w:sdt showing their placeholder
+        self._placeholders: list[int] = []  # levels of the open w:sdtContent that hold a placeholder
+        self._drawings: list[Drawing] = []
 
     def start(self, tag: str, attrs: Attributes) -> None:
         if self._skip is not None:
@@ -152,6 +149,17 @@ class StoryReader(PartReader):
         if tag in _SKIPPED:
             self._skip = level
             return
+        if path and path[-1] == _R and tag != _RPR and self._hidden(level - 1):
+            self._skip = level - 1  # the rest of the run: its text, drawings and text boxes
+            return
+        if tag == _R:
+            self._runs[level] = _Run()
+        elif tag == _SDT_CONTENT and level - 1 in self._placeholder_controls:
+            self._placeholders.append(level)
+        elif tag in (_INLINE, _ANCHOR):
+            self._drawings.append(Drawing(level, inline=tag == _INLINE))
+        elif self._drawings:
+            self._drawing_property(self._drawings[-1], tag, attrs, level)
         frames = self._frames
         top = frames[-1] if frames else None
         if tag == _P:
@@ -189,6 +197,19 @@ class StoryReader(PartReader):
         if tag == _ALTERNATE:
             self._chosen.discard(level)
             return
+        if path[-2:] == [_R, _RPR]:
+            self._run_property(self._runs.get(level - 2), tag, attrs)
+            return
+        if tag == _PLACEHOLDER and path[-2:] == [_SDT, _SDT_PR]:
+            if on(attrs):
+                self._placeholder_controls.add(level - 2)
+            return
+        if tag == _SDT:
+            self._placeholder_controls.discard(level)
+        elif self._placeholders and self._placeholders[-1] == level:  # its w:sdtContent ends
+            self._placeholders.pop()
+        elif self._drawings and self._drawings[-1].level == level:
+            self._place_drawing(self._drawings.pop())
         frames = self._frames
         top = frames[-1] if frames else None
         if top is not None and top.level == level:  # frames nest as elements do: this one ends
@@ -218,8 +239,60 @@ class StoryReader(PartReader):
         elif tag != _T:
             text = _RUN_TEXT.get(tag, "")
         if text:
+            if paragraph.space_next and not text[0].isspace():
+                text = " " + text
+            paragraph.space_next = False
             self._budget.spend_text(len(text))
             paragraph.parts.append(text)
+
+    def _hidden(self, run_level: int) -> bool:
+        """Whether the run at ``run_level`` is not shown: formatted hidden, or a placeholder."""
+        if self._placeholders:
+            return True
+        run = self._runs.get(run_level)
+        if run is None:
+            return False
+        if run.hidden is None:
+            paragraph = self._sink.style_id if isinstance(self._sink, _Paragraph) else None
+            run.hidden = self._styles.hidden(paragraph, run.style_id, run.vanish, run.spec_vanish)
+        return run.hidden
+
+    @staticmethod
+    def _run_property(run: _Run | None, tag: str, attrs: Attributes) -> None:
+        if run is None:
+            return
+        if tag == _RSTYLE:
+            run.style_id = attrs.get(_VAL)
+        elif tag == _VANISH:
+            run.vanish = on(attrs)
+        elif tag == _SPEC_VANISH:
+            run.spec_vanish = on(attrs)
+
+    @staticmethod
+    def _drawing_property(drawing: Drawing, tag: str, attrs: Attributes, level: int) -> None:
+        if tag == _DOC_PR and level == drawing.level + 1:
+            drawing.title, drawing.description = attrs.get("title", ""), attrs.get("descr", "")
+        elif tag == _PICTURE_PR and not drawing.picture_description:
+            drawing.picture_description = attrs.get("descr", "")
+        elif tag == _DECORATIVE and attrs.get("val", "1").strip().lower() not in ("0", "false", "off"):
+            drawing.decorative = True
+
+    def _place_drawing(self, drawing: Drawing) -> None:
+        """Put a drawing's alternative text where a screen reader reads it: an inline image's in
+        its line, a floating one's after the paragraph it is anchored in."""
+        paragraph = self._sink
+        text = drawing.alternative_text()
+        if not text or not isinstance(paragraph, _Paragraph):
+            return
+        if not drawing.inline:
+            self._budget.spend_text(len(text))
+            paragraph.after.append(("", text))
+            return
+        if paragraph.parts and not paragraph.parts[-1][-1:].isspace():
+            text = " " + text
+        self._budget.spend_text(len(text))
+        paragraph.parts.append(text)
+        paragraph.space_next = True
 
     def _end_paragraph(self, paragraph: _Paragraph) -> None:
         if paragraph.after:

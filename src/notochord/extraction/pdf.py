@@ -12,6 +12,13 @@ Refusals carry only the problem (``the PDF is …``); :mod:`notochord.extraction
   deep) are refused as too large, not as damage.
 - Glyphs without a text mapping come out as control codes or U+FFFD; a PDF with nothing else is
   said to have no text layer, as a scanned one is.
+- A simple font (most often a Type3 font: the bitmap fonts of older TeX output, some report
+  generators) may name its glyphs privately (``/g12``) and have no ToUnicode map: nothing then says
+  which characters its glyphs are, and the parser gives the glyph names. Those names are no text a
+  reader sees and would only make searches match nonsense, so they are left out, and one note at
+  the end of the text names the pages that lost text (searching can then find why a word is
+  missing). Names from the standard glyph list (``/e``, ``/uni00E9``) and fonts with a ToUnicode
+  map are read as usual. A PDF with no other text is refused, saying so.
 """
 
 from __future__ import annotations
@@ -19,12 +26,12 @@ from __future__ import annotations
 import io
 import logging
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError
 
 if TYPE_CHECKING:
-    from pypdf import PdfReader
+    from pypdf import PageObject, PdfReader
 
 __all__ = ["read_pdf"]
 
@@ -45,6 +52,9 @@ _ENCRYPT_INLINE: Final = re.compile(rb"/Encrypt" + _SPACE + rb"*<<(.{0,4096}?)>>
 _FILTER: Final = re.compile(rb"/Filter" + _SPACE + rb"*/([A-Za-z0-9_.#+-]{1,127})")
 # what pypdf makes of a glyph it cannot map to a character; no reader sees these as text
 _UNMAPPED: Final = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
+# a glyph name that says its character without the standard list: uniXXXX or uXXXX to uXXXXXX
+_UNICODE_NAME: Final = re.compile(r"/(?:uni[0-9A-Fa-f]{4}|u[0-9A-Fa-f]{4,6})")
+_UNREAD_FONT: Final = "its font does not say which characters its glyphs stand for"
 _PASSWORD: Final = "the PDF is password-protected; remove the password and try again"
 _CERTIFICATE: Final = (
     "the PDF is protected with a certificate (public-key security), not a password; open it with the"
@@ -68,9 +78,12 @@ def read_pdf(data: bytes, *, max_pages: int, max_text_chars: int) -> tuple[str |
         if count > max_pages:
             raise DocumentTooLargeError(f"the PDF has {count} pages, over the limit of {max_pages}")
         pages: list[str] = []
+        unread: list[int] = []  # the numbers of the pages that lost text to glyph names
         characters = 0
-        for page in reader.pages:
-            page_text = _UNMAPPED.sub("", page.extract_text() or "")
+        for number, page in enumerate(reader.pages, start=1):
+            page_text, lost = _page_text(page)
+            if lost:
+                unread.append(number)
             characters += len(page_text)
             if characters > max_text_chars:  # said now, not after reading every other page too
                 raise DocumentTooLargeError(f"its text is over the limit of {max_text_chars} characters")
@@ -87,9 +100,83 @@ def read_pdf(data: bytes, *, max_pages: int, max_text_chars: int) -> tuple[str |
         ) from exc
     except Exception as exc:  # a corrupt PDF makes the parser fail in many ways; all mean "corrupt"
         raise KnowledgeValidationError(f"the PDF is damaged or not a PDF{_detail(exc)}") from exc
+    if not pages and unread:
+        raise KnowledgeValidationError(
+            "the PDF's text is drawn in fonts that do not say which characters their glyphs stand for, so it"
+            " cannot be read (as with scanned pages, that needs OCR, which is not supported)"
+        )
     if not pages:
         raise KnowledgeValidationError("the PDF has no text layer (scanned pages need OCR, which is not supported)")
+    if unread:
+        pages.append(f"[Text on {_page_list(unread)} could not be read and was left out: {_UNREAD_FONT}.]")
     return (title.strip() or None) if isinstance(title, str) else None, pages
+
+
+def _page_text(page: PageObject) -> tuple[str, bool]:
+    """The text of ``page`` without unmapped glyphs, and whether glyph names were left out of it."""
+    names: set[str] = set()
+    # by id, holding the font so that its id is not reused while the page is read
+    fonts: dict[int, tuple[Any, frozenset[str]]] = {}
+
+    def visit(text: str, _cm: Any, _tm: Any, font: Any, _size: Any) -> None:
+        # the parser says which font drew each piece of text: only a font's own private names count
+        if "/" in text and font is not None:
+            if id(font) not in fonts:
+                fonts[id(font)] = (font, _private_glyph_names(font))
+            names.update(name for name in fonts[id(font)][1] if name in text)
+
+    text = page.extract_text(visitor_text=visit) or ""
+    if names:
+        # longest first, so /g12 is not read as /g1 and a 2
+        alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+        text = re.sub(alternatives, "", text)
+    return _UNMAPPED.sub("", text), bool(names)
+
+
+def _private_glyph_names(font: Any) -> frozenset[str]:
+    """The glyph names of a simple font without a ToUnicode map that say no character, which the
+    parser gives as text."""
+    try:
+        from pypdf._codecs import adobe_glyphs  # the standard glyph list the parser maps names with
+    except ImportError:  # moved in another version: then every name outside uniXXXX is private
+        adobe_glyphs = {}
+    try:
+        if "/ToUnicode" in font or font.get("/Subtype") == "/Type0":
+            return frozenset()
+        from pypdf.generic import ArrayObject, DictionaryObject
+
+        encoding = font.get("/Encoding")
+        encoding = encoding.get_object() if encoding is not None else None
+        if not isinstance(encoding, DictionaryObject) or "/Differences" not in encoding:
+            return frozenset()  # a named encoding (WinAnsiEncoding, ...) maps every code
+        differences = encoding["/Differences"].get_object()
+        if not isinstance(differences, ArrayObject):
+            return frozenset()
+        return frozenset(
+            str(name)
+            for name in differences
+            if isinstance(name, str) and name not in adobe_glyphs and _UNICODE_NAME.fullmatch(name) is None
+        )
+    except MemoryError:
+        raise
+    except Exception:  # a malformed encoding fails in many ways; the parser read it as well as it could
+        return frozenset()
+
+
+def _page_list(numbers: list[int]) -> str:
+    """``page 3`` or ``pages 1-3, 7 and 9``."""
+    ranges: list[str] = []
+    start = previous = numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == previous + 1:
+            previous = number
+            continue
+        ranges.append(str(start) if start == previous else f"{start}-{previous}")
+        if number is not None:
+            start = previous = number
+    if len(ranges) == 1:
+        return f"page {ranges[0]}" if "-" not in ranges[0] else f"pages {ranges[0]}"
+    return f"pages {', '.join(ranges[:-1])} and {ranges[-1]}"
 
 
 def _open(data: bytes) -> PdfReader:

@@ -14,10 +14,11 @@ Rules (P-GEN-02, P-NET-10):
   :class:`~notochord.errors.KnowledgeValidationError` with a message saying what to do.
 - Output is Markdown-flavoured plain text: HTML and DOCX headings become ``#`` headings, list items
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe``, ``svg``,
-  ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements and ``hidden`` elements are
-  dropped (an HTML title is the title wherever it stands, never body text). Paragraphs, and
-  elements a browser shows apart, are separated by a blank line. Markdown front matter is left out
-  of the text and gives the title (:mod:`notochord.extraction.markdown`). Plain text is read by its
+  ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements, ``hidden`` elements and
+  elements styled ``display: none`` inline are dropped (an HTML title is the title wherever it
+  stands, never body text). Paragraphs, and elements a browser shows apart, are separated by a
+  blank line. Markdown front matter and HTML comments are left out of the text, and front matter
+  gives the title (:mod:`notochord.extraction.markdown`). Plain text is read by its
   byte order mark (UTF-8, UTF-16, UTF-32), recognised as unmarked UTF-16, or decoded as UTF-8 with
   a Windows-1252 fallback (:mod:`notochord.extraction.encoding`).
   Text and title hold no NUL and no lone surrogate (it becomes U+FFFD), so any store can take them;
@@ -120,6 +121,8 @@ _DROPPED_TAGS: Final = (
     "script", "style", "nav", "noscript", "template", "iframe", "svg", "head", "title", "video", "audio",
     "canvas", "datalist",
 )  # fmt: skip
+# an inline style a browser shows nothing of, nor of the element's children (an e-mail's preheader)
+_DISPLAY_NONE: Final = re.compile(r"(?:^|;)\s*display\s*:\s*none\s*(?:!\s*important\s*)?(?:;|$)", re.IGNORECASE)
 _HEADINGS: Final = {f"h{level}": level for level in range(1, 7)}
 _BLOCK_TAGS: Final = frozenset(
     {
@@ -405,7 +408,8 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text(" ").split()) if title_tag is not None else ""
     # hidden elements go before the walk: headings and preformatted blocks are read whole
-    for element in [*soup.find_all(_DROPPED_TAGS), *soup.find_all(hidden=True)]:
+    hidden = [*soup.find_all(hidden=True), *soup.find_all(style=_DISPLAY_NONE)]
+    for element in [*soup.find_all(_DROPPED_TAGS), *hidden]:
         element.decompose()
     walker = _HtmlText()
     walker.walk(soup)
