@@ -64,20 +64,21 @@ LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "clock": set(),
     "charsets": set(),
+    "built_aside": set(),
     "settings": {"errors"},
-    "db": {"errors", "clock", "settings"},
+    "db": {"errors", "clock", "settings", "built_aside"},
     "net": {"errors", "clock", "db", "charsets"},
-    "files": {"errors", "clock"},
+    "files": {"errors", "clock", "built_aside"},
     "extraction": {"errors", "charsets"},
     "search": {"errors", "clock", "db"},
     "knowledge": {"errors", "clock", "settings", "db", "search"},
     "access": {"errors", "clock", "settings", "knowledge"},
     "gems": {
-        *("errors", "clock", "charsets", "settings", "db", "search", "knowledge", "access"),
+        *("errors", "clock", "charsets", "built_aside", "settings", "db", "search", "knowledge", "access"),
         *("net", "files", "extraction"),
     },
     "kbservice": {
-        *("errors", "clock", "charsets", "settings", "db", "search", "knowledge", "access"),
+        *("errors", "clock", "charsets", "built_aside", "settings", "db", "search", "knowledge", "access"),
         *("net", "files", "extraction"),
     },
     "backup": {"errors", "files"},
@@ -95,6 +96,7 @@ LAYERS: dict[str, set[str]] = {
         "files",
         "extraction",
         "charsets",
+        "built_aside",
     },
 }
 TOP = {"server", "console", "cli", "mcp_server", "__main__", "__init__"}

@@ -16,7 +16,7 @@ import pytest
 
 import notochord
 from halted_child import running_until_ready
-from notochord.db.creation import CREATING_MARK
+from notochord.built_aside import CREATING_MARK
 from notochord.errors import StorageError
 from notochord.settings import Settings
 

@@ -12,6 +12,10 @@ Keys: the caller supplies one 32-byte key per gem (derivation and safekeeping li
 SQL database is keyed with it directly (``PRAGMA key = "x'<hex>'"``). The kv database and the blobs
 use subkeys derived from it with HKDF-SHA256 under distinct labels, so no two stores share a key.
 
+Neither database is ever zero bytes while it exists: each is built complete aside and linked into
+place, and an empty one is refused as damage (:mod:`notochord.files.private_create`, which also says
+how an earlier version's never-written ``sql.db`` keeps working).
+
 Why kv is a separate file: the gem's SQL may run any statement on its own database, ``DROP TABLE``
 included, so a kv table inside it could be clobbered. In its own file the kv table is out of reach:
 the gem's connection is fenced in (:mod:`notochord.files.private_sql`: no ``ATTACH`` of a real file,
@@ -48,6 +52,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from notochord.errors import FileError, FileNotFoundInWorkspaceError, FilePermissionError
 from notochord.files.full import disk_full
+from notochord.files.private_create import KV_FILE, KV_WHAT, open_gem_databases
 from notochord.files.private_sql import (
     GEM_SQL_HEAP_BYTES,
     MAX_QUERY_BYTES,
@@ -57,7 +62,6 @@ from notochord.files.private_sql import (
     GemSql,
     Guarded,
     SqlResult,
-    open_cipher_db,
 )
 from notochord.files.text import utf8
 
@@ -338,21 +342,19 @@ class GemStore:
         except OSError as exc:
             full = disk_full(exc, f"the gem's storage folder {folder}")
             raise full or FileError(f"cannot create the gem's storage folder {folder}: {exc.strerror}") from exc
-        kv_path, sql_path = folder / "kv.db", folder / SQL_FILE
-        kv_conn = open_cipher_db(kv_path, _subkey(key, "notochord/gem-storage/kv/v1"), "key-value store")
-        try:
-            sql_conn = open_cipher_db(sql_path, key, SQL_WHAT)
-        except FileError:
-            kv_conn.close()
-            raise
-        self._kv_db = Guarded(kv_conn, "key-value store", path=kv_path, statement_seconds=statement_seconds)
-        self._sql_db = Guarded(
-            sql_conn, "SQL database", path=sql_path, statement_seconds=statement_seconds, fenced=True
-        )
+        kv_path, sql_path = folder / KV_FILE, folder / SQL_FILE
+        kv_conn, sql_conn = open_gem_databases(folder, kv_key=_subkey(key, "notochord/gem-storage/kv/v1"), sql_key=key)
+        self._kv_db = Guarded(kv_conn, KV_WHAT, path=kv_path, statement_seconds=statement_seconds)
+        self._sql_db = Guarded(sql_conn, SQL_WHAT, path=sql_path, statement_seconds=statement_seconds, fenced=True)
         self.kv = KeyValue(self._kv_db)
-        self.sql = GemSql(self._sql_db)
+        self.sql = GemSql(self._sql_db)  # one caller of its own; others come through sql_for
         self.documents = Documents(folder / "documents")
         self.blobs = Blobs(folder / "blobs", _subkey(key, "notochord/gem-storage/blobs/v1"))
+
+    def sql_for(self, caller: str) -> GemSql:
+        """The SQL database as ``caller`` (a run id) reaches it on the store's own connection: a
+        ``BEGIN`` of one caller holds the connection until it ends, and the others wait for it."""
+        return GemSql(self._sql_db, caller=caller)
 
     @property
     def run_base(self) -> Path:

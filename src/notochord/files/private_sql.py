@@ -14,6 +14,23 @@ query's rows may hold at most :data:`MAX_QUERY_BYTES` of text and bytes (they tr
 one message), all gems' databases together may hold at most :data:`GEM_SQL_HEAP_BYTES` of SQLite's
 memory, and closing interrupts a statement still running instead of waiting.
 
+Waiting: a statement that finds the file held by another connection (another run of the gem, or
+another process) waits for it up to ``_BUSY_SECONDS`` and is then told the database is busy. SQLite
+says nothing when another connection lets go, so the wait must look again from time to time, but it
+sleeps on an event that :meth:`Guarded.close` sets: the end of a run (or of the vault) stops it at
+once instead of sitting out SQLite's own wait, which nothing can interrupt.
+
+Callers: one connection may serve several callers that are not one run (the SOPs and the host
+reaching the gem store's own connection). A transaction lives in the connection, so a ``BEGIN``
+hands the connection to its caller until the transaction ends: another caller's statements wait
+for that (as long as for a busy file) instead of landing inside it, reading its uncommitted rows or
+going with its ``ROLLBACK``. Each :class:`GemSql` names its caller.
+
+Emptied files: a gem's database file is never zero bytes once it is in place
+(:mod:`notochord.files.private_create` builds each one complete), so a file found empty, on open or
+before a statement, is damage, and is refused instead of being taken for a new database that the
+next write would fill. Opening never creates a file either.
+
 Words: statements and parameters SQLite cannot take faithfully (NUL in the text, two statements in
 one call, numbers past 64 bits, NaN, lists and objects) are refused before they reach the driver,
 whose refusals would be Python ``TypeError``/``ValueError``/``OverflowError`` or, for NaN, a silent
@@ -30,10 +47,10 @@ import contextlib
 import math
 import os
 import re
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from threading import Condition, Event, Lock
 from typing import Any
 
 import sqlcipher3
@@ -65,7 +82,9 @@ GEM_SQL_HEAP_BYTES = 512 * 1024 * 1024
 """The most memory SQLite may hold for all gems' databases together. SQLCipher is its own copy of
 SQLite that serves gems' stores only, so its heap limit bounds them without touching the vault's."""
 _PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between two looks at the clock
-_BUSY_SECONDS = 5.0  # how long a statement waits for another process of the gem to release the file
+_BUSY_SECONDS = 5.0  # how long a statement waits for another connection to the file to let it go
+# between two looks at a file another connection holds: quick at first, as SQLite's own wait
+_BUSY_STEPS = (0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.025, 0.025, 0.05, 0.05, 0.1)
 _LARGEST_INTEGER = 2**63 - 1
 
 _ALLOWED_PRAGMAS = frozenset(
@@ -112,13 +131,38 @@ def _damaged(what: str, path: Path) -> str:
     )
 
 
-def open_cipher_db(path: Path, key: bytes, what: str) -> sqlcipher3.Connection:
-    """``path`` opened with ``key`` and checked readable, or a :class:`FileError` that says what to do."""
+def _emptied(what: str, path: Path, *, while_open: bool = False) -> str:
+    when = "was emptied (zero bytes) while it was open" if while_open else "is empty (zero bytes)"
+    return (
+        f"the gem's {what} {path} {when}: its data was lost (a failed copy, a full disk, or a program "
+        f"that cut the file short), and notochord does not start a new database over it; restore the file "
+        f"from a backup, or delete that file to start the gem's {what} empty"
+    )
+
+
+def open_cipher_db(
+    path: Path, key: bytes, what: str, *, create: bool = False, empty_ok: bool = False
+) -> sqlcipher3.Connection:
+    """``path`` opened with ``key`` and checked readable, or a :class:`FileError` that says what to do.
+
+    The file must exist unless ``create`` (a database being built aside): opening never creates one
+    in place. A file of no pages is refused as damage unless ``create`` or ``empty_ok`` (a database
+    an earlier version created and never wrote, see :mod:`notochord.files.private_create`).
+    """
     if path.is_dir():
         raise FileError(f"cannot open the gem's {what} {path}: it is a folder; move it away and try again")
+    # "rw" never creates the file: a database that vanished is reported, not made anew and empty
+    target = f"{Path(os.path.abspath(path)).as_uri()}?mode={'rwc' if create else 'rw'}"
     try:
-        conn = sqlcipher3.connect(os.fspath(path), isolation_level=None, check_same_thread=False, timeout=_BUSY_SECONDS)
+        conn = sqlcipher3.connect(
+            target, uri=True, isolation_level=None, check_same_thread=False, timeout=_BUSY_SECONDS
+        )
     except sqlcipher3.Error as exc:
+        if not create and not path.exists():
+            raise FileError(
+                f"the gem's {what} {path} is missing: it was deleted or moved; close and reopen the vault "
+                f"(or restart notochord) to start the gem's {what} anew, empty"
+            ) from exc
         raise FileError(
             f"cannot open the gem's {what} {path}: notochord may not read and write it or its folder"
         ) from exc
@@ -130,12 +174,16 @@ def open_cipher_db(path: Path, key: bytes, what: str) -> sqlcipher3.Connection:
         conn.execute(f"PRAGMA hard_heap_limit = {GEM_SQL_HEAP_BYTES}")
         conn.execute(f"PRAGMA key = \"x'{key.hex()}'\"")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
     except sqlcipher3.Error as exc:
         conn.close()
         code = getattr(exc, "sqlite_errorcode", None)
         if code in _BUSY_CODES:
             raise _busy(what) from exc
         raise FileError(_damaged(what, path)) from exc
+    if pages == 0 and not (create or empty_ok):
+        conn.close()
+        raise FileError(_emptied(what, path))
     return conn
 
 
@@ -147,10 +195,16 @@ def _busy(what: str) -> BusyError:
     )
 
 
+_STORE_CALLER = object()
+"""The caller of statements that name none (the key-value store's, notochord's own)."""
+
+
 class Guarded:
     """A SQLCipher connection shared between threads, one statement at a time, each within its time.
 
-    With ``fenced`` the gem's authorizer guards the connection: the gem's SQL reaches this file only.
+    A caller (any value compared with ``==``; a run id, say) whose statement leaves a transaction
+    open holds the connection until that transaction ends; other callers wait for it. With
+    ``fenced`` the gem's authorizer guards the connection: the gem's SQL reaches this file only.
     """
 
     def __init__(
@@ -160,13 +214,18 @@ class Guarded:
         self._what = what
         self._path = path
         self._inode = _inode(path)
-        self._lock = threading.Lock()
+        self._lock = Lock()
+        self._turn = Condition(self._lock)  # told when a caller's transaction ends, or on close
+        self._holder: object | None = None  # the caller whose transaction is open, if any
+        self._closed = Event()  # wakes a statement waiting for the file when the connection closes
+        self._busy_until = 0.0
         self._statement_seconds = statement_seconds
         self._deadline = float("inf")
         self._closing = False
         self._overran = False
         self._refused: str | None = None  # why the authorizer said no to the statement being prepared
         conn.set_progress_handler(self._should_stop, _PROGRESS_STEPS)
+        conn.set_busy_handler(self._wait_for_file)
         if fenced:
             conn.set_authorizer(self._authorize)
 
@@ -178,6 +237,18 @@ class Guarded:
             self._overran = True
             return 1
         return 0
+
+    def _wait_for_file(self, attempt: int) -> bool:
+        """SQLite's busy handler: whether to try the held file again, after a pause that closing cuts
+        short. It must not raise: SQLite would take that for a refusal with the cause lost."""
+        now = time.monotonic()
+        if attempt == 0:
+            self._busy_until = now + _BUSY_SECONDS
+        remaining = self._busy_until - now
+        if self._closing or remaining <= 0:
+            return False
+        self._closed.wait(min(_BUSY_STEPS[min(attempt, len(_BUSY_STEPS) - 1)], remaining))
+        return not self._closing
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _trig: str | None) -> int:
         if action == _ATTACH and arg1 not in _TEMPORARY_ATTACH:
@@ -198,15 +269,15 @@ class Guarded:
         return _OK
 
     @contextlib.contextmanager
-    def cursor(self) -> Iterator[Any]:
-        with self._lock:
-            if self._conn is None or self._closing:
-                raise ClosedError(f"the gem's {self._what} was closed")
+    def cursor(self, caller: object = _STORE_CALLER) -> Iterator[Any]:
+        """A cursor for one statement of ``caller``, once no other caller's transaction is open."""
+        with self._turn:
+            conn = self._take_turn(caller)
             self._overran = False
             self._refused = None
             self._deadline = time.monotonic() + self._statement_seconds
             try:
-                yield self._conn.cursor()
+                yield conn.cursor()
             except sqlcipher3.Error as exc:
                 raise self._translate(exc) from exc
             except sqlcipher3.Warning:
@@ -229,6 +300,34 @@ class Guarded:
                 ) from None
             finally:
                 self._deadline = float("inf")
+                # an error may have ended the transaction (SQLite rolls back on some), so ask it
+                if conn.in_transaction:
+                    self._holder = caller
+                elif self._holder is not None:
+                    self._holder = None
+                    self._turn.notify_all()
+
+    def _take_turn(self, caller: object) -> sqlcipher3.Connection:
+        """The connection, once it is ``caller``'s to use (the lock held); else the error to raise."""
+        until = None
+        while True:
+            if self._conn is None or self._closing:
+                raise ClosedError(f"the gem's {self._what} was closed")
+            if self._holder is None or self._holder == caller:
+                break
+            now = time.monotonic()
+            until = now + _BUSY_SECONDS if until is None else until
+            if now >= until:
+                raise BusyError(
+                    f"the gem's {self._what} is in use by another caller of this gem, which holds a transaction "
+                    "open (BEGIN without COMMIT yet); this statement changed nothing; try again in a moment",
+                    retry_after=max(1, int(_BUSY_SECONDS)),
+                )
+            self._turn.wait(until - now)
+        if _size(self._path) == 0:
+            # a file SQLite sees empty is a new database to it: the next write would fill it anew
+            raise FileError(_emptied(self._what, self._path, while_open=True))
+        return self._conn
 
     def _translate(self, exc: sqlcipher3.Error) -> Exception:
         what = self._what
@@ -270,11 +369,22 @@ class Guarded:
         return FileError(f"the gem's {what} refused the statement: {exc}")
 
     def close(self) -> None:
-        self._closing = True  # a statement still running is interrupted rather than waited for
-        with self._lock:
+        # a statement still running is interrupted, and one waiting for the file or for another
+        # caller's transaction is woken, rather than waited for
+        self._closing = True
+        self._closed.set()
+        with self._turn:
+            self._turn.notify_all()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None  # gone: the statement says so in its own words
 
 
 def _inode(path: Path) -> tuple[int, int] | None:
@@ -365,21 +475,26 @@ def _rows(rows: object) -> list[Sequence[Any] | dict[str, Any]]:
 
 class GemSql:
     """``ctx.storage.sql``: the gem's own database. Each call is one statement, autocommitted
-    unless the gem opened a transaction with ``BEGIN``."""
+    unless the gem opened a transaction with ``BEGIN``.
 
-    def __init__(self, db: Guarded) -> None:
+    ``caller`` names whose transaction a ``BEGIN`` opens, when several callers share ``db``; by
+    default each :class:`GemSql` is a caller of its own.
+    """
+
+    def __init__(self, db: Guarded, *, caller: object | None = None) -> None:
         self._db = db
+        self._caller = object() if caller is None else caller
 
     def execute(self, sql: str, params: Params = ()) -> SqlResult:
         text, bound = _statement(sql), _params(params)
-        with self._db.cursor() as cur:
+        with self._db.cursor(self._caller) as cur:
             cur.execute(text, bound)
             return SqlResult(cur.rowcount, cur.lastrowid)
 
     def executemany(self, sql: str, rows: Iterable[Params]) -> SqlResult:
         """Run one statement for every parameter row, all in one transaction."""
         text, bound = _statement(sql), _rows(rows)
-        with self._db.cursor() as cur:
+        with self._db.cursor(self._caller) as cur:
             in_tx = cur.connection.in_transaction
             if not in_tx:
                 cur.execute("BEGIN")
@@ -397,7 +512,7 @@ class GemSql:
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Rows as dicts keyed by column name."""
         text, bound = _statement(sql), _params(params)
-        with self._db.cursor() as cur:
+        with self._db.cursor(self._caller) as cur:
             cur.execute(text, bound)
             names = [d[0] for d in cur.description or ()]
             return [dict(zip(names, row, strict=True)) for row in _bounded_rows(cur)]
@@ -405,7 +520,7 @@ class GemSql:
     def query_rows(self, sql: str, params: Params = ()) -> list[list[Any]]:
         """Rows as lists, in column order."""
         text, bound = _statement(sql), _params(params)
-        with self._db.cursor() as cur:
+        with self._db.cursor(self._caller) as cur:
             cur.execute(text, bound)
             return [list(row) for row in _bounded_rows(cur)]
 

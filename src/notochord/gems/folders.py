@@ -28,7 +28,9 @@ Rules:
   registered run gets its own :class:`~notochord.gems.run_sql.RunSql`, opened on its first SQL call
   and closed by :meth:`GemFolders.release_run`, which rolls back what the run left open. Runs then
   contend on SQLite's lock (a busy error after its wait), never on one transaction. A call outside
-  any registered run uses the gem store's own connection; a call of a run that has ended is refused
+  any registered run uses the gem store's own connection as a caller named by its run id, whose
+  ``BEGIN`` holds that connection until it ends (:meth:`~notochord.files.private.GemStore.sql_for`);
+  a call of a run that has ended is refused
   (it would open a transaction there that nobody ends). :meth:`GemFolders.close` and
   :meth:`GemFolders.on_uninstalled` close the stores and the runs' connections alike.
 - The working folder (P-FILE-29…31) is stored in ``gem_settings`` under ``working_folder`` and checked
@@ -222,7 +224,7 @@ class GemFolders:
                 raise _ended(gem_id, run_id)
             store = self.store(gem_id, key=key)
             if (gem_id, run_id) not in self._runs:
-                return store.sql
+                return store.sql_for(run_id)
             cached = self._run_sql.get((gem_id, run_id))
             if cached is not None and cached[0] == expected:
                 return cached[1].sql

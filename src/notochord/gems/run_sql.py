@@ -9,7 +9,10 @@ With a connection each, runs contend on SQLite's own lock, which the store repor
 
 The connection is opened, keyed and fenced exactly as the gem store's own
 (:mod:`notochord.files.private_sql`). Closing it rolls back whatever the run left uncommitted:
-SQLite rolls back an open transaction when its connection closes.
+SQLite rolls back an open transaction when its connection closes. Closing never waits for a
+statement: one running is interrupted, and one waiting for the file while another connection holds
+it is woken and refused, so the end of a run does not sit out that wait. The connection opens only
+a database the gem store already made complete: a missing or empty file is refused, never created.
 """
 
 from __future__ import annotations

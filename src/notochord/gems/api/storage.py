@@ -17,8 +17,13 @@ on its own tables (but never attach another file or change the key; see
 
 Transactions belong to one run: ``sql`` reaches the database through the run's own connection
 (:meth:`~notochord.gems.folders.GemFolders.sql`), so another run of the same gem never lands in this
-run's ``BEGIN`` … ``COMMIT``, and what a run leaves uncommitted is rolled back when it ends. The
-key-value store, documents and blobs are whole in each call and shared by the gem's runs.
+run's ``BEGIN`` … ``COMMIT``, and what a run leaves uncommitted is rolled back when it ends; a
+statement still waiting for the database when its run ends is stopped at once. A caller outside any
+registered run (a SOP calling ``storage.sql`` directly, P-STOR-03, or the host) shares the gem
+store's connection with the other such callers, but not its transactions: a ``BEGIN`` holds that
+connection for its caller until it ends, and the others' statements wait for that, or are told the
+database is busy. The key-value store, documents and blobs are whole in each call and shared by
+the gem's runs.
 """
 
 from __future__ import annotations
