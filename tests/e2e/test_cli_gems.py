@@ -88,6 +88,39 @@ def test_an_unknown_tool_of_a_gem_is_not_found(cli: Cli, tmp_path: Path) -> None
     assert "gem notes has no tool 'other' (tools: main)" in result.stderr
 
 
+BUSY = """
+from notochord.errors import BusyError
+
+
+async def run(input, ctx):
+    raise BusyError("the gem's database is in use now; try again in a minute", retry_after=60)
+"""
+
+
+def test_a_run_that_fails_busy_exits_10_like_any_busy_command(cli: Cli, tmp_path: Path) -> None:
+    """docs/gems.md's table of errors: a run ended by ``BusyError`` (``E_BUSY``) exits 10, the
+    README's "busy, retry later", not 1 for an unexpected error."""
+    cli.run("gem", "install", str(_gem(tmp_path, "busy", [], {"main": BUSY})))
+    result = cli.run("gem", "run", "busy", code=10)
+    assert "try again in a minute" in result.stderr
+    assert cli.json("runs", "list", "--gem", "busy")[0]["error"]["code"] == "E_BUSY"
+
+
+BYTES = """
+async def run(input, ctx):
+    return {"icon": bytes([1, 2, 3]), "parts": [b"ok"]}
+"""
+
+
+def test_bytes_a_tool_returns_reach_the_caller_as_base64(cli: Cli, tmp_path: Path) -> None:
+    """docs/gems.md: "bytes are returned as ``{"$bytes": "<base64>"}``"; P-FILE-13: the return value
+    passes through unchanged, so never as the text of a Python ``repr``."""
+    cli.run("gem", "install", str(_gem(tmp_path, "icons", [], {"main": BYTES})))
+    expected = {"icon": {"$bytes": "AQID"}, "parts": [{"$bytes": "b2s="}]}
+    assert json.loads(cli.run("gem", "run", "icons").stdout) == expected
+    assert cli.json("runs", "list", "--gem", "icons")[0]["output"] == expected
+
+
 # ---------------------------------------------------------------------------------------- permissions
 
 
@@ -368,10 +401,7 @@ def test_gem_install_and_upgrade_say_what_they_left_out_of_a_developer_s_folder(
     (folder / "main.py.swp").write_bytes(b"b0VIM")
 
     installed = cli.run("gem", "install", str(folder)).stdout
-    assert (
-        "left out of the copy, as never part of a gem: .git (1), editor swap and backup files (1)"
-        in installed
-    )
+    assert "left out of the copy, as never part of a gem: .git (1), editor swap and backup files (1)" in installed
     upgraded = cli.json("gem", "upgrade", str(folder))
     assert upgraded["left_out"] == {".git": 1, "editor swap and backup files": 1}
 

@@ -83,6 +83,16 @@ def test_uninstalling_with_its_data_counts_what_went_in_words(tmp_path: Path) ->
     assert gone.startswith("uninstalled recipes and deleted 1 fact, 1 document, 1 collection; undo with: ")
 
 
+def test_uninstalling_with_its_data_a_gem_that_wrote_nothing_prints_no_undo_command(tmp_path: Path) -> None:
+    """docs/gems.md: "undo that with the printed changes revert command". With nothing deleted there
+    is nothing to undo, so no command is printed that would answer "not found" (K-UNINST-09)."""
+    cli = initialised(tmp_path / "vault")
+    cli.run("gem", "install", str(EXAMPLES / "weather"))
+    gone = cli.run("gem", "uninstall", "weather", "--delete-data").stdout
+    assert "changes revert" not in gone
+    assert gone.startswith("uninstalled weather; nothing it wrote was left to delete")
+
+
 def test_an_import_with_background_embedding_does_not_send_the_person_to_reindex(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,10 +58,11 @@ def revert(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Undo one change, or a whole run (exit code 6 when a later edit by someone else is in the way).
+    """Undo one change, or a whole run (exit code 6 when a later change builds on it).
 
-    A run id that no change carries is not found (exit code 3), like any unknown object: reverting
-    it used to answer "already_reverted", so a mistyped id looked like a run undone before.
+    A later change that replaced what it wrote, or added to what it made, must be undone first;
+    --run undoes a run's changes newest first. A run id that no change carries is not found (exit
+    code 3), so a mistyped id never looks like a run undone before.
     """
     if (change_id is None) == (run_id is None):
         raise typer.BadParameter("give a change id or --run, not both")

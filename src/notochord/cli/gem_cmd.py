@@ -221,7 +221,9 @@ def uninstall(
         counted(n, noun)
         for n, noun in ((report.facts, "fact"), (report.documents, "document"), (report.collections, "collection"))
     )
-    if delete_data:
+    if delete_data and report.run_id is None:
+        text = f"uninstalled {gem_id}; nothing it wrote was left to delete"
+    elif delete_data:
         undo = f"notochord changes revert --run '{report.run_id}'"
         text = f"uninstalled {gem_id} and deleted {counts}; undo with: {undo}"
     else:

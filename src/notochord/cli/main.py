@@ -128,6 +128,9 @@ LAZY_COMMANDS: dict[str, _Lazy] = {
 }
 
 
+_COMPLETION_OPTIONS = ("install_completion", "show_completion")
+
+
 def _load(name: str, entry: _Lazy) -> Any:
     """The click command of a lazy entry, built the way ``add_typer`` / ``command()`` would mount it."""
     target = getattr(importlib.import_module(entry.module), entry.attribute)
@@ -135,6 +138,8 @@ def _load(name: str, entry: _Lazy) -> Any:
         _mount_gem_run(target)
     if entry.kind == "group":
         command = typer.main.get_command(target)
+        # the program offers no shell completion (add_completion=False below), so no group does
+        command.params = [p for p in command.params if p.name not in _COMPLETION_OPTIONS]
     else:
         single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
         single.command(name)(target)

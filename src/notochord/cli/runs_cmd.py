@@ -35,6 +35,7 @@ _FAILURE_EXIT = {
     "E_NET_DENIED": 4,
     "E_PERM_DENIED": 4,
     "E_QUOTA": 5,
+    "E_BUSY": 10,
 }
 _TIMEOUT_EXIT = 7
 _CANCELLED_EXIT = 130
@@ -162,8 +163,8 @@ def undo(
 ) -> None:
     """Undo a run: revert its knowledge changes and roll back the files it changed.
 
-    A run that recorded no change answers so (knowledge status ``no_changes``) instead of claiming
-    that its changes were reverted before; an unknown run is not found (exit code 3).
+    A run that wrote nothing says so and changes nothing (--json: knowledge status no_changes); a
+    run undone before answers already_reverted; an unknown run is not found (exit code 3).
     """
     with open_space(data_dir, org) as space:
         record = space.gems.runner.get(run_id)

@@ -453,6 +453,9 @@ class GemRegistry:
                 author, reason = f"gem:{gem_id}", f"removed with gem {gem_id}"
                 self._core.facts.expire_by_writer(tx, writer=author, reason=reason)
                 self._core.documents.remove_by_writer(tx, author=author, reason=reason)
+                if not tx.recorded:
+                    # no change carries the run id, so offering it for an undo would answer "not found"
+                    run_id = None
             self.grants.drop(tx.conn, gem_id)
             tx.conn.execute(sa.delete(gem_settings).where(gem_settings.c.gem_id == gem_id))
             tx.conn.execute(sa.delete(gems).where(gems.c.id == gem_id))

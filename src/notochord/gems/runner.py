@@ -41,7 +41,7 @@ from notochord.errors import GemError, GemNotFoundError, NotochordError, ReadOnl
 from notochord.files.history import RollbackReport
 from notochord.files.runs import Outcome
 from notochord.gems.api.files import RunHandle, rollback_run, start_run
-from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process
+from notochord.gems.bridge.host import ToolFailure, ToolOutcome, run_in_process, to_wire
 from notochord.gems.context import CapabilityFactory, CapabilityRequest, GemContext, new_run_id
 from notochord.gems.manifest import ToolSpec
 from notochord.gems.package import remove_code, stage_package, swap_in
@@ -361,7 +361,8 @@ class Runner:
                 .values(
                     status=outcome.status,
                     folder=folder,
-                    output_json=json.dumps(result, ensure_ascii=False, default=str),
+                    # bytes a tool returned go to the caller as the channel carries them, never as a repr
+                    output_json=json.dumps(to_wire(result), ensure_ascii=False, default=str),
                     error_json=json.dumps(error, ensure_ascii=False) if error else None,
                     isolation_json=json.dumps(outcome.isolation),
                     log=outcome.log,

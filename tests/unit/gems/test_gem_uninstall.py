@@ -80,6 +80,15 @@ async def test_delete_expires_the_gem_facts_as_one_revertible_user_batch(space: 
     }
 
 
+async def test_delete_of_a_gem_that_wrote_nothing_offers_no_batch_to_undo(space: Space, gems_root: Path) -> None:
+    """K-UNINST-09: with nothing deleted there is no batch, so no run id is handed out for an undo
+    that would then answer "not found"."""
+    install_gem(space, gems_root, "idle", FOOD, on=FOOD)
+    report = space.gems.uninstall("idle", delete_data=True)
+    assert (report.facts, report.documents, report.collections, report.deleted) == (0, 0, 0, True)
+    assert report.run_id is None
+
+
 async def test_uninstall_removes_the_gem_and_its_switches(space: Space, gems_root: Path) -> None:
     """K-UNINST-03, K-UNINST-04: the record, the switches and the installation's key are gone."""
     await _contribute(space, gems_root)
