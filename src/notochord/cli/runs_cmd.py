@@ -118,10 +118,12 @@ def list_runs(
     """List runs, newest first."""
     with open_space(data_dir, org) as space:
         found = space.gems.runner.list(gem_id=gem, limit=limit)
+    # the gem/tool column is as wide as its widest entry, so the run ids line up beneath each other
+    tools = [f"{printable(r.gem_id)}/{printable(r.tool or '-')}" for r in found]
+    width = max(map(len, tools), default=0)
     lines = [
-        f"{r.started_at}  {r.status:<{_STATUS_WIDTH}} "
-        f"{printable(r.gem_id)}/{printable(r.tool or '-'):<12} {printable(r.id)}"
-        for r in found
+        f"{r.started_at}  {r.status:<{_STATUS_WIDTH}} {tool:<{width}} {printable(r.id)}"
+        for r, tool in zip(found, tools, strict=True)
     ]
     emit([_view(r) for r in found], as_json=as_json, text="\n".join(lines) or "(no runs)")
 
