@@ -159,8 +159,13 @@ class ChangeLog:
         ``visible(row)`` decides which changes the caller may see; an invisible single change reads
         as not found, and invisible changes of a run are left alone.
         """
-        if (change_id is None) == (run_id is None):
-            raise KnowledgeValidationError("revert needs exactly one of a change or a runId")
+        if change_id is None and run_id is None:
+            raise KnowledgeValidationError(
+                "revert needs the id of a change or of a run, and got neither; a write that changed nothing "
+                "(a duplicate, say) has no change id, so there is nothing of it to revert"
+            )
+        if change_id is not None and run_id is not None:
+            raise KnowledgeValidationError("revert takes the id of a change or of a run, not both; give one")
         refuse_unstorable_filter("runId", run_id)
         refuse_unstorable_filter("the run's writer", run_actor)
         with self._store.write(actor=actor, run_id=current_run_id, limits=limits) as tx:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from notochord import RevertError, Space
+from notochord import KnowledgeValidationError, RevertError, Space
 from notochord.db.schema import changes
 
 
@@ -127,3 +127,17 @@ def test_a_relation_does_not_come_back_pointing_at_an_entity_deleted_since(space
     space.changes.revert(deletion)
     space.changes.revert(retraction.change_id)
     assert [f.object for f in space.user.facts.lookup("self", "relation")] == [cat.id]
+
+
+def test_reverting_the_change_of_a_duplicate_write_says_it_has_none_to_revert(space: Space) -> None:
+    """K-CHG-06: a duplicate put changes nothing and has no change id; passing that ``None`` on used
+    to answer that revert "needs exactly one of a change or a runId", naming neither cause."""
+    space.user.facts.put(predicate="location.home.city", value="Utrecht")
+    duplicate = space.user.facts.put(predicate="location.home.city", value="Utrecht")
+    assert duplicate.status == "duplicate" and duplicate.change_id is None
+
+    with pytest.raises(KnowledgeValidationError, match="got neither; a write that changed nothing"):
+        space.changes.revert(duplicate.change_id)
+    with pytest.raises(KnowledgeValidationError, match="not both"):
+        space.changes.revert(1, run_id="run-1")
+    assert _city(space) == ["Utrecht"]
