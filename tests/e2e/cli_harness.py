@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,3 +72,18 @@ def initialised(data_dir: Path) -> Cli:
     made = Cli(data_dir)
     made.run("init")
     return made
+
+
+def command_paths() -> Iterator[list[str]]:
+    """The path of every visible command and group, the program itself first (``[]``)."""
+    root = typer.main.get_command(app)
+
+    def walk(command: object, path: list[str]) -> Iterator[list[str]]:
+        yield path
+        commands = getattr(command, "commands", None) or {}
+        for name in list(commands):
+            sub = commands[name]
+            if not getattr(sub, "hidden", False):
+                yield from walk(sub, [*path, name])
+
+    yield from walk(root, [])

@@ -8,10 +8,9 @@ version, and no options that belong to the shell rather than to the command.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
-import typer
+from cli_harness import command_paths
 from typer.testing import CliRunner
 
 from notochord.cli import app
@@ -20,21 +19,7 @@ _REQUIREMENT_ID = re.compile(r"\b(?:K|P|KB|OD|EX|AS)-[A-Z0-9]+(?:-\d+)?\b")
 _HISTORY = ("used to ", "instead of claiming", "no longer answers")
 
 
-def _command_paths() -> Iterator[list[str]]:
-    root = typer.main.get_command(app)
-
-    def walk(command: object, path: list[str]) -> Iterator[list[str]]:
-        yield path
-        commands = getattr(command, "commands", None) or {}
-        for name in list(commands):
-            sub = commands[name]
-            if not getattr(sub, "hidden", False):
-                yield from walk(sub, [*path, name])
-
-    yield from walk(root, [])
-
-
-PATHS = list(_command_paths())
+PATHS = list(command_paths())
 
 
 def _page(path: list[str]) -> str:

@@ -6,11 +6,10 @@ ends in a stub of a few words because the source line was longer than the termin
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
-import typer
+from cli_harness import command_paths
 from typer.testing import CliRunner
 
 from notochord.cli import app
@@ -18,20 +17,6 @@ from notochord.cli.help_text import reflow_help
 
 WIDTH = 80
 STUB = 45  # a wrapped line this short, followed by more of the same paragraph, is ragged
-
-
-def _command_paths() -> Iterator[list[str]]:
-    root = typer.main.get_command(app)
-
-    def walk(command: object, path: list[str]) -> Iterator[list[str]]:
-        yield path
-        commands = getattr(command, "commands", None) or {}
-        for name in list(commands):
-            sub = commands[name]
-            if not getattr(sub, "hidden", False):
-                yield from walk(sub, [*path, name])
-
-    yield from walk(root, [])
 
 
 def _description(help_page: str) -> list[list[str]]:
@@ -48,7 +33,7 @@ def _description(help_page: str) -> list[list[str]]:
     return [paragraph for paragraph in paragraphs if paragraph]
 
 
-PATHS = list(_command_paths())
+PATHS = list(command_paths())
 
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda path: " ".join(path) or "notochord")
