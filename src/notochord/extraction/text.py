@@ -16,10 +16,11 @@ Rules (P-GEN-02, P-NET-10):
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe``, ``svg``,
   ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements, ``hidden`` elements and
   elements styled ``display: none`` inline are dropped (an HTML title is the title wherever it
-  stands, never body text). Paragraphs, and elements a browser shows apart, are separated by a
-  blank line. Markdown front matter and HTML comments are left out of the text, and front matter
-  gives the title (:mod:`notochord.extraction.markdown`). Plain text is read by its
-  byte order mark (UTF-8, UTF-16, UTF-32), recognised as unmarked UTF-16, or decoded as UTF-8 with
+  stands, never body text). An image stands for its alternative text where it says something, as
+  for a DOCX picture (:mod:`notochord.extraction.alt_text`). Paragraphs, and elements a browser
+  shows apart, are separated by a blank line. Markdown front matter and HTML comments are left out
+  of the text, and front matter gives the title (:mod:`notochord.extraction.markdown`). Plain text
+  is read by its byte order mark (UTF-8, UTF-16, UTF-32), recognised as unmarked UTF-16, or decoded as UTF-8 with
   a Windows-1252 fallback (:mod:`notochord.extraction.encoding`).
   Text and title hold no NUL and no lone surrogate (it becomes U+FFFD), so any store can take them;
   a title is one line without control characters.
@@ -46,6 +47,7 @@ from pydantic.alias_generators import to_camel
 
 from notochord.charsets import text_codec
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
+from notochord.extraction.alt_text import meaningful_alt_text
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 from notochord.extraction.encoding import byte_order_mark, unmarked_utf16
 from notochord.extraction.markdown import read_markdown
@@ -381,6 +383,9 @@ class _HtmlText:
         if name in ("td", "th"):
             self._inline.append(" ")
             return self._space
+        if name == "img":
+            self._inline.append(f" {_image_text(tag)} ")
+            return False
         if name in _BLOCK_TAGS:
             self.flush()
             return self.flush
@@ -388,6 +393,16 @@ class _HtmlText:
 
     def _space(self) -> None:
         self._inline.append(" ")
+
+
+def _image_text(image: Tag) -> str:
+    """What a screen reader reads for ``image``: its alternative text when it says something, and
+    nothing for an image hidden from assistive technology (``role="presentation"``, ``aria-hidden``)."""
+    alt = image.get("alt")
+    role = str(image.get("role") or "").strip().lower()
+    if not isinstance(alt, str) or role in ("presentation", "none") or image.get("aria-hidden") == "true":
+        return ""
+    return meaningful_alt_text(alt)
 
 
 def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None, str]:

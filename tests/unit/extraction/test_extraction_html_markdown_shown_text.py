@@ -74,3 +74,34 @@ def test_a_commented_out_heading_is_not_the_markdown_title() -> None:
     document = extract_text(text.encode(), filename="notes.md")
     assert document.title == "Final title"
     assert document.text == "# Final title\n\nBody"
+
+
+# --- HTML images ------------------------------------------------------------------------------------
+
+
+def test_an_html_image_s_alternative_text_is_read_where_the_image_stands() -> None:
+    """What a screen reader reads for an image, as for a DOCX picture: a chart's description is
+    found by the words it uses."""
+    page = (
+        "<body><p>Revenue grew.</p>"
+        '<p><img src="q3.png" alt="Bar chart: revenue per quarter, Q3 highest"> Source: finance.</p></body>'
+    )
+    assert _html(page) == "Revenue grew.\n\nBar chart: revenue per quarter, Q3 highest Source: finance."
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        '<img src="a.png" alt="">',
+        '<img src="a.png">',
+        '<img src="a.png" alt="IMG_2041.JPG">',
+        '<img src="a.png" alt="image 3">',
+        '<img src="a.png" alt="A spacer" role="presentation">',
+        '<img src="a.png" alt="A spacer" aria-hidden="true">',
+    ],
+    ids=["empty", "none", "file-name", "generic", "presentation", "aria-hidden"],
+)
+def test_an_html_image_whose_alternative_text_says_nothing_adds_nothing(image: str) -> None:
+    """An empty ``alt`` marks a decorative image; a file name or "image 3" is a tool's default, and
+    an image hidden from assistive technology is read by none."""
+    assert _html(f"<body><p>Before {image} after.</p></body>") == "Before after."
