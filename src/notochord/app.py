@@ -118,7 +118,9 @@ class Space:
         self.search = self.user.search
         """Search every collection as the user: ``space.search("stew", collections=["diary"])``."""
         self.gems = Gems(self.core, master_key=master_key, data_dir=data_dir, space_name=name, clock=clock)
-        self._folders = GemFolders(data_dir, name, headless=settings.headless)
+        self._folders = GemFolders(
+            data_dir, name, headless=settings.headless, history_max_bytes=settings.file_history_max_bytes
+        )
         self.gems.services.gem_folders = self._folders
         self.gems.factories.update(files=make_files, storage=make_storage, data=make_data)
         self.gems.registry.on_uninstalled.append(self._folders.on_uninstalled)

@@ -63,6 +63,9 @@ class Settings:
     """Open connections the REST service holds at most; more are answered 503 and closed."""
     headless: bool = False
     """No system trash (a server build): deleted files survive only as copies in the file history."""
+    file_history_max_bytes: int = 2 * 1024 * 1024 * 1024
+    """Bytes the earlier versions kept in one folder's file history take at most (2 GiB); saving one
+    more drops the oldest first (see ``notochord.files.versions``)."""
 
     def __repr__(self) -> str:
         parts = []
@@ -110,6 +113,10 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("notochord", appauthor=False)
 
 
+_POSITIVE = frozenset({"file_history_max_bytes"})
+"""Settings where 0 or less would mean nothing sensible."""
+
+
 def _field_names() -> list[str]:
     return [f.name for f in fields(Settings)]
 
@@ -127,7 +134,10 @@ def _coerce(name: str, value: Any) -> Any:
                 return False
             raise ValueError(f"expected a boolean, got {value!r}")
         if isinstance(default, int):
-            return int(value)
+            number = int(value)
+            if name in _POSITIVE and number < 1:
+                raise ValueError(f"expected a positive whole number, got {value!r}")
+            return number
         if isinstance(default, Path):
             if not str(value).strip():
                 # Path("") is the current folder, wherever a program happens to start: an unset

@@ -41,10 +41,12 @@ OWNERS = ("knowledge", "db")
 # - the embedding worker stores vectors, derived data recomputable from the chunks, in the same
 #   transaction that checks each chunk still holds the text the vector was computed from;
 # - the file history keeps its own ``changes`` table in its own database (history.db), which is not
-#   the space's knowledge table of that name.
+#   the space's knowledge table of that name; its saved versions (``files/versions.py``) mark there
+#   which changes' earlier versions were dropped.
 ALLOWED: dict[str, frozenset[str]] = {
     "search/vector_index.py": frozenset({"chunk_vectors"}),
     "files/history.py": frozenset({"changes"}),
+    "files/versions.py": frozenset({"changes"}),
 }
 
 _SQL = re.compile(

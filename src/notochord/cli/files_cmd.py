@@ -4,6 +4,9 @@ A folder that does not exist and has no recorded history, and a run with no reco
 folder, are not found (exit code 3): the library answers both with an empty history, which on the
 command line would read as "nothing to undo" when the folder or run id was mistyped. A folder
 deleted since keeps its history, which can still be read and rolled back.
+
+``files history`` ends with how much space the folder's saved versions take against their bound
+(the ``file_history_max_bytes`` setting); ``--space`` shows only that (``--json``: one object).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import typer
 from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, given_path, opened, printable
 from notochord.clock import iso_utc
 from notochord.errors import FileNotFoundInWorkspaceError
-from notochord.files.history import Change
-from notochord.gems.api.files import file_changes, rollback_run
+from notochord.files.history import Change, HistoryUsage
+from notochord.files.versions import MAX_BYTES_SETTING
+from notochord.gems.api.files import file_changes, history_usage, rollback_run
 from notochord.gems.folders import GemFolders
 
 app = typer.Typer(
@@ -46,28 +50,72 @@ def _change(change: Change) -> dict[str, Any]:
         "to": change.dest_display,
         "at": iso_utc(change.at),
         "oldVersionKept": change.old_in_history or change.old_in_trash,
+        "oldVersionDropped": change.old_dropped,
         "status": change.status,
     }
+
+
+def _usage(usage: HistoryUsage) -> dict[str, Any]:
+    return {
+        "usedBytes": usage.used_bytes,
+        "maxBytes": usage.max_bytes,
+        "versions": usage.versions,
+        "droppedVersions": usage.dropped,
+        "setting": MAX_BYTES_SETTING,
+    }
+
+
+def _size(count: int) -> str:
+    """``count`` bytes for people: ``512 bytes``, ``1.5 KiB`` … ``2.0 GiB``."""
+    if count < 1024:
+        return f"{count} bytes"
+    amount = float(count)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        amount /= 1024
+        if amount < 1024 or unit == "TiB":
+            break
+    return f"{amount:.1f} {unit}"
+
+
+def _usage_line(usage: HistoryUsage) -> str:
+    line = (
+        f"saved versions: {_size(usage.used_bytes)} of {_size(usage.max_bytes)} "
+        f"({usage.versions} kept; bound set by {MAX_BYTES_SETTING})"
+    )
+    if usage.dropped:
+        line += f"; {usage.dropped} earlier version(s) dropped to stay within it, oldest first"
+    return line
 
 
 @app.command("history")
 def history(
     folder: Folder,
     run: Annotated[str | None, typer.Option("--run", help="Only the changes of this run.")] = None,
+    space: Annotated[
+        bool,
+        typer.Option("--space", help="Only how much space the saved versions take, against their bound."),
+    ] = False,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """List the changes gems made in a folder, oldest first."""
+    """List the changes gems made in a folder, oldest first, and the space their saved versions take."""
     with opened(data_dir) as nc:
-        _require_folder(nc.data_dir, folder.resolve())
-        changes = [_change(c) for c in file_changes(nc.data_dir, folder.resolve(), run_id=run)]
+        where = folder.resolve()
+        _require_folder(nc.data_dir, where)
+        usage = history_usage(nc.data_dir, where, max_bytes=nc.settings.file_history_max_bytes)
+        changes = [] if space else [_change(c) for c in file_changes(nc.data_dir, where, run_id=run)]
+    if space:
+        emit(_usage(usage), as_json=as_json, text=_usage_line(usage))
+        return
     lines = [
         f"{c['at']}  {printable(c['runId'])}  {printable(c['actor']):<16} {c['op']:<9} {printable(c['path'])}"
         + (f" -> {printable(c['to'])}" if c["to"] else "")
         + ("" if c["status"] == "applied" else f"  ({c['status'].replace('_', ' ')})")
+        + ("  (earlier version dropped)" if c["oldVersionDropped"] else "")
         for c in changes
     ]
-    emit(changes, as_json=as_json, text="\n".join(lines) or "(no changes recorded)")
+    text = "\n".join(lines) or "(no changes recorded)"
+    emit(changes, as_json=as_json, text=f"{text}\n{_usage_line(usage)}")
 
 
 @app.command("rollback")

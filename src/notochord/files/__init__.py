@@ -3,7 +3,8 @@
 - :mod:`~notochord.files.workspace`: ``workspace:`` and ``run:`` paths and the operations on them.
 - :mod:`~notochord.files.history`: every change recorded, old versions kept, run rollback; with
   :mod:`~notochord.files.states` (a path's recorded state), :mod:`~notochord.files.restoring`
-  (putting one path back) and :mod:`~notochord.files.trash`.
+  (putting one path back), :mod:`~notochord.files.trash` and :mod:`~notochord.files.versions` (the
+  saved versions, within a bound on their size).
 - :mod:`~notochord.files.opening` and :mod:`~notochord.files.oserrors`: opening a name inside a
   checked folder, and an ``OSError`` in the words a gem gets.
 - :mod:`~notochord.files.runs`: the run-folder lifecycle and step journal for retries.

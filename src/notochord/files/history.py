@@ -13,6 +13,11 @@ Rules (P-FILE-21…26, OD-P07):
 - ``delete`` moves the file to the trash *and* keeps a copy in the history (up to the limit). Without
   a trash the deletion is permanent, but the history copy can still be rolled back.
 - ``move`` records only the path change; no content is copied.
+- The saved versions of one history take at most ``max_bytes`` together (2 GiB unless the
+  ``file_history_max_bytes`` setting says otherwise): saving one drops the versions saved longest
+  ago until it fits (:mod:`~notochord.files.versions`). A version larger than the bound goes to the
+  trash like one over :data:`VERSION_LIMIT`. A rollback that needs a dropped version leaves that
+  path, and every older change of the run to it, alone, and says so.
 - :meth:`FileHistory.rollback_run` restores every file a run changed to its state before the run,
   newest change first. Each change stores the state its path had right after it (``sha256:<hex>``,
   ``dir`` for an empty folder, ``dir:sha256:<hex>`` for a folder and everything in it, or
@@ -32,7 +37,8 @@ Rules (P-FILE-21…26, OD-P07):
   version was put.
 
 Storage: ``history.db`` (stdlib ``sqlite3``) holds the index; ``blobs/<aa>/<sha256>`` holds saved
-versions, content-addressed, so saving the same content twice costs nothing. Every ``OSError`` and
+versions, content-addressed, so saving the same content twice costs nothing (see
+:mod:`~notochord.files.versions`). Every ``OSError`` and
 ``sqlite3.Error`` is translated to :class:`~notochord.errors.FileError`. Path states are
 :mod:`~notochord.files.states`'s, the trash :mod:`~notochord.files.trash`'s.
 """
@@ -40,11 +46,9 @@ versions, content-addressed, so saving the same content twice costs nothing. Eve
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -56,17 +60,20 @@ from notochord.errors import FileError
 from notochord.files.full import disk_full
 from notochord.files.restoring import put_back_file, remove_folder, restore_folder, undo_move
 from notochord.files.skips import NotPutBackError, SkipReason
-from notochord.files.states import ABSENT, CHUNK, DIR, hash_bytes, hash_stream, path_state
+from notochord.files.states import ABSENT, DIR, hash_bytes, hash_stream, path_state
 from notochord.files.trash import FolderTrash, Trash, dispose
+from notochord.files.versions import HISTORY_MAX_BYTES, HistoryUsage, Versions, check_max_bytes, dropped_reason
 
 __all__ = [
     "ABSENT",
     "DIR",
+    "HISTORY_MAX_BYTES",
     "VERSION_LIMIT",
     "Change",
     "ChangeRecorder",
     "FileHistory",
     "FolderTrash",
+    "HistoryUsage",
     "Op",
     "RollbackReport",
     "SkipReason",
@@ -100,7 +107,8 @@ CREATE TABLE IF NOT EXISTS changes (
     old_trash TEXT,
     after_state TEXT,
     status TEXT NOT NULL,
-    old_mode INTEGER
+    old_mode INTEGER,
+    old_dropped INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS changes_run ON changes (run_id);
 CREATE INDEX IF NOT EXISTS changes_path ON changes (root, path);
@@ -123,6 +131,8 @@ class Change:
     old_in_history: bool
     old_in_trash: bool
     status: Literal["pending", "applied", "rolled_back"]
+    old_dropped: bool = False
+    """The old version was saved, then dropped to keep the history within its size."""
 
 
 @dataclass(frozen=True)
@@ -161,9 +171,7 @@ class ChangeRecorder:
         ``mode`` is the old file's permission bits, restored with it: a private file (``0600``)
         must not come back readable by everyone, nor a script lose its execute bit.
         """
-        blob = self._history.save_blob(source)
-        self._history._update(self.id, old_kind="file", old_blob=blob, old_size=size, old_mode=mode)
-        self.old_blob = blob
+        self.old_blob = self._history._keep_old(self.id, source, size=size, mode=mode)
 
     def old_is_dir(self) -> None:
         self._history._update(self.id, old_kind="dir")
@@ -183,7 +191,11 @@ class ChangeRecorder:
 
 
 class FileHistory:
-    """Index of changes plus saved versions, kept in ``store_dir`` (created if missing)."""
+    """Index of changes plus saved versions, kept in ``store_dir`` (created if missing).
+
+    ``max_bytes`` bounds the space the saved versions take together (the ``file_history_max_bytes``
+    setting); ``version_limit`` the size of one version kept here rather than in the trash.
+    """
 
     def __init__(
         self,
@@ -192,7 +204,9 @@ class FileHistory:
         clock: Clock,
         trash: Trash | None,
         version_limit: int = VERSION_LIMIT,
+        max_bytes: int = HISTORY_MAX_BYTES,
     ) -> None:
+        check_max_bytes(max_bytes)  # before anything is opened, so a refusal leaves nothing open
         self._dir = store_dir
         self._clock = clock
         self.trash = trash
@@ -207,10 +221,19 @@ class FileHistory:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(changes)")}
             if "old_mode" not in columns:  # a history recorded before modes were kept
                 self._db.execute("ALTER TABLE changes ADD COLUMN old_mode INTEGER")
+            if "old_dropped" not in columns:  # a history recorded before it had a bound
+                self._db.execute("ALTER TABLE changes ADD COLUMN old_dropped INTEGER NOT NULL DEFAULT 0")
+            self._versions = Versions(store_dir, self._db, max_bytes=max_bytes)
+            self._versions.open()
         except OSError as exc:
             raise FileError(f"cannot open the file history in {store_dir}: {exc.strerror}") from exc
         except sqlite3.Error as exc:
             raise FileError(f"cannot open the file history in {store_dir}: {exc}") from exc
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound on the space the saved versions take together."""
+        return self._versions.max_bytes
 
     def close(self) -> None:
         with self._lock:
@@ -220,7 +243,7 @@ class FileHistory:
 
     def keeps_in_history(self, size: int) -> bool:
         """Whether an old version of ``size`` bytes is saved in the history (else: the trash)."""
-        return self.trash is None or size <= self.version_limit
+        return self.trash is None or size <= min(self.version_limit, self.max_bytes)
 
     @contextlib.contextmanager
     def change(
@@ -273,30 +296,29 @@ class FileHistory:
         return dispose(path, self.trash)
 
     def save_blob(self, source: BinaryIO) -> str:
-        """Copy ``source`` into the content-addressed store; return its ``sha256:<hex>``."""
-        digest = hashlib.sha256()
-        blobs = self._dir / "blobs"
-        tmp = blobs / f".incoming-{uuid.uuid4().hex}"
-        try:
-            with open(tmp, "xb") as out:
-                while chunk := source.read(CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-                out.flush()
-                os.fsync(out.fileno())
-            hexd = digest.hexdigest()
-            final = self._blob_path(hexd)
-            final.parent.mkdir(exist_ok=True)
-            os.replace(tmp, final)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            full = disk_full(exc, "the old version into the file history")
-            raise full or FileError(f"could not save the old version in the file history: {exc.strerror}") from exc
-        return f"sha256:{hexd}"
+        """Copy ``source`` into the content-addressed store as its newest version, dropping the
+        oldest ones until it fits; return its ``sha256:<hex>``."""
+        incoming = self._versions.write(source)
+        with self._lock, self._versions.placing(incoming) as blob:
+            return blob
+
+    def _keep_old(self, change_id: int, source: BinaryIO, *, size: int, mode: int | None) -> str:
+        """Save ``source`` and record it as change ``change_id``'s old version, in one transaction."""
+        incoming = self._versions.write(source)
+        with self._lock, self._versions.placing(incoming) as blob:
+            self._update(change_id, old_kind="file", old_blob=blob, old_size=size, old_mode=mode)
+            return blob
 
     def _blob_path(self, hexd: str) -> Path:
-        return self._dir / "blobs" / hexd[:2] / hexd
+        return self._versions.path(hexd)
+
+    def usage(self) -> HistoryUsage:
+        """How much space the saved versions take, against :attr:`max_bytes`."""
+        with self._lock:
+            try:
+                return self._versions.usage()
+            except sqlite3.Error as exc:
+                raise FileError(f"the file history could not be read: {exc}") from exc
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -304,7 +326,7 @@ class FileHistory:
         """Recorded changes, oldest first, optionally of one run only."""
         query = (
             "SELECT id, run_id, actor, op, display, dest_display, at, old_kind, old_blob, old_trash,"
-            " status FROM changes"
+            " status, old_dropped FROM changes"
         )
         params: tuple[str, ...] = ()
         if run_id is not None:
@@ -324,13 +346,19 @@ class FileHistory:
                 old_in_history=r[8] is not None,
                 old_in_trash=r[9] is not None,
                 status=r[10],
+                old_dropped=bool(r[11]),
             )
             for r in rows
         ]
 
     def old_version(self, change_id: int) -> bytes:
         """The content a change replaced, when it is saved in the history."""
-        rows = self._query("SELECT old_blob FROM changes WHERE id = ?", (change_id,))
+        rows = self._query("SELECT old_blob, old_dropped FROM changes WHERE id = ?", (change_id,))
+        if rows and rows[0][1]:
+            raise FileError(
+                f"the old version of change {change_id} was dropped to keep the file history within its size; "
+                "raise the file_history_max_bytes setting to keep more versions"
+            )
         if not rows or rows[0][0] is None:
             raise FileError(f"change {change_id} has no old version in the file history")
         return self._read_blob(rows[0][0])
@@ -353,13 +381,16 @@ class FileHistory:
         with self._lock:
             rows = self._query(
                 "SELECT id, op, root, path, display, dest_path, dest_display, old_kind, old_blob,"
-                " old_trash, after_state, old_mode FROM changes WHERE run_id = ? AND status = 'applied'"
-                " ORDER BY id DESC",
+                " old_trash, after_state, old_mode, old_dropped FROM changes WHERE run_id = ? AND"
+                " status = 'applied' ORDER BY id DESC",
                 (run_id,),
             )
             restored: list[str] = []
             skipped: dict[str, SkipReason] = {}
-            blocked: dict[tuple[str, str], SkipReason] = {}
+            # A path whose earlier version was dropped cannot go back to before the run, so none of
+            # the run's changes to it is undone: undoing only the newer ones would leave a version
+            # from the middle of the run, which neither the user nor the run ever settled on.
+            blocked: dict[tuple[str, str], SkipReason] = {(row[2], row[3]): dropped_reason() for row in rows if row[12]}
             for row in rows:
                 cid, op, root, path, display, dest, dest_display = row[:7]
                 touched = [(root, path)] + ([(root, dest)] if dest is not None else [])

@@ -66,7 +66,7 @@ import sqlalchemy as sa
 from notochord.clock import Clock
 from notochord.db.schema import gem_settings, gems
 from notochord.errors import ClosedError, FileError, GemError
-from notochord.files.history import FileHistory, FolderTrash
+from notochord.files.history import HISTORY_MAX_BYTES, FileHistory, FolderTrash
 from notochord.files.working_folders import SYSTEM_FOLDERS, check_working_folder
 from notochord.knowledge.writes import USER
 
@@ -137,6 +137,7 @@ class GemFolders:
         space_name: ``personal`` or ``org:<id>``.
         headless: no trash; deleted files are gone, their history copies can still be rolled back
             (P-FILE-26).
+        history_max_bytes: the space the saved versions of one folder's file history take at most.
         home: the user's home folder for the working-folder rules (default: ``Path.home()`` at the
             time of each check).
         system_folders: the operating system's folders, for the working-folder rules.
@@ -148,6 +149,7 @@ class GemFolders:
         space_name: str,
         *,
         headless: bool = False,
+        history_max_bytes: int = HISTORY_MAX_BYTES,
         home: Path | None = None,
         system_folders: Sequence[str] = SYSTEM_FOLDERS,
     ) -> None:
@@ -155,6 +157,7 @@ class GemFolders:
         self.space_name = space_name
         self.root = self.data_dir / "gems" / space_folder_name(space_name)
         self.headless = headless
+        self.history_max_bytes = history_max_bytes
         self._home = home
         self._system_folders = tuple(system_folders)
         self._lock = threading.RLock()
@@ -258,6 +261,7 @@ class GemFolders:
             history_dir(self.data_dir, root),
             clock=clock,
             trash=None if self.headless else FolderTrash(trash_dir(self.data_dir)),
+            max_bytes=self.history_max_bytes,
         )
 
     # -- the working folder -----------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from notochord.clock import FixedClock
-from notochord.files.history import VERSION_LIMIT, FileHistory, FolderTrash
+from notochord.files.history import HISTORY_MAX_BYTES, VERSION_LIMIT, FileHistory, FolderTrash
 from notochord.files.workspace import Workspace
 
 MakeWorkspace = Callable[..., Workspace]
@@ -36,12 +36,13 @@ def trash_dir(tmp_path: Path) -> Path:
 def make_history(tmp_path: Path, clock: FixedClock, trash_dir: Path) -> Iterator[Callable[..., FileHistory]]:
     opened: list[FileHistory] = []
 
-    def make(*, headless: bool = False, limit: int = VERSION_LIMIT) -> FileHistory:
+    def make(*, headless: bool = False, limit: int = VERSION_LIMIT, max_bytes: int = HISTORY_MAX_BYTES) -> FileHistory:
         history = FileHistory(
             tmp_path / "history",
             clock=clock,
             trash=None if headless else FolderTrash(trash_dir),
             version_limit=limit,
+            max_bytes=max_bytes,
         )
         opened.append(history)
         return history

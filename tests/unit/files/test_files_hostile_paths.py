@@ -18,6 +18,7 @@ from notochord.errors import FileError, FileExistsInWorkspaceError, FilePermissi
 from notochord.files import workspace as workspace_module
 from notochord.files.history import FileHistory
 from notochord.files.noreplace import can_exchange, can_rename_noreplace
+from notochord.files.versions import Incoming, Versions
 from notochord.files.workspace import Workspace
 
 MakeWorkspace = Callable[..., Workspace]
@@ -470,21 +471,21 @@ def test_when_the_edit_saved_meanwhile_cannot_be_kept_the_write_fails_and_leaves
     """P-FILE-22: a version no history holds is never replaced; the gem is told the write failed."""
     (conversation / "notes.md").write_text("the first notes")
     real_save_old = Workspace._save_old
-    real_save_blob = FileHistory.save_blob
+    real_write = Versions.write
 
     def the_user_saves_meanwhile(self: Workspace, *args: Any) -> bool:
         kept = real_save_old(self, *args)
         (conversation / "notes.md").write_text("the user's latest edit")
-        monkeypatch.setattr(FileHistory, "save_blob", the_disk_fills)
+        monkeypatch.setattr(Versions, "write", the_disk_fills)
         return kept
 
-    def the_disk_fills(self: FileHistory, source: Any) -> str:
+    def the_disk_fills(self: Versions, source: Any) -> Incoming:
         raise FileError("the disk is full")
 
     monkeypatch.setattr(Workspace, "_save_old", the_user_saves_meanwhile)
     with pytest.raises(FileError, match="the disk is full"):
         ws.write("workspace:notes.md", "the gem's notes")
-    monkeypatch.setattr(FileHistory, "save_blob", real_save_blob)
+    monkeypatch.setattr(Versions, "write", real_write)
     assert (conversation / "notes.md").read_text() == "the user's latest edit"
     assert _tree(conversation) == ["notes.md"], "no temporary file is left behind"
     assert history.changes() == []

@@ -41,13 +41,22 @@ import anyio.to_thread
 
 from notochord.clock import Clock, SystemClock, iso_utc
 from notochord.errors import FileError, FilePermissionError
-from notochord.files.history import Change, FileHistory, FolderTrash, RollbackReport
+from notochord.files.history import Change, FileHistory, FolderTrash, HistoryUsage, RollbackReport
 from notochord.files.runs import Outcome, RunFolder, RunFolders
 from notochord.files.workspace import WORKSPACE_PREFIX, Entry, Workspace
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, history_dir, trash_dir
 
-__all__ = ["MAX_READ_BYTES", "FilesApi", "RunHandle", "file_changes", "make_files", "rollback_run", "start_run"]
+__all__ = [
+    "MAX_READ_BYTES",
+    "FilesApi",
+    "RunHandle",
+    "file_changes",
+    "history_usage",
+    "make_files",
+    "rollback_run",
+    "start_run",
+]
 
 T = TypeVar("T")
 
@@ -292,6 +301,18 @@ def file_changes(data_dir: Path, folder: Path, *, run_id: str | None = None) -> 
         return []
     try:
         return history.changes(run_id)
+    finally:
+        history.close()
+
+
+def history_usage(data_dir: Path, folder: Path, *, max_bytes: int) -> HistoryUsage:
+    """How much space the saved versions in ``folder``'s history take, against ``max_bytes``."""
+    store = history_dir(data_dir, folder)
+    if not store.is_dir():
+        return HistoryUsage(used_bytes=0, max_bytes=max_bytes, versions=0, dropped=0)
+    history = FileHistory(store, clock=SystemClock(), trash=None, max_bytes=max_bytes)
+    try:
+        return history.usage()
     finally:
         history.close()
 
