@@ -58,6 +58,11 @@ RECOVERY_LABELS: Final[dict[str, tuple[str, str]]] = {
         "no earlier version of it was kept, so it stays as it is",
         "没有保存它较早的版本,所以保持原样",
     ),
+    "skip_version_dropped": (
+        "its earlier version was dropped to keep the file history within its size (the {setting} setting), "
+        "so it stays as it is",
+        "为了让文件历史不超过其大小上限({setting} 设置),它较早的版本已被删除,所以保持原样",
+    ),
     "skip_in_trash_no_trash": (
         "its earlier version was too large for the file history and was put in the trash ({location}); "
         "there is no trash here to take it back from, so the file stays as it is: restore it from there by hand",

@@ -12,8 +12,9 @@ Codes and their values (every value is text):
 - ``changed_since``: the path changed since, by the user or another program.
 - ``move_origin_taken`` (``path``, ``to``): the place a move took it from is taken again.
 - ``moved_changed_since`` and ``moved_folder_changed_since``: what a move put in place changed since.
-- ``no_earlier_version``: no earlier version was kept; with ``setting``, one was kept and then dropped
-  to keep the file history within the size that setting names.
+- ``no_earlier_version``: no earlier version was kept.
+- ``version_dropped`` (``setting``): one was kept, then dropped to keep the file history within the
+  size that setting names.
 - ``in_trash_no_trash`` (``location``): the earlier version is in the trash, and there is no trash here.
 - ``in_trash_unavailable`` (``location``, ``detail``): it cannot be taken back out of the trash.
 - ``history_copy_missing``: the history's copy of the earlier version is gone.
@@ -40,6 +41,7 @@ CODES: Final = (
     "moved_changed_since",
     "moved_folder_changed_since",
     "no_earlier_version",
+    "version_dropped",
     "in_trash_no_trash",
     "in_trash_unavailable",
     "history_copy_missing",

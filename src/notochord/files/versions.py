@@ -79,7 +79,7 @@ def check_max_bytes(max_bytes: int) -> int:
 def dropped_reason() -> SkipReason:
     """Why a path whose earlier version was dropped is left alone by a rollback."""
     return SkipReason.of(
-        "no_earlier_version",
+        "version_dropped",
         "its earlier version was dropped to keep the file history within its size (the "
         f"{MAX_BYTES_SETTING} setting), so it stays as it is; raise that setting to keep more versions",
         setting=MAX_BYTES_SETTING,

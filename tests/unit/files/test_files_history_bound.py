@@ -149,7 +149,7 @@ def test_rollback_of_a_run_whose_version_was_dropped_skips_it_while_a_newer_run_
 
     assert (skipped.restored, skipped.skipped) == ((), ("workspace:old.txt",))
     [(_, why)] = skipped.skip_reasons
-    assert why.code == "no_earlier_version"
+    assert why.code == "version_dropped"
     assert why.values == (("setting", "file_history_max_bytes"),)
     assert "dropped to keep the file history within its size" in why.text
     assert "file_history_max_bytes" in why.text
