@@ -69,7 +69,9 @@ def _setup(data_dir: Path, facts: int) -> str:
 async def _in_process(data_dir: Path, calls: int) -> list[float]:
     settings = Settings(data_dir=data_dir, index_in_background=False)
     with notochord.open(data_dir, settings, embedder=None) as nc:
-        knowledge = Connections(nc.personal).knowledge("bench", "run-bench-in-process")
+        connections = Connections(nc.personal)
+        installation = connections.installed("bench")
+        knowledge = connections.knowledge("bench", "run-bench-in-process", installation=installation)
         return await _time(calls, lambda: knowledge.facts.lookup("self", "pref.food"))
 
 
