@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 from playwright.sync_api import Browser, Page, expect
 
@@ -157,3 +158,14 @@ def assert_fits_a_phone(page: Page, url: str) -> None:
     # htmx and the style sheet load from the console itself, within its Content-Security-Policy
     assert page.evaluate("typeof window.htmx") == "object"
     assert problems == []
+
+
+@pytest.fixture(name="console")
+def impatient_console(tmp_path: Path) -> Iterator[ConsoleServer]:
+    """A console whose store waits 0.2 s for a lock held by another process before giving up: a test
+    module that imports this has it as its ``console``."""
+    server = start_console(tmp_path / "data", sqlite_busy_timeout_ms=200)
+    try:
+        yield server
+    finally:
+        server.stop()

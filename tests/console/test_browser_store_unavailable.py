@@ -4,22 +4,14 @@ stays as it was; the next part that arrives once the store is free takes the ale
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-from console_harness import WEATHER, ConsoleServer, held_by_another_process, signed_in_page, start_console
+from console_harness import (
+    WEATHER,
+    ConsoleServer,
+    held_by_another_process,
+    impatient_console,  # noqa: F401  (this module's console: quick to give up on a lock)
+    signed_in_page,
+)
 from playwright.sync_api import Browser, expect
-
-
-@pytest.fixture
-def console(tmp_path: Path) -> Iterator[ConsoleServer]:
-    """A console whose store waits 0.2 s for a lock held by another process before giving up."""
-    server = start_console(tmp_path / "data", sqlite_busy_timeout_ms=200)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_a_switch_clicked_while_the_store_is_held_says_why_in_the_page_and_stays_off(

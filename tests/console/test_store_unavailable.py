@@ -17,25 +17,21 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy as sa
-from console_harness import WEATHER, ConsoleServer, held_by_another_process, start_console
-from tcp_relay import Relay
+from console_harness import (
+    WEATHER,
+    ConsoleServer,
+    held_by_another_process,
+    impatient_console,  # noqa: F401  (this module's console: quick to give up on a lock)
+    start_console,
+)
 
 from notochord.server.errors import UNAVAILABLE_RETRY_AFTER
 from postgres_server import drop_databases, unique_database_url
+from tcp_relay import Relay
 
 ENGLISH = "Your vault cannot be reached right now"
 CHINESE = "暂时无法访问你的知识库"
 STORE_WORDS = ("sqlite", "database is locked", "sqlite_busy_timeout_ms", "Traceback", "Internal Server Error")
-
-
-@pytest.fixture
-def console(tmp_path: Path) -> Iterator[ConsoleServer]:
-    """A console whose store waits 0.2 s for a lock held by another process before giving up."""
-    server = start_console(tmp_path / "data", sqlite_busy_timeout_ms=200)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _assert_unavailable(answer: httpx.Response, *, secrets: tuple[str, ...] = STORE_WORDS) -> None:
