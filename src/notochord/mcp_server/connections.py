@@ -247,15 +247,16 @@ class Connections:
     def identify(self, secret: str) -> tuple[str, str] | None:
         """The connection whose secret ``secret`` is and its installation, or ``None``.
 
-        The secret is checked again once the installation is read: a secret is made for one
-        installation and goes with it, so a secret that matched before and after the read
-        belongs to the installation read, even if the connection was made again meanwhile.
+        The connection's stored secret is compared again once the installation is read: a secret is
+        made for one installation and goes with it, so a secret that matched before and after the
+        read belongs to the installation read, even if the connection was made again meanwhile.
         """
         name = self.authenticate(secret)
         if name is None:
             return None
         installation = self.installation(name)
-        if installation is None or self.authenticate(secret) != name:
+        stored = self._gems.registry.setting(name, SECRET_SETTING)
+        if installation is None or not isinstance(stored, str) or not hmac.compare_digest(stored, _hash(secret)):
             return None
         return name, installation
 
