@@ -108,6 +108,7 @@ class Space:
             # A read-only store cannot take the vectors a background worker would write.
             background=settings.index_in_background and not self.read_only,
             hnsw_threshold=settings.vector_hnsw_threshold,
+            saved_matrix_min=settings.vector_saved_matrix_min,
         )
         self.core.initialise()
         self.user = HostKnowledge(self.core, USER)

@@ -44,6 +44,10 @@ class Settings:
     vector_hnsw_threshold: int = 50_000
     """Vectors in a space from which search by meaning goes through an approximate (HNSW) graph;
     below, it is exact (see ``notochord.search.vector_memory.DEFAULT_HNSW_THRESHOLD``)."""
+    vector_saved_matrix_min: int = 20_000
+    """Vectors in a space from which they are saved beside its database when the process closes it,
+    so the next process loads them from that file instead of reading every vector row from the store
+    (see ``notochord.search.vector_held``)."""
     jwt_secret: str | None = field(default=None, repr=False)
     jwt_public_key: str | None = field(default=None, repr=False)
     jwt_issuer: str | None = None

@@ -1,8 +1,8 @@
-"""A backup leaves out what the vault rebuilds by itself: saved search graphs.
+"""A backup leaves out what the vault rebuilds by itself: saved search graphs and vector matrices.
 
-A large space's HNSW graph is saved beside its database to spare the next process the build; it
-can weigh as much as the database and is rebuilt from the vectors in it, so a backup carries the
-database only and a restored vault builds the graph again.
+A large space's HNSW graph and its vectors are saved beside its database to spare the next process
+the build and the read; they can weigh as much as the database and are rebuilt from it, so a backup
+carries the database only and a restored vault rebuilds them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from notochord.backup import MANIFEST, backup
 
 
 def test_a_backup_holds_the_database_but_not_its_saved_search_graphs(tmp_path: Path) -> None:
-    """``*.usearch`` files (and one half written) stay out; everything else is in."""
+    """``*.usearch`` and ``*.matrix`` files (and ones half written) stay out; everything else is in."""
     vault = tmp_path / "vault"
     (vault / "spaces").mkdir(parents=True)
     (vault / "master.key").write_bytes(b"k" * 32)
@@ -25,6 +25,8 @@ def test_a_backup_holds_the_database_but_not_its_saved_search_graphs(tmp_path: P
         conn.execute("CREATE TABLE notes (text TEXT)")
     (vault / "spaces" / "personal.sqlite.vectors-0123456789ab.usearch").write_bytes(b"graph" * 100)
     (vault / "spaces" / "personal.sqlite.vectors-0123456789ab.usearch.4242.partial").write_bytes(b"half")
+    (vault / "spaces" / "personal.sqlite.vectors-0123456789ab.matrix").write_bytes(b"rows" * 100)
+    (vault / "spaces" / "personal.sqlite.vectors-0123456789ab.matrix.4242.partial").write_bytes(b"half")
     (vault / "spaces" / "notes.usearch-like.txt").write_text("kept: only the graph files are rebuilt")
 
     summary = backup(vault, tmp_path / "backup.tar.gz")

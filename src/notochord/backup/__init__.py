@@ -12,9 +12,9 @@ the data directory:
 - everything else (the master key, gem code and folders, file-history blobs) is copied as it is.
 
 Journal side files (``-wal``, ``-shm``, ``-journal``) are never copied: a snapshot already holds
-what was committed. Nor are a space's saved search graphs and full-text indexes (``*.usearch`` and
-``*.fulltext`` beside its database): they are rebuilt from the vectors and the full-text table in
-the database, and can weigh as much as the database itself. Each
+what was committed. Nor are a space's saved search graphs, full-text indexes and vector matrices
+(``*.usearch``, ``*.fulltext`` and ``*.matrix`` beside its database): they are rebuilt from the
+vectors and the full-text table in the database, and can weigh as much as the database itself. Each
 database is consistent on its own; the backup is not one atomic cut across databases, which no
 reader relies on.
 
@@ -60,7 +60,7 @@ __all__ = ["FORMAT", "MANIFEST", "VERSION", "BackupSummary", "backup", "restore"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 # saved search graphs and full-text indexes, or ones being written (``….usearch.<pid>.partial``)
-_REBUILT = (".usearch", ".fulltext")
+_REBUILT = (".usearch", ".fulltext", ".matrix")
 _STABLE_COPY_ATTEMPTS = 50
 _BUSY_TIMEOUT_S = 30.0
 # what a tar header and a file system block add to each file, at most: an estimate of room, not a count

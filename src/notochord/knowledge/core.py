@@ -17,6 +17,7 @@ from notochord.knowledge.vocabulary import Vocabulary
 from notochord.knowledge.writes import USER, Store
 from notochord.search.embeddings import Embedder
 from notochord.search.inverted_index import save_text_indexes
+from notochord.search.vector_held import SAVED_MATRIX_MIN
 from notochord.search.vector_index import VectorIndex
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD
 
@@ -34,13 +35,16 @@ class KnowledgeCore:
         embedder: Embedder | None,
         background: bool,
         hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
+        saved_matrix_min: int = SAVED_MATRIX_MIN,
     ) -> None:
         self.store = Store(engine, clock)
         self.vocabulary = Vocabulary()
         self.entities = Entities(self.store)
         self.facts = Facts(self.store, self.vocabulary, self.entities)
         self.collections = Collections(self.store)
-        self.vectors = VectorIndex(engine, embedder, background=background, hnsw_threshold=hnsw_threshold)
+        self.vectors = VectorIndex(
+            engine, embedder, background=background, hnsw_threshold=hnsw_threshold, saved_matrix_min=saved_matrix_min
+        )
         self.documents = Documents(self.store, self.collections, on_indexed=self.vectors.notify)
         self.changes = ChangeLog(self.store)
 

