@@ -24,7 +24,10 @@ slipped through would need the kv subkey, which the gem never sees.
 
 Bounds: the gem's SQL runs in notochord's process, so it is bounded in time, memory and the size of
 one answer (:mod:`notochord.files.private_sql`); a kv value is bounded the same way, as it must
-travel back to the gem in one answer too.
+travel back to the gem in one answer too. So are the lists of kv keys, documents and blobs: each
+takes a prefix (the start of a name, folders and all), and is refused once its names pass what one
+answer may carry, saying to list by longer prefixes, as soon as they do: neither a table of millions
+of keys nor a folder of millions of files is gathered whole in notochord's memory first.
 
 Isolation (K-NS-03, P-STOR-08): a store reaches only its own folder; names of documents and blobs
 are validated (no separators beyond ``/`` between plain segments, no ``..``, no hidden segment, no
@@ -41,7 +44,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from notochord.errors import FileError, FileNotFoundInWorkspaceError, FilePermissionError
+from notochord.files import private_sql
 from notochord.files.full import disk_full
 from notochord.files.private_create import KV_FILE, KV_WHAT, open_gem_databases
 from notochord.files.private_sql import (
@@ -210,11 +214,86 @@ def _check_kv_key(key: str) -> None:
         raise FileError("a kv key may not hold the NUL character; remove it or use another separator")
 
 
+_NAME_QUOTES = 3  # the quotes and the comma around each name in the answer's JSON
+
+
+def _size_words(size: int) -> str:
+    mb = 1024 * 1024
+    return f"{size // mb} MB" if size >= mb and size % mb == 0 else f"{size} bytes"
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether to look inside ``entry``: a folder, never a link to one (which might lead out of the
+    store), as the walk before this one did."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_link_to_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink() and entry.is_dir()
+    except OSError:
+        return False
+
+
+def _list_names(folder: Path, prefix: str, *, keep: Callable[[str], bool], what: str, bound: int) -> list[str]:
+    """Names of the files under ``folder`` starting with ``prefix`` that ``keep`` takes (by their
+    last segment), sorted, with ``/`` between folders. Hidden entries are skipped, and so is every
+    folder none of whose names could start with ``prefix``.
+
+    The names travel to the gem in one answer, so they are refused as soon as those found, with the
+    folders still to be read, pass ``bound`` bytes: a store of millions of files must not build
+    gigabytes of names in notochord's memory first, nor read them all to say no.
+    """
+    if not isinstance(prefix, str):
+        raise FileError(f"a prefix of {what} names must be text, not {type(prefix).__name__}")
+    names: list[str] = []
+    pending = [""]  # folders still to read, relative to ``folder``, each ending in "/"
+    held = 0
+    while pending:
+        base = pending.pop()
+        held -= len(base.encode("utf-8", "surrogateescape")) + _NAME_QUOTES if base else 0
+        try:
+            with os.scandir(folder / base) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    name = base + entry.name
+                    if _is_folder(entry):
+                        name += "/"
+                        if not (name.startswith(prefix) or prefix.startswith(name)):
+                            continue
+                        pending.append(name)
+                    elif _is_link_to_folder(entry) or not (name.startswith(prefix) and keep(entry.name)):
+                        continue
+                    else:
+                        names.append(name)
+                    held += len(name.encode("utf-8", "surrogateescape")) + _NAME_QUOTES
+                    if held > bound:
+                        raise FileError(_too_many_names(what, prefix, bound))
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # removed while the list was read (or never made): nothing in it to list
+        except OSError as exc:
+            raise FileError(f"cannot list the {what}: {exc.strerror}") from exc
+    return sorted(names)
+
+
+def _too_many_names(what: str, prefix: str, bound: int) -> str:
+    which = f"the {what} whose names start with {prefix[:80]!r}" if prefix else f"the gem's {what}"
+    return (
+        f"{which} have names of more than {_size_words(bound)} together, more than one answer may carry;"
+        " list them by longer prefixes (a folder's name and '/', say)"
+    )
+
+
 class Documents:
     """The gem's documents: plain ``.md`` / ``.txt`` files (P-STOR-10)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, list_bytes: int = MAX_QUERY_BYTES) -> None:
         self._folder = folder
+        self._list_bytes = list_bytes
 
     def _path(self, name: str) -> Path:
         return self._folder.joinpath(*_check_name(name, what="document", suffixes=_DOCUMENT_SUFFIXES))
@@ -246,29 +325,25 @@ class Documents:
             raise FileError(f"cannot delete the document {name}: {exc.strerror}") from exc
         return True
 
-    def list(self) -> list[str]:
-        """Names of all documents, sorted, with ``/`` between folders."""
-        names: list[str] = []
-        try:
-            for dirpath, dirs, files in os.walk(self._folder):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                base = Path(dirpath).relative_to(self._folder)
-                names.extend(
-                    (base / f).as_posix()
-                    for f in files
-                    if not f.startswith(".") and f.lower().endswith(_DOCUMENT_SUFFIXES)
-                )
-        except OSError as exc:
-            raise FileError(f"cannot list the documents: {exc.strerror}") from exc
-        return sorted(names)
+    def list(self, prefix: str = "") -> list[str]:
+        """Names of the documents starting with ``prefix``, sorted, with ``/`` between folders;
+        refused when they would hold more than one answer may carry."""
+        return _list_names(
+            self._folder,
+            prefix,
+            keep=lambda file: file.lower().endswith(_DOCUMENT_SUFFIXES),
+            what="documents",
+            bound=self._list_bytes,
+        )
 
 
 class Blobs:
     """Binary values encrypted with AES-256-GCM; the blob's name is the associated data."""
 
-    def __init__(self, folder: Path, key: bytes) -> None:
+    def __init__(self, folder: Path, key: bytes, *, list_bytes: int = MAX_QUERY_BYTES) -> None:
         self._folder = folder
         self._aead = AESGCM(key)
+        self._list_bytes = list_bytes
 
     def _path(self, name: str) -> Path:
         return self._folder.joinpath(*_check_name(name, what="blob"))
@@ -312,16 +387,10 @@ class Blobs:
             raise FileError(f"cannot delete the blob {name}: {exc.strerror}") from exc
         return True
 
-    def list(self) -> list[str]:
-        names: list[str] = []
-        try:
-            for dirpath, dirs, files in os.walk(self._folder):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                base = Path(dirpath).relative_to(self._folder)
-                names.extend((base / f).as_posix() for f in files if not f.startswith("."))
-        except OSError as exc:
-            raise FileError(f"cannot list the blobs: {exc.strerror}") from exc
-        return sorted(names)
+    def list(self, prefix: str = "") -> list[str]:
+        """Names of the blobs starting with ``prefix``, sorted; refused when they would hold more
+        than one answer may carry."""
+        return _list_names(self._folder, prefix, keep=lambda _file: True, what="blobs", bound=self._list_bytes)
 
 
 def _aad(name: str) -> bytes:
@@ -329,9 +398,24 @@ def _aad(name: str) -> bytes:
 
 
 class GemStore:
-    """One gem's private storage in ``folder``, opened with the gem's 32-byte ``key``."""
+    """One gem's private storage in ``folder``, opened with the gem's 32-byte ``key``.
 
-    def __init__(self, folder: Path, *, key: bytes, statement_seconds: float = STATEMENT_SECONDS) -> None:
+    ``list_bytes`` bounds the names one listing of documents or blobs may hold (by default what one
+    answer may carry). ``idle_transaction_seconds`` is how long a transaction of a caller reaching
+    the SQL database through this store (outside any run) may rest before another caller or run
+    that needs the database rolls it back (by default
+    :data:`~notochord.files.private_sql.IDLE_TRANSACTION_SECONDS`, read when the store opens).
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        key: bytes,
+        statement_seconds: float = STATEMENT_SECONDS,
+        list_bytes: int = MAX_QUERY_BYTES,
+        idle_transaction_seconds: float | None = None,
+    ) -> None:
         if not isinstance(key, bytes) or len(key) != KEY_BYTES:
             raise FileError(f"a gem storage key must be {KEY_BYTES} bytes")
         self.folder = folder
@@ -345,15 +429,20 @@ class GemStore:
         kv_path, sql_path = folder / KV_FILE, folder / SQL_FILE
         kv_conn, sql_conn = open_gem_databases(folder, kv_key=_subkey(key, "notochord/gem-storage/kv/v1"), sql_key=key)
         self._kv_db = Guarded(kv_conn, KV_WHAT, path=kv_path, statement_seconds=statement_seconds)
-        self._sql_db = Guarded(sql_conn, SQL_WHAT, path=sql_path, statement_seconds=statement_seconds, fenced=True)
+        idle = private_sql.IDLE_TRANSACTION_SECONDS if idle_transaction_seconds is None else idle_transaction_seconds
+        self._sql_db = Guarded(
+            sql_conn, SQL_WHAT, path=sql_path, statement_seconds=statement_seconds, fenced=True, idle_limit=idle
+        )
         self.kv = KeyValue(self._kv_db)
         self.sql = GemSql(self._sql_db)  # one caller of its own; others come through sql_for
-        self.documents = Documents(folder / "documents")
-        self.blobs = Blobs(folder / "blobs", _subkey(key, "notochord/gem-storage/blobs/v1"))
+        self.documents = Documents(folder / "documents", list_bytes=list_bytes)
+        self.blobs = Blobs(folder / "blobs", _subkey(key, "notochord/gem-storage/blobs/v1"), list_bytes=list_bytes)
 
     def sql_for(self, caller: str) -> GemSql:
         """The SQL database as ``caller`` (a run id) reaches it on the store's own connection: a
-        ``BEGIN`` of one caller holds the connection until it ends, and the others wait for it."""
+        ``BEGIN`` of one caller holds the connection until it ends, and the others wait for it; once
+        it has rested past the idle bound, the first that needs the database rolls it back
+        (:mod:`notochord.files.private_sql`)."""
         return GemSql(self._sql_db, caller=caller)
 
     @property

@@ -26,29 +26,49 @@ hands the connection to its caller until the transaction ends: another caller's 
 for that (as long as for a busy file) instead of landing inside it, reading its uncommitted rows or
 going with its ``ROLLBACK``. Each :class:`GemSql` names its caller.
 
+Transactions left open outside runs: a run's transaction ends with the run at the latest (its own
+connection is closed, which rolls it back), but nothing ends one of a caller outside runs. One that
+never sends ``COMMIT`` (a SOP that failed between two statements, host code that raised) would hold
+the store's connection, and the file's write lock, against every other caller and every run of the
+gem until the vault closed. So such a transaction is held on a lease, as database servers bound a
+session left idle inside a transaction (PostgreSQL's ``idle_in_transaction_session_timeout``): it is
+its caller's for as long as the caller uses it, and once it has rested more than
+:data:`IDLE_TRANSACTION_SECONDS` since its caller's last statement *and* someone else needs the
+database (a caller waiting for the connection, or any connection to the file waiting for its lock, a
+run's included), it is rolled back. From then on each statement of that caller is refused, saying
+its transaction was rolled back with nothing kept, until the caller ends it: ``ROLLBACK`` is answered
+quietly, ``COMMIT`` is refused as not committed. So the rest of a broken transaction never slips in
+as autocommitted pieces, as PostgreSQL refuses the statements of an aborted transaction.
+
+Why not the other ways. Refusing ``BEGIN`` outside runs would take from every caller there a
+transaction spanning calls, which ``ctx.storage.sql`` offers all its callers (P-STOR-03), to guard
+against the few that leave one open; the lease takes back only what nobody uses. Rolling back when
+the caller is gone cannot be done here: a caller outside runs is known to the store by a name (a run
+id) and nothing tells the store that it has gone; its rest is what the store can see. A run's own
+connection is never leased: its transaction lasts until the run ends, however long it rests.
+
 Emptied files: a gem's database file is never zero bytes once it is in place
 (:mod:`notochord.files.private_create` builds each one complete), so a file found empty, on open or
 before a statement, is damage, and is refused instead of being taken for a new database that the
 next write would fill. Opening never creates a file either.
 
-Words: statements and parameters SQLite cannot take faithfully (NUL in the text, two statements in
-one call, numbers past 64 bits, NaN, lists and objects) are refused before they reach the driver,
-whose refusals would be Python ``TypeError``/``ValueError``/``OverflowError`` or, for NaN, a silent
-NULL. Engine errors become notochord errors by their code: a file held by another process of the gem
-is :class:`~notochord.errors.BusyError`, a full disk :class:`~notochord.errors.StorageFullError`, a
-damaged, foreign or vanished file a :class:`~notochord.errors.FileError` that says what to do. Only
-errors in the gem's own SQL (syntax, a missing table, a constraint) keep the engine's detail, which is
-what the gem's author needs to fix the statement.
+Words: statements and parameters SQLite cannot take faithfully are refused before they reach the
+driver (:mod:`notochord.files.private_params`). Engine errors become notochord errors by their code:
+a file held by another process of the gem is :class:`~notochord.errors.BusyError`, a full disk
+:class:`~notochord.errors.StorageFullError`, a damaged, foreign or vanished file a
+:class:`~notochord.errors.FileError` that says what to do. Only errors in the gem's own SQL (syntax,
+a missing table, a constraint) keep the engine's detail, which is what the gem's author needs to fix
+the statement.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import weakref
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from threading import Condition, Event, Lock
 from typing import Any
@@ -57,9 +77,19 @@ import sqlcipher3
 
 from notochord.errors import BusyError, ClosedError, FileError
 from notochord.files.full import disk_full
+from notochord.files.private_params import (
+    MAX_QUERY_BYTES,
+    Params,
+    binding_words,
+    bounded_rows,
+    parameter_rows,
+    parameters,
+    statement_text,
+)
 
 __all__ = [
     "GEM_SQL_HEAP_BYTES",
+    "IDLE_TRANSACTION_SECONDS",
     "MAX_QUERY_BYTES",
     "SQL_FILE",
     "SQL_WHAT",
@@ -76,8 +106,9 @@ SQL_WHAT = "SQL database"
 """How messages name that database."""
 STATEMENT_SECONDS = 30.0
 """How long one statement of a gem's SQL may run before it is interrupted."""
-MAX_QUERY_BYTES = 32 * 1024 * 1024
-"""The most text and bytes the rows of one query may hold: they go to the gem in one message."""
+IDLE_TRANSACTION_SECONDS = 30.0
+"""How long a transaction begun outside a run may rest between its caller's statements before it is
+rolled back for another caller or run that needs the database (as long as one statement may run)."""
 GEM_SQL_HEAP_BYTES = 512 * 1024 * 1024
 """The most memory SQLite may hold for all gems' databases together. SQLCipher is its own copy of
 SQLite that serves gems' stores only, so its heap limit bounds them without touching the vault's."""
@@ -85,7 +116,10 @@ _PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between two looks at th
 _BUSY_SECONDS = 5.0  # how long a statement waits for another connection to the file to let it go
 # between two looks at a file another connection holds: quick at first, as SQLite's own wait
 _BUSY_STEPS = (0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.025, 0.025, 0.05, 0.05, 0.1)
-_LARGEST_INTEGER = 2**63 - 1
+_TAKEN_BACK_KEPT = 4096  # callers told their transaction was rolled back, remembered until they end it
+# the statements that end a transaction: a caller whose transaction was taken back ends it with one
+_ENDS_BY_ROLLBACK = re.compile(r"\s*ROLLBACK(?:\s+TRANSACTION)?\s*;?\s*\Z", re.IGNORECASE)
+_ENDS_BY_COMMIT = re.compile(r"\s*(?:COMMIT|END)(?:\s+TRANSACTION)?\s*;?\s*\Z", re.IGNORECASE)
 
 _ALLOWED_PRAGMAS = frozenset(
     {
@@ -117,10 +151,6 @@ _BUSY_CODES = frozenset({sqlcipher3.SQLITE_BUSY, sqlcipher3.SQLITE_LOCKED})
 _DAMAGED_CODES = frozenset({sqlcipher3.SQLITE_CORRUPT, sqlcipher3.SQLITE_NOTADB})
 _VANISHED_CODES = frozenset({sqlcipher3.SQLITE_READONLY, sqlcipher3.SQLITE_IOERR, sqlcipher3.SQLITE_CANTOPEN})
 _TOOBIG: int = sqlcipher3.SQLITE_TOOBIG
-_BINDINGS = re.compile(r"statement uses (\d+), and there are (\d+) supplied")
-_NAMED_BINDING = re.compile(r"did not supply a value for binding(?: parameter)? :?(\w+)")
-
-Params = Sequence[Any] | Mapping[str, Any]
 
 
 def _damaged(what: str, path: Path) -> str:
@@ -198,6 +228,36 @@ def _busy(what: str) -> BusyError:
 _STORE_CALLER = object()
 """The caller of statements that name none (the key-value store's, notochord's own)."""
 
+_LEASED: weakref.WeakSet[Guarded] = weakref.WeakSet()
+"""The open connections whose transactions are leased (see the module's docstring), so that any
+connection waiting for a file can take back an idle transaction holding it."""
+_LEASED_LOCK = Lock()
+
+
+def _take_back_idle_holding(waiting: Guarded) -> bool:
+    """Roll back a transaction left idle on a leased connection to the file ``waiting`` waits for;
+    whether one was."""
+    with _LEASED_LOCK:
+        others = [other for other in _LEASED if other is not waiting and other.holds_file(waiting.file)]
+    return any(other.take_back_if_idle() for other in others)
+
+
+def _taken_back_words(what: str, idle_limit: float, *, committing: bool) -> str:
+    why = (
+        f"rolled back, as it rested more than {idle_limit:g} s between its statements, outside any run, while"
+        " another caller of the gem needed the database; nothing it wrote was kept"
+    )
+    again = (
+        "begin again and send a transaction's statements one right after another (or write many rows in one"
+        " call with executemany)"
+    )
+    if committing:
+        return f"this transaction on the gem's {what} was not committed: it was {why}. To write, {again}"
+    return (
+        f"the transaction this caller began on the gem's {what} was {why}, and this statement changed nothing."
+        f" Send ROLLBACK to end it, then {again}"
+    )
+
 
 class Guarded:
     """A SQLCipher connection shared between threads, one statement at a time, each within its time.
@@ -205,10 +265,21 @@ class Guarded:
     A caller (any value compared with ``==``; a run id, say) whose statement leaves a transaction
     open holds the connection until that transaction ends; other callers wait for it. With
     ``fenced`` the gem's authorizer guards the connection: the gem's SQL reaches this file only.
+    With ``idle_limit`` a transaction is leased (the connection serves callers outside runs): once
+    it has rested that many seconds since its caller's last statement, the first caller or
+    connection that needs the database rolls it back. Without, a transaction lasts until its caller
+    ends it or the connection closes (a run's own connection).
     """
 
     def __init__(
-        self, conn: sqlcipher3.Connection, what: str, *, path: Path, statement_seconds: float, fenced: bool = False
+        self,
+        conn: sqlcipher3.Connection,
+        what: str,
+        *,
+        path: Path,
+        statement_seconds: float,
+        fenced: bool = False,
+        idle_limit: float | None = None,
     ) -> None:
         self._conn: sqlcipher3.Connection | None = conn
         self._what = what
@@ -224,10 +295,25 @@ class Guarded:
         self._closing = False
         self._overran = False
         self._refused: str | None = None  # why the authorizer said no to the statement being prepared
+        self._idle_limit = idle_limit
+        self._idle_since = 0.0  # when the holder's last statement returned
+        self._taken_back: dict[object, None] = {}  # callers whose transaction was rolled back, oldest first
         conn.set_progress_handler(self._should_stop, _PROGRESS_STEPS)
         conn.set_busy_handler(self._wait_for_file)
         if fenced:
             conn.set_authorizer(self._authorize)
+        if idle_limit is not None:
+            with _LEASED_LOCK:
+                _LEASED.add(self)
+
+    @property
+    def file(self) -> tuple[int, int] | None:
+        """The database file this connection opened (device and inode), if it could be read."""
+        return self._inode
+
+    def holds_file(self, file: tuple[int, int] | None) -> bool:
+        """Whether this connection is open on ``file``."""
+        return file is not None and file == self._inode and not self._closing
 
     def _should_stop(self) -> int:
         # SQLite calls this every _PROGRESS_STEPS steps of a statement; non-zero interrupts it
@@ -244,8 +330,14 @@ class Guarded:
         now = time.monotonic()
         if attempt == 0:
             self._busy_until = now + _BUSY_SECONDS
+        if self._closing:
+            return False
+        # nothing may escape from here (see above): a failed look only means waiting on as before
+        with contextlib.suppress(Exception):
+            if _take_back_idle_holding(self):
+                return True  # the file's lock went with the idle transaction: try again at once
         remaining = self._busy_until - now
-        if self._closing or remaining <= 0:
+        if remaining <= 0:
             return False
         self._closed.wait(min(_BUSY_STEPS[min(attempt, len(_BUSY_STEPS) - 1)], remaining))
         return not self._closing
@@ -268,11 +360,63 @@ class Guarded:
             return _DENY
         return _OK
 
+    def take_back_if_idle(self) -> bool:
+        """Roll back the open transaction if it has rested past the idle limit and no statement of
+        this connection runs now (another thread's, waiting for the file); whether it was."""
+        if not self._lock.acquire(blocking=False):
+            return False  # a statement runs: the transaction, if any, is in use
+        try:
+            return self._take_back_locked(time.monotonic())
+        finally:
+            self._lock.release()
+
+    def _take_back_locked(self, now: float) -> bool:
+        holder, conn = self._holder, self._conn
+        if holder is None or conn is None or self._idle_limit is None or self._closing:
+            return False
+        if now - self._idle_since < self._idle_limit:
+            return False
+        try:
+            conn.rollback()
+        except sqlcipher3.Error:
+            return False  # still open: it keeps the connection, and the waiter is told it is busy
+        if conn.in_transaction:
+            return False
+        self._holder = None
+        self._taken_back[holder] = None
+        while len(self._taken_back) > _TAKEN_BACK_KEPT:
+            del self._taken_back[next(iter(self._taken_back))]
+        self._turn.notify_all()
+        return True
+
+    def _answer_taken_back(self, caller: object, statement: str | None) -> None:
+        """For a caller whose transaction was taken back: let its ``ROLLBACK`` end that quietly,
+        refuse its ``COMMIT`` as not committed (ending it too), and refuse every other statement."""
+        text = statement or ""
+        limit = self._idle_limit if self._idle_limit is not None else 0.0
+        if _ENDS_BY_ROLLBACK.match(text):
+            del self._taken_back[caller]
+            return
+        committing = _ENDS_BY_COMMIT.match(text) is not None
+        if committing:
+            del self._taken_back[caller]
+        raise FileError(_taken_back_words(self._what, limit, committing=committing))
+
     @contextlib.contextmanager
-    def cursor(self, caller: object = _STORE_CALLER) -> Iterator[Any]:
-        """A cursor for one statement of ``caller``, once no other caller's transaction is open."""
+    def cursor(self, caller: object = _STORE_CALLER, *, statement: str | None = None) -> Iterator[Any]:
+        """A cursor for one statement of ``caller``, once no other caller's transaction is open.
+
+        ``statement`` is the text the caller is about to run. When the caller's transaction was
+        rolled back for resting too long, it is answered here instead: refused, or, for the
+        ``ROLLBACK`` that ends that transaction, ``None`` is given in place of a cursor and nothing
+        is to be run.
+        """
         with self._turn:
             conn = self._take_turn(caller)
+            if caller in self._taken_back:
+                self._answer_taken_back(caller, statement)
+                yield None
+                return
             self._overran = False
             self._refused = None
             self._deadline = time.monotonic() + self._statement_seconds
@@ -303,6 +447,7 @@ class Guarded:
                 # an error may have ended the transaction (SQLite rolls back on some), so ask it
                 if conn.in_transaction:
                     self._holder = caller
+                    self._idle_since = time.monotonic()
                 elif self._holder is not None:
                     self._holder = None
                     self._turn.notify_all()
@@ -316,6 +461,8 @@ class Guarded:
             if self._holder is None or self._holder == caller:
                 break
             now = time.monotonic()
+            if self._take_back_locked(now):
+                continue
             until = now + _BUSY_SECONDS if until is None else until
             if now >= until:
                 raise BusyError(
@@ -323,7 +470,10 @@ class Guarded:
                     "open (BEGIN without COMMIT yet); this statement changed nothing; try again in a moment",
                     retry_after=max(1, int(_BUSY_SECONDS)),
                 )
-            self._turn.wait(until - now)
+            wake = until
+            if self._idle_limit is not None and self._idle_since + self._idle_limit > now:
+                wake = min(wake, self._idle_since + self._idle_limit)  # the lease lapses first: look then
+            self._turn.wait(wake - now)
         if _size(self._path) == 0:
             # a file SQLite sees empty is a new database to it: the next write would fill it anew
             raise FileError(_emptied(self._what, self._path, while_open=True))
@@ -365,7 +515,7 @@ class Guarded:
                 f"the gem's {what} {self._path} cannot be written: notochord may not write it or its folder"
             )
         if isinstance(exc, sqlcipher3.ProgrammingError):
-            return FileError(_binding_words(str(exc), what))
+            return FileError(binding_words(str(exc), what))
         return FileError(f"the gem's {what} refused the statement: {exc}")
 
     def close(self) -> None:
@@ -373,6 +523,8 @@ class Guarded:
         # caller's transaction is woken, rather than waited for
         self._closing = True
         self._closed.set()
+        with _LEASED_LOCK:
+            _LEASED.discard(self)
         with self._turn:
             self._turn.notify_all()
             if self._conn is not None:
@@ -395,29 +547,6 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return (found.st_dev, found.st_ino)
 
 
-def _binding_words(detail: str, what: str) -> str:
-    """The driver's complaint about parameters, said in the gem's terms."""
-    counted = _BINDINGS.search(detail)
-    if counted is not None:
-        wanted, given = int(counted[1]), int(counted[2])
-        return (
-            f"the statement needs {wanted} parameter{'s' * (wanted != 1)}, but {given} "
-            f"{'were' if given != 1 else 'was'} given; pass one value for each ?"
-        )
-    named = _NAMED_BINDING.search(detail)
-    if named is not None:
-        which = f"number {named[1]}" if named[1].isdigit() else f":{named[1]}"
-        return (
-            f"the statement's parameter {which} has no value; pass an object with a value for every :name "
-            "the statement holds"
-        )
-    if "executemany" in detail:
-        return "executemany runs INSERT, UPDATE, DELETE or REPLACE statements; run a query with query instead"
-    if "no name" in detail:
-        return "the statement's parameters are ? marks: pass their values as a list, not an object"
-    return f"the gem's {what} refused the statement's parameters: {detail}"
-
-
 class SqlResult:
     """What a changing statement did."""
 
@@ -427,50 +556,6 @@ class SqlResult:
 
     def __repr__(self) -> str:
         return f"SqlResult(rowcount={self.rowcount}, last_row_id={self.last_row_id})"
-
-
-def _statement(sql: object) -> str:
-    if not isinstance(sql, str):
-        raise FileError(f"a statement must be text, not {type(sql).__name__}")
-    if "\x00" in sql:
-        raise FileError("the statement holds a NUL character, which no SQL text may hold; remove it")
-    return sql
-
-
-def _params(params: object) -> Sequence[Any] | dict[str, Any]:
-    """The parameters of one statement: a list, or an object of named ones, each a value SQLite
-    keeps as it was given (text, a number of at most 64 bits other than NaN, bytes, true/false, null)."""
-    if isinstance(params, Mapping):
-        named = dict(params)
-        for name, value in named.items():
-            _check_parameter(f":{name}", value)
-        return named
-    if isinstance(params, list | tuple):
-        for index, value in enumerate(params, start=1):
-            _check_parameter(f"{index}", value)
-        return list(params)
-    raise FileError(f"the parameters of a statement are a list or an object, not {type(params).__name__}")
-
-
-def _check_parameter(which: str, value: object) -> None:
-    if (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and not -_LARGEST_INTEGER - 1 <= value <= _LARGEST_INTEGER
-    ):
-        raise FileError(f"parameter {which} is a number beyond the 64 bits SQLite holds; store it as text")
-    if isinstance(value, float) and math.isnan(value):
-        raise FileError(f"parameter {which} is NaN, which SQLite would keep as null; store null or text instead")
-    if value is not None and not isinstance(value, str | int | float | bytes | bytearray | memoryview):
-        raise FileError(
-            f"parameter {which} must be text, a number, bytes, true/false or null, not {type(value).__name__}"
-        )
-
-
-def _rows(rows: object) -> list[Sequence[Any] | dict[str, Any]]:
-    if isinstance(rows, str | bytes | bytearray | Mapping) or not isinstance(rows, Iterable):
-        raise FileError(f"executemany takes a list of parameter rows, not {type(rows).__name__}")
-    return [_params(row) for row in rows]
 
 
 class GemSql:
@@ -486,15 +571,19 @@ class GemSql:
         self._caller = object() if caller is None else caller
 
     def execute(self, sql: str, params: Params = ()) -> SqlResult:
-        text, bound = _statement(sql), _params(params)
-        with self._db.cursor(self._caller) as cur:
+        text, bound = statement_text(sql), parameters(params)
+        with self._db.cursor(self._caller, statement=text) as cur:
+            if cur is None:  # the ROLLBACK of a transaction already rolled back
+                return SqlResult(-1, None)
             cur.execute(text, bound)
             return SqlResult(cur.rowcount, cur.lastrowid)
 
     def executemany(self, sql: str, rows: Iterable[Params]) -> SqlResult:
         """Run one statement for every parameter row, all in one transaction."""
-        text, bound = _statement(sql), _rows(rows)
-        with self._db.cursor(self._caller) as cur:
+        text, bound = statement_text(sql), parameter_rows(rows)
+        with self._db.cursor(self._caller, statement=text) as cur:
+            if cur is None:
+                return SqlResult(-1, None)
             in_tx = cur.connection.in_transaction
             if not in_tx:
                 cur.execute("BEGIN")
@@ -511,31 +600,19 @@ class GemSql:
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Rows as dicts keyed by column name."""
-        text, bound = _statement(sql), _params(params)
-        with self._db.cursor(self._caller) as cur:
+        text, bound = statement_text(sql), parameters(params)
+        with self._db.cursor(self._caller, statement=text) as cur:
+            if cur is None:
+                return []
             cur.execute(text, bound)
             names = [d[0] for d in cur.description or ()]
-            return [dict(zip(names, row, strict=True)) for row in _bounded_rows(cur)]
+            return [dict(zip(names, row, strict=True)) for row in bounded_rows(cur)]
 
     def query_rows(self, sql: str, params: Params = ()) -> list[list[Any]]:
         """Rows as lists, in column order."""
-        text, bound = _statement(sql), _params(params)
-        with self._db.cursor(self._caller) as cur:
+        text, bound = statement_text(sql), parameters(params)
+        with self._db.cursor(self._caller, statement=text) as cur:
+            if cur is None:
+                return []
             cur.execute(text, bound)
-            return [list(row) for row in _bounded_rows(cur)]
-
-
-def _bounded_rows(cur: Any) -> list[tuple[Any, ...]]:
-    """All the rows of ``cur``, refused once their text and bytes pass :data:`MAX_QUERY_BYTES`."""
-    rows: list[tuple[Any, ...]] = []
-    size = 0
-    while batch := cur.fetchmany(1000):
-        for row in batch:
-            size += sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
-        if size > MAX_QUERY_BYTES:
-            raise FileError(
-                f"the rows of this query hold more than {MAX_QUERY_BYTES // (1024 * 1024)} MB, more than one "
-                "answer may carry; select fewer columns or page through them with LIMIT and OFFSET"
-            )
-        rows.extend(batch)
-    return rows
+            return [list(row) for row in bounded_rows(cur)]

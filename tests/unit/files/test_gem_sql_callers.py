@@ -4,7 +4,8 @@
 - Outside a registered run (a SOP or the host reaching ``ctx.storage.sql`` directly) callers share
   the gem store's connection. A ``BEGIN`` there is its caller's alone: another caller's statements
   wait until that transaction ends (or are told the database is busy), never land inside it, never
-  see its uncommitted rows and never go with its ``ROLLBACK``.
+  see its uncommitted rows and never go with its ``ROLLBACK`` (a transaction left resting is
+  another matter: ``test_gem_sql_left_open.py``).
 - A run's statement waiting for the database while another connection holds it is stopped as soon
   as the run ends; the end does not sit out the whole wait.
 
@@ -127,6 +128,7 @@ def test_a_caller_waits_for_another_callers_transaction_and_then_runs_alone(
     reached = threading.Event()
     monkeypatch.setattr(private_sql, "Condition", _SeenWaiting(reached).make, raising=False)
     monkeypatch.setattr(private_sql, "_BUSY_SECONDS", 3600.0)  # B waits as long as A needs
+    monkeypatch.setattr(private_sql, "IDLE_TRANSACTION_SECONDS", 3600.0)  # and A's rests never lapse
     folders.close()
     folders = GemFolders(folders.data_dir, folders.space_name)
     a, b = folders.sql(GEM, "caller-a", key=KEY), folders.sql(GEM, "caller-b", key=KEY)
@@ -162,6 +164,7 @@ def test_closing_wakes_a_caller_waiting_for_another_callers_transaction(
     reached = threading.Event()
     monkeypatch.setattr(private_sql, "Condition", _SeenWaiting(reached).make, raising=False)
     monkeypatch.setattr(private_sql, "_BUSY_SECONDS", 3600.0)
+    monkeypatch.setattr(private_sql, "IDLE_TRANSACTION_SECONDS", 3600.0)
     folders.close()
     folders = GemFolders(folders.data_dir, folders.space_name)
     a, b = folders.sql(GEM, "caller-a", key=KEY), folders.sql(GEM, "caller-b", key=KEY)
@@ -187,7 +190,7 @@ def test_a_run_ending_while_its_statement_waits_for_the_database_ends_at_once(
     while the other connection still holds its lock, so the end did not wait for its release."""
     monkeypatch.setattr(private_sql, "_BUSY_SECONDS", 3600.0)  # a wait the end would sit out
     folder = tmp_path / "gem"
-    holder = GemStore(folder, key=KEY)
+    holder = GemStore(folder, key=KEY, idle_transaction_seconds=3600.0)  # its lock is never taken back
     holder.sql.execute("CREATE TABLE items (name TEXT)")
     holder.sql.execute("BEGIN IMMEDIATE")
     run = RunSql(folder, key=KEY)
@@ -221,7 +224,7 @@ def test_a_statement_still_waits_for_the_database_while_its_run_goes_on(
     """The wait is not cut short by itself: a lock released during the wait lets the statement in."""
     monkeypatch.setattr(private_sql, "_BUSY_SECONDS", 3600.0)
     folder = tmp_path / "gem"
-    with GemStore(folder, key=KEY) as holder:
+    with GemStore(folder, key=KEY, idle_transaction_seconds=3600.0) as holder:
         holder.sql.execute("CREATE TABLE items (name TEXT)")
         holder.sql.execute("BEGIN IMMEDIATE")
         run = RunSql(folder, key=KEY)

@@ -8,7 +8,9 @@
 Both live in the gem's private folder and are reached exactly as ``ctx.storage`` is (see
 :mod:`notochord.gems.api.storage`): by the gem id of the run, checked against the installation.
 Names that climb out (``..``), are absolute or hidden are refused with ``E_PERM_DENIED``; a missing
-document or blob is ``E_NOT_FOUND``.
+document or blob is ``E_NOT_FOUND``. ``list(prefix)`` names those starting with ``prefix`` (the
+start of a name, folders and all, as ``ctx.storage.kv.list``), and is refused (``E_FILE``) once
+their names pass what one answer may carry (32 MB), saying to list by longer prefixes.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ class DocumentsApi:
     async def read(self, name: str) -> str:
         return await self._access.run(lambda s: s.documents.read(name))
 
-    async def list(self) -> list[str]:
-        """Names of all documents, sorted."""
-        return await self._access.run(lambda s: s.documents.list())
+    async def list(self, prefix: str = "") -> list[str]:
+        """Names of the documents starting with ``prefix``, sorted; refused in words when there are
+        more than one answer may carry (list them by longer prefixes then)."""
+        return await self._access.run(lambda s: s.documents.list(prefix))
 
     async def delete(self, name: str) -> bool:
         """Delete a document; returns whether it existed."""
@@ -66,9 +69,10 @@ class BlobsApi:
         """Delete a blob; returns whether it existed."""
         return await self._access.run(lambda s: s.blobs.delete(name))
 
-    async def list(self) -> list[str]:
-        """Names of all blobs, sorted."""
-        return await self._access.run(lambda s: s.blobs.list())
+    async def list(self, prefix: str = "") -> list[str]:
+        """Names of the blobs starting with ``prefix``, sorted; refused in words when there are
+        more than one answer may carry (list them by longer prefixes then)."""
+        return await self._access.run(lambda s: s.blobs.list(prefix))
 
 
 class DataApi:
