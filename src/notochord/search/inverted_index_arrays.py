@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,8 @@ __all__ = [
     "segment_of",
     "top_bm25",
 ]
+
+_Number = TypeVar("_Number", bound=np.generic)
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
@@ -195,11 +198,23 @@ def merged_runs(runs: list[tuple[IntArray, Int32Array, Int32Array]], terms: int)
     return Segment(starts, ends, positions, frequencies)
 
 
+def _distinct(values: npt.NDArray[_Number]) -> npt.NDArray[_Number]:
+    """The distinct values, ascending: ``np.unique`` by a sort, which on this numpy runs 2.5-4.5x faster
+    than its hashing (measured on 300 to 300,000 ids)."""
+    ordered = np.sort(values)
+    if ordered.size < 2:
+        return ordered
+    starts = np.empty(ordered.size, dtype=np.bool_)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    return ordered[starts]
+
+
 def assemble(
     version: bytes, names: list[str], per_term: IntArray, docs: IntArray, tfs: Int32Array, held: Held
 ) -> InvertedIndex:
     """The index of postings given term by term (``per_term`` of them each, chunk ids ascending)."""
-    ids = np.unique(docs)
+    ids = _distinct(docs)
     positions = np.searchsorted(ids, docs).astype(np.int32)
     lengths = np.bincount(positions, weights=tfs, minlength=len(ids)).astype(np.int32)
     ends = np.cumsum(per_term)
@@ -352,7 +367,7 @@ def top_bm25(
         if held >= limit and sum(bounds) - left > left * (1.0 + 1e-9) + margin:
             break
     taken = set(order[:first])
-    pool = np.unique(np.concatenate([terms[i][2] for i in order[:first]]))
+    pool = _distinct(np.concatenate([terms[i][2] for i in order[:first]]))
     partial = np.zeros(len(pool), dtype=np.float64)
     for i in order[:first]:
         weight, idf, positions, frequencies = terms[i]
