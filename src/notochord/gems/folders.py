@@ -29,8 +29,9 @@ Rules:
   and closed by :meth:`GemFolders.release_run`, which rolls back what the run left open. Runs then
   contend on SQLite's lock (a busy error after its wait), never on one transaction. A call outside
   any registered run uses the gem store's own connection as a caller named by its run id, whose
-  ``BEGIN`` holds that connection until it ends (:meth:`~notochord.files.private.GemStore.sql_for`);
-  a call of a run that has ended is refused
+  ``BEGIN`` holds that connection until it ends, or until it rests past its lease while another
+  caller or a run needs the database (:meth:`~notochord.files.private.GemStore.sql_for`,
+  :mod:`notochord.files.private_sql`); a call of a run that has ended is refused
   (it would open a transaction there that nobody ends). :meth:`GemFolders.close` and
   :meth:`GemFolders.on_uninstalled` close the stores and the runs' connections alike.
 - The working folder (P-FILE-29…31) is stored in ``gem_settings`` under ``working_folder`` and checked

@@ -22,7 +22,8 @@ statement still waiting for the database when its run ends is stopped at once. A
 registered run (a SOP calling ``storage.sql`` directly, P-STOR-03, or the host) shares the gem
 store's connection with the other such callers, but not its transactions: a ``BEGIN`` holds that
 connection for its caller until it ends, and the others' statements wait for that, or are told the
-database is busy. The key-value store, documents and blobs are whole in each call and shared by
+database is busy; one left resting past its lease is rolled back once another caller or a run needs
+the database (:mod:`notochord.files.private_sql`). The key-value store, documents and blobs are whole in each call and shared by
 the gem's runs.
 """
 
