@@ -19,9 +19,9 @@
   into the next one, and its text, still shown, is kept.
 - The prompt of an empty content control (``w:showingPlcHdr``: "Click or tap here to enter
   text.") is the template's, not the document's: its runs are left out.
-- A drawing's alternative text is read where a screen reader reads it: an inline image's in its
-  line, a floating one's after its paragraph (:mod:`notochord.extraction.docx_drawing` says which
-  text counts).
+- A drawing's alternative text, DrawingML or an older VML picture's, is read where a screen reader
+  reads it: an inline image's in its line, a floating one's after its paragraph
+  (:mod:`notochord.extraction.docx_drawing` says which text counts).
 - A text box's paragraphs come right after the paragraph it is anchored in.
 - A table row is one block listing its cells' text; a vertically merged cell repeats the text of
   the cell above (counted again against the text limit, as it is produced again). A table inside a
@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from notochord.extraction.docx_drawing import Drawing
+from notochord.extraction.docx_drawing import VML_SHAPES, Drawing, vml_drawing, vml_property
 from notochord.extraction.docx_styles import Styles, on
 from notochord.extraction.docx_xml import Attributes, Budget, PartReader, W
 
@@ -158,8 +158,14 @@ class StoryReader(PartReader):
             self._placeholders.append(level)
         elif tag in (_INLINE, _ANCHOR):
             self._drawings.append(Drawing(level, inline=tag == _INLINE))
+        elif tag in VML_SHAPES and not (self._drawings and self._drawings[-1].vml):
+            self._drawings.append(vml_drawing(level, attrs))
         elif self._drawings:
-            self._drawing_property(self._drawings[-1], tag, attrs, level)
+            drawing = self._drawings[-1]
+            if drawing.vml:
+                vml_property(drawing, tag, attrs)
+            else:
+                self._drawing_property(drawing, tag, attrs, level)
         frames = self._frames
         top = frames[-1] if frames else None
         if tag == _P:

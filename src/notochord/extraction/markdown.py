@@ -11,6 +11,10 @@
 - Without a front-matter title, the title is the first level-one ATX heading (``# Title``, closing
   ``#`` marks dropped) outside fenced code blocks, where ``# `` starts a shell comment, and outside
   comments.
+- The file is read in the calling process, without a reader's deadline
+  (:mod:`notochord.extraction.isolated`), so every step is linear in its length, whatever its lines
+  hold: no pattern here may backtrack over a run it has already matched (a heading line of a
+  million spaces once cost hours), and the comment scan visits each token once.
 """
 
 from __future__ import annotations
@@ -22,9 +26,8 @@ __all__ = ["read_markdown"]
 
 _FRONT_MATTER_LINES: Final = 500
 _KEY: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ -]*:(\s|$)")
-_TITLE: Final = re.compile(r"^title:\s*(.*?)\s*$", re.IGNORECASE)
-_FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HEADING: Final = re.compile(r"^ {0,3}#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+# the lines the title is looked for on: a fence's opening or closing line, or a level-one heading's
+_TITLE_LINE: Final = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|#[ \t])", re.MULTILINE)
 # what decides whether a comment opener is one: a fence at a line's start, a run of backticks (a
 # code span's delimiter), a comment opener, and a blank line (which ends any code span)
 _TOKEN: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})|(`+)|(<!--)|\n[ \t]*\n", re.MULTILINE)
@@ -42,34 +45,42 @@ def _without_comments(text: str) -> str:
     last = text.rfind("<!--")
     if last < 0:
         return text
+    stop = last + 4  # nothing after the last opener matters
     kept: list[str] = []
     fence: str | None = None
     span = 0  # the length of the open code span's backtick run; 0 outside one
     copied = 0  # where the text not yet copied to ``kept`` starts
-    at = 0
-    while (token := _TOKEN.search(text, at, last + 4)) is not None:  # nothing after the last opener matters
-        at = token.end()
-        fence_mark, ticks, opener = token.group(1, 2, 3)
+    tokens = _TOKEN.finditer(text, 0, stop)
+    while (token := next(tokens, None)) is not None:
+        kind = token.lastindex  # 1: a fence mark, 2: a backtick run, 3: an opener, None: a blank line
         if fence is not None:
-            if fence_mark and fence_mark[0] == fence[0] and len(fence_mark) >= len(fence):
-                line_end = text.find("\n", at)
-                if not (text[at:] if line_end < 0 else text[at:line_end]).strip():  # a closing fence
-                    fence = None
-        elif fence_mark and not span:
-            fence = fence_mark
-        elif ticks or fence_mark:
-            run = len(ticks or fence_mark)
-            span = run if not span else (0 if run == span else span)
-        elif opener is None:  # a blank line: a paragraph, and any code span in it, ends
+            if kind == 1 and _closes(fence, token.group(1), text, token.end()):
+                fence = None
+        elif kind == 1 and not span:
+            fence = token.group(1)
+        elif kind is None:  # a paragraph, and any code span in it, ends
             span = 0
+        elif kind != 3:
+            run = token.end() - token.start()
+            span = run if not span else (0 if run == span else span)
         elif not span:
-            end = text.find("-->", at)
+            end = text.find("-->", token.end())
             if end < 0:  # nothing closes it, nor any opener after it
                 break
             kept.append(text[copied : token.start()])
-            copied = at = end + 3
+            copied = end + 3
+            tokens = _TOKEN.finditer(text, copied, stop)
     kept.append(text[copied:])
     return "".join(kept)
+
+
+def _closes(fence: str, mark: str, text: str, after: int) -> bool:
+    """Whether ``mark``, at a line's start with ``after`` just past it, closes the fence ``fence``:
+    the same character, at least as many, and nothing but blanks after it on its line."""
+    if mark[0] != fence[0] or len(mark) < len(fence):
+        return False
+    line_end = text.find("\n", after)
+    return not (text[after:] if line_end < 0 else text[after:line_end]).strip()
 
 
 def _front_matter(text: str) -> tuple[str | None, str]:
@@ -83,9 +94,8 @@ def _front_matter(text: str) -> tuple[str | None, str]:
         return None, text
     title = None
     for line in lines[1:end]:
-        found = _TITLE.match(line)
-        if found is not None:
-            title = _unquoted(found.group(1)) or None
+        if line[:6].lower() == "title:":
+            title = _unquoted(line[6:].strip()) or None
             break
     return title, "\n".join(lines[end + 1 :])
 
@@ -97,17 +107,31 @@ def _unquoted(value: str) -> str:
 
 
 def _first_heading(text: str) -> str | None:
+    """The text of the first level-one heading outside fenced code blocks, or None.
+
+    Only the lines that can open or close a fence or be such a heading are visited.
+    """
     fence: str | None = None
-    for line in text.split("\n"):
-        opened = _FENCE.match(line)
+    for line in _TITLE_LINE.finditer(text):
+        mark = line.group(1)
         if fence is not None:
-            if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+            if mark is not None and _closes(fence, mark, text, line.end()):
                 fence = None
-            continue
-        if opened is not None:
-            fence = opened.group(1)
-            continue
-        heading = _HEADING.match(line)
-        if heading is not None and heading.group(1).strip():
-            return heading.group(1).strip()
+        elif mark is not None:
+            fence = mark
+        else:
+            line_end = text.find("\n", line.end())
+            heading = _heading_text(text[line.end() : None if line_end < 0 else line_end])
+            if heading:
+                return heading
     return None
+
+
+def _heading_text(rest: str) -> str:
+    """The text of an ATX heading whose line goes on with ``rest`` after ``#`` and a blank: without
+    its closing ``#`` marks, which count only after a blank (``# C#`` is about C#)."""
+    content = rest.strip(" \t")
+    unmarked = content.rstrip("#")
+    if unmarked != content and (not unmarked or unmarked[-1] in " \t"):
+        content = unmarked
+    return content.strip()

@@ -18,7 +18,8 @@ Refusals carry only the problem (``the PDF is …``); :mod:`notochord.extraction
   reader sees and would only make searches match nonsense, so they are left out, and one note at
   the end of the text names the pages that lost text (searching can then find why a word is
   missing). Names from the standard glyph list (``/e``, ``/uni00E9``) and fonts with a ToUnicode
-  map are read as usual. A PDF with no other text is refused, saying so.
+  map are read as usual. A PDF with no other text is refused, saying so. The standard list is the
+  parser's own (:func:`standard_glyph_names`); without it, glyph names are left in the text.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError
@@ -33,7 +35,7 @@ from notochord.errors import DocumentTooLargeError, KnowledgeValidationError
 if TYPE_CHECKING:
     from pypdf import PageObject, PdfReader
 
-__all__ = ["read_pdf"]
+__all__ = ["read_pdf", "standard_glyph_names"]
 
 # pypdf logs what it repairs in a damaged file ("invalid pdf header", "EOF marker not found"); with no
 # handler anywhere, Python's last-resort handler would print that to a CLI user's terminal beside our
@@ -133,13 +135,27 @@ def _page_text(page: PageObject) -> tuple[str, bool]:
     return _UNMAPPED.sub("", text), bool(names)
 
 
+def standard_glyph_names() -> Mapping[str, str] | None:
+    """The standard glyph list the parser maps glyph names with, or None if it cannot be found.
+
+    It is the parser's private module, read on purpose: which names are private is exactly which
+    names the parser could not map, and only its own list says that (a public copy of the list
+    would differ from it where the parser's differs). If another version moves it, no name is
+    taken for private, so text is never lost to a wrong guess: the glyph names are then left in.
+    """
+    try:
+        from pypdf._codecs import adobe_glyphs
+    except ImportError:
+        return None
+    return adobe_glyphs if isinstance(adobe_glyphs, Mapping) and adobe_glyphs else None
+
+
 def _private_glyph_names(font: Any) -> frozenset[str]:
     """The glyph names of a simple font without a ToUnicode map that say no character, which the
     parser gives as text."""
-    try:
-        from pypdf._codecs import adobe_glyphs  # the standard glyph list the parser maps names with
-    except ImportError:  # moved in another version: then every name outside uniXXXX is private
-        adobe_glyphs = {}
+    adobe_glyphs = standard_glyph_names()
+    if adobe_glyphs is None:
+        return frozenset()
     try:
         if "/ToUnicode" in font or font.get("/Subtype") == "/Type0":
             return frozenset()

@@ -14,11 +14,13 @@ Rules (P-GEN-02, P-NET-10):
   :class:`~notochord.errors.KnowledgeValidationError` with a message saying what to do.
 - Output is Markdown-flavoured plain text: HTML and DOCX headings become ``#`` headings, list items
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe``, ``svg``,
-  ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements, ``hidden`` elements and
-  elements styled ``display: none`` inline are dropped (an HTML title is the title wherever it
-  stands, never body text). An image stands for its alternative text where it says something, as
-  for a DOCX picture (:mod:`notochord.extraction.alt_text`). Paragraphs, and elements a browser
-  shows apart, are separated by a blank line. Markdown front matter and HTML comments are left out
+  ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements are dropped (an HTML
+  title is the title wherever it stands, never body text), and so is what the page's own
+  ``hidden`` attributes and inline styles (``display: none``, ``visibility: hidden``) hide, as a
+  browser applies them (:mod:`notochord.extraction.html_shown`). An image stands for its
+  alternative text where it says something, as for a DOCX picture
+  (:mod:`notochord.extraction.alt_text`). Paragraphs, and elements a browser shows apart, are
+  separated by a blank line. Markdown front matter and HTML comments are left out
   of the text, and front matter gives the title (:mod:`notochord.extraction.markdown`). Plain text
   is read by its byte order mark (UTF-8, UTF-16, UTF-32), recognised as unmarked UTF-16, or decoded as UTF-8 with
   a Windows-1252 fallback (:mod:`notochord.extraction.encoding`).
@@ -50,6 +52,7 @@ from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, Un
 from notochord.extraction.alt_text import meaningful_alt_text
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 from notochord.extraction.encoding import byte_order_mark, unmarked_utf16
+from notochord.extraction.html_shown import drop_unshown
 from notochord.extraction.markdown import read_markdown
 from notochord.extraction.pdf import read_pdf
 
@@ -123,8 +126,6 @@ _DROPPED_TAGS: Final = (
     "script", "style", "nav", "noscript", "template", "iframe", "svg", "head", "title", "video", "audio",
     "canvas", "datalist",
 )  # fmt: skip
-# an inline style a browser shows nothing of, nor of the element's children (an e-mail's preheader)
-_DISPLAY_NONE: Final = re.compile(r"(?:^|;)\s*display\s*:\s*none\s*(?:!\s*important\s*)?(?:;|$)", re.IGNORECASE)
 _HEADINGS: Final = {f"h{level}": level for level in range(1, 7)}
 _BLOCK_TAGS: Final = frozenset(
     {
@@ -422,10 +423,10 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
         element.decompose()
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text(" ").split()) if title_tag is not None else ""
-    # hidden elements go before the walk: headings and preformatted blocks are read whole
-    hidden = [*soup.find_all(hidden=True), *soup.find_all(style=_DISPLAY_NONE)]
-    for element in [*soup.find_all(_DROPPED_TAGS), *hidden]:
+    for element in soup.find_all(_DROPPED_TAGS):
         element.decompose()
+    # hidden parts go before the walk: headings and preformatted blocks are read whole
+    drop_unshown(soup)
     walker = _HtmlText()
     walker.walk(soup)
     walker.flush()

@@ -23,7 +23,8 @@ _NS = (
     'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
     'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture" '
     'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
-    'xmlns:v="urn:schemas-microsoft-com:vml"'
+    'xmlns:v="urn:schemas-microsoft-com:vml" '
+    'xmlns:o="urn:schemas-microsoft-com:office:office"'
 )
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml"
@@ -297,6 +298,66 @@ def test_the_alternative_text_of_a_hidden_image_is_not_extracted_and_counts_agai
     assert _text(_docx(body)) == "Shown"
     with pytest.raises(KnowledgeValidationError, match="over the limit of 10 characters"):
         read_docx(io.BytesIO(_docx(_p(_picture("eleven char")))), max_text_chars=10)
+
+
+def _vml(alt: str | None = None, *, image_title: str | None = None, shape_title: str | None = None,
+         style: str = "width:120pt;height:80pt", inner: str = "") -> str:  # fmt: skip
+    """A run drawing a picture in VML, as Word 2003 and Word's compatibility mode write it."""
+    attributes = "".join(
+        f' {name}="{value}"' for name, value in (("alt", alt), ("title", shape_title)) if value is not None
+    )
+    imagedata = f' o:title="{image_title}"' if image_title is not None else ""
+    return (
+        f'<w:r><w:pict><v:shape id="_x0000_i1025" type="#_x0000_t75" style="{style}"{attributes}>'
+        f'<v:imagedata r:id="rId9"{imagedata}/>{inner}</v:shape></w:pict></w:r>'
+    )
+
+
+def test_the_alternative_text_of_an_old_vml_picture_is_extracted_where_it_stands() -> None:
+    """A picture of an older document (VML) says what it shows in its shape's ``alt`` and its
+    image's ``o:title``, read as a DrawingML picture's are: inline in its line, a floating one after
+    its paragraph."""
+    body = _p(_r("Press"), _vml("gear icon"), _r("to open the settings."))
+    body += _p(_vml("Map of the three sites", image_title="Site map"))
+    body += _p(_vml(image_title="Company logo"))
+    body += _p(_r("The plant at night."), _vml("Cooling towers", style="position:absolute;margin-left:10pt"))
+    assert _text(_docx(body)) == (
+        "Press gear icon to open the settings.\n\nSite map: Map of the three sites\n\nCompany logo"
+        "\n\nThe plant at night.\n\nCooling towers"
+    )
+
+
+def test_a_vml_groups_own_text_comes_first_and_its_shapes_text_is_the_fallback() -> None:
+    group = (
+        '<w:r><w:pict><v:group style="width:100pt;height:100pt"{alt}>'
+        '<v:rect alt="Org chart: Ana leads two teams"/><v:oval alt="Second shape"/></v:group></w:pict></w:r>'
+    )
+    body = _p(group.format(alt=' alt="Team structure"')) + _p(group.format(alt=""))
+    assert _text(_docx(body)) == "Team structure\n\nOrg chart: Ana leads two teams"
+
+
+@pytest.mark.parametrize(
+    "alt",
+    ["", "   ", "image001.png", "Picture 3", "image1"],
+    ids=["empty", "blank", "file-name", "picture-n", "image-n"],
+)
+def test_empty_and_generic_vml_alternative_text_is_not_extracted(alt: str) -> None:
+    assert _text(_docx(_p(_r("Before"), _vml(alt, image_title=alt, shape_title=alt)))) == "Before"
+
+
+def test_a_vml_picture_word_stores_as_the_fallback_of_a_drawing_is_read_once() -> None:
+    alternate = (
+        "<w:r><mc:AlternateContent><mc:Choice Requires=\"wps\">" + _picture("Floor plan")[5:-6]
+        + "</mc:Choice><mc:Fallback>" + _vml("Floor plan (VML)")[5:-6] + "</mc:Fallback></mc:AlternateContent></w:r>"
+    )  # fmt: skip
+    assert _text(_docx(_p(alternate))) == "Floor plan"
+
+
+def test_hidden_vml_pictures_are_not_extracted() -> None:
+    """A VML shape styled ``visibility: hidden`` is not shown, and a hidden run hides its picture."""
+    body = _p(_r("Shown"), _vml("Watermark", style="visibility:hidden;position:absolute"))
+    body += _p("<w:r><w:rPr><w:vanish/></w:rPr>" + _vml("Hidden picture")[5:])
+    assert _text(_docx(body)) == "Shown"
 
 
 # --- comments -------------------------------------------------------------------------------------

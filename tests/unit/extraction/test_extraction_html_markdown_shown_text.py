@@ -105,3 +105,74 @@ def test_an_html_image_whose_alternative_text_says_nothing_adds_nothing(image: s
     """An empty ``alt`` marks a decorative image; a file name or "image 3" is a tool's default, and
     an image hidden from assistive technology is read by none."""
     assert _html(f"<body><p>Before {image} after.</p></body>") == "Before after."
+
+
+# --- HTML visibility, hidden and aria-hidden ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "style",
+    ["visibility:hidden", "visibility: collapse", "color: red; VISIBILITY : Hidden !important"],
+)
+def test_html_elements_styled_visibility_hidden_are_not_extracted(style: str) -> None:
+    """A browser keeps the room of an element styled ``visibility: hidden`` but shows none of its
+    words or images (a form's honeypot, a tooltip not opened)."""
+    page = (
+        f'<body><div style="{style}">Leave this field empty <img src="t.png" alt="Trap icon">'
+        "<p>and this paragraph</p></div><p>Dear Ana,</p></body>"
+    )
+    assert _html(page) == "Dear Ana,"
+
+
+def test_visibility_visible_inside_a_hidden_element_shows_again() -> None:
+    page = (
+        '<body><div style="visibility:hidden">Hidden words <span style="visibility: visible">Shown again'
+        ' <img src="c.png" alt="Pie chart of costs"></span> hidden too'
+        '<p style="visibility:inherit">Inherits hidden</p></div><p>After</p></body>'
+    )
+    assert _html(page) == "Shown again Pie chart of costs\n\nAfter"
+
+
+def test_visibility_hidden_inside_a_heading_or_preformatted_block_is_not_extracted() -> None:
+    page = (
+        '<h1>Report<span style="visibility:hidden"> draft 3</span></h1>'
+        '<pre>kept\n<span style="visibility:hidden">secret</span></pre>'
+    )
+    assert _html(page) == "# Report\n\nkept"
+
+
+def test_the_last_visibility_declaration_wins_and_an_important_one_over_the_others() -> None:
+    page = (
+        '<p style="visibility:hidden; visibility:visible">Shown, declared visible last</p>'
+        '<p style="visibility:hidden !important; visibility:visible">Hidden, important</p>'
+        '<p style="display:none; display:block">Shown, displayed last</p>'
+    )
+    assert _html(page) == "Shown, declared visible last\n\nShown, displayed last"
+
+
+def test_a_hidden_attribute_hides_unless_an_inline_display_shows_it_and_until_found_is_found() -> None:
+    """``hidden`` is the browser's own ``display: none``, which a page's style overrides; content
+    hidden "until found" opens when the page's search finds it, so it is meant to be found."""
+    page = (
+        "<body><p hidden>Draft paragraph</p>"
+        '<p hidden style="display:block">Shown by its style</p>'
+        '<details><summary>FAQ</summary><div hidden="until-found">The answer is 42</div></details>'
+        "</body>"
+    )
+    assert _html(page) == "Shown by its style\n\nFAQ\n\nThe answer is 42"
+
+
+def test_aria_hidden_text_is_shown_but_the_alternative_text_of_images_inside_it_is_not() -> None:
+    """``aria-hidden`` hides from screen readers only: its words are on the page, and alternative
+    text, which only a screen reader would read, is left out."""
+    page = (
+        '<body><p aria-hidden="TRUE">Decorative quote <img src="q.png" alt="Quotation marks"></p>'
+        '<p aria-hidden="false"><img src="m.png" alt="Map of the site"></p></body>'
+    )
+    assert _html(page) == "Decorative quote\n\nMap of the site"
+
+
+def test_visibility_hidden_a_hundred_thousand_elements_deep_is_read_without_recursion() -> None:
+    depth = 100_000
+    page = '<div style="visibility:hidden">' + "<span>x" * depth + '<b style="visibility:visible">deep</b>'
+    assert _html(page) == "deep"

@@ -7,10 +7,13 @@ end of the text says on which pages text could not be read.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from notochord.errors import KnowledgeValidationError
 from notochord.extraction.isolated import extract_isolated
+from notochord.extraction.pdf import standard_glyph_names
 from notochord.extraction.text import extract_text
 from pdf_files import pdf_file
 
@@ -109,3 +112,22 @@ def test_a_pdf_whose_only_text_is_in_such_fonts_is_refused_saying_why() -> None:
     with pytest.raises(KnowledgeValidationError) as isolated:
         extract_isolated(pdf, filename="tex.pdf")
     assert isolated.value.message == refused.value.message
+
+
+def test_the_parsers_standard_glyph_list_is_found_where_the_check_reads_it() -> None:
+    """The check reads the parser's own glyph list from the parser's private module: a version of
+    the parser that moves it fails here, not silently in users' text."""
+    glyphs = standard_glyph_names()
+    assert glyphs is not None, "pypdf no longer has pypdf._codecs.adobe_glyphs: find where it moved"
+    assert (glyphs["/e"], glyphs["/slash"], glyphs["/Eacute"]) == ("e", "/", "É")
+    assert "/g1" not in glyphs
+
+
+def test_without_the_standard_glyph_list_no_text_is_taken_for_glyph_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the list gone, names it holds would pass for private ones and real text that spells
+    them (``H/e``) would be cut out with a false note; the names are left in instead."""
+    pdf = _pdf([_line(b"T3", b"ABC")], _type3_font(b"/H /slash /e"))
+    assert extract_text(pdf, filename="slash.pdf").text == "H/e"
+    monkeypatch.setitem(sys.modules, "pypdf._codecs", None)  # importing it now fails
+    assert standard_glyph_names() is None
+    assert extract_text(pdf, filename="slash.pdf").text == "H/e"
