@@ -23,8 +23,8 @@ registered run (a SOP calling ``storage.sql`` directly, P-STOR-03, or the host) 
 store's connection with the other such callers, but not its transactions: a ``BEGIN`` holds that
 connection for its caller until it ends, and the others' statements wait for that, or are told the
 database is busy; one left resting past its lease is rolled back once another caller or a run needs
-the database (:mod:`notochord.files.private_sql`). The key-value store, documents and blobs are whole in each call and shared by
-the gem's runs.
+the database (:mod:`notochord.files.private_sql`). The key-value store, documents and blobs are
+whole in each call and shared by the gem's runs.
 """
 
 from __future__ import annotations
