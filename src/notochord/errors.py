@@ -43,7 +43,8 @@ JSON-RPC bridge) branch on ``code`` or on the class, never on the message text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Final
 
 __all__ = [
     "BusyError",
@@ -237,9 +238,45 @@ class UnsupportedDocumentError(KnowledgeValidationError):
 
 
 class RevertError(KnowledgeError):
-    """A change cannot be reverted without overwriting later work (``superseded``, ``not empty``)."""
+    """A change cannot be reverted without overwriting later work (``superseded``, ``not empty``).
+
+    ``reason`` is a stable code saying why, and ``values`` the text each of its words need, so each
+    place that shows the refusal can say it in its own words (the console in the reader's language);
+    the message is the English sentence the CLI, REST and MCP show. A code is never renamed, and a
+    reader that does not know a code shows the message. Codes and their values (all text):
+
+    - ``superseded`` (``change``, ``later``, ``actor``, ``summary``): a later change, by ``actor``
+      and described by its ``summary``, touched the same thing; undo that one first.
+    - ``entity_deleted`` (``change``, ``predicate``): the entity the fact's ``predicate`` pointed at
+      was deleted since.
+    - ``key_taken`` (``change``, ``key``): another document took the deleted one's ``key`` since.
+    - ``collection_not_empty`` (``change``): a collection to remove again holds something.
+    - ``document_place_removed`` and ``collection_place_removed`` (``change``): the collection the
+      document or collection was in was removed since.
+    - ``old_parent_inside`` (``change``, ``parent``): the collection a moved one came from now sits
+      inside it.
+    - ``too_deep`` (``change``, ``depth``): moving the collection back would nest past ``depth`` levels.
+    - ``other``: any other refusal, in English only.
+    """
 
     code = "E_REVERT"
+    REASONS: Final = (
+        "superseded",
+        "entity_deleted",
+        "key_taken",
+        "collection_not_empty",
+        "document_place_removed",
+        "collection_place_removed",
+        "old_parent_inside",
+        "too_deep",
+        "other",
+    )
+    """Every code a refusal may carry, as listed above."""
+
+    def __init__(self, message: str, *, reason: str = "other", values: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.values: dict[str, str] = dict(values or {})
 
 
 class ManifestError(NotochordError):

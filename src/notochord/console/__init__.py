@@ -5,7 +5,8 @@ may drive it: they sign in with a one-time link (:mod:`notochord.console.auth`),
 passes the front door of :mod:`notochord.console.guard` (Host, Origin, cross-site, session) and,
 when it changes something, the CSRF check of :mod:`notochord.console.forms`. A store that cannot be
 used right now (its database server down, or locked by another process) is answered 503 with
-``Retry-After`` by :mod:`notochord.console.unavailable`.
+``Retry-After`` by :mod:`notochord.console.unavailable`; any other failure no page foresaw is a page
+of its own, 500, by :mod:`notochord.console.failure`, its details only in the server's log.
 
 Pages are rendered on the server from Jinja2 templates; htmx (vendored in ``static/``, BSD-0
 licence beside it) swaps parts of a page, and every action is also a plain form post. What each
@@ -34,6 +35,7 @@ from starlette.types import Scope
 
 from notochord.app import Notochord
 from notochord.console.auth import ConsoleKeys
+from notochord.console.failure import ServerFailure
 from notochord.console.forms import ConsoleRefusal, shown, verified_form
 from notochord.console.guard import ConsoleGuard
 from notochord.console.i18n import choose_lang, text
@@ -197,6 +199,8 @@ def create_console(nc: Notochord) -> FastAPI:
     for outage in STORE_UNAVAILABLE:
         console.add_exception_handler(outage, store_unavailable)
     console.add_middleware(ConsoleGuard, keys=keys)
+    # around the guard and every route, inside HeadAsGet: a HEAD that fails gets the page's headers alone
+    console.add_middleware(ServerFailure)
     # outermost, so the guard sees a HEAD as the GET it stands for and answers it the same way
     console.add_middleware(HeadAsGet, routes=console.router.routes)
     return console

@@ -603,9 +603,12 @@ COUNTED: Final[dict[str, tuple[str, str, str]]] = {
 }
 
 
-def text(key: str, lang: Lang, **values: object) -> str:
+def text(key: str, lang: Lang, /, **values: object) -> str:
     """The label ``key`` in ``lang``, with ``{name}`` placeholders filled from ``values``; a label
-    of :data:`COUNTED` takes its English form for one or for any other count from ``n``."""
+    of :data:`COUNTED` takes its English form for one or for any other count from ``n``.
+
+    ``key`` and ``lang`` are positional only, so a value may be called ``key`` (a document's key).
+    """
     if key in COUNTED:
         one, other, zh = COUNTED[key]
         en = one if values.get("n") == 1 else other

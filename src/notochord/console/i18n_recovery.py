@@ -1,8 +1,10 @@
 """The console's words (English, Chinese) for what did not happen and why, joined into
 :data:`notochord.console.i18n.LABELS`.
 
-Here: the page of a store that cannot be used right now, and why a file rollback left a path alone
-(one label ``skip_<code>`` per code of :mod:`notochord.files.skips`, filled from that code's values).
+Here: the page of a store that cannot be used right now, the page of a request that failed on the
+server's side, why a file rollback left a path alone (one label ``skip_<code>`` per code of
+:mod:`notochord.files.skips`, filled from that code's values), and why an undo was refused (one label
+``revert_<code>`` per reason of :class:`notochord.errors.RevertError`, filled from its values).
 """
 
 from __future__ import annotations
@@ -83,4 +85,54 @@ RECOVERY_LABELS: Final[dict[str, tuple[str, str]]] = {
         "它路径上的一个文件夹后来被换成了链接,所以保持原样",
     ),
     "skip_not_put_back": ("it could not be put back: {detail}", "无法把它放回原处:{detail}"),
+    # why an undo was refused; "{actor}" is one of the revert_actor_* words
+    "kn_restore_refused": ("It cannot be restored: {reason}", "无法恢复:{reason}"),
+    "revert_superseded": (
+        "superseded by the later change {later}, made by {actor} ({summary}); "
+        "revert that one first (or the whole run), or edit the value directly",
+        "之后的改动 {later}({summary},来自{actor})已经取代了它;请先撤销那项改动(或整次运行),或者直接修改这个值",
+    ),
+    "revert_entity_deleted": (
+        "superseded, the entity {predicate} points at was deleted since; undo that deletion first",
+        "{predicate} 指向的实体之后被删除了;请先撤销那次删除",
+    ),
+    "revert_key_taken": (
+        "superseded, another document now has the key {key}",
+        "另一篇文档现在用着键 {key}",
+    ),
+    "revert_collection_not_empty": (
+        "the collection is not empty; move or delete what is inside first",
+        "这个知识库不是空的;请先移走或删除里面的内容",
+    ),
+    "revert_document_place_removed": (
+        "superseded, the collection the document was in was removed since; undo that removal first",
+        "这篇文档原来所在的知识库之后被删除了;请先撤销那次删除",
+    ),
+    "revert_collection_place_removed": (
+        "superseded, the collection it was in was removed since; undo that removal first",
+        "它原来所在的上级知识库之后被删除了;请先撤销那次删除",
+    ),
+    "revert_old_parent_inside": (
+        "superseded, its old parent {parent} now sits inside the collection; move that one out first",
+        "它原来的上级知识库 {parent} 现在位于它里面;请先把 {parent} 移出来",
+    ),
+    "revert_too_deep": (
+        "superseded, moving it back would nest collections more than {depth} levels deep (the depth limit); "
+        "move some of what is inside it first",
+        "移回原处会让知识库嵌套超过 {depth} 层(层数上限);请先移走它里面的一部分内容",
+    ),
+    "revert_actor_user": ("you", "你"),
+    "revert_actor_assistant": ("the assistant", "助手"),
+    "revert_actor_system": ("notochord itself", "notochord 自身"),
+    "revert_actor_gem": ("gem {gem}", "gem {gem}"),
+    # a request that failed on the server's side (500)
+    "failed_back": ("Back to the page", "返回页面"),
+    "failed_title": ("Something went wrong", "出了点问题"),
+    "failed_message": (
+        "Something went wrong on this computer's side while answering this request. What you asked for "
+        "may not have been done: check the page before trying again. The details are in the server's log "
+        "(the output of notochord serve).",
+        "处理这个请求时,这台电脑这边出了问题。你要求的操作可能没有完成:请先查看页面再重试。"
+        "详细信息在服务器日志中(notochord serve 的输出)。",
+    ),
 }

@@ -44,7 +44,7 @@ def render_page(
     """
     lang: Lang = context["lang"]
 
-    def t(key: str, **values: object) -> str:
+    def t(key: str, /, **values: object) -> str:
         return text(key, lang, **values)
 
     body = _ENV.get_template(template).render({"t": t, "request_path": request.url.path, **context})

@@ -12,8 +12,9 @@ A page or a form gets a page of its own, with a link that tries the page again (
 page the form was on). A part of a page that htmx asked for gets the same sentence as a fragment,
 swapped into the page's alert area (``#console-alert`` of ``base.html``), so the page stays as it
 was. A route that catches a broad :class:`~notochord.errors.NotochordError` to show a refusal lets
-these through first (``except STORE_UNAVAILABLE: raise``): the store being out of reach is no
-refusal of what the person asked for.
+every :class:`~notochord.errors.StorageError` through first (``except StorageError: raise``): the
+store being out of reach, full or damaged is no refusal of what the person asked for; these two
+are answered here, any other by :mod:`notochord.console.failure`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from notochord.console.render import render_page
 from notochord.errors import StoreLockedError, StoreUnreachableError
 from notochord.server.errors import UNAVAILABLE_RETRY_AFTER
 
-__all__ = ["ALERT_ID", "CLEAR_ALERT", "STORE_UNAVAILABLE", "store_unavailable"]
+__all__ = ["ALERT_ID", "CLEAR_ALERT", "STORE_UNAVAILABLE", "return_path", "store_unavailable"]
 
 log = logging.getLogger("notochord.server")
 
@@ -47,7 +48,7 @@ def _on_this_console(path: str) -> bool:
     return path.startswith("/") and not path.startswith("//") and not any(c in path for c in "\\\r\n")
 
 
-def _again(request: Request) -> str:
+def return_path(request: Request) -> str:
     """Where "Try again" leads: the page itself, or after a form the page the form was on."""
     if request.method in ("GET", "HEAD"):
         # the path as the server read it, encoded again: a decoded "?" or space stays part of it
@@ -75,6 +76,6 @@ async def store_unavailable(request: Request, exc: Exception) -> Response:
         response.headers["HX-Retarget"] = f"#{ALERT_ID}"
         response.headers["HX-Reswap"] = "innerHTML"
     else:
-        response = render_page(request, "unavailable.html", {**page, "again": _again(request)}, status_code=503)
+        response = render_page(request, "unavailable.html", {**page, "again": return_path(request)}, status_code=503)
     response.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
     return response

@@ -238,7 +238,14 @@ def _superseded(row: sa.Row[Any], later: Any) -> RevertError:
     """``later`` is the row (id, actor, summary) of the later change in the way."""
     return RevertError(
         f"cannot revert change {row.id}: superseded by the later change {later.id} of {later.actor} "
-        f"({later.summary}); revert that one first (or the whole run), or edit the value directly"
+        f"({later.summary}); revert that one first (or the whole run), or edit the value directly",
+        reason="superseded",
+        values={
+            "change": str(row.id),
+            "later": str(later.id),
+            "actor": str(later.actor),
+            "summary": str(later.summary),
+        },
     )
 
 
@@ -350,7 +357,9 @@ def restore_facts(tx: WriteTx, row: sa.Row[Any], candidates: Sequence[sa.Row[Any
         if fact.object_id is not None and not _live(conn, fact.object_id):
             raise RevertError(
                 f"cannot revert change {row.id}: superseded, the entity {fact.predicate} points at was deleted "
-                "since; undo that deletion first"
+                "since; undo that deletion first",
+                reason="entity_deleted",
+                values={"change": str(row.id), "predicate": str(fact.predicate)},
             )
         _check_not_said_again(conn, row, fact, ids)
         if _cardinality(conn, fact.predicate) != "one":

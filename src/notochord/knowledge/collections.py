@@ -341,7 +341,9 @@ def _is_empty(conn: sa.Connection, collection_id: int) -> bool:
 def _revert_create(tx: WriteTx, row: Any) -> None:
     if not _is_empty(tx.conn, row.target_id):
         raise RevertError(
-            f"cannot revert change {row.id}: the collection is not empty; move or delete what is inside first"
+            f"cannot revert change {row.id}: the collection is not empty; move or delete what is inside first",
+            reason="collection_not_empty",
+            values={"change": str(row.id)},
         )
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(deleted_at=tx.now))
 
@@ -355,7 +357,9 @@ def require_live_place(conn: sa.Connection, change_id: int, collection_id: int |
     if gone is None or gone.deleted_at is not None:
         raise RevertError(
             f"cannot revert change {change_id}: superseded, the collection {what} was in was removed since; "
-            "undo that removal first"
+            "undo that removal first",
+            reason="document_place_removed" if what == "the document" else "collection_place_removed",
+            values={"change": str(change_id)},
         )
 
 
@@ -372,12 +376,16 @@ def _revert_move(tx: WriteTx, row: Any) -> None:
         if parent_id in tree.subtree(row.target_id):
             raise RevertError(
                 f"cannot revert change {row.id}: superseded, its old parent {tree.get(parent_id).name} now sits "
-                "inside the collection; move that one out first"
+                "inside the collection; move that one out first",
+                reason="old_parent_inside",
+                values={"change": str(row.id), "parent": tree.get(parent_id).name},
             )
         if tree.depth(parent_id) + tree.subtree_height(row.target_id) > MAX_DEPTH:
             raise RevertError(
                 f"cannot revert change {row.id}: superseded, moving it back would nest collections more than "
-                f"{MAX_DEPTH} levels deep (the depth limit); move some of what is inside it first"
+                f"{MAX_DEPTH} levels deep (the depth limit); move some of what is inside it first",
+                reason="too_deep",
+                values={"change": str(row.id), "depth": str(MAX_DEPTH)},
             )
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(parent_id=parent_id))
 

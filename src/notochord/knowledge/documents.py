@@ -578,7 +578,9 @@ def _revert_delete(tx: WriteTx, row: Any) -> None:
         ).first()
         if clash is not None:
             raise RevertError(
-                f"cannot revert change {row.id}: superseded, another document now has the key {current.key}"
+                f"cannot revert change {row.id}: superseded, another document now has the key {current.key}",
+                reason="key_taken",
+                values={"change": str(row.id), "key": str(current.key)},
             )
     tx.conn.execute(sa.update(documents).where(documents.c.id == row.target_id).values(deleted_at=None))
 

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter
 from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from notochord.console.routes.common import Form, Page, PageDep, field
+from notochord.console.undo_words import undo_refusal
 from notochord.console.views.changes import STATUSES, Filters, changes_page
 from notochord.errors import KnowledgeError, KnowledgeValidationError
 
 __all__ = ["router"]
 
 router = APIRouter()
-
-_CHANGE_PREFIX = re.compile(r"^cannot revert change \d+: ")
 
 
 def _page(page: Page, filters: Filters, *, notice: str | None = None, refusal: str | None = None) -> Response:
@@ -55,9 +52,7 @@ def _undo(page: Page, *, change_id: int | None, run_id: str | None, filters: Fil
     try:
         result = page.space.changes.revert(change_id, run_id=run_id)
     except KnowledgeError as error:
-        # the page already says which change could not be undone; keep only the why
-        reason = _CHANGE_PREFIX.sub("", str(error))
-        return _page(page, filters, refusal=page.t("undo_refused", reason=reason))
+        return _page(page, filters, refusal=page.t("undo_refused", reason=undo_refusal(error, page.lang)))
     if result.status == "already_reverted":
         return _page(page, filters, notice=page.t("already_undone"))
     return _page(page, filters, notice=page.t("undone", n=result.count))

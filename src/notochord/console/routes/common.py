@@ -60,7 +60,7 @@ class Page:
     def htmx(self) -> bool:
         return self.request.headers.get("hx-request") == "true"
 
-    def t(self, key: str, **values: object) -> str:
+    def t(self, key: str, /, **values: object) -> str:
         return text(key, self.lang, **values)
 
     def problem(self, error: Exception) -> str:

@@ -22,13 +22,12 @@ from notochord.console.routes.common import (
     typed_path,
     unreadable_path,
 )
-from notochord.console.unavailable import STORE_UNAVAILABLE
 from notochord.console.uploads import Uploads
 from notochord.console.views.folders import working_folder
 from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
 from notochord.console.views.network import gem_network
 from notochord.console.views.runs import gem_runs
-from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError
+from notochord.errors import GemError, KnowledgeError, ManifestError, NotochordError, StorageError
 from notochord.gems.manifest import Manifest, load_manifest
 from notochord.gems.package import describe_left_out
 
@@ -128,7 +127,7 @@ def install(request: Request, page: PageDep, form: Form) -> Response:
         except ManifestError as error:
             _refuse_unreadable(path, error)
             raise
-    except STORE_UNAVAILABLE:
+    except StorageError:
         raise
     except NotochordError as error:
         problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
@@ -180,7 +179,7 @@ def switch(page: PageDep, form: Form, gem_id: str) -> Response:
     try:
         page.space.gems.set_permission(gem_id, permission, on)
         view = gem_page(page.space, gem_id, page.lang)
-    except STORE_UNAVAILABLE:
+    except StorageError:
         raise
     except NotochordError:
         return page.not_found()
@@ -254,7 +253,7 @@ def tick(page: PageDep, form: Form, gem_id: str) -> Response:
             return page.not_found()
         page.space.gems.tick_collection(gem_id, chosen.id, on=on)
         view = gem_page(page.space, gem_id, page.lang)
-    except STORE_UNAVAILABLE:
+    except StorageError:
         raise
     except NotochordError:
         return page.not_found()

@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from notochord.console.forms import whole_number
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect
+from notochord.console.undo_words import undo_refusal
 from notochord.console.views.knowledge import (
     Tree,
     collection_page,
@@ -264,7 +265,9 @@ def restore_document(page: PageDep, doc_id: int) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _collection(page, collection_id, errors={"restore": str(error)})
+        # a restore is the undo of the deletion, refused for the same reasons
+        reason = undo_refusal(error, page.lang)
+        return _collection(page, collection_id, errors={"restore": page.t("kn_restore_refused", reason=reason)})
     if page.htmx:
         return _collection(page, collection_id, notice=page.t("kn_document_restored"))
     return redirect(f"/knowledge/documents/{doc_id}")

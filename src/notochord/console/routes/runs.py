@@ -8,21 +8,17 @@ a sentence, and nothing is changed.
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter
 from starlette.responses import Response
 
 from notochord.console.routes.common import Page, PageDep
-from notochord.console.unavailable import STORE_UNAVAILABLE
+from notochord.console.undo_words import undo_refusal
 from notochord.console.views.runs import parse_page, run_page, runs_page, skipped_paths
-from notochord.errors import GemError, KnowledgeError, KnowledgeValidationError, NotochordError
+from notochord.errors import GemError, KnowledgeError, KnowledgeValidationError, NotochordError, StorageError
 
 __all__ = ["router"]
 
 router = APIRouter()
-
-_CHANGE_PREFIX = re.compile(r"^cannot revert change \d+: ")
 
 
 @router.get("/runs")
@@ -68,9 +64,7 @@ def undo_run(page: PageDep, run_id: str) -> Response:
     try:
         result = page.space.changes.revert(run_id=run_id)
     except KnowledgeError as error:
-        # the page lists the changes; keep only why this one could not be undone
-        reason = _CHANGE_PREFIX.sub("", str(error))
-        return _run(page, run_id, refusal=page.t("undo_refused", reason=reason))
+        return _run(page, run_id, refusal=page.t("undo_refused", reason=undo_refusal(error, page.lang)))
     if result.status == "already_reverted":
         return _run(page, run_id, notice=page.t("already_undone"))
     return _run(page, run_id, notice=page.t("undone", n=result.count))
@@ -87,7 +81,7 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
         return _run(page, run_id, refusal=page.t("rollback_refused", reason=page.t("rollback_no_folder")))
     try:
         report = page.space.files.rollback(run_id, conversation=record.conversation)
-    except STORE_UNAVAILABLE:
+    except StorageError:
         raise
     except NotochordError as error:
         return _run(page, run_id, refusal=page.t("rollback_refused", reason=str(error)))

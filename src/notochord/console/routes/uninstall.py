@@ -7,8 +7,7 @@ from fastapi import APIRouter
 from starlette.responses import Response
 
 from notochord.console.routes.common import Form, PageDep, field
-from notochord.console.unavailable import STORE_UNAVAILABLE
-from notochord.errors import GemError, NotochordError
+from notochord.errors import GemError, NotochordError, StorageError
 
 __all__ = ["router"]
 
@@ -35,7 +34,7 @@ def uninstall(page: PageDep, form: Form, gem_id: str) -> Response:
         report = page.space.gems.uninstall(gem_id, delete_data=choice == "delete")
     except GemError:
         return page.not_found()
-    except STORE_UNAVAILABLE:
+    except StorageError:
         raise
     except NotochordError as error:
         return page.render("uninstall_done.html", name=gem_id, report=None, error=str(error), status_code=422)
