@@ -12,10 +12,8 @@ same form works.
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
-import tempfile
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,10 +23,11 @@ from pathlib import Path
 import httpx
 import pytest
 from console_harness import SECRET, csrf_of, free_port
+from fault_sandbox import FILL, on_small_disk
 
 pytestmark = pytest.mark.slow
 
-CHILD = textwrap.dedent(
+CHILD = FILL + textwrap.dedent(
     """
     import json, os, sys, threading, time
     from pathlib import Path
@@ -36,16 +35,6 @@ CHILD = textwrap.dedent(
     from notochord.cli.serve_cmd import build_server
     from notochord.console.auth import ConsoleKeys
     from notochord.settings import Settings
-
-    def fill(path):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        for size in (65536, 4096, 1):
-            try:
-                while True:
-                    os.write(fd, b"x" * size)
-            except OSError:
-                pass
-        os.close(fd)
 
     disk, port, secret = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     data = disk / "data"
@@ -93,29 +82,12 @@ class Child:
         raise AssertionError(f"the child ended before it said {expected!r}")
 
 
-def _mounts_refused() -> str | None:
-    """Why this machine cannot make private mounts, or ``None`` when it can."""
-    with tempfile.TemporaryDirectory() as probe:
-        done = subprocess.run(
-            ["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {shlex.quote(probe)}"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    return None if done.returncode == 0 else f"cannot mount in a private mount namespace here: {done.stderr.strip()}"
-
-
 @contextmanager
 def console_on_a_small_disk(disk: Path) -> Iterator[tuple[Child, list[str]]]:
     """The child serving the console from a 16 MB tmpfs at ``disk``; the list holds its log once it ended."""
-    refused = _mounts_refused()
-    if refused is not None:
-        pytest.skip(refused)
     port = free_port()
-    script = f'mount -t tmpfs -o size=16m tmpfs {shlex.quote(str(disk))} && exec "$@"'
     process = subprocess.Popen(
-        ["unshare", "-m", "sh", "-c", script, "sh", sys.executable, "-c", CHILD, str(disk), str(port), SECRET],
+        on_small_disk(disk, "16m", [sys.executable, "-c", CHILD, str(disk), str(port), SECRET]),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

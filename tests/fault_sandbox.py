@@ -90,8 +90,18 @@ def run_on_small_disk(
 ) -> subprocess.CompletedProcess[str]:
     """Run the Python ``script`` with an empty tmpfs of ``size`` mounted at ``folder``, for that process alone."""
     require_mounts()
-    q = shlex.quote(str(folder))
-    return _in_namespace(f"mount -t tmpfs -o size={size} tmpfs {q}", [sys.executable, "-c", script, *args], env=env)
+    return _in_namespace(_small_disk(folder, size), [sys.executable, "-c", script, *args], env=env)
+
+
+def on_small_disk(folder: Path, size: str, argv: Sequence[str]) -> list[str]:
+    """The command that runs ``argv`` with an empty tmpfs of ``size`` mounted at ``folder``, for that
+    process alone: for a child the test talks to while it runs (skips where mounts cannot be made)."""
+    require_mounts()
+    return ["unshare", "-m", "sh", "-c", f'{_small_disk(folder, size)} && exec "$@"', "sh", *argv]
+
+
+def _small_disk(folder: Path, size: str) -> str:
+    return f"mount -t tmpfs -o size={size} tmpfs {shlex.quote(str(folder))}"
 
 
 @dataclass(frozen=True)
