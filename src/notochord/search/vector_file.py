@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,20 +61,14 @@ def matrix_file(engine: sa.Engine, model_id: str) -> Path | None:
     return _beside(engine, model_id, MATRIX_SUFFIX)
 
 
+@dataclass(frozen=True)
 class Saved:
     """What :func:`load` read: the header, and the matrix's ids, documents and rows (with room)."""
 
-    def __init__(
-        self,
-        header: dict[str, Any],
-        ids: npt.NDArray[np.int64],
-        documents: npt.NDArray[np.int64],
-        rows: npt.NDArray[np.float32],
-    ) -> None:
-        self.header = header
-        self.ids = ids
-        self.documents = documents
-        self.rows = rows
+    header: dict[str, Any]
+    ids: npt.NDArray[np.int64]
+    documents: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.float32]
 
     @property
     def top(self) -> int:
