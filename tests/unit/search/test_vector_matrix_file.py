@@ -314,3 +314,31 @@ def test_restored_vectors_equal_the_store_after_random_writes_between_restarts(o
 def _newest_change(database: Path) -> int:
     with closing(sqlite3.connect(database)) as conn:
         return int(conn.execute("SELECT max(id) FROM changes").fetchone()[0])
+
+
+def test_a_large_spaces_graph_comes_back_with_its_restored_vectors(tmp_path: Path, clock: FixedClock) -> None:
+    """Above the HNSW threshold, the restored vectors get the graph saved beside them (restored, not
+    built) once it is reconciled, and rank as the first process ranked."""
+    settings = Settings(
+        data_dir=tmp_path / "d", index_in_background=False, vector_saved_matrix_min=1, vector_hnsw_threshold=40
+    )
+
+    def opened() -> notochord.Notochord:
+        return notochord.open(tmp_path / "d", settings, clock=clock, embedder=HashedNgramEmbedder())
+
+    with opened() as first:
+        space = first.personal
+        _fill(space, 60)
+        _search_loads(space)
+        assert space.index.wait_for_graph(timeout=120)
+        allowed = sorted(_stored_vectors(space))
+        expected = space.index.search("maple quartz", k=5, allowed=allowed)
+    with opened() as again:
+        space = again.personal
+        assert space.index.search("maple quartz", k=5, allowed=allowed) == expected
+        assert space.index.origin == "restored"
+        assert space.index.wait_for_graph(timeout=120)
+        memory = space.index.memory
+        assert memory is not None and memory.graph_origin == "restored"
+        assert sorted(memory.graph_keys().tolist()) == allowed
+        assert space.index.search("maple quartz", k=5, allowed=allowed) == expected
