@@ -48,6 +48,29 @@ Connections live in the personal space.
   (`1.5`, `null`, an object) is answered with `-32600` and `"id": null` (over HTTP with status 400)
   and is not run: JSON-RPC leaves such a request unanswerable, and the client would otherwise wait
   for a reply forever.
+- Over HTTP, a request refused before any JSON-RPC method runs is still a JSON-RPC error
+  (`-32600`, `"id": null`) at its HTTP status: 401 without a valid secret (with
+  `WWW-Authenticate: Bearer`), 403 from a web page of another site (its `Origin`), 421 under a
+  host name that is not this server's. A method this server does not answer is `-32601`, naming
+  the ones it does; params of the wrong form name the field and the form it needs. Client input
+  repeated in a message (a resource URI, an `Origin`, a method name) is cut at 200 characters.
+- Over HTTP, what the endpoint answers about sessions, methods and headers says what to send
+  instead, as a JSON-RPC error with `"id": null`, keeping its status and headers: 404 for an
+  `Mcp-Session-Id` that names no session of this connection (never begun, ended, or begun with
+  another connection's secret: all three read the same), telling the client to send `initialize`
+  without the header; 400 for a request after `initialize`, a `GET` or a `DELETE` without
+  `Mcp-Session-Id`; 405 for a method `/mcp` does not take, with `Allow` and what `POST`, `GET` and
+  `DELETE` are for (in the 2026-07-28 protocol only `POST`); 406 for an `Accept` header that leaves
+  out `application/json, text/event-stream` (`text/event-stream` for a `GET`); 409 for a second
+  `GET` stream of one session; 413 for a body over 1 MiB on any method. While 10,000 sessions are
+  open, a request that would open another is answered 503 (`-32603`) with `Retry-After: 60`, saying
+  how to end unused sessions (`DELETE` with their `Mcp-Session-Id`; an idle one ends after 30
+  minutes).
+- A session belongs to the connection as it was when the session began. Once the connection is
+  removed (`notochord mcp revoke NAME --uninstall`, or the console), every call of that session is
+  refused, even after a connection of the same name is made again: that is another connection, with
+  its own switches, and its client starts a new session (restarts `mcp serve`, or connects with the
+  new secret).
 - Answers are JSON, in the text content and as `structuredContent: {"result": …}`.
 - One MCP session is one run: `notochord runs list --gem NAME` shows it, `notochord runs undo RUN`
   undoes everything the session wrote. The run is finished when the session ends (stdin closes,

@@ -52,13 +52,19 @@ __all__ = [
     "Session",
     "build_server",
     "foreign_origin",
+    "method_not_allowed",
     "no_secret",
+    "no_session_id",
+    "not_acceptable",
     "not_json",
     "not_json_declared",
     "not_json_rpc",
     "not_utf8",
+    "stream_open",
     "too_large",
+    "too_many_sessions",
     "unanswerable_id",
+    "unknown_session",
     "wrong_host",
 ]
 
@@ -132,6 +138,68 @@ def no_secret() -> str:
         "refused: no valid connection secret; send the secret notochord mcp connect NAME showed, as the "
         "header Authorization: Bearer SECRET (a revoked secret, or one of a removed connection, stays "
         "refused: see the connections and their secrets' state with notochord mcp list)"
+    )
+
+
+def unknown_session(idle_minutes: int) -> str:
+    """The answer to an ``Mcp-Session-Id`` that names no session of the caller's connection: never
+    begun, ended, or begun with another connection's secret, which must read the same."""
+    return (
+        "unknown session: no session of this connection has the id sent in the Mcp-Session-Id header (a "
+        f"session ends when its client ends it, after {idle_minutes} minutes without a request, or when the "
+        "server stops); begin a new session by sending initialize without the Mcp-Session-Id header"
+    )
+
+
+def no_session_id(method: str) -> str:
+    """The answer to a request of a session that does not name it (``method`` the HTTP one)."""
+    what = {"GET": "a GET (the stream of a session)", "DELETE": "a DELETE (the end of a session)"}
+    return (
+        f"no Mcp-Session-Id header: {what.get(method, 'every request after initialize')} names its session "
+        "with that header; send initialize without it to begin a session, then send the Mcp-Session-Id "
+        "header its answer carries with every request"
+    )
+
+
+def method_not_allowed(method: str, allowed: list[str]) -> str:
+    """The answer to an HTTP ``method`` the endpoint does not take; ``allowed`` those it does."""
+    uses = {
+        "POST": "POST to send a JSON-RPC message",
+        "GET": "GET to open the stream of a session",
+        "DELETE": "DELETE to end a session",
+    }
+    said = "; ".join(uses.get(m, m) for m in allowed)
+    # the stateless protocol takes POST alone: there is no session to stream or end
+    sessionless = (
+        " (the protocol version in the Mcp-Protocol-Version header has no sessions)" if allowed == ["POST"] else ""
+    )
+    return f"/mcp does not take {echoed(method, 20)} requests: use {said}{sessionless}"
+
+
+def not_acceptable(*, stream: bool) -> str:
+    """The answer to a request whose ``Accept`` header leaves out what the answer is sent as;
+    ``stream`` for the GET that opens a session's stream."""
+    if stream:
+        return "a session's stream is sent as an event stream: send the header Accept: text/event-stream"
+    return (
+        "an answer is sent as JSON or as an event stream: send the header Accept: application/json, text/event-stream"
+    )
+
+
+def stream_open() -> str:
+    """The answer to a GET for a session whose one stream is open already."""
+    return (
+        "this session's stream is open already, and a session has one: read the open one, or close it "
+        "before a GET opens another"
+    )
+
+
+def too_many_sessions(limit: int, idle_minutes: int) -> str:
+    """The answer to a request that would open a session while ``limit`` are open."""
+    return (
+        f"too many sessions are open ({limit}, this server's limit): end the sessions no longer used (a "
+        "DELETE with their Mcp-Session-Id header; a session ends by itself after "
+        f"{idle_minutes} minutes without a request), then send initialize again"
     )
 
 

@@ -21,7 +21,13 @@ Every request passes, in order:
    (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
 
 Every refusal before the SDK reads the message (steps 1 to 4) is a JSON-RPC error object with
-``id: null``, at the HTTP status named above, so that the SDK's client shows its words.
+``id: null``, at the HTTP status named above, so that the SDK's client shows its words. So is every
+refusal of the SDK's transport (step 5), its words replaced by the project's and its status, code
+and headers kept: an unknown or ended session, or one begun with another secret, which reads the
+same (404); a request of a session without its ``Mcp-Session-Id`` (400); an HTTP method the endpoint
+does not take (405, with ``Allow``); an ``Accept`` header without what the answer is sent as (406);
+a session's second stream (409); a body past the limit on another method than POST (413); no room
+for another session (503, with ``Retry-After``).
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
 or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
@@ -33,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio.to_thread
@@ -42,7 +49,11 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuth
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import (
+    DEFAULT_MAX_SESSIONS,
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
@@ -58,12 +69,18 @@ from notochord.mcp_server.app import (
     McpService,
     build_server,
     foreign_origin,
+    method_not_allowed,
     no_secret,
+    no_session_id,
+    not_acceptable,
     not_json,
     not_json_declared,
     not_json_rpc,
+    stream_open,
     too_large,
+    too_many_sessions,
     unanswerable_id,
+    unknown_session,
     wrong_host,
 )
 from notochord.mcp_server.connections import Connections
@@ -187,18 +204,58 @@ def _json_problem(text: bytes) -> str:
     return "it could not be read"
 
 
+_SESSION_GONE: Final = frozenset(
+    {"Session not found", "Not Found: Session has been terminated", "Not Found: Invalid or expired session ID"}
+)
+"""What the SDK answers to a session id it does not hold (the manager), or holds but ended (the
+session's transport, between its end and being forgotten)."""
+_SESSION_HEADER: Final = MCP_SESSION_ID_HEADER.lower().encode()
+_RETRY_AFTER: Final = "60"
+"""Seconds a client is asked to wait before opening a session past the limit again. Room is made
+when any session ends, which the server cannot foresee (a DELETE at any moment, an idle session only
+after its timeout); a minute keeps a retrying client from hammering, and the words say how to make
+room sooner."""
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a refusal's words depend on: the request's HTTP method, its body when a POST, and
+    whether it named a session."""
+
+    method: str
+    body: bytes
+    in_session: bool
+
+
+@dataclass(frozen=True)
+class _Said:
+    """The project's words for one of the SDK's answers: the message, the JSON-RPC code when it
+    changes, and headers to add."""
+
+    message: str
+    code: int | None = None
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
 class _OwnWords:
     """The SDK's edges, in the project's words.
 
     - A request whose id cannot be answered is refused with 400 before the SDK reads it as a
       notification (a 202 and no reply): -32600 with ``id: null``, the id being unusable.
-    - The SDK's answers to a body that is not JSON-RPC are reworded: it sends pydantic's report
-      (model names, ``input_value=…``, links to pydantic's site) or, in the stateless protocol, a
-      bare "Parse error", which the body read here lets be told where.
+    - Every answer of the SDK at 400 or above is read again before it is sent. Its status, its
+      JSON-RPC code, ``id: null`` and its headers stay; its words are replaced by the project's:
+      pydantic's report (model names, ``input_value=…``, links to pydantic's site) or, in the
+      stateless protocol, a bare "Parse error", which the body read here lets be told where; an
+      unknown or ended session; a request of a session without its id; an HTTP method or an
+      ``Accept`` header the endpoint does not take; a session's second stream; a body past the
+      limit on another method than POST; no room for another session (503, with ``Retry-After``).
+      The answers the SDK sends without a JSON-RPC body (the stateless protocol's 405 and 406, the
+      plain-text 413) get one. An answer not recognised is sent as it was.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, sessions: StreamableHTTPSessionManager) -> None:
         self._app = app
+        self._sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = b""
@@ -216,10 +273,11 @@ class _OwnWords:
             if problem is not None:
                 await _refuse(scope, receive, send, 400, problem)
                 return
+        asked = _Asked(scope.get("method", ""), request, MCP_SESSION_ID_HEADER in Headers(scope=scope))
         held: list[Message] = []
 
         async def reword(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 400:
+            if message["type"] == "http.response.start" and message["status"] >= 400:
                 held.append(message)
                 return
             if not held:
@@ -230,32 +288,70 @@ class _OwnWords:
                 return
             start, *parts = held
             held.clear()
-            body = self._reworded(b"".join(p.get("body", b"") for p in parts), request)
-            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
-            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+            headers, body = self._reworded(start, b"".join(p.get("body", b"") for p in parts), asked)
+            headers = [*headers, (b"content-length", str(len(body)).encode())]
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": b"" if asked.method == "HEAD" else body})
 
         await self._app(scope, receive, reword)
 
-    @staticmethod
-    def _reworded(body: bytes, request: bytes) -> bytes:
-        try:
-            answer = json.loads(body)
-            said = answer["error"]["message"]
-        except (ValueError, TypeError, KeyError):
-            return body
-        if not isinstance(said, str):
-            return body
-        if said.startswith("Parse error: "):
-            answer["error"]["message"] = not_json(said.removeprefix("Parse error: ").removeprefix("Invalid JSON: "))
-        elif said == "Parse error":
-            answer["error"]["message"] = not_json(_json_problem(request))
-        elif said.startswith(("Validation error: ", "Body must be a single JSON-RPC")):
+    def _reworded(self, start: Message, body: bytes, asked: _Asked) -> tuple[list[tuple[bytes, bytes]], bytes]:
+        """The headers (but its length) and the body of the SDK's answer ``start`` + ``body``."""
+        # a refused request that named no session began none: the id the SDK drew for it names
+        # nothing a client could use (the next request with it is an unknown session)
+        dropped = {b"content-length"} if asked.in_session else {b"content-length", _SESSION_HEADER}
+        headers = [(k, v) for k, v in start["headers"] if k.lower() not in dropped]
+        answer = _error_of(body)
+        said = answer["error"]["message"] if answer is not None else body.decode("utf-8", "replace")
+        allowed = [m.strip() for k, v in headers if k.lower() == b"allow" for m in v.decode("latin-1").split(",")]
+        own = self._words(start["status"], said, asked, allowed)
+        if own is None:
+            return headers, body
+        if answer is None:
+            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST}}
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+            headers.append((b"content-type", b"application/json"))
+        answer["error"] = {**answer["error"], "message": own.message}
+        if own.code is not None:
+            answer["error"]["code"] = own.code
+        return [*headers, *own.headers], json.dumps(answer).encode()
+
+    def _words(self, status: int, said: str, asked: _Asked, allowed: list[str]) -> _Said | None:
+        idle = round((self._sessions.session_idle_timeout or 0) / 60)
+        if status == 400 and said.startswith("Parse error: "):
+            return _Said(not_json(said.removeprefix("Parse error: ").removeprefix("Invalid JSON: ")))
+        if status == 400 and said == "Parse error":
+            return _Said(not_json(_json_problem(asked.body)))
+        if status == 400 and said.startswith(("Validation error: ", "Body must be a single JSON-RPC")):
             # JSON-RPC 2.0's code for JSON that is no request object, as stdio answers it
-            answer["error"] = {**answer["error"], "code": types.INVALID_REQUEST, "message": not_json_rpc()}
-        else:
-            return body
-        return json.dumps(answer).encode()
+            return _Said(not_json_rpc(), types.INVALID_REQUEST)
+        if status == 400 and said == "Bad Request: Missing session ID":
+            return _Said(no_session_id(asked.method))
+        if status == 404 and said in _SESSION_GONE:
+            return _Said(unknown_session(idle))
+        if status == 405:
+            return _Said(method_not_allowed(asked.method, allowed or ["GET", "POST", "DELETE"]))
+        if status == 406:
+            return _Said(not_acceptable(stream=asked.method == "GET"))
+        if status == 409 and said.startswith("Conflict: Only one SSE stream"):
+            return _Said(stream_open())
+        if status == 413:
+            return _Said(too_large(MAX_BODY_BYTES))
+        if status == 503 and said == "Too many open sessions":
+            limit = self._sessions.max_sessions or 0
+            return _Said(too_many_sessions(limit, idle), headers=((b"retry-after", _RETRY_AFTER.encode()),))
+        return None
+
+
+def _error_of(body: bytes) -> dict[str, Any] | None:
+    """``body`` when it is a JSON-RPC error whose message is a string, else ``None``."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(answer, dict) or not isinstance(answer.get("error"), dict):
+        return None
+    return answer if isinstance(answer["error"].get("message"), str) else None
 
 
 def _resolve(ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -272,14 +368,18 @@ def _resolve(ctx: ServerRequestContext[Any, Any]) -> Caller:
 class McpMount:
     """The ``/mcp`` route and the session manager the app's lifespan runs."""
 
-    def __init__(self, nc: Notochord) -> None:
+    def __init__(self, nc: Notochord, *, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
         self.service = McpService(lambda: Connections(nc.personal))
         server = build_server(self.service, _resolve)
         self.sessions = _Sessions(
-            self.service, app=server, max_request_body_size=MAX_BODY_BYTES, security_settings=None
+            self.service,
+            app=server,
+            max_request_body_size=MAX_BODY_BYTES,
+            security_settings=None,
+            max_sessions=max_sessions,
         )
         guarded: ASGIApp = AuthenticationMiddleware(
-            _RequireConnection(_OwnWords(StreamableHTTPASGIApp(self.sessions))),
+            _RequireConnection(_OwnWords(StreamableHTTPASGIApp(self.sessions), self.sessions)),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
