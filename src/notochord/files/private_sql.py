@@ -77,6 +77,7 @@ import sqlcipher3
 
 from notochord.errors import BusyError, ClosedError, FileError
 from notochord.files.full import disk_full
+from notochord.files.private_fence import fence_refusal
 from notochord.files.private_params import (
     MAX_QUERY_BYTES,
     Params,
@@ -121,32 +122,8 @@ _TAKEN_BACK_KEPT = 4096  # callers told their transaction was rolled back, remem
 _ENDS_BY_ROLLBACK = re.compile(r"\s*ROLLBACK(?:\s+TRANSACTION)?\s*;?\s*\Z", re.IGNORECASE)
 _ENDS_BY_COMMIT = re.compile(r"\s*(?:COMMIT|END)(?:\s+TRANSACTION)?\s*;?\s*\Z", re.IGNORECASE)
 
-_ALLOWED_PRAGMAS = frozenset(
-    {
-        "table_info",
-        "table_xinfo",
-        "table_list",
-        "index_list",
-        "index_info",
-        "index_xinfo",
-        "foreign_key_list",
-        "foreign_key_check",
-        "foreign_keys",
-        "defer_foreign_keys",
-        "integrity_check",
-        "quick_check",
-        "user_version",
-        "recursive_triggers",
-        "data_version",
-    }
-)
-_DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
-_TEMPORARY_ATTACH = ("", ":memory:")
 _OK: int = sqlcipher3.SQLITE_OK
 _DENY: int = sqlcipher3.SQLITE_DENY
-_ATTACH: int = sqlcipher3.SQLITE_ATTACH
-_PRAGMA: int = sqlcipher3.SQLITE_PRAGMA
-_FUNCTION: int = sqlcipher3.SQLITE_FUNCTION
 _BUSY_CODES = frozenset({sqlcipher3.SQLITE_BUSY, sqlcipher3.SQLITE_LOCKED})
 _DAMAGED_CODES = frozenset({sqlcipher3.SQLITE_CORRUPT, sqlcipher3.SQLITE_NOTADB})
 _VANISHED_CODES = frozenset({sqlcipher3.SQLITE_READONLY, sqlcipher3.SQLITE_IOERR, sqlcipher3.SQLITE_CANTOPEN})
@@ -343,22 +320,11 @@ class Guarded:
         return not self._closing
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _trig: str | None) -> int:
-        if action == _ATTACH and arg1 not in _TEMPORARY_ATTACH:
-            self._refused = (
-                f"the gem's {self._what} reaches only its own database: ATTACH of a file and VACUUM INTO are not"
-                " allowed (ATTACH ':memory:' gives a temporary database); keep the gem's tables in this one"
-            )
-            return _DENY
-        if action == _PRAGMA and (arg1 or "").lower() not in _ALLOWED_PRAGMAS:
-            self._refused = (
-                f"PRAGMA {arg1} is not allowed on the gem's {self._what}: its key, journal and safety settings"
-                f" stay as notochord set them; the allowed pragmas are {', '.join(sorted(_ALLOWED_PRAGMAS))}"
-            )
-            return _DENY
-        if action == _FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
-            self._refused = f"the function {arg2}() is not allowed in the gem's {self._what}"
-            return _DENY
-        return _OK
+        refused = fence_refusal(action, arg1, arg2, self._what)
+        if refused is None:
+            return _OK
+        self._refused = refused
+        return _DENY
 
     def take_back_if_idle(self) -> bool:
         """Roll back the open transaction if it has rested past the idle limit and no statement of
