@@ -5,7 +5,8 @@ Rules:
 - **One filter, both legs.** The caller's collections (already expanded to subfolders), live
   documents only, the ``timeRange`` on the document date and the ``entities`` mentioned are one
   SQL condition (:func:`search_filters`); the chunks it selects are the candidates of the full-text
-  leg (a boolean mask over the in-memory index) and of the vector leg (their ids).
+  leg (a boolean mask over the in-memory index) and of the vector leg (their ids). A whole read of
+  them (:func:`~notochord.knowledge.candidates_read.read_whole`) makes no Python object per chunk.
 - **Cached per (filter, data version).** The data version is the full-text index's own version plus
   the newest change record, read in one statement in the search's snapshot; any write — upsert,
   edit, delete, move to another collection, re-date, revert — appends a change record, so it is
@@ -46,8 +47,9 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from notochord.db.schema import changes, chunks, documents, mentions
+from notochord.db.schema import changes, chunks, documents
 from notochord.errors import StorageError
+from notochord.knowledge.candidates_read import read_whole, search_filters
 from notochord.knowledge.indexing import FTS_TABLE
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.timeranges import TimeRange
@@ -106,25 +108,6 @@ class _Reads:
 reads = _Reads()
 
 
-def search_filters(
-    collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
-) -> list[sa.ColumnElement[bool]]:
-    """The conditions on ``chunks`` joined with ``documents`` that make a chunk findable."""
-    conditions: list[sa.ColumnElement[bool]] = [
-        documents.c.deleted_at.is_(None),
-        documents.c.collection_id.in_(sorted(collection_ids)),
-    ]
-    if time_range is not None and time_range.start is not None:
-        conditions.append(documents.c.doc_date >= time_range.start)
-    if time_range is not None and time_range.end is not None:
-        conditions.append(documents.c.doc_date <= time_range.end)
-    if entity_ids is not None:
-        conditions.append(
-            chunks.c.id.in_(sa.select(mentions.c.chunk_id).where(mentions.c.entity_id.in_(list(entity_ids))))
-        )
-    return conditions
-
-
 def candidates_query(
     collection_ids: Set[int], time_range: TimeRange | None, entity_ids: Sequence[int] | None
 ) -> sa.Select[Any]:
@@ -160,18 +143,6 @@ class Owners:
     calendar: npt.NDArray[np.str_]
     made: dict[str, DocumentGroups] = field(default_factory=dict, compare=False, repr=False)
     """The document statistics of these candidates, made by the first search that ranks documents."""
-
-    @staticmethod
-    def of(rows: Sequence[Any], index: InvertedIndex) -> Owners:
-        """The owners of ``(chunk id, document id, document date)`` rows, in any order."""
-        if not rows:
-            empty = np.zeros(0, np.int64)
-            return Owners.arranged(empty, empty, empty, np.zeros(0, np.str_), index)
-        chunk_col, doc_col, date_col = zip(*rows, strict=True)
-        ids = np.array(chunk_col, np.int64)
-        order = np.argsort(ids, kind="stable")
-        calendar, days = np.unique(np.array(date_col, dtype=np.str_)[order], return_inverse=True)
-        return Owners.arranged(ids[order], np.array(doc_col, np.int64)[order], days.astype(np.int64), calendar, index)
 
     @staticmethod
     def arranged(
@@ -535,9 +506,9 @@ def _read_whole(
 ) -> Candidates:
     # every chunk the filter allows, not only those the full-text index holds: a chunk without
     # a single word (an emoji, a picture's caption) can still be found by meaning
-    rows = _rows(conn, search_filters(collection_ids, time_range, entity_ids))
-    reads.add(len(rows), whole=True)
-    owners = Owners.of(rows, index)
+    read = read_whole(conn, collection_ids=collection_ids, time_range=time_range, entity_ids=entity_ids)
+    reads.add(len(read.ids), whole=True)
+    owners = Owners.arranged(read.ids, read.documents, read.days, read.calendar, index)
     text = CandidateMask.of(index, owners.groups >= 0)
     return Candidates(key, text, owners, index, feed, _window(conn, feed - _WINDOW, feed))
 
