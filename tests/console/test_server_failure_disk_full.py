@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 from console_harness import SECRET, csrf_of, free_port
+
 from fault_sandbox import FILL, on_small_disk
 
 pytestmark = pytest.mark.slow
