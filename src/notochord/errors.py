@@ -193,12 +193,18 @@ class ServiceContentError(KnowledgePermissionError):
     """A write through the host API would touch a knowledge base of the REST service.
 
     Those documents are the service's own (it keeps their public ids and metadata beside them, and
-    deletes them for good); only the service writes them, through ``/api/knowledge``.
+    deletes them for good); only the service writes them, through ``/api/knowledge``. ``kb`` is the
+    knowledge base's id when known; ``reason`` (``service_content``, else ``other``) and ``values``
+    (``kb``) let the console say the refusal in the reader's language, as for a
+    :class:`KnowledgeValidationError`.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, kb: str | None = None) -> None:
         KnowledgeError.__init__(self, message)
         self.permission = "knowledge base of the REST service"
+        self.kb = kb
+        self.reason = "other" if kb is None else "service_content"
+        self.values: dict[str, str] = {} if kb is None else {"kb": kb}
 
 
 class KnowledgeNotFoundError(KnowledgeError):
@@ -223,9 +229,62 @@ class KnowledgeQuotaError(KnowledgeError):
 
 
 class KnowledgeValidationError(KnowledgeError):
-    """Arguments are malformed or break a single-write limit; nothing was written."""
+    """Arguments are malformed or break a single-write limit; nothing was written.
+
+    ``reason`` is a stable code saying which rule was broken, and ``values`` the text its words
+    need, as for :class:`RevertError`: the console says the refusal in the reader's language from
+    them, while the message stays the English sentence the CLI, REST and MCP show. A code is never
+    renamed; a refusal no reader words yet carries ``other``. Codes and their values (all text):
+
+    - ``too_long`` (``what``, ``limit``, ``got``): a text is longer than ``limit`` characters.
+    - ``too_large`` (``what``, ``limit``, ``got``): a value is larger than ``limit`` bytes as JSON.
+    - ``unstorable`` (``what``, ``char``): a text holds a character the store cannot hold
+      (``char`` is its code point, ``U+0000`` or a lone surrogate).
+    - ``unstorable_filter`` (``what``, ``char``): a filter holds such a character, so nothing matches.
+    - ``builtin_move`` and ``builtin_rename`` (``collection``): a built-in collection stays as it is.
+    - ``into_itself``: a collection cannot be moved into itself or one of its subfolders.
+    - ``inside_diary``: nothing is created or moved inside the diary collection.
+    - ``too_deep`` (``depth``): collections would nest more than ``depth`` levels.
+    - ``keyed_document``: a document written with a key cannot be moved.
+    - ``merge_itself``, ``merge_self``, ``delete_self``: an entity merged into itself, the user's
+      own entity merged or deleted.
+    - ``merge_kinds`` (``merged``, ``merged_kind``, ``kept``, ``kept_kind``): two entities of
+      different kinds (``person``, ``organization``, ``place``).
+    - ``revert_of_revert``: a revert cannot itself be reverted.
+    - ``not_revertible`` (``op``): changes of this type cannot be reverted.
+    - ``not_open_conflict`` (``change``, ``status``): a conflict to resolve is no longer open.
+    - ``resolve_choice`` (``take``): a resolution is neither ``theirs`` nor ``mine``.
+    - ``other``: any other refusal, in English only.
+    """
 
     code = "E_VALIDATION"
+    REASONS: Final = (
+        "too_long",
+        "too_large",
+        "unstorable",
+        "unstorable_filter",
+        "builtin_move",
+        "builtin_rename",
+        "into_itself",
+        "inside_diary",
+        "too_deep",
+        "keyed_document",
+        "merge_itself",
+        "merge_self",
+        "delete_self",
+        "merge_kinds",
+        "revert_of_revert",
+        "not_revertible",
+        "not_open_conflict",
+        "resolve_choice",
+        "other",
+    )
+    """Every code a refusal may carry, as listed above."""
+
+    def __init__(self, message: str, *, reason: str = "other", values: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.values: dict[str, str] = dict(values or {})
 
 
 class DocumentTooLargeError(KnowledgeValidationError):

@@ -39,6 +39,7 @@ from notochord.console.failure import ServerFailure
 from notochord.console.forms import ConsoleRefusal, shown, verified_form
 from notochord.console.guard import ConsoleGuard
 from notochord.console.i18n import choose_lang, text
+from notochord.console.refusal_words import refusal
 from notochord.console.render import render_page
 from notochord.console.routes import (
     changes,
@@ -189,7 +190,7 @@ def create_console(nc: Notochord) -> FastAPI:
     async def invalid(request: Request, exc: Exception) -> Response:
         # what the store refuses as the caller's mistake (a number beyond 64 bits in a path, say)
         lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
-        page = {"lang": lang, "title": text("error_title", lang), "message": str(exc)}
+        page = {"lang": lang, "title": text("error_title", lang), "message": refusal(exc, lang)}
         return render_page(request, "refused.html", page, status_code=400)
 
     console.add_exception_handler(ConsoleRefusal, refused)

@@ -57,9 +57,8 @@ class FieldValueError(KnowledgeValidationError):
     message is the English sentence."""
 
     def __init__(self, key: str, **values: object) -> None:
-        super().__init__(text(key, "en", **values))
+        super().__init__(text(key, "en", **values), values={name: str(value) for name, value in values.items()})
         self.key = key
-        self.values = values
 
 
 def whole_number(value: str) -> int | None:

@@ -14,6 +14,7 @@ from typing import Final
 from notochord.access.sentences import Lang
 from notochord.console.i18n_knowledge import KNOWLEDGE_LABELS
 from notochord.console.i18n_recovery import RECOVERY_LABELS
+from notochord.console.i18n_refusals import REFUSAL_LABELS
 
 __all__ = ["COUNTED", "LABELS", "LANGS", "LANG_NAMES", "choose_lang", "text"]
 
@@ -469,6 +470,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "folder_err_relative": ("{path} is not a full path; start it with /.", "{path} 不是完整路径;请以 / 开头。"),
     **KNOWLEDGE_LABELS,
     **RECOVERY_LABELS,
+    **REFUSAL_LABELS,
 }
 
 

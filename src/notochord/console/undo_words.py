@@ -6,7 +6,8 @@ sentence the command line, the REST service and MCP show ("cannot revert change 
 …"). The console words each code itself (one label ``revert_<code>``), without the "cannot revert
 change 12:" lead: the page already says which change it was about. A refusal it has no words for
 (the code ``other``, a code from a newer store, values its words do not fit, any other error) keeps
-the store's English sentence, so a reason is never shown blank or as a crash.
+the store's English sentence, so a reason is never shown blank or as a crash. An undo refused as the
+reader's mistake (a revert of a revert, say) is worded by :mod:`notochord.console.refusal_words`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Final
 
 from notochord.access.sentences import Lang
 from notochord.console.i18n import LABELS, text
+from notochord.console.refusal_words import refusal
 from notochord.errors import NotochordError, RevertError
 
 __all__ = ["undo_refusal"]
@@ -44,7 +46,7 @@ def undo_refusal(error: NotochordError, lang: Lang) -> str:
     ``undo_refused``'s "This cannot be undone:"."""
     english = _CHANGE_LEAD.sub("", str(error))
     if not isinstance(error, RevertError):
-        return english
+        return refusal(error, lang) if lang != "en" else english
     key = f"revert_{error.reason}"
     if key not in LABELS:
         return english

@@ -25,6 +25,10 @@ each kind it left out.
 
 A staged upload is named by a random token and is removed after the install, or after
 :data:`STAGING_LIFETIME` seconds.
+
+Every refusal is an :class:`UploadRefusedError`: its message is the English sentence, and its ``key``
+(with ``values``, and ``lines`` for a list of problems) the console's words for it in the reader's
+language, never the system's own words about a file or an archive.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from notochord.errors import GemError, ManifestError
 from notochord.gems.manifest import DRAFT_FILE, PACKAGED_FILE, read_manifest
 from notochord.gems.package import MAX_ENTRIES, MAX_TOTAL_BYTES, left_out_kind, left_out_problem
 
-__all__ = ["STAGING_LIFETIME", "StagedUpload", "Uploads"]
+__all__ = ["STAGING_LIFETIME", "StagedUpload", "UploadRefusedError", "Uploads"]
 
 _TOO_LARGE: Final = (
     f"the package unpacks to more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB, the most a gem may hold; "
@@ -57,6 +61,35 @@ _TOO_LARGE: Final = (
 STAGING_LIFETIME: Final = 3600
 _TOKEN: Final = re.compile(r"[A-Za-z0-9_-]{20,64}")
 _MANIFESTS: Final = (PACKAGED_FILE, DRAFT_FILE)
+
+
+class UploadRefusedError(GemError):
+    """An uploaded package that is refused; nothing of it is kept.
+
+    ``key`` is the console's sentence for it (``upload_*``), ``values`` fill it, and ``lines`` are
+    the sentences of each problem listed under it, as ``(key, values)``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        key: str,
+        values: dict[str, str] | None = None,
+        *,
+        lines: tuple[tuple[str, dict[str, str]], ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.key = key
+        self.values = dict(values or {})
+        self.lines = lines
+
+
+def _too_large() -> UploadRefusedError:
+    return UploadRefusedError(_TOO_LARGE, "upload_too_large", {"mib": str(MAX_TOTAL_BYTES // (1024 * 1024))})
+
+
+def _too_many() -> UploadRefusedError:
+    return UploadRefusedError(_TOO_MANY, "upload_too_many", {"max": str(MAX_ENTRIES)})
 
 
 class StagedUpload(NamedTuple):
@@ -78,7 +111,7 @@ class Uploads:
         what was left out.
 
         Raises:
-            GemError: the file is not a gem package, or breaks a limit; nothing is kept.
+            UploadRefusedError: the file is not a gem package, or breaks a limit; nothing is kept.
             ManifestError: a tool's entry is in what was left out; nothing is kept.
         """
         self._sweep()
@@ -94,17 +127,25 @@ class Uploads:
             elif zipfile.is_zipfile(io.BytesIO(data)):
                 _unzip(data, target, left_out)
             else:
-                raise GemError(f"{filename or 'the file'} is not a gem package: upload a .zip or a notochord.json")
+                raise UploadRefusedError(
+                    f"{filename or 'the file'} is not a gem package: upload a .zip or a notochord.json",
+                    "upload_not_package",
+                    {"file": filename},
+                )
             folder = _gem_folder(target)
             if left_out:
                 _check_entries_kept(folder)
             return StagedUpload(token, folder, dict(left_out))
         except OSError as exc:
             shutil.rmtree(target, ignore_errors=True)
-            raise GemError(f"cannot unpack {filename or 'the upload'}: {exc.strerror or exc}") from exc
+            raise UploadRefusedError(
+                f"cannot unpack {filename or 'the upload'}: {exc.strerror or exc}", "upload_unpack", {"file": filename}
+            ) from exc
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             shutil.rmtree(target, ignore_errors=True)
-            raise GemError(f"{filename or 'the upload'} is a damaged .zip: {exc}") from exc
+            raise UploadRefusedError(
+                f"{filename or 'the upload'} is a damaged .zip: {exc}", "upload_damaged", {"file": filename}
+            ) from exc
         except (GemError, ManifestError):
             shutil.rmtree(target, ignore_errors=True)
             raise
@@ -113,11 +154,11 @@ class Uploads:
         """The gem folder of a staged upload.
 
         Raises:
-            GemError: no such upload (unknown token, or it expired); upload the file again.
+            UploadRefusedError: no such upload (unknown token, or it expired); upload the file again.
         """
         target = self._root / token
         if not _TOKEN.fullmatch(token) or not target.is_dir():
-            raise GemError("that upload is no longer here; choose the file again")
+            raise UploadRefusedError("that upload is no longer here; choose the file again", "upload_gone")
         return _gem_folder(target)
 
     def discard(self, token: str) -> None:
@@ -166,7 +207,7 @@ def _gem_folder(target: Path) -> Path:
     inner = [p for p in target.iterdir() if p.is_dir()]
     if len(inner) == 1 and any((inner[0] / name).is_file() for name in _MANIFESTS):
         return inner[0]
-    raise GemError(f"the package has no {PACKAGED_FILE} or {DRAFT_FILE} at its top")
+    raise UploadRefusedError(f"the package has no {PACKAGED_FILE} or {DRAFT_FILE} at its top", "upload_no_manifest")
 
 
 def _read(source: IO[bytes], member: zipfile.ZipInfo) -> bytes:
@@ -209,28 +250,35 @@ def _plan(members: list[zipfile.ZipInfo], left_out: Counter[str]) -> list[tuple[
     clutter is counted in ``left_out`` instead.
 
     Raises:
-        GemError: a path outside the folder, a link, too many files and folders, or names held
+        UploadRefusedError: a path outside the folder, a link, too many files and folders, or names held
             twice or differing only in case (every such pair named at once).
     """
     planned: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
     # every path unpacking makes, files and the folders they imply: folded form -> path
     made: dict[str, str] = {}
     seen: set[tuple[str, ...]] = set()
-    problems: list[str] = []
+    problems: dict[str, tuple[str, dict[str, str]]] = {}
     skipped: set[str] = set()
     for member in members:
         name = PurePosixPath(member.filename.replace("\\", "/"))
         if name.is_absolute() or ".." in name.parts or ":" in member.filename:
-            raise GemError(f"the package holds a path outside its folder: {member.filename}")
+            raise UploadRefusedError(
+                f"the package holds a path outside its folder: {member.filename}",
+                "upload_outside",
+                {"path": member.filename},
+            )
         parts = name.parts
         if not parts or _left_out(member, parts, left_out, skipped):
             continue  # clutter is not unpacked, so a link there (an editor's lock file) does no harm
         if stat.S_ISLNK(member.external_attr >> 16):
-            raise GemError(f"the package holds a link, which gems may not ship: {member.filename}")
-        if parts in seen:
-            problems.append(
-                f"{name} is in it twice, and unpacking would keep only the last one: pack the gem's folder again"
+            raise UploadRefusedError(
+                f"the package holds a link, which gems may not ship: {member.filename}",
+                "upload_link",
+                {"path": member.filename},
             )
+        if parts in seen:
+            said = f"{name} is in it twice, and unpacking would keep only the last one: pack the gem's folder again"
+            problems.setdefault(said, ("upload_twice", {"path": str(name)}))
         seen.add(parts)
         planned.append((member, parts))
         folded = tuple(_fold(part) for part in parts)
@@ -241,21 +289,24 @@ def _plan(members: list[zipfile.ZipInfo], left_out: Counter[str]) -> list[tuple[
             if twin is None:
                 made[key] = path
                 if len(made) > MAX_ENTRIES + 1:
-                    raise GemError(_TOO_MANY)
+                    raise _too_many()
                 continue
             if twin != path:
-                problems.append(
+                said = (
                     f"{twin} and {path} differ only in case; a system whose file names ignore case keeps "
                     "only one of them: rename one"
                 )
+                problems.setdefault(said, ("upload_case", {"first": twin, "second": path}))
             break
     # the one top folder a gem is wrapped in is the gem folder itself, not one of its entries
     wrapped = len({path.split("/", 1)[0] for path in made.values()}) == 1 and any("/" in p for p in made.values())
     if len(made) - wrapped > MAX_ENTRIES:
-        raise GemError(_TOO_MANY)
+        raise _too_many()
     if problems:
-        lines = "\n".join(f"  - {problem}" for problem in dict.fromkeys(problems))
-        raise GemError(f"the package cannot be installed:\n{lines}")
+        lines = "\n".join(f"  - {problem}" for problem in problems)
+        raise UploadRefusedError(
+            f"the package cannot be installed:\n{lines}", "upload_cannot_install", lines=tuple(problems.values())
+        )
     return planned
 
 
@@ -263,7 +314,7 @@ def _unzip(data: bytes, target: Path, left_out: Counter[str]) -> None:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         planned = _plan(archive.infolist(), left_out)
         if sum(member.file_size for member, _ in planned) > MAX_TOTAL_BYTES:
-            raise GemError(_TOO_LARGE)
+            raise _too_large()
         written = 0
         for member, parts in planned:
             path = target.joinpath(*parts)
@@ -275,5 +326,5 @@ def _unzip(data: bytes, target: Path, left_out: Counter[str]) -> None:
                 while chunk := _read(source, member):
                     written += len(chunk)
                     if written > MAX_TOTAL_BYTES:
-                        raise GemError(_TOO_LARGE)
+                        raise _too_large()
                     sink.write(chunk)

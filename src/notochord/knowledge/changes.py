@@ -193,12 +193,16 @@ class ChangeLog:
 
     def _revert_one(self, tx: WriteTx, row: sa.Row[Any]) -> None:
         if row.op == "changes.revert":
-            raise KnowledgeValidationError("a revert cannot itself be reverted; make the change again instead")
+            raise KnowledgeValidationError(
+                "a revert cannot itself be reverted; make the change again instead", reason="revert_of_revert"
+            )
         if row.status == "applied":
             _check_not_superseded(tx.conn, row)
             handler = REVERTERS.get(f"{row.op}:{row.target_type}") or REVERTERS.get(row.op)
             if handler is None:
-                raise KnowledgeValidationError(f"changes of type {row.op} cannot be reverted")
+                raise KnowledgeValidationError(
+                    f"changes of type {row.op} cannot be reverted", reason="not_revertible", values={"op": str(row.op)}
+                )
             handler(tx, row)
         touched = tx.conn.execute(
             sa.select(change_objects.c.object_type, change_objects.c.object_id).where(

@@ -242,9 +242,15 @@ class Collections:
             tree = self.tree(tx.conn)
             row = tree.get(collection_id)
             if row.builtin:
-                raise KnowledgeValidationError(f"the built-in collection {row.builtin} cannot be moved")
+                raise KnowledgeValidationError(
+                    f"the built-in collection {row.builtin} cannot be moved",
+                    reason="builtin_move",
+                    values={"collection": str(row.builtin)},
+                )
             if parent_id is not None and parent_id in tree.subtree(collection_id):
-                raise KnowledgeValidationError("a collection cannot be moved into itself or one of its subfolders")
+                raise KnowledgeValidationError(
+                    "a collection cannot be moved into itself or one of its subfolders", reason="into_itself"
+                )
             self._check_place(tree, parent_id, height=tree.subtree_height(collection_id))
             tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(parent_id=parent_id))
             return tx.record(
@@ -265,7 +271,11 @@ class Collections:
         with self._store.write(actor=actor, run_id=run_id, chars=len(cleaned)) as tx:
             row = self.tree(tx.conn).get(collection_id)
             if row.builtin:
-                raise KnowledgeValidationError(f"the built-in collection {row.builtin} cannot be renamed")
+                raise KnowledgeValidationError(
+                    f"the built-in collection {row.builtin} cannot be renamed",
+                    reason="builtin_rename",
+                    values={"collection": str(row.builtin)},
+                )
             if row.name == cleaned:
                 return None
             tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(name=cleaned))
@@ -288,10 +298,14 @@ class Collections:
             return
         parent = tree.get(parent_id)
         if tree.class_of(parent_id) == "diary":
-            raise KnowledgeValidationError("nothing can be created or moved inside the diary collection")
+            raise KnowledgeValidationError(
+                "nothing can be created or moved inside the diary collection", reason="inside_diary"
+            )
         if tree.depth(parent.id) + height > MAX_DEPTH:
             raise KnowledgeValidationError(
-                f"collections nest at most {MAX_DEPTH} levels deep; this would exceed the depth limit"
+                f"collections nest at most {MAX_DEPTH} levels deep; this would exceed the depth limit",
+                reason="too_deep",
+                values={"depth": str(MAX_DEPTH)},
             )
 
     # ------------------------------------------------------------------ user-selected ticks

@@ -465,10 +465,11 @@ class Documents:
             tree.get(collection_id)
             if existing.key is not None:
                 raise KnowledgeValidationError(
-                    "a document written with a key cannot be moved; it stays where its key finds it"
+                    "a document written with a key cannot be moved; it stays where its key finds it",
+                    reason="keyed_document",
                 )
             if tree.class_of(collection_id) == "diary":
-                raise KnowledgeValidationError("nothing can be moved into the diary collection")
+                raise KnowledgeValidationError("nothing can be moved into the diary collection", reason="inside_diary")
             tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(collection_id=collection_id))
             return tx.record(
                 op="documents.move",

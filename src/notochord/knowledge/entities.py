@@ -413,16 +413,24 @@ class Entities:
             kept = self.canonical(tx.conn, keep)
             merged = self.canonical(tx.conn, merge)
             if kept == merged:
-                raise KnowledgeValidationError("cannot merge an entity into itself")
+                raise KnowledgeValidationError("cannot merge an entity into itself", reason="merge_itself")
             kept_kind, merged_kind = self.kind_of(tx.conn, kept), self.kind_of(tx.conn, merged)
             if "self" in {kept_kind, merged_kind}:
-                raise KnowledgeValidationError("the user (self) cannot be merged")
+                raise KnowledgeValidationError("the user (self) cannot be merged", reason="merge_self")
             if kept_kind != merged_kind:
                 # the kept kind would decide which gems' switches reach the other's facts
+                merged_name, kept_name = _display_name(tx.conn, merged), _display_name(tx.conn, kept)
                 raise KnowledgeValidationError(
-                    f"{_display_name(tx.conn, merged)} is {_article(merged_kind)} and "
-                    f"{_display_name(tx.conn, kept)} {_article(kept_kind)}: only entities of the same kind can "
-                    "be merged"
+                    f"{merged_name} is {_article(merged_kind)} and "
+                    f"{kept_name} {_article(kept_kind)}: only entities of the same kind can "
+                    "be merged",
+                    reason="merge_kinds",
+                    values={
+                        "merged": merged_name,
+                        "merged_kind": merged_kind,
+                        "kept": kept_name,
+                        "kept_kind": kept_kind,
+                    },
                 )
             entities_changing(tx.conn)
             tx.conn.execute(sa.update(entities).where(entities.c.id == merged).values(merged_into=kept))
@@ -442,7 +450,7 @@ class Entities:
         with self._store.write(actor=actor, run_id=run_id) as tx:
             canonical = self.canonical(tx.conn, entity_id)
             if self.kind_of(tx.conn, canonical) == "self":
-                raise KnowledgeValidationError("the user (self) cannot be deleted")
+                raise KnowledgeValidationError("the user (self) cannot be deleted", reason="delete_self")
             entities_changing(tx.conn)
             tx.conn.execute(sa.update(entities).where(entities.c.id == canonical).values(deleted_at=tx.now))
             relations = (

@@ -412,7 +412,11 @@ class Facts:
         replacing the current one; ``take="mine"`` keeps the current value. Either way the
         conflict closes, and the resolution is a change of its own whose revert reopens it."""
         if take not in ("theirs", "mine"):
-            raise KnowledgeValidationError(f"take must be 'theirs' or 'mine', not {shown(take)}")
+            raise KnowledgeValidationError(
+                f"take must be 'theirs' or 'mine', not {shown(take)}",
+                reason="resolve_choice",
+                values={"take": shown(take)},
+            )
         if not actor.is_user:
             raise KnowledgeValidationError("only the user resolves conflicts")
         with self._store.write(actor=actor, run_id=None) as tx:
@@ -423,7 +427,9 @@ class Facts:
             if conflict.status != "conflict":
                 raise KnowledgeValidationError(
                     f"change {change_id} is not an open conflict (its status is {conflict.status}); "
-                    "only changes listed with status conflict can be resolved"
+                    "only changes listed with status conflict can be resolved",
+                    reason="not_open_conflict",
+                    values={"change": str(change_id), "status": str(conflict.status)},
                 )
             kept = conn.execute(sa.select(facts).where(facts.c.id == conflict.target_id)).one()
             proposed = json.loads(conflict.proposed_json) if conflict.proposed_json is not None else None

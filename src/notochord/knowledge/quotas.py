@@ -111,7 +111,11 @@ def _holds_non_finite(value: Any, depth: int = 0) -> bool:
 def check_length(what: str, text: str, limit: int = MAX_NAME) -> None:
     """Refuse ``text`` longer than ``limit`` code points (inclusive limit)."""
     if len(text) > limit:
-        raise KnowledgeValidationError(f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it")
+        raise KnowledgeValidationError(
+            f"{what} exceeds limit of {limit} characters (got {len(text)}); shorten it",
+            reason="too_long",
+            values={"what": what, "limit": str(limit), "got": str(len(text))},
+        )
 
 
 def check_run_id(run_id: object) -> str:
@@ -170,10 +174,18 @@ def _lone_surrogate(char: str) -> str:
     return f"a lone surrogate (U+{ord(char):04X}, half of a UTF-16 pair, not a character)"
 
 
+def _code_point(what: str) -> str:
+    """The ``U+XXXX`` that a description of :func:`_unstorable` names."""
+    found = re.search(r"U\+[0-9A-F]{4}", what)
+    return found.group() if found else ""
+
+
 def _unstorable_error(field: str, what: str) -> KnowledgeValidationError:
     return KnowledgeValidationError(
         f"{field} contains {what}, which the store cannot hold; "
-        "remove it (or replace it, e.g. with a space) and write again"
+        "remove it (or replace it, e.g. with a space) and write again",
+        reason="unstorable",
+        values={"what": field, "char": _code_point(what)},
     )
 
 
@@ -203,7 +215,9 @@ def refuse_unstorable_filter(field: str, value: str | None) -> None:
     what = _unstorable(value)
     if what is not None:
         raise KnowledgeValidationError(
-            f"{field} contains {what}, which no stored text can hold, so nothing could match; remove it and ask again"
+            f"{field} contains {what}, which no stored text can hold, so nothing could match; remove it and ask again",
+            reason="unstorable_filter",
+            values={"what": field, "char": _code_point(what)},
         )
 
 
@@ -264,7 +278,9 @@ def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
         raise _unstorable_error(what, _lone_surrogate(exc.object[exc.start])) from None
     if size > limit:
         raise KnowledgeValidationError(
-            f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document"
+            f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document",
+            reason="too_large",
+            values={"what": what, "limit": str(limit), "got": str(size)},
         )
     # a value nested deeper than the limit spells at least that many brackets: most never walk
     if encoded.count("[") + encoded.count("{") > MAX_JSON_DEPTH and nests_deeper(value, MAX_JSON_DEPTH):

@@ -33,7 +33,8 @@ def _service_root(tree: CollectionTree, collection_id: int) -> str | None:
 def _refusal(kb_id: str, doing: str) -> ServiceContentError:
     return ServiceContentError(
         f"cannot {doing}: it belongs to knowledge base {kb_id} of the REST service, whose documents only the "
-        f"service writes; add, replace or delete them through /api/knowledge/kb/{kb_id}/documents"
+        f"service writes; add, replace or delete them through /api/knowledge/kb/{kb_id}/documents",
+        kb=kb_id,
     )
 
 

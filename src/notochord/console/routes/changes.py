@@ -21,7 +21,7 @@ def _page(page: Page, filters: Filters, *, notice: str | None = None, refusal: s
         view = changes_page(page.space, filters)
     except KnowledgeValidationError as error:
         view = changes_page(page.space, Filters())
-        refusal = str(error)
+        refusal = page.problem(error, field="refused_field_filter")
     return page.render(
         "changes.html",
         view=view,
@@ -37,7 +37,7 @@ def changes(page: PageDep) -> Response:
     try:
         filters = Filters.parse(dict(page.request.query_params))
     except KnowledgeValidationError as error:
-        return _page(page, Filters(), refusal=page.problem(error))
+        return _page(page, Filters(), refusal=page.problem(error, field="refused_field_filter"))
     return _page(page, filters)
 
 
@@ -80,7 +80,7 @@ def resolve_conflict(page: PageDep, form: Form, change_id: int) -> Response:
     try:
         page.space.changes.resolve(change_id, take=take)
     except KnowledgeError as error:
-        return _page(page, filters, refusal=page.t("conflict_not_resolved", reason=str(error)))
+        return _page(page, filters, refusal=page.t("conflict_not_resolved", reason=page.problem(error)))
     return _page(
         page, filters, notice=page.t("conflict_resolved_theirs" if take == "theirs" else "conflict_resolved_mine")
     )

@@ -16,6 +16,7 @@ from notochord.app import Notochord, Space
 from notochord.console.auth import ConsoleKeys
 from notochord.console.forms import ConsoleRefusal, FieldValueError, session_of, shown, verified_form
 from notochord.console.i18n import choose_lang, text
+from notochord.console.refusal_words import refusal
 from notochord.console.render import render_page
 from notochord.console.unavailable import CLEAR_ALERT
 
@@ -63,11 +64,10 @@ class Page:
     def t(self, key: str, /, **values: object) -> str:
         return text(key, self.lang, **values)
 
-    def problem(self, error: Exception) -> str:
-        """The sentence of a refusal: the console's own in the reader's language, else the error's."""
-        if isinstance(error, FieldValueError):
-            return self.t(error.key, **error.values)
-        return str(error)
+    def problem(self, error: Exception, *, field: str = "refused_field_text") -> str:
+        """The sentence of a refusal in the reader's language, where the console has words for it,
+        else the error's own; ``field`` is the ``refused_field_*`` label of the field typed into."""
+        return refusal(error, self.lang, field=field)
 
     def space_label(self, name: str) -> str:
         return self.t("space_personal") if name == "personal" else self.t("space_org", name=name.removeprefix("org:"))

@@ -122,7 +122,11 @@ def merge(page: PageDep, form: Form, entity_id: int) -> Response:
     else:
         if not name:
             return _entity(page, kept.id, errors={"other": page.t("kn_other_needed")})
-        candidates = _pick_other(page, kept, name)
+        try:
+            candidates = _pick_other(page, kept, name)
+        except KnowledgeValidationError as error:
+            problem = page.problem(error, field="refused_field_entity")
+            return _entity(page, kept.id, errors={"other": problem}, other=name)
         if not candidates:
             return _entity(page, kept.id, errors={"other": page.t("kn_other_none", name=name)}, other=name)
         if len(candidates) > 1:
@@ -140,7 +144,7 @@ def merge(page: PageDep, form: Form, entity_id: int) -> Response:
     except KnowledgeNotFoundError:
         return _entity(page, kept.id, errors={"other": page.t("kn_other_none", name=name or chosen)}, other=name)
     except KnowledgeError as error:
-        return _entity(page, kept.id, errors={"other": str(error)}, other=name)
+        return _entity(page, kept.id, errors={"other": page.problem(error)}, other=name)
     notice = page.t("kn_merged", other=other.display_name, kept=kept.display_name)
     if page.htmx:
         return _entity(page, kept.id, notice=notice, undo_change=change_id)
@@ -156,7 +160,7 @@ def delete(page: PageDep, entity_id: int) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _entity(page, entity_id, errors={"delete": str(error)})
+        return _entity(page, entity_id, errors={"delete": page.problem(error)})
     return redirect(f"/knowledge/entities?deleted={change_id}")
 
 
@@ -211,7 +215,8 @@ def put_contact_fact(page: PageDep, form: Form, person_id: int) -> Response:
     try:
         page.space.user.facts.put(subject=person_id, predicate=predicate, value=value)
     except KnowledgeError as error:
-        return _card_answer(page, person_id, notice=None, errors={predicate: str(error)})
+        problem = page.problem(error, field="refused_field_value")
+        return _card_answer(page, person_id, notice=None, errors={predicate: problem})
     return _card_answer(page, person_id, notice=page.t("fact_saved"))
 
 
@@ -224,5 +229,5 @@ def delete_contact_fact(page: PageDep, person_id: int, fact_id: int) -> Response
     try:
         page.space.user.facts.retract(fact_id)
     except KnowledgeError as error:
-        return _card_answer(page, person_id, notice=None, errors={"_": str(error)})
+        return _card_answer(page, person_id, notice=None, errors={"_": page.problem(error)})
     return _card_answer(page, person_id, notice=page.t("fact_deleted"))

@@ -11,7 +11,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from notochord.access.permissions import Permission
-from notochord.console.forms import FieldValueError
 from notochord.console.routes.common import (
     Form,
     Page,
@@ -22,7 +21,7 @@ from notochord.console.routes.common import (
     typed_path,
     unreadable_path,
 )
-from notochord.console.uploads import Uploads
+from notochord.console.uploads import UploadRefusedError, Uploads
 from notochord.console.views.folders import working_folder
 from notochord.console.views.gems import collection_ticks, gem_list, gem_page, install_screen, self_fact_rows
 from notochord.console.views.network import gem_network
@@ -51,10 +50,16 @@ def _list(page: Page, *, errors: list[str] | None = None, path: str = "", status
     )
 
 
-def _problems(error: NotochordError) -> list[str]:
+def _problems(page: Page, error: NotochordError) -> list[str]:
+    """The lines of a refused review or install, in the reader's language where the console has
+    words for them; a manifest's problems are the install checks' own (as Gem Studio shows them)."""
     if isinstance(error, ManifestError):
         return list(error.problems)
-    return [str(error)]
+    if isinstance(error, AlreadyInstalledError):
+        return [page.t("install_already", name=error.gem_id)]
+    if isinstance(error, UploadRefusedError):
+        return [page.t(error.key, **error.values)] + [page.t(key, **values) for key, values in error.lines]
+    return [page.problem(error)]
 
 
 @router.get("/gems")
@@ -78,11 +83,11 @@ async def review(request: Request, page: PageDep, form: Form) -> Response:
         else:
             return _list(page, errors=[page.t("install_folder_hint")], status_code=422)
         manifest = await run_in_threadpool(_read_manifest, path, folder)
+        _refuse_installed(page, manifest)
     except NotochordError as error:
         if token:
             _uploads(request).discard(token)
-        problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
-        return _list(page, errors=problems, path=path, status_code=422)
+        return _list(page, errors=_problems(page, error), path=path, status_code=422)
     return page.render(
         "install.html",
         screen=install_screen(manifest, page.lang),
@@ -97,6 +102,24 @@ def _refuse_unreadable(typed: str, error: ManifestError) -> None:
     translated words (which name the field to fix); return for any other refusal."""
     if isinstance(error.__cause__, OSError):
         raise unreadable_path(typed, error.__cause__) from error
+
+
+def _refuse_installed(page: Page, manifest: Manifest) -> None:
+    """Refuse a gem that is installed already, in the console's words, before anything is done.
+
+    Raises:
+        AlreadyInstalledError: a gem with the manifest's id is installed in this space.
+    """
+    if any(gem.id == manifest.id for gem in page.space.gems.list()):
+        raise AlreadyInstalledError(manifest.id)
+
+
+class AlreadyInstalledError(GemError):
+    """The gem to install is installed already; ``gem_id`` names it for the console's words."""
+
+    def __init__(self, gem_id: str) -> None:
+        super().__init__(f"gem {gem_id} is already installed; upgrade it instead")
+        self.gem_id = gem_id
 
 
 def _read_manifest(typed: str, folder: Path) -> Manifest:
@@ -123,6 +146,7 @@ def install(request: Request, page: PageDep, form: Form) -> Response:
     try:
         folder = uploads.folder(token) if token else typed_path(path)
         try:
+            _refuse_installed(page, load_manifest(folder))
             gem = page.space.gems.install(folder)
         except ManifestError as error:
             _refuse_unreadable(path, error)
@@ -130,8 +154,7 @@ def install(request: Request, page: PageDep, form: Form) -> Response:
     except StorageError:
         raise
     except NotochordError as error:
-        problems = [page.problem(error)] if isinstance(error, FieldValueError) else _problems(error)
-        return _list(page, errors=problems, path=path, status_code=422)
+        return _list(page, errors=_problems(page, error), path=path, status_code=422)
     finally:
         if token:
             uploads.discard(token)
@@ -220,7 +243,8 @@ def put_fact(page: PageDep, form: Form, gem_id: str) -> Response:
     try:
         page.space.user.facts.put(predicate=predicate, value=value)
     except KnowledgeError as error:
-        return _facts_answer(page, gem_id, notice=None, errors={predicate: str(error)})
+        problem = page.problem(error, field="refused_field_value")
+        return _facts_answer(page, gem_id, notice=None, errors={predicate: problem})
     return _facts_answer(page, gem_id, notice=page.t("fact_saved"))
 
 
@@ -237,7 +261,7 @@ def delete_fact(page: PageDep, gem_id: str, fact_id: int) -> Response:
     try:
         page.space.user.facts.retract(fact_id)
     except KnowledgeError as error:
-        return _facts_answer(page, gem_id, notice=None, errors={"_": str(error)})
+        return _facts_answer(page, gem_id, notice=None, errors={"_": page.problem(error)})
     return _facts_answer(page, gem_id, notice=page.t("fact_deleted"))
 
 

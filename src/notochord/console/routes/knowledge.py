@@ -29,6 +29,8 @@ __all__ = ["router"]
 
 router = APIRouter()
 
+_NAME_REASONS = ("too_long", "unstorable")
+
 
 def _chosen_collection(text: str) -> int | None:
     """A collection id from a picker; blank is "the top level"."""
@@ -112,7 +114,10 @@ def create_collection(page: PageDep, form: Form) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _tree_page(page, errors={"parent" if parent_text else "name": str(error)}, values=values)
+        # a name the store refuses is the name's; any other refusal is about where it would go
+        on_name = getattr(error, "reason", "") in _NAME_REASONS or not parent_text
+        problem = page.problem(error, field="refused_field_collection_name")
+        return _tree_page(page, errors={"name" if on_name else "parent": problem}, values=values)
     if page.htmx:
         return _tree_page(page, notice=page.t("kn_created", name=row.name))
     return redirect(f"/knowledge/collections/{row.id}?created=1")
@@ -173,7 +178,8 @@ def rename_collection(page: PageDep, form: Form, collection_id: int) -> Response
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _collection(page, collection_id, errors={"name": str(error)}, values={"name": name})
+        problem = page.problem(error, field="refused_field_collection_name")
+        return _collection(page, collection_id, errors={"name": problem}, values={"name": name})
     if page.htmx:
         return _collection(page, collection_id, notice=page.t("kn_renamed"))
     return redirect(f"/knowledge/collections/{collection_id}#settings")
@@ -192,7 +198,7 @@ def move_collection(page: PageDep, form: Form, collection_id: int) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _collection(page, collection_id, errors={"parent": str(error)}, values={"parent": parent_text})
+        return _collection(page, collection_id, errors={"parent": page.problem(error)}, values={"parent": parent_text})
     if page.htmx:
         return _collection(page, collection_id, notice=page.t("kn_moved"))
     return redirect(f"/knowledge/collections/{collection_id}#settings")
@@ -230,7 +236,7 @@ def move_document(page: PageDep, form: Form, doc_id: int) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _document(page, doc_id, errors={"collection": str(error)})
+        return _document(page, doc_id, errors={"collection": page.problem(error)})
     if page.htmx:
         return _document(page, doc_id, notice=page.t("kn_document_moved"))
     return redirect(f"/knowledge/documents/{doc_id}")
@@ -247,7 +253,7 @@ def delete_document(page: PageDep, form: Form, doc_id: int) -> Response:
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
-        return _document(page, doc_id, errors={"delete": str(error)})
+        return _document(page, doc_id, errors={"delete": page.problem(error)})
     if page.htmx and field(form, "from") == "list":
         return _collection(page, collection_id, notice=page.t("kn_document_deleted"))
     return redirect(f"/knowledge/collections/{collection_id}?deleted={doc_id}")

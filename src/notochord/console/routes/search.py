@@ -19,5 +19,5 @@ def search(page: PageDep) -> Response:
     form = SearchForm.parse(
         {k: params.get(k, "") for k in ("q", "from", "to", "kind", "entity")}, params.getlist("collection")
     )
-    view = search_page(page.space, form)
+    view = search_page(page.space, form, page.lang)
     return page.render("search.html", view=view, kinds=KINDS, status_code=422 if view.form.errors else 200)

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from starlette.responses import Response
 
 from notochord.console.routes.common import Form, PageDep, field
-from notochord.errors import GemError, NotochordError, StorageError
+from notochord.errors import BusyError, GemError, NotochordError, StorageError
 
 __all__ = ["router"]
 
@@ -34,6 +34,10 @@ def uninstall(page: PageDep, form: Form, gem_id: str) -> Response:
         report = page.space.gems.uninstall(gem_id, delete_data=choice == "delete")
     except GemError:
         return page.not_found()
+    except BusyError:
+        # a run of the gem holds its code: nothing was changed, and the same choice works once it ends
+        busy = page.t("uninstall_busy", name=gem_id)
+        return page.render("uninstall_done.html", name=gem_id, report=None, error=busy, status_code=409)
     except StorageError:
         raise
     except NotochordError as error:

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from notochord.access.sentences import Lang
 from notochord.app import Space
 from notochord.console.forms import whole_number
+from notochord.console.refusal_words import refusal
 from notochord.errors import KnowledgeError
 from notochord.knowledge.hybrid_search import Hit, is_relevant
 from notochord.search.bm25 import stem
@@ -184,7 +186,7 @@ def _why(hit: Hit) -> list[Problem]:
     return reasons
 
 
-def _entity(space: Space, form: SearchForm, errors: dict[str, Problem]) -> tuple[int | None, str | None]:
+def _entity(space: Space, form: SearchForm, errors: dict[str, Problem], lang: Lang) -> tuple[int | None, str | None]:
     if not form.entity or "kind" in errors:
         return None, None
     try:
@@ -193,7 +195,7 @@ def _entity(space: Space, form: SearchForm, errors: dict[str, Problem]) -> tuple
         else:
             found = space.user.entities.resolve(kind=form.kind, name=form.entity)
     except KnowledgeError as error:
-        errors["entity"] = ("plain", {"text": str(error)})
+        errors["entity"] = ("plain", {"text": refusal(error, lang, field="refused_field_entity")})
         return None, None
     if found is None:
         errors["entity"] = ("search_err_entity", {"value": form.entity})
@@ -201,14 +203,15 @@ def _entity(space: Space, form: SearchForm, errors: dict[str, Problem]) -> tuple
     return found.id, found.display_name
 
 
-def search_page(space: Space, form: SearchForm) -> SearchPage:
-    """The page for ``form``: the hits when every field is right, else the form with its errors."""
+def search_page(space: Space, form: SearchForm, lang: Lang = "en") -> SearchPage:
+    """The page for ``form``: the hits when every field is right, else the form with its errors,
+    a refusal of the store's said in ``lang``."""
     names = [(c.id, c.name) for c in space.user.collections.list()]
     errors = dict(form.errors)
     known = {cid for cid, _ in names}
     if any(c not in known for c in form.collections):
         errors["collection"] = ("search_err_collection", {})
-    entity_id, entity_name = _entity(space, form, errors)
+    entity_id, entity_name = _entity(space, form, errors, lang)
     checked = SearchForm(
         q=form.q,
         collections=form.collections,
@@ -233,7 +236,7 @@ def search_page(space: Space, form: SearchForm) -> SearchPage:
             limit=LIMIT,
         )
     except KnowledgeError as error:
-        errors["q"] = ("plain", {"text": str(error)})
+        errors["q"] = ("plain", {"text": refusal(error, lang, field="refused_field_query")})
         return SearchPage(checked, names, [], 0, False, entity_name)
     shown = [h for h in found if is_relevant(h)] if form.q else found
     by_id = dict(names)
