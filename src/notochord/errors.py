@@ -91,9 +91,64 @@ class NotochordError(Exception):
 
 
 class ConfigurationError(NotochordError):
-    """A setting is missing, malformed or contradicts another one."""
+    """A setting is missing, malformed or contradicts another one.
+
+    ``reason`` is a stable code saying which rule was broken, and ``values`` the text its words
+    need, as for :class:`KnowledgeValidationError`: the console says the refusal in the reader's
+    language from them, while the message stays the English sentence the CLI, REST and MCP show. A
+    code is never renamed; a refusal no reader words yet carries ``other``. The codes are those of
+    the user's network rules (``list`` is ``external`` or ``local``; ``entry`` is the entry as the
+    message quotes it). Codes and their values (all text):
+
+    - ``net_entry_not_text`` (``list``, ``entry``): a stored entry is not a string.
+    - ``net_entry_empty`` (``list``, ``entry``): an entry is blank.
+    - ``net_entry_scheme_or_path`` (``list``, ``entry``): an entry holds a scheme or a path.
+    - ``net_entry_wildcard_local`` (``list``, ``entry``): a wildcard in the local list.
+    - ``net_entry_malformed`` (``list``, ``entry``, ``detail``): not host, host:port or [IPv6]:port
+      (``detail`` is the parser's English words).
+    - ``net_entry_external_address`` (``list``, ``entry``, ``address``): an external address in the
+      local list.
+    - ``net_entry_local_address`` (``list``, ``entry``, ``address``): a local or internal address in
+      the external list.
+    - ``net_entry_bad_name`` (``list``, ``entry``): not a valid host name.
+    - ``net_entry_localhost_external`` (``list``, ``entry``): a localhost name in the external list.
+    - ``net_too_many`` (``list``, ``max``): a list would hold more than ``max`` entries.
+    - ``net_unknown_mode`` (``mode``, ``modes``): ``mode`` (quoted) is not one of ``modes``.
+    - ``net_open_no_list`` and ``net_open_no_list_hint``: open mode takes no host list.
+    - ``net_no_host`` (``mode``): an addition to the allowlist or blocklist names no host.
+    - ``net_not_listed`` (``list``, ``entry``, ``listed``) and ``net_not_listed_empty`` (``list``,
+      ``entry``): an entry to remove is not in the list (``listed`` is what is, comma-separated).
+    - ``net_rules_damaged`` (``why``): the stored rules cannot be read (``why`` in English).
+    - ``other``: any other refusal, in English only.
+    """
 
     code = "E_CONFIG"
+    REASONS: Final = (
+        "net_entry_not_text",
+        "net_entry_empty",
+        "net_entry_scheme_or_path",
+        "net_entry_wildcard_local",
+        "net_entry_malformed",
+        "net_entry_external_address",
+        "net_entry_local_address",
+        "net_entry_bad_name",
+        "net_entry_localhost_external",
+        "net_too_many",
+        "net_unknown_mode",
+        "net_open_no_list",
+        "net_open_no_list_hint",
+        "net_no_host",
+        "net_not_listed",
+        "net_not_listed_empty",
+        "net_rules_damaged",
+        "other",
+    )
+    """Every code a refusal may carry, as listed above."""
+
+    def __init__(self, message: str, *, reason: str = "other", values: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.values: dict[str, str] = dict(values or {})
 
 
 class ClosedError(NotochordError):
@@ -389,18 +444,78 @@ class NetworkRequestError(NetworkError):
 
 
 class FileError(NotochordError):
-    """Base of errors from ``ctx.files`` and gem storage."""
+    """Base of errors from ``ctx.files`` and gem storage.
+
+    ``reason`` is a stable code saying why, and ``values`` the text its words need, as for
+    :class:`KnowledgeValidationError`: the console says the refusals the user meets (a working
+    folder typed on a gem's page, a file rollback, a run's file history) in the reader's language
+    from them, while the message stays the English sentence the CLI, REST and MCP show. A code is
+    never renamed; a refusal no reader words yet carries ``other``. Codes and their values (all text):
+
+    - ``folder_root``, ``folder_home``, ``folder_data_dir``, ``folder_app_bundle``, ``folder_hidden``
+      (``path``), ``folder_system`` and ``folder_app_data`` (``path``, ``folder``): a
+      :class:`FilePermissionError`, the folder ``path`` breaks that rule of the working folders
+      (``folder`` is the system or application folder it is in).
+    - ``folder_not_absolute``, ``folder_nul``, ``folder_is_file`` (``path``): a working folder is
+      not a full path, holds NUL, or is a file.
+    - ``folder_uncheckable`` (``path``, ``detail``): the system could not look at it (``detail`` is
+      its own words).
+    - ``history_folder_is_file`` (``path``): the folder whose file history is asked for is a file.
+    - ``history_unopenable`` (``place``, ``detail``), ``history_unreadable`` and
+      ``history_unrecorded`` (``detail``): the file history kept at ``place`` cannot be opened,
+      read or written.
+    - ``history_name_not_text``: the file history cannot record a name that is not UTF-8 text.
+    - ``other``: any other refusal, in English only.
+
+    A rollback's own :class:`~notochord.files.skips.NotPutBackError` never leaves it: it carries
+    the code of its skip reason (:data:`notochord.files.skips.CODES`) instead.
+    """
 
     code = "E_FILE"
+    REASONS: Final = (
+        "folder_root",
+        "folder_home",
+        "folder_data_dir",
+        "folder_system",
+        "folder_app_bundle",
+        "folder_app_data",
+        "folder_hidden",
+        "folder_not_absolute",
+        "folder_nul",
+        "folder_is_file",
+        "folder_uncheckable",
+        "history_folder_is_file",
+        "history_unopenable",
+        "history_unreadable",
+        "history_unrecorded",
+        "history_name_not_text",
+        "other",
+    )
+    """Every code a refusal may carry, as listed above."""
+
+    def __init__(self, message: str, *, reason: str = "other", values: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.values: dict[str, str] = dict(values or {})
 
 
 class FilePermissionError(FileError):
-    """A path lies outside what the caller may touch, or there is no conversation folder."""
+    """A path lies outside what the caller may touch, or there is no conversation folder.
+
+    ``reason`` and ``values`` are as for :class:`FileError` (the ``folder_*`` rules).
+    """
 
     code = "E_PERM_DENIED"
 
-    def __init__(self, message: str, *, path: str | None = None) -> None:
-        super().__init__(f"E_PERM_DENIED: {message}")
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        reason: str = "other",
+        values: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"E_PERM_DENIED: {message}", reason=reason, values=values)
         self.path = path
 
 

@@ -15,6 +15,7 @@ from notochord.access.sentences import Lang
 from notochord.console.i18n_knowledge import KNOWLEDGE_LABELS
 from notochord.console.i18n_recovery import RECOVERY_LABELS
 from notochord.console.i18n_refusals import REFUSAL_LABELS
+from notochord.console.i18n_setting_refusals import SETTING_REFUSAL_LABELS
 
 __all__ = ["COUNTED", "LABELS", "LANGS", "LANG_NAMES", "choose_lang", "text"]
 
@@ -471,6 +472,7 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     **KNOWLEDGE_LABELS,
     **RECOVERY_LABELS,
     **REFUSAL_LABELS,
+    **SETTING_REFUSAL_LABELS,
 }
 
 

@@ -226,9 +226,9 @@ class FileHistory:
             self._versions = Versions(store_dir, self._db, max_bytes=max_bytes)
             self._versions.open()
         except OSError as exc:
-            raise FileError(f"cannot open the file history in {store_dir}: {exc.strerror}") from exc
+            raise _unopenable(store_dir, str(exc.strerror)) from exc
         except sqlite3.Error as exc:
-            raise FileError(f"cannot open the file history in {store_dir}: {exc}") from exc
+            raise _unopenable(store_dir, str(exc)) from exc
 
     @property
     def max_bytes(self) -> int:
@@ -318,7 +318,7 @@ class FileHistory:
             try:
                 return self._versions.usage()
             except sqlite3.Error as exc:
-                raise FileError(f"the file history could not be read: {exc}") from exc
+                raise _unreadable(exc) from exc
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -411,7 +411,7 @@ class FileHistory:
                             old_mode=row[11],
                         )
                     except NotPutBackError as exc:
-                        why = exc.reason
+                        why = exc.skip
                     except FileError as exc:
                         why = SkipReason.of("other", exc.message, detail=exc.message)
                 if why is not None:
@@ -530,7 +530,11 @@ class FileHistory:
                 cur = self._db.execute(sql, params)
             except sqlite3.Error as exc:
                 full = disk_full(exc, "a change into the file history")
-                raise full or FileError(f"the file history could not record a change: {exc}") from exc
+                raise full or FileError(
+                    f"the file history could not record a change: {exc}",
+                    reason="history_unrecorded",
+                    values={"detail": str(exc)},
+                ) from exc
             except UnicodeEncodeError as exc:
                 raise _not_text() from exc
             return cur.lastrowid or 0
@@ -544,9 +548,23 @@ class FileHistory:
             try:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                raise FileError(f"the file history could not be read: {exc}") from exc
+                raise _unreadable(exc) from exc
             except UnicodeEncodeError as exc:
                 raise _not_text() from exc
+
+
+def _unopenable(store_dir: Path, detail: str) -> FileError:
+    return FileError(
+        f"cannot open the file history in {store_dir}: {detail}",
+        reason="history_unopenable",
+        values={"place": str(store_dir), "detail": detail},
+    )
+
+
+def _unreadable(exc: sqlite3.Error) -> FileError:
+    return FileError(
+        f"the file history could not be read: {exc}", reason="history_unreadable", values={"detail": str(exc)}
+    )
 
 
 def _not_text() -> FileError:
@@ -555,5 +573,6 @@ def _not_text() -> FileError:
     The path is not quoted: it may be where the user keeps the folder, which a gem is not told.
     """
     return FileError(
-        "the file history cannot record a path holding a name that is not UTF-8 text; rename that file or folder first"
+        "the file history cannot record a path holding a name that is not UTF-8 text; rename that file or folder first",
+        reason="history_name_not_text",
     )

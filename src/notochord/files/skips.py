@@ -67,8 +67,9 @@ class SkipReason:
 
 class NotPutBackError(FileError):
     """A path a rollback was allowed to undo could not be put back, and nothing changed at it:
-    ``reason`` says why (its earlier version cannot be had, a link stands in its way)."""
+    ``skip`` says why (its earlier version cannot be had, a link stands in its way), and ``reason``
+    is its code, as every :class:`~notochord.errors.FileError` carries one."""
 
     def __init__(self, reason: SkipReason) -> None:
-        super().__init__(reason.text)
-        self.reason = reason
+        super().__init__(reason.text, reason=reason.code, values=dict(reason.values))
+        self.skip = reason

@@ -104,41 +104,63 @@ def check_working_folder(
         FileError: the path is not absolute or is a file.
     """
     if not path.is_absolute():
-        raise FileError(f"{path} is not an absolute path; choose a folder by its full path")
+        raise FileError(
+            f"{path} is not an absolute path; choose a folder by its full path",
+            reason="folder_not_absolute",
+            values={"path": str(path)},
+        )
     if "\x00" in str(path):  # no system names a file with it; os.path refuses it with a ValueError
-        raise FileError(f"{str(path)!r} holds a NUL character, which no folder's name can; choose the folder again")
+        raise FileError(
+            f"{str(path)!r} holds a NUL character, which no folder's name can; choose the folder again",
+            reason="folder_nul",
+            values={"path": repr(str(path))},
+        )
     try:
         resolved = Path(os.path.realpath(path))
         real_home = Path(os.path.realpath(home))
         real_data = Path(os.path.realpath(data_dir))
         exists, is_dir = resolved.exists(), resolved.is_dir()
     except OSError as exc:
-        raise FileError(f"cannot check {path}: {exc.strerror}") from exc
+        raise FileError(
+            f"cannot check {path}: {exc.strerror}",
+            reason="folder_uncheckable",
+            values={"path": str(path), "detail": str(exc.strerror)},
+        ) from exc
     if not exists:
         raise FileNotFoundInWorkspaceError(f"the folder {path} does not exist", path=str(path))
     if not is_dir:
-        raise FileError(f"{path} is a file; choose a folder")
+        raise FileError(f"{path} is a file; choose a folder", reason="folder_is_file", values={"path": str(path)})
 
-    def refuse(rule: str, why: str) -> FilePermissionError:
-        return FilePermissionError(f"{path} cannot be a working folder ({rule}): {why}", path=str(path))
+    def refuse(rule: str, why: str, reason: str, **values: str) -> FilePermissionError:
+        return FilePermissionError(
+            f"{path} cannot be a working folder ({rule}): {why}",
+            path=str(path),
+            reason=reason,
+            values={"path": str(path), **values},
+        )
 
     if resolved == Path(resolved.anchor):
-        raise refuse("filesystem root", "the whole disk would be open to gems")
+        raise refuse("filesystem root", "the whole disk would be open to gems", "folder_root")
     if _within(real_home, resolved):
-        raise refuse("home folder", "the home folder and the folders containing it hold all your files")
+        raise refuse("home folder", "the home folder and the folders containing it hold all your files", "folder_home")
     if _within(resolved, real_data) or _within(real_data, resolved):
-        raise refuse("data directory", "notochord's own data cannot be opened to gems")
+        raise refuse("data directory", "notochord's own data cannot be opened to gems", "folder_data_dir")
     for folder in (*system_folders, *_EXACT_ONLY):
         system = PurePath(folder)
         if _same(resolved, system) or (folder not in _EXACT_ONLY and _within(resolved, system)):
-            raise refuse("system folder", f"{folder} belongs to the operating system")
+            raise refuse("system folder", f"{folder} belongs to the operating system", "folder_system", folder=folder)
     if any(part.lower().endswith(".app") for part in resolved.parts):
-        raise refuse("application folder", "it is inside an application bundle")
+        raise refuse("application folder", "it is inside an application bundle", "folder_app_bundle")
     for app_folder in _HOME_APP_FOLDERS:
         if _within(resolved, real_home / app_folder):
-            raise refuse("application folder", f"~/{app_folder} holds other applications' data")
+            raise refuse(
+                "application folder",
+                f"~/{app_folder} holds other applications' data",
+                "folder_app_data",
+                folder=f"~/{app_folder}",
+            )
     if any(part.startswith(".") for part in (*path.parts, *resolved.parts)):
-        raise refuse("hidden folder", "folders whose names start with . are hidden")
+        raise refuse("hidden folder", "folders whose names start with . are hidden", "folder_hidden")
     return resolved
 
 

@@ -75,7 +75,11 @@ class FilesService:
     def _folder(path: str | os.PathLike[str]) -> Path:
         folder = Path(os.path.realpath(path))
         if folder.exists() and not folder.is_dir():
-            raise FileError(f"{path} is a file; give the folder whose history to use")
+            raise FileError(
+                f"{path} is a file; give the folder whose history to use",
+                reason="history_folder_is_file",
+                values={"path": str(path)},
+            )
         return folder
 
     def __repr__(self) -> str:

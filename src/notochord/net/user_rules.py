@@ -134,8 +134,13 @@ def _quoted(value: object) -> str:
     return _QUOTE.repr(value)
 
 
-def _refuse(text: str, kind: ListKind, rule: str) -> ConfigurationError:
-    return ConfigurationError(f"cannot put {_quoted(text)} in {_LIST_LABEL[kind]}: {rule}")
+def _refuse(text: str, kind: ListKind, rule: str, reason: str, **values: str) -> ConfigurationError:
+    entry = _quoted(text)
+    return ConfigurationError(
+        f"cannot put {entry} in {_LIST_LABEL[kind]}: {rule}",
+        reason=reason,
+        values={"list": kind, "entry": entry, **values},
+    )
 
 
 def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
@@ -145,18 +150,32 @@ def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
         ConfigurationError: names the entry, the list and the rule it breaks.
     """
     if not isinstance(text, str):
-        raise ConfigurationError(f"{_LIST_LABEL[kind]} holds {_quoted(text)}; every entry must be a string")
+        raise ConfigurationError(
+            f"{_LIST_LABEL[kind]} holds {_quoted(text)}; every entry must be a string",
+            reason="net_entry_not_text",
+            values={"list": kind, "entry": _quoted(text)},
+        )
     stripped = text.strip()
     if not stripped:
-        raise _refuse(text, kind, "an entry is a host name or address, optionally with :port")
+        raise _refuse(text, kind, "an entry is a host name or address, optionally with :port", "net_entry_empty")
     if "://" in stripped or "/" in stripped:
-        raise _refuse(text, kind, "an entry is a host name or address without a scheme or path")
+        raise _refuse(
+            text, kind, "an entry is a host name or address without a scheme or path", "net_entry_scheme_or_path"
+        )
     try:
         entry = UserHostEntry.parse(stripped, allow_wildcard=kind == "external")
     except ConfigurationError as exc:
         if "*" in stripped and kind == "local":
-            raise _refuse(text, kind, "wildcards are not allowed; list each host or address") from exc
-        raise _refuse(text, kind, f"write host, host:port or [IPv6]:port ({exc.message})") from exc
+            raise _refuse(
+                text, kind, "wildcards are not allowed; list each host or address", "net_entry_wildcard_local"
+            ) from exc
+        raise _refuse(
+            text,
+            kind,
+            f"write host, host:port or [IPv6]:port ({exc.message})",
+            "net_entry_malformed",
+            detail=exc.message,
+        ) from exc
     if entry.address is not None:
         local = classify_ip(entry.address) is AddressClass.LOCAL
         if kind == "local" and not local:
@@ -165,6 +184,8 @@ def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
                 kind,
                 f"{entry.address} is an external address; this list holds only addresses of the local "
                 "machine and internal network. External hosts follow the access mode",
+                "net_entry_external_address",
+                address=str(entry.address),
             )
         if kind == "external" and local:
             raise _refuse(
@@ -172,16 +193,21 @@ def parse_rule_entry(text: object, *, kind: ListKind) -> UserHostEntry:
                 kind,
                 f"{entry.address} is on the local machine or internal network; add it to the local "
                 "machine and internal network list instead",
+                "net_entry_local_address",
+                address=str(entry.address),
             )
         return entry
     name = entry.host[2:] if entry.host.startswith("*.") else entry.host
     if len(name) > _MAX_NAME or not _NAME.match(name) or name.rsplit(".", 1)[-1].isdigit():
-        raise _refuse(text, kind, "this is not a valid host name (letters, digits, hyphens, dots)")
+        raise _refuse(
+            text, kind, "this is not a valid host name (letters, digits, hyphens, dots)", "net_entry_bad_name"
+        )
     if kind == "external" and is_local_name(name):
         raise _refuse(
             text,
             kind,
             "localhost names are on the local machine; add them to the local machine and internal network list instead",
+            "net_entry_localhost_external",
         )
     return entry
 
@@ -191,37 +217,54 @@ def _canonical(entries: Iterable[object], *, kind: ListKind) -> tuple[str, ...]:
     for text in entries:
         seen.setdefault(str(parse_rule_entry(text, kind=kind)), None)
     if len(seen) > _MAX_ENTRIES:
-        raise ConfigurationError(f"{_LIST_LABEL[kind]} may hold at most {_MAX_ENTRIES} entries")
+        raise _too_many(kind)
     return tuple(seen)
+
+
+def _too_many(kind: ListKind) -> ConfigurationError:
+    return ConfigurationError(
+        f"{_LIST_LABEL[kind]} may hold at most {_MAX_ENTRIES} entries",
+        reason="net_too_many",
+        values={"list": kind, "max": str(_MAX_ENTRIES)},
+    )
 
 
 def _check_mode(mode: object) -> ExternalMode:
     if mode not in _MODES:
-        raise ConfigurationError(f"network access mode {mode!r} is not one of {', '.join(_MODES)}")
+        modes = ", ".join(_MODES)
+        raise ConfigurationError(
+            f"network access mode {mode!r} is not one of {modes}",
+            reason="net_unknown_mode",
+            values={"mode": repr(mode), "modes": modes},
+        )
     checked: ExternalMode = mode  # type: ignore[assignment]  # membership checked just above
     return checked
 
 
 def _decode(value: str) -> StoredNetworkRules:
-    damaged = (
-        "the stored network rules are damaged ({why}); reset them to the defaults (open, no local "
-        "address) with `notochord network reset`, then set them again"
-    )
+    def damaged(why: str) -> ConfigurationError:
+        return ConfigurationError(
+            f"the stored network rules are damaged ({why}); reset them to the defaults (open, no local "
+            "address) with `notochord network reset`, then set them again",
+            reason="net_rules_damaged",
+            values={"why": why},
+        )
+
     try:
         raw = json.loads(value)
     except ValueError as exc:
-        raise ConfigurationError(damaged.format(why=f"not JSON: {exc}")) from exc
+        raise damaged(f"not JSON: {exc}") from exc
     if not isinstance(raw, dict) or raw.get("format") != _FORMAT:
-        raise ConfigurationError(damaged.format(why="unknown format"))
+        raise damaged("unknown format")
     external = raw.get("external")
     local = raw.get("local")
     if not isinstance(external, dict) or not isinstance(external.get("hosts"), list):
-        raise ConfigurationError(damaged.format(why="external is not {mode, hosts}"))
+        raise damaged("external is not {mode, hosts}")
     if not isinstance(local, list):
-        raise ConfigurationError(damaged.format(why="local is not a list"))
+        raise damaged("local is not a list")
     kept = raw.get("kept", {})
     if not isinstance(kept, dict) or not all(isinstance(kept.get(m, []), list) for m in ("allowlist", "blocklist")):
-        raise ConfigurationError(damaged.format(why="kept is not {allowlist, blocklist}"))
+        raise damaged("kept is not {allowlist, blocklist}")
     return StoredNetworkRules(
         external_mode=_check_mode(external.get("mode")),
         external_hosts=_canonical(external["hosts"], kind="external"),
@@ -301,7 +344,8 @@ class NetworkRulesStore:
         listed = _canonical(list(hosts), kind="external")
         if checked == "open" and listed:
             raise ConfigurationError(
-                "open mode allows every external host and takes no host list; use allowlist or blocklist to list hosts"
+                "open mode allows every external host and takes no host list; use allowlist or blocklist to list hosts",
+                reason="net_open_no_list_hint",
             )
 
         def change(rules: StoredNetworkRules) -> StoredNetworkRules:
@@ -325,16 +369,20 @@ class NetworkRulesStore:
         """
         checked = _check_mode(mode)
         if checked == "open":
-            raise ConfigurationError("open mode allows every external host and takes no host list")
+            raise ConfigurationError(
+                "open mode allows every external host and takes no host list", reason="net_open_no_list"
+            )
         listed = _canonical(list(hosts), kind="external")
         if not listed:
-            raise ConfigurationError(f"name at least one host to put on the {checked}")
+            raise ConfigurationError(
+                f"name at least one host to put on the {checked}", reason="net_no_host", values={"mode": checked}
+            )
 
         def change(rules: StoredNetworkRules) -> StoredNetworkRules:
             lists = rules.lists()
             merged = tuple(dict.fromkeys((*lists[checked], *listed)))
             if len(merged) > _MAX_ENTRIES:
-                raise ConfigurationError(f"{_LIST_LABEL['external']} may hold at most {_MAX_ENTRIES} entries")
+                raise _too_many("external")
             lists[checked] = merged
             return rules.with_lists(checked, lists)
 
@@ -352,7 +400,7 @@ class NetworkRulesStore:
             if canonical in rules.local_hosts:
                 return rules
             if len(rules.local_hosts) >= _MAX_ENTRIES:
-                raise ConfigurationError(f"{_LIST_LABEL['local']} may hold at most {_MAX_ENTRIES} entries")
+                raise _too_many("local")
             return rules.with_lists(rules.external_mode, rules.lists(), (*rules.local_hosts, canonical))
 
         return self._update(change)
@@ -367,8 +415,19 @@ class NetworkRulesStore:
 
         def change(rules: StoredNetworkRules) -> StoredNetworkRules:
             if canonical not in rules.local_hosts:
-                listed = ", ".join(rules.local_hosts) or "the list is empty"
-                raise ConfigurationError(f"{_quoted(entry)} is not in {_LIST_LABEL['local']} ({listed})")
+                values = {"list": "local", "entry": _quoted(entry)}
+                if not rules.local_hosts:
+                    raise ConfigurationError(
+                        f"{_quoted(entry)} is not in {_LIST_LABEL['local']} (the list is empty)",
+                        reason="net_not_listed_empty",
+                        values=values,
+                    )
+                listed = ", ".join(rules.local_hosts)
+                raise ConfigurationError(
+                    f"{_quoted(entry)} is not in {_LIST_LABEL['local']} ({listed})",
+                    reason="net_not_listed",
+                    values={**values, "listed": listed},
+                )
             kept = tuple(e for e in rules.local_hosts if e != canonical)
             return rules.with_lists(rules.external_mode, rules.lists(), kept)
 

@@ -1,6 +1,6 @@
 """A gem's "Settings › Working folder": choose or clear the ``workspace:`` of its scheduled and
 event-triggered SOPs (P-FILE-29…31). A refused folder is named with the rule it breaks, next to the
-field, and the choice stays as it was."""
+field and in the reader's language, and the choice stays as it was."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from notochord.console.forms import FieldValueError
 from notochord.console.routes.common import Form, Page, PageDep, field, redirect, typed_path
 from notochord.console.routes.gems import gem_page_answer
 from notochord.console.views.folders import folders_of, working_folder
-from notochord.errors import FileError, GemError
+from notochord.errors import FileError, FileNotFoundInWorkspaceError, GemError
 
 __all__ = ["router"]
 
@@ -44,8 +44,12 @@ def choose(page: PageDep, form: Form, gem_id: str) -> Response:
         return gem_page_answer(page, gem_id, errors={FIELD: message}, values={FIELD: typed})
     try:
         folders_of(page.space).set_working_folder(gem_id, path, core=page.space.core)
+    except FileNotFoundInWorkspaceError as error:
+        # its class says it all: the folder typed here does not exist
+        missing = str(error) if page.lang == "en" else page.t("folder_err_missing", path=error.path or typed)
+        return gem_page_answer(page, gem_id, errors={FIELD: missing}, values={FIELD: typed})
     except FileError as error:
-        return gem_page_answer(page, gem_id, errors={FIELD: str(error)}, values={FIELD: typed})
+        return gem_page_answer(page, gem_id, errors={FIELD: page.problem(error)}, values={FIELD: typed})
     return redirect(f"/gems/{gem_id}#working-folder")
 
 

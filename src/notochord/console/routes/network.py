@@ -1,7 +1,8 @@
 """Settings › System › Network access: the user's network rules of the current space (P-NET-12).
 
 Each action validates its entry first (the same rules as the ``notochord network`` commands); a bad
-entry is shown next to its field and nothing is stored.
+entry is shown next to its field, in the reader's language, and nothing is stored. Stored rules that
+cannot be read are said the same way, with what to do.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _page(
             "network.html",
             space_label=page.space_label(page.space_name),
             view=None,
-            damaged=str(error),
+            damaged=page.problem(error),
             modes=MODES,
             notice=notice,
             field_errors={},
@@ -80,7 +81,7 @@ def set_mode(page: PageDep, form: Form) -> Response:
         rules = page.space.network.stored()
         page.space.network.set_external(mode, rules.hosts_of(mode) if mode != "open" else ())  # type: ignore[arg-type]
     except ConfigurationError as error:
-        return _page(page, errors={"mode": str(error)})
+        return _page(page, errors={"mode": page.problem(error)})
     return _done(page, "net_saved")
 
 
@@ -97,7 +98,7 @@ def add_external(page: PageDep, form: Form) -> Response:
             return _page(page, errors={"host": page.t("net_err_open")}, values={"host": host})
         page.space.network.add_external(mode, [host])
     except ConfigurationError as error:
-        return _page(page, errors={"host": str(error)}, values={"host": host})
+        return _page(page, errors={"host": page.problem(error)}, values={"host": host})
     return _done(page, "net_saved")
 
 
@@ -112,7 +113,7 @@ def remove_external(page: PageDep, form: Form) -> Response:
             return _page(page, errors={"host": page.t("net_err_not_listed", entry=host)})
         page.space.network.set_external(rules.external_mode, [h for h in rules.external_hosts if h != host])
     except ConfigurationError as error:
-        return _page(page, errors={"host": str(error)})
+        return _page(page, errors={"host": page.problem(error)})
     return _done(page, "net_saved")
 
 
@@ -126,7 +127,7 @@ def add_local(page: PageDep, form: Form) -> Response:
     try:
         page.space.network.add_local(entry)
     except ConfigurationError as error:
-        return _page(page, errors={"entry": str(error)}, values={"entry": entry})
+        return _page(page, errors={"entry": page.problem(error)}, values={"entry": entry})
     return _done(page, "net_saved")
 
 
@@ -138,5 +139,5 @@ def remove_local(page: PageDep, form: Form) -> Response:
     try:
         page.space.network.remove_local(entry)
     except ConfigurationError as error:
-        return _page(page, errors={"entry": str(error)})
+        return _page(page, errors={"entry": page.problem(error)})
     return _done(page, "net_saved")

@@ -42,7 +42,7 @@ def _run(
 ) -> Response:
     """The run's page; ``skipped`` lists each file a rollback left alone with why, under ``notice``."""
     try:
-        view = run_page(page.space, run_id)
+        view = run_page(page.space, run_id, lang=page.lang)
     except GemError:
         return page.not_found()
     status = 200 if refusal is None else 422
@@ -84,7 +84,7 @@ def rollback_files(page: PageDep, run_id: str) -> Response:
     except StorageError:
         raise
     except NotochordError as error:
-        return _run(page, run_id, refusal=page.t("rollback_refused", reason=str(error)))
+        return _run(page, run_id, refusal=page.t("rollback_refused", reason=page.problem(error)))
     if not report.restored and not report.skipped:
         return _run(page, run_id, notice=page.t("rollback_nothing"))
     notice = page.t("rollback_done", n=len(report.restored))

@@ -17,6 +17,7 @@ from notochord.app import Space
 from notochord.clock import iso_utc
 from notochord.console.forms import FieldValueError, shown, whole_number
 from notochord.console.i18n import LABELS, text
+from notochord.console.refusal_words import refusal
 from notochord.console.views.changes import ChangeRow, change_row, gem_choices
 from notochord.errors import FileError
 from notochord.files.history import RollbackReport, SkipReason
@@ -87,7 +88,7 @@ class RunPage:
     files: list[FileChangeRow]
     rollbackable: int
     files_problem: str | None = None
-    """Why the file history could not be read (the folder became a file, say), or ``None``."""
+    """Why the file history could not be read (the folder became a file, say), in the page's language, or ``None``."""
     gem_installed: bool = True
     """Whether the run's gem is still installed: an uninstalled gem's runs stay, its page does not."""
 
@@ -140,8 +141,8 @@ def gem_runs(space: Space, gem_id: str) -> tuple[list[RunItem], bool]:
     return [_item(r) for r in found[:GEM_RUNS_SHOWN]], len(found) > GEM_RUNS_SHOWN
 
 
-def run_page(space: Space, run_id: str) -> RunPage:
-    """The run's page; raises ``GemNotFoundError`` when the space has no such run."""
+def run_page(space: Space, run_id: str, *, lang: Lang) -> RunPage:
+    """The run's page, its words in ``lang``; raises ``GemNotFoundError`` when the space has no such run."""
     record = space.gems.runner.get(run_id)
     found = space.changes.list(run_id=run_id, limit=CHANGES_SHOWN + 1)
     rows = [change_row(c) for c in found[:CHANGES_SHOWN]]
@@ -151,7 +152,7 @@ def run_page(space: Space, run_id: str) -> RunPage:
         try:
             history = space.files.history(record.conversation, run_id=run_id)
         except FileError as unreadable:
-            history, problem = [], str(unreadable)
+            history, problem = [], refusal(unreadable, lang)
         files = [
             FileChangeRow(op=c.op, path=c.display, to=c.dest_display, at=iso_utc(c.at), status=c.status)
             for c in history
