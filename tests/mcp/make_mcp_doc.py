@@ -66,6 +66,18 @@ Connections live in the personal space.
   open, a request that would open another is answered 503 (`-32603`) with `Retry-After: 60`, saying
   how to end unused sessions (`DELETE` with their `Mcp-Session-Id`; an idle one ends after 30
   minutes).
+- Over HTTP, the `Mcp-Protocol-Version` header chooses the protocol: 2024-11-05, 2025-03-26,
+  2025-06-18 and 2025-11-25 in a session begun with `initialize` (sent without the header),
+  2026-07-28 without sessions. A header naming any other version is answered 400 (`-32602`; for a
+  notification `-32022`, with `data` naming the versions) saying so and naming the versions the
+  server speaks. An `initialize` that offers a version the server does not speak is answered, as
+  the MCP handshake has it, with the newest one it speaks in a session (2025-11-25), and the client
+  decides whether to go on. In the 2026-07-28 protocol, a request without its `params._meta`
+  (`io.modelcontextprotocol/protocolVersion` and `io.modelcontextprotocol/clientCapabilities`) is
+  answered 400 (`-32602`) showing what to send; an `Mcp-Protocol-Version`, `Mcp-Method` or
+  `Mcp-Name` header that does not repeat the body, or is sent twice, 400 (`-32020`) naming the
+  header to send; `initialize` and `ping`, which that protocol does not have, 404 (`-32601`) saying
+  what to send instead, as is `server/discover` within a session. Each keeps the request's `id`.
 - A session belongs to the connection as it was when the session began. Once the connection is
   removed (`notochord mcp revoke NAME --uninstall`, or the console), every call of that session is
   refused, even after a connection of the same name is made again: that is another connection, with

@@ -14,7 +14,9 @@ anything is called. What the gem API refuses or rejects is a tool error the mode
 (``isError``). A bug is a protocol error with a plain message; it never ends the session.
 
 A request whose id is not a string or an integer is answered by each transport before the SDK
-reads it (:func:`unanswerable_id`): the SDK would take it for a notification and never answer.
+reads it (:func:`~notochord.mcp_server.words.unanswerable_id`): the SDK would take it for a
+notification and never answer. The words of every refusal are in :mod:`notochord.mcp_server.words`;
+those the transports use are named here too.
 """
 
 from __future__ import annotations
@@ -44,29 +46,12 @@ from notochord.mcp_server.connections import Connections, removed
 from notochord.mcp_server.echo import echoed
 from notochord.mcp_server.resources import list_resources, list_templates, read_resource
 from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
+from notochord.mcp_server.words import (
+    not_in_protocol,
+    unknown_method,
+)
 
-__all__ = [
-    "STDIO_SESSION",
-    "Caller",
-    "McpService",
-    "Session",
-    "build_server",
-    "foreign_origin",
-    "method_not_allowed",
-    "no_secret",
-    "no_session_id",
-    "not_acceptable",
-    "not_json",
-    "not_json_declared",
-    "not_json_rpc",
-    "not_utf8",
-    "stream_open",
-    "too_large",
-    "too_many_sessions",
-    "unanswerable_id",
-    "unknown_session",
-    "wrong_host",
-]
+__all__ = ["STDIO_SESSION", "Caller", "McpService", "Session", "build_server"]
 
 log = logging.getLogger("notochord.mcp")
 
@@ -78,157 +63,6 @@ INSTRUCTIONS: Final = (
     "switched on for it; a refused call names the permission and the command that switches it on. "
     "Every write is recorded and the person can undo a whole session."
 )
-
-
-def not_json(detail: str) -> str:
-    """The answer to a message that is not JSON at all; ``detail`` is the parser's where and why."""
-    pairs = "; a lone surrogate escape such as \\ud800 is not text" if "hex escape" in detail else ""
-    return f"not a JSON-RPC message: the text is not JSON ({detail}{pairs})"
-
-
-def not_utf8(error: UnicodeDecodeError) -> str:
-    """The answer to a message whose bytes stop being UTF-8 where ``error`` says."""
-    byte = error.object[error.start]
-    return (
-        f"not a JSON-RPC message: the text is not UTF-8 (byte 0x{byte:02x} at byte {error.start + 1} of the "
-        "message); send the message as UTF-8"
-    )
-
-
-def too_large(limit: int) -> str:
-    """The answer to a message of more than ``limit`` bytes, over either transport."""
-    return (
-        f"not a JSON-RPC message: a message may be at most {limit} bytes; send less in one message "
-        "(a long document in parts, or a shorter value)"
-    )
-
-
-def not_json_declared() -> str:
-    """The answer to an HTTP body not declared as JSON (a web form, a careless client)."""
-    return "not a JSON-RPC message: send the message as JSON with the header Content-Type: application/json"
-
-
-def not_json_rpc() -> str:
-    """The answer to JSON that is not a JSON-RPC 2.0 message (a list, a string, a wrong version, …)."""
-    return (
-        'not a JSON-RPC message: send one JSON object with "jsonrpc": "2.0", a "method", an "id" (a string '
-        'or an integer) when it is a request, and "params", when given, as an object'
-    )
-
-
-def wrong_host() -> str:
-    """The answer to a request whose ``Host`` does not name this server (DNS rebinding)."""
-    return (
-        "refused: this server is not reachable under that host name; send the request to the address "
-        "notochord serve printed (127.0.0.1 or localhost and its port)"
-    )
-
-
-def foreign_origin(origin: str) -> str:
-    """The answer to a request a web page of another site sent (its ``Origin``)."""
-    return (
-        f"refused: requests from origin {echoed(origin)} are refused; an assistant connects from its own "
-        "app, not from a web page of another site"
-    )
-
-
-def no_secret() -> str:
-    """The answer to a request without the verified secret of a connection."""
-    return (
-        "refused: no valid connection secret; send the secret notochord mcp connect NAME showed, as the "
-        "header Authorization: Bearer SECRET (a revoked secret, or one of a removed connection, stays "
-        "refused: see the connections and their secrets' state with notochord mcp list)"
-    )
-
-
-def unknown_session(idle_minutes: int) -> str:
-    """The answer to an ``Mcp-Session-Id`` that names no session of the caller's connection: never
-    begun, ended, or begun with another connection's secret, which must read the same."""
-    return (
-        "unknown session: no session of this connection has the id sent in the Mcp-Session-Id header (a "
-        f"session ends when its client ends it, after {idle_minutes} minutes without a request, or when the "
-        "server stops); begin a new session by sending initialize without the Mcp-Session-Id header"
-    )
-
-
-def no_session_id(method: str) -> str:
-    """The answer to a request of a session that does not name it (``method`` the HTTP one)."""
-    what = {"GET": "a GET (the stream of a session)", "DELETE": "a DELETE (the end of a session)"}
-    return (
-        f"no Mcp-Session-Id header: {what.get(method, 'every request after initialize')} names its session "
-        "with that header; send initialize without it to begin a session, then send the Mcp-Session-Id "
-        "header its answer carries with every request"
-    )
-
-
-def method_not_allowed(method: str, allowed: list[str]) -> str:
-    """The answer to an HTTP ``method`` the endpoint does not take; ``allowed`` those it does."""
-    uses = {
-        "POST": "POST to send a JSON-RPC message",
-        "GET": "GET to open the stream of a session",
-        "DELETE": "DELETE to end a session",
-    }
-    said = "; ".join(uses.get(m, m) for m in allowed)
-    # the stateless protocol takes POST alone: there is no session to stream or end
-    sessionless = (
-        " (the protocol version in the Mcp-Protocol-Version header has no sessions)" if allowed == ["POST"] else ""
-    )
-    return f"/mcp does not take {echoed(method, 20)} requests: use {said}{sessionless}"
-
-
-def not_acceptable(*, stream: bool) -> str:
-    """The answer to a request whose ``Accept`` header leaves out what the answer is sent as;
-    ``stream`` for the GET that opens a session's stream."""
-    if stream:
-        return "a session's stream is sent as an event stream: send the header Accept: text/event-stream"
-    return (
-        "an answer is sent as JSON or as an event stream: send the header Accept: application/json, text/event-stream"
-    )
-
-
-def stream_open() -> str:
-    """The answer to a GET for a session whose one stream is open already."""
-    return (
-        "this session's stream is open already, and a session has one: read the open one, or close it "
-        "before a GET opens another"
-    )
-
-
-def too_many_sessions(limit: int, idle_minutes: int) -> str:
-    """The answer to a request that would open a session while ``limit`` are open."""
-    return (
-        f"too many sessions are open ({limit}, this server's limit): end the sessions no longer used (a "
-        "DELETE with their Mcp-Session-Id header; a session ends by itself after "
-        f"{idle_minutes} minutes without a request), then send initialize again"
-    )
-
-
-def unanswerable_id(text: str | bytes) -> str | None:
-    """Why the request in ``text`` cannot be answered, when its ``id`` is not a string or an integer.
-
-    JSON-RPC 2.0 allows a string, a number or null, and MCP only a string or an integer; the SDK reads
-    any other id as a notification's and stays silent, so the client waits forever. A null id is
-    refused too: the message is a request all the same (only a missing ``id`` makes a notification),
-    MCP forbids it, and the reply's ``id: null`` could not be told apart from the reply to a message
-    that was not understood at all. ``None`` when the id is fine, or when ``text`` is not one request
-    (the SDK answers that itself).
-    """
-    try:
-        message = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, dict) or "method" not in message or "id" not in message:
-        return None
-    found = message["id"]
-    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
-        return None
-    shown = json.dumps(found, ensure_ascii=False)
-    if len(shown) > 60:
-        shown = f"{shown[:59]}…"
-    return (
-        f'a request\'s "id" must be a string or an integer (digits only, no decimal point), not {shown}; '
-        "send the request again with such an id"
-    )
 
 
 def _kind(value: object) -> str:
@@ -319,13 +153,6 @@ def _params_misfit(method: str, error: ValidationError) -> str:
     return f"{method}: {named} is not of the form {method} takes"
 
 
-def _unknown_method(method: str) -> str:
-    served = "initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read"
-    # a notification sent with an id is a request of that name, which no server answers
-    hint = "; a notification is sent without an id" if method.startswith("notifications/") else ""
-    return f"unknown method {shown(method)} (this server answers {served}){hint}"
-
-
 def _in_own_words(server: Server[Any]) -> ServerMiddleware[Any]:
     """The SDK's refusals of a request, in words that say what to send: an unknown method (whose
     name the SDK repeats whole) and params that do not fit the method (its bare "Invalid request
@@ -335,12 +162,19 @@ def _in_own_words(server: Server[Any]) -> ServerMiddleware[Any]:
         if ctx.request_id is None:
             return await call_next(ctx)
         if ctx.method != "initialize" and server.get_request_handler(ctx.method) is None:
-            raise MCPError(types.METHOD_NOT_FOUND, _unknown_method(ctx.method), echoed(ctx.method, 60))
+            raise MCPError(
+                types.METHOD_NOT_FOUND, unknown_method(ctx.method, ctx.protocol_version), echoed(ctx.method, 60)
+            )
         try:
             return await call_next(ctx)
         except ValidationError as error:
             raise MCPError(types.INVALID_PARAMS, _params_misfit(ctx.method, error)) from None
         except MCPError as error:
+            if error.error.code == types.METHOD_NOT_FOUND and error.error.message == "Method not found":
+                # a method the server answers, but not in the protocol of this request (initialize
+                # in the stateless protocol, server/discover in a session); the SDK's data is kept
+                said = not_in_protocol(ctx.method, ctx.protocol_version, http=ctx.request is not None)
+                raise MCPError(types.METHOD_NOT_FOUND, said, error.error.data) from None
             if error.error.code == types.INVALID_PARAMS and error.error.message == "Invalid request parameters":
                 # what the SDK answers to a request sent before the handshake
                 raise MCPError(

@@ -18,7 +18,7 @@ Every request passes, in order:
    plain text;
 5. the SDK's session manager; a session can only be used with the secret that opened it. A body
    that is not JSON-RPC is answered in the words stdio uses
-   (:func:`~notochord.mcp_server.app.not_json`), not with pydantic's report.
+   (:func:`~notochord.mcp_server.words.not_json`), not with pydantic's report.
 
 Every refusal before the SDK reads the message (steps 1 to 4) is a JSON-RPC error object with
 ``id: null``, at the HTTP status named above, so that the SDK's client shows its words. So is every
@@ -27,7 +27,13 @@ and headers kept: an unknown or ended session, or one begun with another secret,
 same (404); a request of a session without its ``Mcp-Session-Id`` (400); an HTTP method the endpoint
 does not take (405, with ``Allow``); an ``Accept`` header without what the answer is sent as (406);
 a session's second stream (409); a body past the limit on another method than POST (413); no room
-for another session (503, with ``Retry-After``).
+for another session (503, with ``Retry-After``). So is a ``Mcp-Protocol-Version`` header naming a
+version the server does not speak, which the SDK routes to the 2026-07-28 protocol and refuses for
+lacking that protocol's envelope: it is told the version is not spoken, and which are; and, in the
+2026-07-28 protocol, a request whose ``params._meta`` envelope is missing or incomplete, or whose
+``Mcp-Protocol-Version``, ``Mcp-Method`` or ``Mcp-Name`` header does not repeat its body or is sent
+twice, told what to send (the SDK's code, ``data`` and the request's ``id`` kept: its client
+negotiates the protocol by them).
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
 or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
@@ -54,6 +60,9 @@ from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
     StreamableHTTPSessionManager,
 )
+from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_NAME_HEADER, MCP_PROTOCOL_VERSION_HEADER, NAME_BEARING_METHODS
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
@@ -64,12 +73,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from notochord.app import Notochord
 from notochord.console.guard import host_allowed
 from notochord.kbservice.validation import MAX_BODY_BYTES
-from notochord.mcp_server.app import (
-    Caller,
-    McpService,
-    build_server,
+from notochord.mcp_server.app import Caller, McpService, build_server
+from notochord.mcp_server.connections import Connections
+from notochord.mcp_server.words import (
+    envelope_lacks,
     foreign_origin,
+    header_differs,
+    header_twice,
     method_not_allowed,
+    no_envelope,
     no_secret,
     no_session_id,
     not_acceptable,
@@ -81,9 +93,10 @@ from notochord.mcp_server.app import (
     too_many_sessions,
     unanswerable_id,
     unknown_session,
+    unsupported_version,
+    version_differs,
     wrong_host,
 )
-from notochord.mcp_server.connections import Connections
 
 __all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
 
@@ -217,14 +230,25 @@ after its timeout); a minute keeps a retrying client from hammering, and the wor
 room sooner."""
 
 
+_SPOKEN: Final = frozenset((*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS))
+"""The protocol versions the SDK serves: a request naming another in its ``Mcp-Protocol-Version``
+header is routed to the stateless protocol, whose refusals then follow from the version alone."""
+
+
 @dataclass(frozen=True)
 class _Asked:
-    """What a refusal's words depend on: the request's HTTP method, its body when a POST, and
-    whether it named a session."""
+    """What a refusal's words depend on: the request's HTTP method, its body when a POST, whether it
+    named a session, and its headers."""
 
     method: str
     body: bytes
     in_session: bool
+    headers: Headers
+
+    @property
+    def version(self) -> str | None:
+        """The protocol version the ``Mcp-Protocol-Version`` header names, as the SDK routes by it."""
+        return self.headers.get(MCP_PROTOCOL_VERSION_HEADER)
 
 
 @dataclass(frozen=True)
@@ -248,7 +272,8 @@ class _OwnWords:
       stateless protocol, a bare "Parse error", which the body read here lets be told where; an
       unknown or ended session; a request of a session without its id; an HTTP method or an
       ``Accept`` header the endpoint does not take; a session's second stream; a body past the
-      limit on another method than POST; no room for another session (503, with ``Retry-After``).
+      limit on another method than POST; no room for another session (503, with ``Retry-After``); a
+      protocol version the server does not speak; the 2026-07-28 protocol's envelope and headers.
       The answers the SDK sends without a JSON-RPC body (the stateless protocol's 405 and 406, the
       plain-text 413) get one. An answer not recognised is sent as it was.
     """
@@ -273,7 +298,8 @@ class _OwnWords:
             if problem is not None:
                 await _refuse(scope, receive, send, 400, problem)
                 return
-        asked = _Asked(scope.get("method", ""), request, MCP_SESSION_ID_HEADER in Headers(scope=scope))
+        headers = Headers(scope=scope)
+        asked = _Asked(scope.get("method", ""), request, MCP_SESSION_ID_HEADER in headers, headers)
         held: list[Message] = []
 
         async def reword(message: Message) -> None:
@@ -318,6 +344,14 @@ class _OwnWords:
 
     def _words(self, status: int, said: str, asked: _Asked, allowed: list[str]) -> _Said | None:
         idle = round((self._sessions.session_idle_timeout or 0) / 60)
+        if status == 413:
+            return _Said(too_large(MAX_BODY_BYTES))
+        if asked.version is not None and asked.version not in _SPOKEN:
+            # the SDK takes any version it does not know for the stateless protocol's and refuses the
+            # request for lacking that protocol's envelope; the version itself is what is wrong
+            return _Said(unsupported_version(asked.version))
+        if status == 400 and (own := _envelope_words(said, asked)) is not None:
+            return _Said(own)
         if status == 400 and said.startswith("Parse error: "):
             return _Said(not_json(said.removeprefix("Parse error: ").removeprefix("Invalid JSON: ")))
         if status == 400 and said == "Parse error":
@@ -335,12 +369,50 @@ class _OwnWords:
             return _Said(not_acceptable(stream=asked.method == "GET"))
         if status == 409 and said.startswith("Conflict: Only one SSE stream"):
             return _Said(stream_open())
-        if status == 413:
-            return _Said(too_large(MAX_BODY_BYTES))
         if status == 503 and said == "Too many open sessions":
             limit = self._sessions.max_sessions or 0
             return _Said(too_many_sessions(limit, idle), headers=((b"retry-after", _RETRY_AFTER.encode()),))
         return None
+
+
+def _envelope_words(said: str, asked: _Asked) -> str | None:
+    """The project's words for the stateless protocol's refusal ``said`` of a request that names a
+    version it speaks: the envelope in ``params._meta`` or a header that does not repeat the body."""
+    version = asked.version
+    if version is None or version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    request = _object(_decoded(asked.body))
+    params = _object(request.get("params"))
+    meta = _object(params.get("_meta"))
+    if said.startswith("params._meta must be an object carrying the required"):
+        return no_envelope(version)
+    if said.startswith("params._meta is missing the required envelope key(s)"):
+        return envelope_lacks(
+            version, [k for k in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if k not in meta]
+        )
+    if said == f"{MCP_PROTOCOL_VERSION_HEADER} header does not match the request envelope's protocol version":
+        return version_differs(version, meta.get(PROTOCOL_VERSION_META_KEY))
+    if said == f"{MCP_METHOD_HEADER} header does not match the request body's method":
+        return header_differs("Mcp-Method", asked.headers.get(MCP_METHOD_HEADER), "method", request.get("method"))
+    if said.startswith(f"{MCP_NAME_HEADER} header does not match the request body's "):
+        field = NAME_BEARING_METHODS.get(str(request.get("method")), "name")
+        return header_differs("Mcp-Name", asked.headers.get(MCP_NAME_HEADER), f"params.{field}", params.get(field))
+    if said.endswith(" header appears more than once"):
+        header = said.removesuffix(" header appears more than once")
+        return header_twice("-".join(part[:1].upper() + part[1:] for part in header.split("-")))
+    return None
+
+
+def _decoded(body: bytes) -> object:
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (what the refusal then names is missing)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _error_of(body: bytes) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from typing import Final
 import anyio.to_thread
 import mcp_types as types
 
-from notochord.mcp_server.app import not_utf8, too_large
+from notochord.mcp_server.words import not_utf8, too_large
 
 __all__ = ["MAX_LINE_BYTES", "Line", "LineProblem", "bounded_lines"]
 

@@ -37,17 +37,10 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from notochord.app import Notochord
-from notochord.mcp_server.app import (
-    STDIO_SESSION,
-    Caller,
-    McpService,
-    build_server,
-    not_json,
-    not_json_rpc,
-    unanswerable_id,
-)
+from notochord.mcp_server.app import STDIO_SESSION, Caller, McpService, build_server
 from notochord.mcp_server.connections import Connections
 from notochord.mcp_server.lines import LineProblem, bounded_lines
+from notochord.mcp_server.words import not_json, not_json_rpc, unanswerable_id
 
 __all__ = ["serve_stdio"]
 
