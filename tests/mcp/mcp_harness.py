@@ -26,6 +26,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 from typer.testing import CliRunner
 
@@ -84,6 +85,20 @@ def answer(result: CallToolResult) -> Any:
     """The JSON answer of a successful call."""
     assert not result.is_error, text(result)
     return json.loads(text(result))
+
+
+async def initialize_error(url: str, headers: dict[str, str]) -> MCPError | None:
+    """What the SDK's client raises opening a session at ``url`` with ``headers`` (``None`` when it opens)."""
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        try:
+            await session.initialize()
+        except MCPError as error:
+            return error
+    return None
 
 
 @contextlib.asynccontextmanager

@@ -15,12 +15,9 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, Served
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, Served, initialize_error
 
 _NAMES = itertools.count(1)
 _INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
@@ -83,20 +80,6 @@ def test_a_long_origin_is_repeated_cut_short(served: Served) -> None:
     assert len(message) < 500, len(message)
 
 
-async def _first_error(served: Served, headers: dict[str, str]) -> MCPError | None:
-    """What the SDK's client raises opening a session with ``headers`` (``None`` when it opens)."""
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(f"{served.url}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        try:
-            await session.initialize()
-        except MCPError as error:
-            return error
-    return None
-
-
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
@@ -110,6 +93,6 @@ def test_the_sdk_client_shows_the_servers_words_for_a_refusal_at_the_door(
 ) -> None:
     """The official client surfaces the JSON-RPC error of the refusal, not a bare HTTP failure."""
     headers: dict[str, Any] = {"Authorization": f"Bearer {served.cli.connect(f'sdk-{next(_NAMES)}')}", **extra}
-    error = anyio.run(_first_error, served, headers)
+    error = anyio.run(initialize_error, f"{served.url}/mcp", headers)
     assert isinstance(error, MCPError), repr(error)
     assert said in error.error.message, error.error.message

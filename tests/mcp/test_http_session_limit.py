@@ -19,13 +19,10 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
 import uvicorn
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, free_port, seeded
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, free_port, initialize_error, seeded
 from starlette.applications import Starlette
 from test_http_session_words import SDK_WORDS
 
@@ -105,18 +102,6 @@ def test_the_sdk_client_shows_the_servers_words_when_no_session_can_open(limited
     for _ in range(_LIMIT):
         assert _open(url, auth).status_code == 200
 
-    async def go() -> MCPError | None:
-        async with (
-            httpx2.AsyncClient(headers=auth, timeout=30) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            try:
-                await session.initialize()
-            except MCPError as error:
-                return error
-        return None
-
-    error: Any = anyio.run(go)
+    error: Any = anyio.run(initialize_error, url, auth)
     assert isinstance(error, MCPError), repr(error)
     assert "too many sessions are open" in error.error.message, error.error.message

@@ -20,11 +20,10 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from mcp import ClientSession
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, Served, exchange
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, Served, exchange, initialize_error
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 _NAMES = itertools.count(1)
@@ -153,20 +152,8 @@ class TestAnUnsupportedProtocolVersion:
         """The official client, sent out with a version header of its own, shows which versions work."""
         _, auth = _connect(served)
 
-        async def go() -> MCPError | None:
-            headers = {**auth, "Mcp-Protocol-Version": "1999-01-01"}
-            async with (
-                httpx2.AsyncClient(headers=headers, timeout=30) as http,
-                streamable_http_client(f"{served.url}/mcp", http_client=http) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                try:
-                    await session.initialize()
-                except MCPError as error:
-                    return error
-            return None
-
-        error = anyio.run(go)
+        headers = {**auth, "Mcp-Protocol-Version": "1999-01-01"}
+        error = anyio.run(initialize_error, f"{served.url}/mcp", headers)
         assert isinstance(error, MCPError), repr(error)
         assert error.error.code == -32602, error.error
         assert error.error.message.startswith('unsupported protocol version "1999-01-01"'), error.error.message
