@@ -3,6 +3,7 @@ thread) on 127.0.0.1 over a fresh data directory, and browsers or HTTP clients t
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 import shutil
@@ -123,6 +124,23 @@ def chooser_gem(tmp_path: Path) -> Path:
     }
     (folder / "notochord.json").write_text(json.dumps(manifest))
     return folder
+
+
+def shown_text(answer: httpx.Response, pattern: str) -> str:
+    """The text ``pattern``'s first group finds in the answer's page, unescaped; the test fails,
+    showing the page, when it finds nothing."""
+    found = re.search(pattern, answer.text, re.S)
+    assert found is not None, answer.text
+    return html_module.unescape(found.group(1))
+
+
+ALERT = r'<p class="errors" role="alert"[^>]*>(.*?)</p>'
+"""The refusal a page shows above its form."""
+
+
+def element_pattern(element_id: str) -> str:
+    """What :func:`shown_text` finds for the text of the element ``element_id``."""
+    return rf'id="{re.escape(element_id)}"[^>]*>(.*?)</'
 
 
 def csrf_of(html: str) -> str:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import httpx
 import pytest
-from console_harness import WEATHER, ConsoleServer
+from console_harness import ALERT, WEATHER, ConsoleServer, element_pattern, shown_text
 
 import notochord
 from notochord.console.i18n import LABELS
@@ -47,21 +47,15 @@ def _chinese(console: ConsoleServer, path: str) -> tuple[httpx.Client, str]:
 
 def _shown(answer: httpx.Response, element_id: str) -> str:
     """The text of the element ``element_id`` of the answer."""
-    found = re.search(rf'id="{re.escape(element_id)}"[^>]*>(.*?)</', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, element_pattern(element_id))
 
 
 def _alert(answer: httpx.Response) -> str:
-    found = re.search(r'<p class="errors" role="alert"[^>]*>(.*?)</p>', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, ALERT)
 
 
 def _field_error(answer: httpx.Response) -> str:
-    found = re.search(r'<p class="field-error" id="[^"]*" role="alert">(.*?)</p>', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, r'<p class="field-error" id="[^"]*" role="alert">(.*?)</p>')
 
 
 def _tree(space: notochord.Space) -> dict[str, int | None]:

@@ -10,7 +10,6 @@ line, the REST service and MCP show. A refused request changes nothing.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import string
@@ -20,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy as sa
-from console_harness import ConsoleServer, csrf_of
+from console_harness import ALERT, ConsoleServer, csrf_of, element_pattern, shown_text
 from runs_gem import GEM, installed, run_once, write_gem
 
 from notochord.console.i18n import LABELS
@@ -52,21 +51,15 @@ def _placeholders(template: str) -> set[str]:
 
 
 def _field_error(answer: httpx.Response, name: str) -> str:
-    found = re.search(rf'<small class="field-error" id="err-{re.escape(name)}">(.*?)</small>', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, rf'<small class="field-error" id="err-{re.escape(name)}">(.*?)</small>')
 
 
 def _element(answer: httpx.Response, element_id: str) -> str:
-    found = re.search(rf'id="{re.escape(element_id)}"[^>]*>(.*?)</', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, element_pattern(element_id))
 
 
 def _damaged(answer: httpx.Response) -> str:
-    found = re.search(r'<p class="errors" role="alert">(.*?)</p>', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, ALERT)
 
 
 def _refused_by_store(call: Callable[[], object]) -> NotochordError:

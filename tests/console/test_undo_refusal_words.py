@@ -10,7 +10,6 @@ changes nothing.
 
 from __future__ import annotations
 
-import html
 import re
 import string
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from console_harness import ConsoleServer
+from console_harness import ALERT, ConsoleServer, shown_text
 from runs_gem import installed, run_once
 
 import notochord
@@ -207,9 +206,7 @@ def test_every_code_is_driven_through_the_console_below() -> None:
 
 
 def _refusal(answer: httpx.Response) -> str:
-    found = re.search(r'<p class="errors" role="alert"[^>]*>(.*?)</p>', answer.text, re.S)
-    assert found is not None, answer.text
-    return html.unescape(found.group(1))
+    return shown_text(answer, ALERT)
 
 
 def _chinese_client(console: ConsoleServer, path: str) -> tuple[httpx.Client, str]:
