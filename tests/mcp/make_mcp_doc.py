@@ -78,6 +78,9 @@ Connections live in the personal space.
   `Mcp-Name` header that does not repeat the body, or is sent twice, 400 (`-32020`) naming the
   header to send; `initialize` and `ping`, which that protocol does not have, 404 (`-32601`) saying
   what to send instead, as is `server/discover` within a session. Each keeps the request's `id`.
+  Over stdio, the first request chooses: after `initialize`, a request carrying the 2026-07-28
+  envelope is refused (`-32600`), and after a 2026-07-28 request, `initialize` is (`-32022`), each
+  saying which protocol the connection speaks and how to speak the other (a new connection).
 - A session belongs to the connection as it was when the session began. Once the connection is
   removed (`notochord mcp revoke NAME --uninstall`, or the console), every call of that session is
   refused, even after a connection of the same name is made again: that is another connection, with

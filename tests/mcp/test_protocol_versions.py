@@ -23,7 +23,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, Served, exchange, initialize_error
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, Served, exchange, initialize_error, stdio_process
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 _NAMES = itertools.count(1)
@@ -374,3 +374,45 @@ def test_server_discover_in_a_stdio_session_says_how_to_send_it_there(cli: Cli) 
     assert "header" not in message, message
     for words in (*FOREIGN_WORDS, *SDK_WORDS):
         assert words not in message, message
+
+
+def test_the_2026_envelope_in_a_stdio_session_is_told_the_connection_speaks_a_session(cli: Cli) -> None:
+    """A connection speaks the protocol its first request chose: after initialize, a request carrying
+    the 2026-07-28 envelope is refused, saying which protocol this connection speaks and how to speak
+    the other, and nothing is written (K-CHG-06)."""
+    cli.connect("desk", "facts.write:self:pref.food.*")
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**_PUT, "_meta": _META}})
+    (reply,) = exchange(cli.data_dir, [line])
+    assert reply["id"] == 1, reply
+    error = reply["error"]
+    assert error["code"] == -32600, error
+    message = error["message"]
+    assert message.startswith("this connection began with initialize, so it speaks a session's protocol"), message
+    assert "start a new connection whose first request carries params._meta" in message, message
+    assert "handshake protocol era" not in message, message
+    assert cli.json("changes", "list", "--actor", "gem:desk") == []
+
+
+def test_initialize_on_a_stdio_connection_begun_in_2026_says_how_to_begin_a_session(cli: Cli) -> None:
+    """A connection whose first request carried the 2026-07-28 envelope has no handshake: a later
+    initialize is told so, with the SDK's code and data kept (its client reads them)."""
+    cli.connect("desk")
+    first = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": _META}}
+    later = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": INIT_PARAMS}
+    with stdio_process(cli.data_dir) as process:
+        assert process.stdin is not None and process.stdout is not None
+        replies = []
+        for request in (first, later):
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            replies.append(json.loads(process.stdout.readline()))
+        process.stdin.close()
+    assert "result" in replies[0], replies[0]
+    error = replies[1]["error"]
+    assert replies[1]["id"] == 2, replies[1]
+    assert error["code"] == -32022, error
+    assert "data" in error, error
+    message = error["message"]
+    assert message.startswith("this connection began with a 2026-07-28 request, a protocol without sessions"), message
+    assert "start a new connection and send initialize first" in message, message
+    assert "handshake is not accepted" not in message, message

@@ -27,7 +27,7 @@ import math
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import IO, Any, cast
+from typing import IO, Any, Final, cast
 
 import anyio
 import mcp_types as types
@@ -40,7 +40,13 @@ from notochord.app import Notochord
 from notochord.mcp_server.app import STDIO_SESSION, Caller, McpService, build_server
 from notochord.mcp_server.connections import Connections
 from notochord.mcp_server.lines import LineProblem, bounded_lines
-from notochord.mcp_server.words import not_json, not_json_rpc, unanswerable_id
+from notochord.mcp_server.words import (
+    envelope_in_a_session,
+    initialize_without_sessions,
+    not_json,
+    not_json_rpc,
+    unanswerable_id,
+)
 
 __all__ = ["serve_stdio"]
 
@@ -56,6 +62,29 @@ def _parse_error(error: Exception) -> SessionMessage:
         return _error(types.PARSE_ERROR, not_json(str(problems[0]["msg"]).removeprefix("Invalid JSON: ")))
     # JSON-RPC 2.0: JSON that is no request object is an Invalid Request; a parse error is for text that is not JSON
     return _error(types.INVALID_REQUEST, not_json_rpc())
+
+
+# the SDK's refusals of a request of the other protocol than the connection's first one chose,
+# raised before any handler (or middleware) of the server sees the request
+_OTHER_ERA: Final = {
+    "this connection serves the handshake protocol era; requests carrying the 2026-07-28 envelope are not "
+    "accepted on it": envelope_in_a_session,
+    "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted": (
+        initialize_without_sessions
+    ),
+}
+
+
+def _in_own_words(reply: SessionMessage) -> SessionMessage:
+    """``reply``, with the project's words where the SDK refused in its own (code, id and data kept)."""
+    message = reply.message
+    if not isinstance(message, types.JSONRPCError):
+        return reply
+    words = _OTHER_ERA.get(message.error.message)
+    if words is None:
+        return reply
+    error = message.error.model_copy(update={"message": words()})
+    return SessionMessage(message.model_copy(update={"error": error}), metadata=reply.metadata)
 
 
 class _ScreenedStdin:
@@ -181,6 +210,7 @@ async def _serve(service: McpService, caller: Caller) -> None:
             async def answer() -> None:
                 async with answers_receive:
                     async for reply in answers_receive:
+                        reply = _in_own_words(reply)
                         await write_stream.send(reply)
                         in_flight.written(reply.message)
 

@@ -313,3 +313,24 @@ def version_differs(sent: str, value: object) -> str:
 def header_twice(header: str) -> str:
     """The answer to a request of the stateless protocol that sends ``header`` more than once."""
     return f"the {header} header is sent more than once: send it once, as the request's only {header} header"
+
+
+def envelope_in_a_session() -> str:
+    """The answer, over stdio, to a request carrying the stateless protocol's envelope on a connection
+    that began with ``initialize`` (a connection speaks the protocol its first request chose)."""
+    return (
+        f"this connection began with initialize, so it speaks a session's protocol "
+        f"({', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}): send the request without the "
+        f"{LATEST_MODERN_VERSION} envelope in params._meta, or start a new connection whose first request "
+        f"carries {_ENVELOPE} to speak {LATEST_MODERN_VERSION}"
+    )
+
+
+def initialize_without_sessions() -> str:
+    """The answer, over stdio, to ``initialize`` on a connection whose first request chose the
+    stateless protocol, which has no handshake."""
+    return (
+        f"this connection began with a {LATEST_MODERN_VERSION} request, a protocol without sessions or initialize: "
+        f"send each request with {_ENVELOPE}, or start a new connection and send initialize first to begin a "
+        "session"
+    )
