@@ -34,6 +34,7 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.dialect import listed_ids
 from notochord.db.schema import chunks, documents, mentions
 from notochord.errors import StorageError
 from notochord.knowledge.timeranges import TimeRange
@@ -89,13 +90,6 @@ class WholeRead:
     """The candidates' distinct dates, ascending."""
 
 
-def _integers(listed: object) -> IntArray:
-    """The integers of a comma-separated text (``NULL``, from an aggregate over no rows: none)."""
-    if not listed:
-        return np.zeros(0, np.int64)
-    return np.fromstring(str(listed), dtype=np.int64, sep=",")
-
-
 def _chunks_and_documents(
     conn: sa.Connection, conditions: Sequence[sa.ColumnElement[bool]]
 ) -> tuple[IntArray, IntArray]:
@@ -104,14 +98,14 @@ def _chunks_and_documents(
     if text_store_pg.is_postgresql(conn):
         pair = sa.cast(chunks.c.id, sa.Text) + "," + sa.cast(chunks.c.document_id, sa.Text)
         listed = conn.execute(sa.select(sa.func.string_agg(pair, ",")).select_from(joined).where(*conditions)).scalar()
-        both = _integers(listed).reshape(-1, 2)
+        both = listed_ids(listed).reshape(-1, 2)
         return both[:, 0], both[:, 1]
     row = conn.execute(
         sa.select(sa.func.group_concat(chunks.c.id), sa.func.group_concat(chunks.c.document_id))
         .select_from(joined)
         .where(*conditions)
     ).one()
-    return _integers(row[0]), _integers(row[1])
+    return listed_ids(row[0]), listed_ids(row[1])
 
 
 def _dates(
@@ -142,7 +136,7 @@ def _dates(
     if not found:
         return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
     dates, counts, listed = zip(*found, strict=True)
-    return list(dates), _integers(",".join(listed)), np.array(counts, np.int64)
+    return list(dates), listed_ids(",".join(listed)), np.array(counts, np.int64)
 
 
 def _calendar(dates: list[str]) -> tuple[npt.NDArray[np.str_], IntArray]:
