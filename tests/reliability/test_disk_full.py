@@ -12,6 +12,7 @@ import textwrap
 from typing import Any
 
 import pytest
+
 from fault_sandbox import FILL, run_on_small_disk
 
 pytestmark = pytest.mark.slow

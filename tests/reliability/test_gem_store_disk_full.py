@@ -11,6 +11,7 @@ import json
 import textwrap
 
 import pytest
+
 from fault_sandbox import FILL, run_on_small_disk
 
 pytestmark = pytest.mark.slow

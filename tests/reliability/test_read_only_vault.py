@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from fault_sandbox import CHILD_TIMEOUT, child_env, cli_read_only
 
 import notochord
+from fault_sandbox import CHILD_TIMEOUT, child_env, cli_read_only
 from notochord.db.migrate import head_revision
 from notochord.settings import Settings
 

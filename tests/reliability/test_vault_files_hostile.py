@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_sandbox import FILL, run_on_small_disk, run_read_only
 
 import notochord
+from fault_sandbox import FILL, run_on_small_disk, run_read_only
 from notochord import backup as backup_module
 from notochord.backup import MANIFEST, backup, restore
 from notochord.clock import FixedClock
