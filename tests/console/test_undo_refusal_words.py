@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -21,10 +19,10 @@ import pytest
 from console_harness import ALERT, ConsoleServer, shown_text
 from runs_gem import installed, run_once
 
-import notochord
 from notochord.console.i18n import LABELS
 from notochord.console.undo_words import undo_refusal
 from notochord.errors import KnowledgeValidationError, RevertError
+from refused_undos import REFUSED_UNDOS
 
 WORDED = [code for code in RevertError.REASONS if code != "other"]
 ENGLISH_WORDS = ("cannot revert change", "superseded", "revert that one first", "undo that", "move that one out")
@@ -60,149 +58,46 @@ def test_a_refusal_without_words_of_the_console_keeps_its_english_sentence(error
 # ------------------------------------------------------------------ each refusal through the console
 
 
-@dataclass(frozen=True)
-class Refused:
-    """An undo the store refuses: the change to undo, the reason the page must give in English and
-    in Chinese, and what the space must still hold afterwards (nothing changed)."""
-
-    change_id: int
-    english: str
-    chinese: str
-    state: Callable[[], object]
-
-
-def _top(space: notochord.Space) -> dict[str, int | None]:
-    """Each of the user's collections with its parent."""
-    return {c.name: c.parent_id for c in space.user.collections.list() if c.builtin is None}
-
-
-def _creation(space: notochord.Space, collection_id: int) -> int:
-    [created] = [c for c in space.changes.list() if c.op == "collections.create" and c.target_id == collection_id]
-    return created.id
-
-
-def _superseded(space: notochord.Space) -> Refused:
-    first = space.as_assistant.facts.put(predicate="location.home.city", value="Paris")
-    later = space.user.facts.put(predicate="location.home.city", value="Leiden")
-    assert first.change_id is not None and later.change_id is not None
-    summary = space.changes.get(later.change_id).summary
-    return Refused(
-        first.change_id,
-        f"superseded by the later change {later.change_id}, made by you ({summary}); "
+# Each reason as the console words it: in English after "This cannot be undone:" (without the
+# store's "cannot revert change N:" lead, naming the writer as the changes list does) and in Chinese,
+# filled with the refusal's values.
+WORDS: dict[str, tuple[str, str]] = {
+    "superseded": (
+        "superseded by the later change {later}, made by you ({summary}); "
         "revert that one first (or the whole run), or edit the value directly",
-        f"之后的改动 {later.change_id}({summary},来自你)已经取代了它;请先撤销那项改动(或整次运行),或者直接修改这个值",
-        lambda: [f.value for f in space.user.facts.lookup("self", "location.home.city")],
-    )
-
-
-def _entity_deleted(space: notochord.Space) -> Refused:
-    cat = space.user.entities.resolve(name="Cat", create=True)
-    assert cat
-    relation = space.user.facts.put(predicate="relation.colleague", object=cat.id)
-    retraction = space.user.facts.retract(relation.id)
-    space.user.entities.delete(cat.id)
-    assert retraction.change_id is not None
-    return Refused(
-        retraction.change_id,
-        "superseded, the entity relation.colleague points at was deleted since; undo that deletion first",
-        "relation.colleague 指向的实体之后被删除了;请先撤销那次删除",
-        lambda: space.user.facts.lookup("self", "relation"),
-    )
-
-
-def _key_taken(space: notochord.Space) -> Refused:
-    old = space.user.documents.upsert(collection="keep", key="menu", title="Old menu", body="soup")
-    deletion = space.user.documents.delete(old.id)
-    space.user.documents.upsert(collection="keep", key="menu", title="New menu", body="stew")
-    return Refused(
-        deletion,
-        "superseded, another document now has the key menu",
-        "另一篇文档现在用着键 menu",
-        lambda: sorted(d.title for d in space.user.documents.list("keep")),
-    )
-
-
-def _collection_not_empty(space: notochord.Space) -> Refused:
-    recipes = space.user.collections.create("Recipes")
-    space.user.documents.upsert(collection=recipes.id, title="Stew", body="Tomato beef stew")
-    return Refused(
-        _creation(space, recipes.id),
+        "之后的改动 {later}({summary},来自你)已经取代了它;请先撤销那项改动(或整次运行),或者直接修改这个值",
+    ),
+    "entity_deleted": (
+        "superseded, the entity {predicate} points at was deleted since; undo that deletion first",
+        "{predicate} 指向的实体之后被删除了;请先撤销那次删除",
+    ),
+    "key_taken": ("superseded, another document now has the key {key}", "另一篇文档现在用着键 {key}"),
+    "collection_not_empty": (
         "the collection is not empty; move or delete what is inside first",
         "这个知识库不是空的;请先移走或删除里面的内容",
-        lambda: (_top(space), [d.title for d in space.user.documents.list(recipes.id)]),
-    )
-
-
-def _document_place_removed(space: notochord.Space) -> Refused:
-    drafts = space.user.collections.create("Drafts")
-    doc = space.user.documents.upsert(collection=drafts.id, title="Stew", body="Tomato beef stew")
-    moved = space.user.documents.move(doc.id, collection="keep")
-    space.changes.revert(_creation(space, drafts.id))
-    return Refused(
-        moved,
+    ),
+    "document_place_removed": (
         "superseded, the collection the document was in was removed since; undo that removal first",
         "这篇文档原来所在的知识库之后被删除了;请先撤销那次删除",
-        lambda: [d.id for d in space.user.documents.list("keep")],
-    )
-
-
-def _collection_place_removed(space: notochord.Space) -> Refused:
-    parent = space.user.collections.create("Parent")
-    child = space.user.collections.create("Child", parent=parent.id)
-    out = space.user.collections.move(child.id, parent=None)
-    space.changes.revert(_creation(space, parent.id))
-    return Refused(
-        out,
+    ),
+    "collection_place_removed": (
         "superseded, the collection it was in was removed since; undo that removal first",
         "它原来所在的上级知识库之后被删除了;请先撤销那次删除",
-        lambda: _top(space),
-    )
-
-
-def _old_parent_inside(space: notochord.Space) -> Refused:
-    k = space.user.collections.create("k")
-    ell = space.user.collections.create("Lentils")
-    space.user.collections.move(k.id, parent=ell.id)
-    out = space.user.collections.move(k.id, parent=None)
-    space.user.collections.move(ell.id, parent=k.id)
-    return Refused(
-        out,
-        "superseded, its old parent Lentils now sits inside the collection; move that one out first",
-        "它原来的上级知识库 Lentils 现在位于它里面;请先把 Lentils 移出来",
-        lambda: _top(space),
-    )
-
-
-def _too_deep(space: notochord.Space) -> Refused:
-    x = space.user.collections.create("x")
-    y = space.user.collections.create("y", parent=x.id)
-    out = space.user.collections.move(y.id, parent=None)
-    below = y.id
-    for name in ("y1", "y2", "y3", "y4"):
-        below = space.user.collections.create(name, parent=below).id
-    return Refused(
-        out,
-        "superseded, moving it back would nest collections more than 5 levels deep (the depth limit); "
+    ),
+    "old_parent_inside": (
+        "superseded, its old parent {parent} now sits inside the collection; move that one out first",
+        "它原来的上级知识库 {parent} 现在位于它里面;请先把 {parent} 移出来",
+    ),
+    "too_deep": (
+        "superseded, moving it back would nest collections more than {depth} levels deep (the depth limit); "
         "move some of what is inside it first",
-        "移回原处会让知识库嵌套超过 5 层(层数上限);请先移走它里面的一部分内容",
-        lambda: _top(space),
-    )
-
-
-SCENARIOS: dict[str, Callable[[notochord.Space], Refused]] = {
-    "superseded": _superseded,
-    "entity_deleted": _entity_deleted,
-    "key_taken": _key_taken,
-    "collection_not_empty": _collection_not_empty,
-    "document_place_removed": _document_place_removed,
-    "collection_place_removed": _collection_place_removed,
-    "old_parent_inside": _old_parent_inside,
-    "too_deep": _too_deep,
+        "移回原处会让知识库嵌套超过 {depth} 层(层数上限);请先移走它里面的一部分内容",
+    ),
 }
 
 
 def test_every_code_is_driven_through_the_console_below() -> None:
-    assert sorted(SCENARIOS) == sorted(WORDED)
+    assert sorted(REFUSED_UNDOS) == sorted(WORDS) == sorted(WORDED)
 
 
 def _refusal(answer: httpx.Response) -> str:
@@ -215,38 +110,38 @@ def _chinese_client(console: ConsoleServer, path: str) -> tuple[httpx.Client, st
     return client, token
 
 
-@pytest.mark.parametrize("code", sorted(SCENARIOS))
+@pytest.mark.parametrize("code", sorted(REFUSED_UNDOS))
 def test_k_ui_11_an_undo_refused_on_the_changes_page_says_why_in_chinese_and_changes_nothing(
     console: ConsoleServer, code: str
 ) -> None:
     """K-UI-11, OD-K44: the reason is the console's own Chinese sentence with the refusal's values;
     no English of the store is left in it; the change stays applied and the space as it was."""
-    refused = SCENARIOS[code](console.space)
+    refused = REFUSED_UNDOS[code](console.space)
     before = refused.state()
     client, token = _chinese_client(console, "/changes")
 
     answer = client.post(f"/changes/{refused.change_id}/undo", data={"csrf": token})
 
     assert answer.status_code == 422
-    assert _refusal(answer) == f"无法撤销:{refused.chinese}"
+    assert _refusal(answer) == "无法撤销:" + WORDS[code][1].format_map(refused.values)
     for english in ENGLISH_WORDS:
         assert english not in answer.text, english
     assert console.space.changes.get(refused.change_id).status == "applied"
     assert refused.state() == before
 
 
-@pytest.mark.parametrize("code", sorted(SCENARIOS))
+@pytest.mark.parametrize("code", sorted(REFUSED_UNDOS))
 def test_k_ui_11_the_english_console_keeps_saying_each_reason_in_english(console: ConsoleServer, code: str) -> None:
     """K-UI-11: in English the page gives the store's reason after "This cannot be undone:", without
     the store's "cannot revert change N:" lead, naming the writer as the changes list does."""
-    refused = SCENARIOS[code](console.space)
+    refused = REFUSED_UNDOS[code](console.space)
     before = refused.state()
     client, token = console.signed_in("/changes")
 
     answer = client.post(f"/changes/{refused.change_id}/undo", data={"csrf": token})
 
     assert answer.status_code == 422
-    assert _refusal(answer) == f"This cannot be undone: {refused.english}"
+    assert _refusal(answer) == "This cannot be undone: " + WORDS[code][0].format_map(refused.values)
     assert console.space.changes.get(refused.change_id).status == "applied"
     assert refused.state() == before
 
