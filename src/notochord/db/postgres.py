@@ -44,6 +44,13 @@ counter or ``SERIALIZABLE`` with retry:
 - Advisory locks are server-wide across processes and replicas, live in the space's own database
   (two spaces never wait for each other), and vanish with the session if a process is killed.
 
+The wait for the lock is bounded, as SQLite's busy timeout bounds it (:data:`LOCK_WAIT_MS`, the
+same default): an advisory lock is otherwise waited for without end, and a process that froze
+while holding it, or whose network went away (the server keeps its session until TCP gives up,
+hours later), would hold every writer of the space with it. Past the wait the write fails with
+:class:`~notochord.errors.StoreLockedError` and changes nothing, as on SQLite. The bound is the
+transaction's own ``lock_timeout``, set by the lock statement itself (no round trip of its own).
+
 Measured on this 2-core machine (shared), the assistant putting facts through the quota: one thread
 35–39 writes/s, four threads 34 writes/s (writes to one space are one at a time by design, as on
 SQLite, which did 123 writes/s single-threaded); sixteen processes racing one gem's quota accept
@@ -65,10 +72,11 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 
 from notochord.db.engine import WRITE_LOCK, server_unreachable
-from notochord.errors import ConfigurationError, StorageError
+from notochord.errors import ConfigurationError, StorageError, StoreLockedError
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
+    "LOCK_WAIT_MS",
     "create_database",
     "create_postgresql_engine",
     "database_exists",
@@ -83,6 +91,10 @@ CONNECT_TIMEOUT_S = 10
 """Seconds a connection waits for a server that does not answer (down behind a firewall that drops
 packets, or hung) before it is "cannot be reached": without it, the operating system's own limit
 holds a command or a request for minutes."""
+
+LOCK_WAIT_MS = 30_000
+"""Milliseconds a write waits for the space's write lock before it is refused as busy: the default
+of SQLite's busy timeout (the setting ``sqlite_busy_timeout_ms``)."""
 
 WRITE_LOCK_KEY = 0x6E6F746F63686F72  # "notochor": advisory locks are per database, so one key per space
 _MAX_NAME = 63
@@ -257,9 +269,16 @@ def list_spaces(url: str) -> list[str]:
     return sorted(found)
 
 
-def create_postgresql_engine(url: str, space: str) -> sa.Engine:
-    """A pooled engine on the database of ``space`` (which must exist: see :func:`create_database`)."""
+def create_postgresql_engine(url: str, space: str, *, lock_wait_ms: int = LOCK_WAIT_MS) -> sa.Engine:
+    """A pooled engine on the database of ``space`` (which must exist: see :func:`create_database`);
+    its writes wait up to ``lock_wait_ms`` for the space's write lock."""
     target = server_url(url, database_name(url, space))
+    # the WHERE is evaluated before the lock is asked for, so the transaction's bound holds for its wait
+    lock = (
+        f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY}) "
+        f"WHERE set_config('lock_timeout', '{max(1, int(lock_wait_ms))}ms', true) IS NOT NULL"
+    )
+    waited = f"{max(1, int(lock_wait_ms)) / 1000:g} s"
     engine = sa.create_engine(
         target,
         connect_args=_connect_timeout(sa.make_url(target)),
@@ -287,12 +306,21 @@ def create_postgresql_engine(url: str, space: str) -> sa.Engine:
             else:
                 conn.exec_driver_sql(f"SET TRANSACTION ISOLATION LEVEL {level.name.replace('_', ' ')}")
         if write:
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+            try:
+                conn.exec_driver_sql(lock)
+            except sa.exc.DBAPIError as exc:
+                if getattr(exc.orig, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+                    raise
+                raise StoreLockedError(
+                    f"a write failed: another process kept this space's write lock for longer than notochord "
+                    f"waits ({waited}); nothing was changed. Retry once it is done"
+                ) from exc
 
     return engine
 
 
 _IDLE = psycopg.pq.TransactionStatus.IDLE
+_LOCK_NOT_AVAILABLE = "55P03"  # lock_not_available: the transaction's lock_timeout ran out
 
 
 def _stale(dbapi_conn: Any) -> bool:

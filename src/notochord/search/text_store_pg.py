@@ -26,11 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import SQLAlchemyError
 
 from notochord.db.bulk import copy_text
 from notochord.db.engine import storage_errors
-from notochord.errors import StorageError
 
 __all__ = ["delete_terms", "index_terms", "is_postgresql", "read_postings", "version"]
 
@@ -121,24 +119,21 @@ def delete_terms(conn: sa.Connection, table: str, chunk_ids: Sequence[int]) -> N
 
 def version(conn: sa.Connection, table: str) -> bytes:
     """The data version of ``table``'s full text as of ``conn``'s snapshot."""
-    try:
+    # translated as every read is: a server lost mid-search is out of reach, not a failing store
+    with storage_errors(f"reading the version of the full-text index {table}"):
         raw = conn.execute(
             sa.text("SELECT value FROM space_meta WHERE key = :key"), {"key": _VERSION_KEY + table}
         ).scalar()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the version of the full-text index {table}: {exc}") from exc
     return str(raw or "0").encode()
 
 
 def read_postings(conn: sa.Connection, table: str) -> list[tuple[str, str, str]]:
     """Every term with its chunk ids and term frequencies, ascending by chunk: ``(term, "ids,…", "tfs,…")``."""
-    try:
+    with storage_errors(f"reading the full-text index {table}"):
         rows = conn.execute(
             sa.text(
                 "SELECT term, string_agg(CAST(chunk_id AS TEXT), ',' ORDER BY chunk_id), "
                 f"string_agg(CAST(tf AS TEXT), ',' ORDER BY chunk_id) FROM {table}_terms GROUP BY term"
             )
         ).all()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]

@@ -63,8 +63,8 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.engine import storage_errors
 from notochord.db.schema import PgVector, chunk_vectors, chunks, documents, vector_text
-from notochord.errors import StorageError
 
 __all__ = [
     "EXACT_LIMIT",
@@ -153,7 +153,8 @@ def claim(engine: sa.Engine, model_id: str, limit: int, *, lease: float = LEASE_
     A chunk another worker holds an unexpired lease on is never returned; the lease is committed
     before this returns, so the inference that follows holds no lock.
     """
-    try:
+    # translated as every read and write is: a lost server is out of reach, not a failing store
+    with storage_errors("taking pending passages from the embedding queue"):
         # one statement decides; READ COMMITTED lets ON CONFLICT see a lease committed meanwhile
         with engine.connect().execution_options(isolation_level="READ COMMITTED") as conn, conn.begin():
             ids = sorted(
@@ -172,8 +173,6 @@ def claim(engine: sa.Engine, model_id: str, limit: int, *, lease: float = LEASE_
                     {"ids": ids},
                 ).all()
             )
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not take pending passages from the embedding queue: {exc}") from exc
 
 
 def release(conn: sa.Connection, model_id: str, chunk_ids: Sequence[int]) -> None:
@@ -212,7 +211,7 @@ def search(
         return []
     dim = int(query.size)
     text = vector_text(query)
-    try:
+    with storage_errors("searching the vectors"):
         if allowed_ids.size <= exact_limit or dim > MAX_INDEXED_DIM:
             rows = conn.execute(
                 sa.text(
@@ -230,8 +229,6 @@ def search(
             approximate_query(text, dim, model_id=model_id, k=k, allowed_ids=allowed_ids, where=where)
         ).all()
         return [(int(r[0]), -float(r[1])) for r in query_rows]
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not search the vectors: {exc}") from exc
 
 
 def approximate_settings(conn: sa.Connection, k: int) -> None:
