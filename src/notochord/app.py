@@ -94,7 +94,9 @@ class Space:
         if settings.database_url:
             from notochord.db import postgres
 
-            self._engine = postgres.create_postgresql_engine(settings.database_url, name)
+            self._engine = postgres.create_postgresql_engine(
+                settings.database_url, name, lock_wait_ms=settings.sqlite_busy_timeout_ms
+            )
             self.location = postgres.shown_url(self._engine.url)
         else:
             self._engine = open_sqlite_store(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms)

@@ -57,6 +57,9 @@ class Settings:
     trust_gateway_headers: bool = False
     trusted_proxies: tuple[str, ...] = ()
     sqlite_busy_timeout_ms: int = 30_000
+    """Milliseconds a write waits for another process's lock on the store before it is refused as
+    busy: SQLite's busy timeout, and with ``database_url`` the wait for the space's write lock and any
+    lock a write's statements meet on the PostgreSQL server."""
     http_header_timeout: int = 10
     """Seconds the REST service waits for a request's head (line and headers) before closing."""
     http_body_timeout: int = 30

@@ -10,7 +10,13 @@ import pytest
 from sqlalchemy import exc
 
 from notochord.db.engine import storage_errors
-from notochord.errors import KnowledgeValidationError, ReadOnlyStoreError, StorageError, StorageFullError
+from notochord.errors import (
+    KnowledgeValidationError,
+    ReadOnlyStoreError,
+    StorageError,
+    StorageFullError,
+    StoreLockedError,
+)
 
 
 class _DriverError(Exception):
@@ -25,12 +31,17 @@ class _DriverError(Exception):
         ("53100", StorageFullError, "out of disk space; nothing was written"),
         ("25006", ReadOnlyStoreError, "accepts only reads"),
         ("42P01", StorageError, "failed in the store"),
+        ("55P03", StoreLockedError, "kept part of the store locked for longer than notochord waits"),
+        ("40P01", StoreLockedError, "another client's transaction .* at the same moment; nothing was changed"),
+        ("40001", StoreLockedError, "another client's transaction .* at the same moment; nothing was changed"),
     ],
 )
 def test_a_server_error_maps_into_the_exception_tree_by_its_sqlstate(
     sqlstate: str, error: type[StorageError], words: str
 ) -> None:
-    """Disk full (53100), read-only transaction (25006), anything else a StorageError."""
+    """Disk full (53100), read-only transaction (25006), a lock waited for past the wait (55P03), a
+    deadlock or serialization failure the server ended this transaction for (40P01, 40001: busy, so a
+    retry succeeds), anything else a StorageError."""
     with pytest.raises(error, match=words) as caught, storage_errors("saving a fact"):
         raise exc.OperationalError("INSERT …", {}, _DriverError(sqlstate))
     assert type(caught.value) is error

@@ -19,12 +19,14 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
+import notochord
 from notochord.db import postgres
 from notochord.db.creation import open_sqlite_store
 from notochord.db.engine import read_tx, write_tx
 from notochord.db.migrate import migrate
 from notochord.db.schema import space_meta
 from notochord.errors import StoreLockedError
+from notochord.settings import Settings
 from postgres_server import BACKENDS
 
 WAIT_MS = 300
@@ -98,3 +100,46 @@ def test_a_write_held_up_past_the_wait_is_refused_as_busy_and_writes_nothing(
 
     _write(engine, "after")
     assert _marker(engine) == "after"
+
+
+@pytest.mark.postgresql
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_write_held_up_by_a_table_another_client_locked_is_refused_as_busy(
+    store: tuple[sa.Engine, Holder], request: pytest.FixtureRequest
+) -> None:
+    """K-QUOTA-14: the wait bound covers every lock a write's statements wait for, not only the
+    space's write lock: a table another client of the server locked (a maintenance job, a migration
+    of another process) past the wait is a busy store in the same words, and nothing is written."""
+    engine, _ = store
+    _write(engine, "before")
+    url: str = request.getfixturevalue("database_url")
+    libpq = postgres.server_url(url, postgres.database_name(url, "personal"))
+    target = libpq.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    with psycopg.connect(target) as other:
+        other.execute("LOCK TABLE space_meta IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(StoreLockedError) as caught:
+            _write(engine, "during")
+        other.rollback()
+    assert "Retry once it is done" in str(caught.value)
+    assert "psycopg" not in str(caught.value) and "55P03" not in str(caught.value)
+    assert _marker(engine) == "before"
+
+
+@pytest.mark.postgresql
+def test_a_vault_on_the_server_waits_as_long_as_its_setting_says(tmp_path: Path, database_url: str) -> None:
+    """K-QUOTA-14: the setting that bounds a write's wait on SQLite bounds it on the server too; the
+    refusal names the wait the vault was given, and the fact was not written."""
+    settings = Settings(
+        data_dir=tmp_path / "vault", index_in_background=False, database_url=database_url, sqlite_busy_timeout_ms=250
+    )
+    with notochord.open(settings.data_dir, settings) as vault:
+        space = vault.personal
+        libpq = postgres.server_url(database_url, postgres.database_name(database_url, "personal"))
+        target = libpq.set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(target) as other:
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (postgres.WRITE_LOCK_KEY,))
+            with pytest.raises(StoreLockedError, match=r"\(0\.25 s\)"):
+                space.user.facts.put(predicate="location.home.city", value="Leiden")
+            other.rollback()
+        assert space.user.facts.lookup("self", "location.home.city") == []

@@ -257,6 +257,10 @@ _TOO_LARGE = (
 )
 
 
+# lock_not_available: a statement of a write waited past its transaction's lock_timeout
+_PG_LOCK_WAIT = "55P03"
+# deadlock_detected and serialization_failure: the server chose this transaction to undo; a retry succeeds
+_PG_CONFLICT = ("40P01", "40001")
 # connection exceptions, refused logins, and a server shutting down or starting up
 _PG_UNREACHABLE = ("08", "28", "57P01", "57P02", "57P03")
 # what a server (or libpq) says when it refuses the login rather than the connection
@@ -346,6 +350,16 @@ def _translate(action: str, error: BaseException) -> NotochordError:
             f"{action} failed: a database file of this vault is damaged or is not a notochord database "
             f"({_driver_error(error)}); `notochord check` names what is wrong, "
             "and `notochord restore` brings back a backup"
+        )
+    if state == _PG_LOCK_WAIT:
+        return StoreLockedError(
+            f"{action} failed: another client of the database server kept part of the store locked for longer "
+            "than notochord waits (the setting sqlite_busy_timeout_ms); nothing was changed. Retry once it is done"
+        )
+    if state in _PG_CONFLICT:
+        return StoreLockedError(
+            f"{action} failed: it met another client's transaction on the database server at the same moment; "
+            "nothing was changed. Retry once it is done"
         )
     if code == _SQLITE_BUSY:
         return StoreLockedError(
