@@ -99,3 +99,32 @@ def test_a_server_lost_while_taking_passages_to_embed_is_an_unreachable_store(
     assert "[SQL:" not in str(caught.value)
     assert space.core.vectors.process_batch() == 1
     assert space.core.vectors.pending() == 0
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        pytest.param("WHERE chunk_id = ANY(", id="the new chunks' postings"),
+        pytest.param("SELECT coalesce(sum(tf), 0) FROM", id="the full-text index's size"),
+    ],
+)
+def test_a_server_lost_while_a_held_index_takes_in_new_writes_is_an_unreachable_store(
+    vault: notochord.Notochord, postgres_server_url: str, marker: str
+) -> None:
+    """K-SRCH-01: the search after a write brings the held full-text index forward with reads of
+    their own; a server lost during one of them is out of reach, like any other read, and the next
+    search finds the new document."""
+    space = vault.personal
+    for i, body in enumerate(RECIPES):
+        space.user.documents.upsert(collection="keep", key=f"r{i}", title=f"Recipe {i}", body=body)
+    assert sorted(_titles(space, "soup")) == ["Recipe 0", "Recipe 1"]
+    space.user.documents.upsert(collection="keep", key="r3", title="Recipe 3", body="soup with carrots")
+    engine = space.core.store.engine
+
+    with _server_drops(engine, postgres_server_url, marker) as ended, pytest.raises(StoreUnreachableError) as caught:
+        _titles(space, "soup")
+    assert ended, f"no statement of the search holds {marker!r}"
+    said = str(caught.value)
+    assert "[SQL:" not in said and "psycopg" not in said
+
+    assert sorted(_titles(space, "soup")) == ["Recipe 0", "Recipe 1", "Recipe 3"]

@@ -78,6 +78,7 @@ import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.engine import storage_errors
 from notochord.db.schema import chunks
 from notochord.errors import StorageError
 from notochord.search import inverted_index_delta as delta
@@ -129,10 +130,8 @@ def index_version(conn: sa.Connection, table: str) -> bytes:
     """The data version of the FTS5 ``table``: its structure record, rewritten by every commit."""
     if text_store_pg.is_postgresql(conn):
         return text_store_pg.version(conn, table)
-    try:
+    with storage_errors(f"reading the version of the full-text index {table}"):
         raw = conn.exec_driver_sql(version_query(table)).scalar()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the version of the full-text index {table}: {exc}") from exc
     return bytes(raw) if raw is not None else b""
 
 
@@ -149,7 +148,7 @@ def _read_whole(conn: sa.Connection, table: str) -> InvertedIndex:
         return _build_from_postings(conn, table)
     names: list[str] = []
     parts: list[tuple[IntArray, IntArray, Int32Array]] = []
-    try:
+    with storage_errors(f"reading the full-text index {table}"):
         conn.exec_driver_sql(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances USING fts5vocab(main, {table}, instance)"
         )
@@ -171,8 +170,6 @@ def _read_whole(conn: sa.Connection, table: str) -> InvertedIndex:
         # read after the instances: reading flushes rows written earlier in this transaction, which
         # rewrites the structure record
         version = index_version(conn, table)
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     if not parts:
         return assemble(version, names, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32), Held())
     per_term = np.concatenate([p[0] for p in parts])
@@ -224,10 +221,8 @@ def build_index(conn: sa.Connection, table: str) -> InvertedIndex:
 
 
 def _top(conn: sa.Connection, table: str) -> int:
-    try:
+    with storage_errors(f"reading the full-text index {table}"):
         found = conn.execute(sa.text(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1")).scalar()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     return int(found or 0)
 
 
@@ -320,10 +315,8 @@ def _bodies(conn: sa.Connection, table: str, ids: list[int]) -> dict[int, int]:
     if not ids:
         return {}
     listed = ",".join(str(int(i)) for i in ids)
-    try:
+    with storage_errors(f"reading the full-text index {table}"):
         rows = conn.execute(sa.text(f"SELECT rowid, body FROM {table} WHERE rowid IN ({listed})")).all()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     return {int(r[0]): _digest(str(r[1] or "")) for r in rows}
 
 

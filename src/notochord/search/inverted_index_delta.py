@@ -38,10 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
-from sqlalchemy.exc import SQLAlchemyError
 
+from notochord.db.engine import storage_errors
 from notochord.db.schema import change_objects, changes, chunks, space_meta
-from notochord.errors import StorageError
 from notochord.search import text_store_pg
 from notochord.search.textindex import FTS_TOKENIZER
 
@@ -136,19 +135,15 @@ def rows_of(conn: sa.Connection, table: str, chunk_ids: Sequence[int]) -> Rows:
 
 
 def _read(conn: sa.Connection, sql: str, params: dict[str, object]) -> list[tuple[int, str]]:
-    try:
+    with storage_errors("reading the full-text index"):
         found = [(int(r[0]), str(r[1] or "")) for r in conn.execute(sa.text(sql), params)]
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index: {exc}") from exc
     reads.add(len(found))
     return found
 
 
 def _ids(conn: sa.Connection, sql: str, params: dict[str, object]) -> list[int]:
-    try:
+    with storage_errors("reading the full-text index"):
         found = [int(r[0]) for r in conn.execute(sa.text(sql), params)]
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index: {exc}") from exc
     reads.add(len(found))
     return found
 
@@ -203,7 +198,7 @@ def _rows(ids: IntArray, postings: Sequence[tuple[str, int, int]]) -> Rows:
 
 def _pg_postings(conn: sa.Connection, table: str, ids: Sequence[int]) -> Rows:
     found: list[tuple[str, int, int]] = []
-    try:
+    with storage_errors(f"reading the full-text index {table}"):
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
             found += [
@@ -212,22 +207,18 @@ def _pg_postings(conn: sa.Connection, table: str, ids: Sequence[int]) -> Rows:
                     sa.text(f"SELECT term, chunk_id, tf FROM {table}_terms WHERE chunk_id = ANY(:ids)"), {"ids": part}
                 )
             ]
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     found.sort()
     return _rows(np.asarray(sorted(ids), dtype=np.int64), found)
 
 
 def totals(conn: sa.Connection, table: str) -> tuple[int, int]:
     """Rows and tokens ``table`` holds as of ``conn``'s snapshot (FTS5's averages record; one read)."""
-    try:
+    with storage_errors(f"reading the size of the full-text index {table}"):
         if text_store_pg.is_postgresql(conn):
             rows = conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar()
             tokens = conn.execute(sa.text(f"SELECT coalesce(sum(tf), 0) FROM {table}_terms")).scalar()
             return int(rows or 0), int(tokens or 0)
         raw = conn.exec_driver_sql(f"SELECT block FROM {table}_data WHERE id = {_AVERAGES_ROWID}").scalar()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the size of the full-text index {table}: {exc}") from exc
     block = bytes(raw or b"")
     rows, at = _varint(block, 0)
     tokens, _ = _varint(block, at)
@@ -250,29 +241,23 @@ def _varint(block: bytes, at: int) -> tuple[int, int]:
 def present(conn: sa.Connection, table: str) -> IntArray:
     """Every row id of ``table`` (the comparison of last resort: ids only, no text, no posting)."""
     sql = f"SELECT rowid FROM {table}" if text_store_pg.is_postgresql(conn) else f"SELECT id FROM {table}_docsize"
-    try:
+    with storage_errors(f"reading the full-text index {table}"):
         found = np.fromiter((int(r[0]) for r in conn.exec_driver_sql(sql)), dtype=np.int64)
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text index {table}: {exc}") from exc
     reads.add(len(found))
     return np.sort(found)
 
 
 def has_change_log(conn: sa.Connection) -> bool:
     """Whether the database holds a space's chunks and change log (a bare FTS5 table does not)."""
-    try:
+    with storage_errors("reading the tables of the space"):
         names = set(sa.inspect(conn).get_table_names())
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the tables of the space: {exc}") from exc
     return {chunks.name, changes.name, change_objects.name} <= names
 
 
 def newest_change(conn: sa.Connection) -> int:
     """The id of the newest change record (0 when there is none)."""
-    try:
+    with storage_errors("reading the change log"):
         return int(conn.execute(sa.select(sa.func.max(changes.c.id))).scalar() or 0)
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the change log: {exc}") from exc
 
 
 GENERATION_KEY = "fulltext.generation"
@@ -280,22 +265,18 @@ GENERATION_KEY = "fulltext.generation"
 
 def generation(conn: sa.Connection) -> str:
     """The space's full-text generation (``""`` until the first repair)."""
-    try:
+    with storage_errors("reading the full-text generation"):
         found = conn.execute(sa.select(space_meta.c.value).where(space_meta.c.key == GENERATION_KEY)).scalar()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the full-text generation: {exc}") from exc
     return "" if found is None else str(found)
 
 
 def new_generation(conn: sa.Connection) -> str:
     """Draw a new generation in the caller's write transaction, so every held index is rebuilt."""
     token = secrets.token_hex(8)
-    try:
+    with storage_errors("writing the full-text generation"):
         done = conn.execute(sa.update(space_meta).where(space_meta.c.key == GENERATION_KEY).values(value=token))
         if not done.rowcount:
             conn.execute(sa.insert(space_meta).values(key=GENERATION_KEY, value=token))
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not write the full-text generation: {exc}") from exc
     return token
 
 
@@ -307,12 +288,10 @@ def fingerprint(text_hashes: Sequence[str]) -> IntArray:
 
 def hashes_of(conn: sa.Connection, where: sa.ColumnElement[bool]) -> tuple[IntArray, IntArray]:
     """Ids (ascending) of the chunks ``where`` selects, and per chunk its fingerprint and document id."""
-    try:
+    with storage_errors("reading the chunks of the space"):
         found = conn.execute(
             sa.select(chunks.c.id, chunks.c.text_hash, chunks.c.document_id).where(where).order_by(chunks.c.id)
         ).all()
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the chunks of the space: {exc}") from exc
     reads.add(len(found))
     ids = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
     keys = np.zeros((len(found), 2), np.int64)
@@ -328,7 +307,7 @@ def named_documents(
 
     ``counted``: added to :data:`reads` (the full-text refresh's own reads; other readers pass ``False``).
     """
-    try:
+    with storage_errors("reading the change log"):
         named = (
             sa.select(changes.c.target_id)
             .where(changes.c.id > since, changes.c.target_type == "document", changes.c.target_id.is_not(None))
@@ -341,8 +320,6 @@ def named_documents(
         if limit is not None:
             named = named.limit(limit + 1)
         documents = sorted({int(d) for d in conn.execute(named).scalars()})
-    except SQLAlchemyError as exc:
-        raise StorageError(f"could not read the change log: {exc}") from exc
     if counted:
         reads.add(len(documents))
     if limit is not None and len(documents) > limit:
