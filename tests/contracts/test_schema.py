@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -10,7 +11,7 @@ from alembic.migration import MigrationContext
 
 from notochord.db.engine import create_sqlite_engine
 from notochord.db.migrate import migrate
-from notochord.db.schema import metadata
+from notochord.db.schema import built_on, metadata
 
 
 def test_migrated_database_matches_the_schema_metadata(tmp_path: Path) -> None:
@@ -25,9 +26,17 @@ def test_migrated_database_matches_the_schema_metadata(tmp_path: Path) -> None:
                 "include_name": lambda name, type_, _parents: (
                     not (type_ == "table" and name is not None and name.startswith("chunks_fts"))
                 ),
+                # an index built on PostgreSQL only is none of SQLite's
+                "include_object": lambda _item, name, type_, _reflected, _compare_to: (
+                    type_ != "index" or built_on(name, "sqlite")
+                ),
             },
         )
-        differences = compare_metadata(context, metadata)
+        with warnings.catch_warnings():
+            # alembic reads the metadata's indexes before any filter: it says it cannot compare the
+            # server's expression index on SQLite, which builds none (include_object above)
+            warnings.filterwarnings("ignore", message="autogenerate skipping metadata-specified expression-based index")
+            differences = compare_metadata(context, metadata)
     engine.dispose()
     assert differences == []
 

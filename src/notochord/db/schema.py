@@ -26,6 +26,8 @@ from sqlalchemy.dialects.postgresql import base as postgresql_base
 
 __all__ = [
     "NOT_BY_USER",
+    "ONLY_ON",
+    "built_on",
     "change_objects",
     "changes",
     "chunk_vectors",
@@ -107,6 +109,23 @@ predicate_aliases = sa.Table(
     sa.Column("declared_by", sa.String(200), nullable=False),
 )
 
+ONLY_ON: dict[str, str] = {}
+"""The indexes built on one backend only, by name, with that backend's dialect name: what
+:func:`built_on` tells a comparison of a migrated database with this metadata."""
+
+
+def _only_on(dialect: str, index: sa.Index) -> sa.Index:
+    """``index``, created by ``metadata.create_all`` and the migrations on ``dialect`` only."""
+    assert index.name is not None
+    ONLY_ON[str(index.name)] = dialect
+    return index.ddl_if(dialect=dialect)
+
+
+def built_on(index_name: str | None, dialect: str) -> bool:
+    """Whether the index named ``index_name`` exists in a store of ``dialect``."""
+    return ONLY_ON.get(str(index_name), dialect) == dialect
+
+
 entities = sa.Table(
     "entities",
     metadata,
@@ -132,7 +151,11 @@ identifiers = sa.Table(
     sa.Column("created_by", sa.String(200), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("removed_at", Timestamp, nullable=True),
-    sa.Index(None, "type", "normalized"),
+    # A PostgreSQL B-tree entry holds at most about 2700 bytes, and a normalized name of 1000
+    # characters of Chinese or emoji is 3000-4000: on the server the look-up index is a hash, which
+    # holds any length (the look-ups are by equality only). SQLite indexes any length in a B-tree.
+    _only_on("sqlite", sa.Index("ix_identifiers_type_normalized", "type", "normalized")),
+    _only_on("postgresql", sa.Index("ix_identifiers_normalized_hash", "normalized", postgresql_using="hash")),
     sa.Index(None, "entity_id"),
 )
 
@@ -279,14 +302,29 @@ documents = sa.Table(
     sa.Column("deleted_at", Timestamp, nullable=True),
     sa.Index(None, "collection_id", "doc_date"),
     sa.Index(None, "created_by"),
-    sa.Index(
-        "uq_documents_live_key",
-        "collection_id",
-        "key",
-        unique=True,
-        sqlite_where=sa.text("key IS NOT NULL AND deleted_at IS NULL"),
-        postgresql_where=sa.text("key IS NOT NULL AND deleted_at IS NULL"),
+    _only_on(
+        "sqlite",
+        sa.Index(
+            "uq_documents_live_key",
+            "collection_id",
+            "key",
+            unique=True,
+            sqlite_where=sa.text("key IS NOT NULL AND deleted_at IS NULL"),
+        ),
     ),
+    # On PostgreSQL a key of 1000 characters may be more than a B-tree entry holds (see identifiers):
+    # uniqueness is kept over the key's digest, and look-ups by key go through a hash index.
+    _only_on(
+        "postgresql",
+        sa.Index(
+            "uq_documents_live_key_digest",
+            "collection_id",
+            sa.func.md5(sa.column("key")),
+            unique=True,
+            postgresql_where=sa.text("key IS NOT NULL AND deleted_at IS NULL"),
+        ),
+    ),
+    _only_on("postgresql", sa.Index("ix_documents_key_hash", "key", postgresql_using="hash")),
 )
 
 chunks = sa.Table(
