@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from notochord.db.schema import change_objects, changes, collections, documents, entities, facts, identifiers
 from notochord.knowledge.arguments import text_or_none, whole_number
 from notochord.knowledge.identifiers import check_kind
-from notochord.knowledge.quotas import check_length
+from notochord.knowledge.quotas import check_length, refuse_unstorable_filter
 from notochord.knowledge.records import Identifier
 
 __all__ = [
@@ -273,6 +273,8 @@ def entity_page(
     if query is not None:
         # longer than any name or identifier, and than the store's pattern matching takes
         check_length("query", query)
+        # neither store can compare a NUL or a lone surrogate: say so, as every other filter does
+        refuse_unstorable_filter("query", query)
     where: list[sa.ColumnElement[bool]] = [
         entities.c.kind != "self",
         entities.c.deleted_at.is_(None),
@@ -330,14 +332,18 @@ def _identifiers(conn: sa.Connection, roots: Sequence[int]) -> dict[int, list[Id
         return {}
     members = _closure(roots)
     rows = conn.execute(
-        sa.select(members.c.root, identifiers.c.type, identifiers.c.value)
+        sa.select(members.c.root, identifiers.c.type, identifiers.c.value, identifiers.c.normalized)
         .join(identifiers, identifiers.c.entity_id == members.c.member)
         .where(identifiers.c.removed_at.is_(None))
         .order_by(identifiers.c.id)
     ).all()
     found: dict[int, list[Identifier]] = {}
-    for root, id_type, value in rows:
-        found.setdefault(int(root), []).append(Identifier(type=id_type, value=value))
+    # records merged into one often share an identifier: it is listed once, in its first spelling
+    listed: set[tuple[int, str, str]] = set()
+    for root, id_type, value, normalized in rows:
+        if (root, id_type, normalized) not in listed:
+            listed.add((root, id_type, normalized))
+            found.setdefault(int(root), []).append(Identifier(type=id_type, value=value))
     return found
 
 

@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import entities, facts, identifiers, space_meta
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError
-from notochord.knowledge.arguments import as_id, counted, text_or_none
+from notochord.knowledge.arguments import as_id, counted, flag, text_or_none
 from notochord.knowledge.identifiers import (
     MATCH_ORDER,
     check_kind,
@@ -247,15 +247,19 @@ class Entities:
         if row.kind == "self":
             raise KnowledgeNotFoundError("entity")
         idents = conn.execute(
-            sa.select(identifiers.c.type, identifiers.c.value)
+            sa.select(identifiers.c.type, identifiers.c.value, identifiers.c.normalized)
             .where(identifiers.c.entity_id.in_(self.members(conn, canonical)), identifiers.c.removed_at.is_(None))
             .order_by(identifiers.c.id)
         ).all()
+        # two records merged into one often share an identifier: it is listed once, in its first spelling
+        listed: dict[tuple[str, str], Identifier] = {}
+        for id_type, value, normalized in idents:
+            listed.setdefault((id_type, normalized), Identifier(type=id_type, value=value))
         return Entity(
             id=row.id,
             kind=row.kind,
             display_name=row.display_name,
-            identifiers=tuple(Identifier(type=t, value=v) for t, v in idents),
+            identifiers=tuple(listed.values()),
             created_by=row.created_by,
             created_at=row.created_at,
         )
@@ -332,6 +336,8 @@ class Entities:
         """Find an entity by identifiers; with ``create``, make one when none matches (OD-K26).
         ``permit`` is asked inside the write transaction that creates it."""
         check_kind(kind)
+        # only true creates: bool("no") is true, and a caller passing the text would create one
+        create = flag("create", create)
         cleaned = _check_identifiers(given)
         with self._store.read() as conn:
             found = self.find(conn, cleaned, kind=kind)

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import facts, not_by_user
 from notochord.errors import KnowledgeValidationError
-from notochord.knowledge.arguments import shown
+from notochord.knowledge.arguments import flag, shown
 from notochord.knowledge.prepared import Prepared
 from notochord.knowledge.quotas import check_json_size, check_length, refuse_nul, refuse_nul_in, storable
 from notochord.knowledge.vocabulary import check_hint
@@ -150,7 +150,8 @@ def prepare_put(
         pointed = "self"
     else:
         raise KnowledgeValidationError("object must be an entity or 'self'")
-    pinned = pin if pin is not None else (actor.is_user and subject == "self")
+    # only true pins: bool("no") is true, and a caller passing the text would pin the fact
+    pinned = flag("pin", pin) if pin is not None else (actor.is_user and subject == "self")
     return PutArguments(
         subject=subject,
         predicate=predicate,

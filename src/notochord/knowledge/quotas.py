@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import quota_usage
 from notochord.errors import KnowledgeQuotaError, KnowledgeValidationError
-from notochord.knowledge.arguments import shown
+from notochord.knowledge.arguments import kind_of, shown
 
 __all__ = [
     "DAILY_CHARS",
@@ -76,14 +76,20 @@ _encode_string = json.encoder.encode_basestring
 
 
 def compact_json(value: Any, *, what: str = "value") -> str:
-    """The canonical JSON used for size limits, equality and character counts (OD-K17, OD-K23)."""
+    """The canonical JSON used for size limits, equality and character counts (OD-K17, OD-K23).
+
+    An object key that is not text is refused: the encoder would write ``{10: …, 9: …}`` in the
+    order of the numbers, a text no JSON caller can send, so the same JSON would have two canonical
+    texts and be stored twice instead of found equal.
+    """
     if value.__class__ is str:
         return _encode_string(value)
     try:
-        return _COMPACT.encode(value)
+        encoded = _COMPACT.encode(value)
     except RecursionError:
         raise _too_deep(what) from None
     except (ValueError, TypeError) as exc:
+        _refuse_non_text_key(what, value)
         if _holds_non_finite(value):
             raise KnowledgeValidationError(
                 f"{what} holds NaN or Infinity, which JSON has no number for; send a finite number, "
@@ -94,6 +100,27 @@ def compact_json(value: Any, *, what: str = "value") -> str:
             f"{what} is not JSON-serialisable: use objects with text keys, lists, text, numbers "
             "(at most 4300 digits), true, false and null"
         ) from exc
+    if "{" in encoded:  # only an object has keys; most values hold none
+        _refuse_non_text_key(what, value)
+    return encoded
+
+
+def _refuse_non_text_key(what: str, value: Any) -> None:
+    """Refuse ``value`` when an object in it has a key that is not text, naming the first found."""
+    # an explicit stack: a value nested as deep as the encoder allows must not exhaust the recursion
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    raise KnowledgeValidationError(
+                        f"{what} has an object key {shown(key)} ({kind_of(key)}) that is not text; JSON object "
+                        f"keys are text: write the key as text, such as {shown(str(key))}"
+                    )
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
 
 
 def _holds_non_finite(value: Any, depth: int = 0) -> bool:

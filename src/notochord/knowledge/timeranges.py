@@ -9,13 +9,18 @@ stores compare and order these texts as text: an unpadded ``999-…`` would sort
 A moment given by a caller must fall inside the years 1 to 9999 once taken to UTC; a document's
 ``meta.date`` that falls just outside them (``0001-01-01`` east of UTC) is held at that end of the
 calendar instead, so it still sorts and filters as the oldest or newest date there is.
+
+Python's parser leaves out three forms ISO 8601 and RFC 3339 allow, which are read here: a lower-case
+``t`` or ``z``; a leap second (``23:59:60``), read as the last millisecond of its minute so that it
+stays on its own day; and ``24:00``, the end of a day, read as the next day's start.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, time, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from notochord.clock import iso_utc
@@ -30,14 +35,45 @@ _FIRST_MOMENT = "0001-01-01T00:00:00.000Z"
 _LAST_MOMENT = "9999-12-31T23:59:59.999Z"
 
 
+# "…:60" seconds, with a fraction or not, then a zone or not (the zone's "Z" already spelled +00:00)
+_LEAP_SECOND = re.compile(r"(?P<minute>.+[T ]\d{2}:\d{2}:)60(?:[.,]\d+)?(?P<zone>[+-].*)?")
+# "24:00", "24:00:00" or "24:00:00.000…", then a zone or not
+_END_OF_DAY = re.compile(r"(?P<day>.+)[T ]24:00(?::00(?:[.,]0+)?)?(?P<zone>[+-].*)?")
+
+
+def _iso_moment(text: str) -> datetime:
+    """``text`` (stripped) as ``datetime.fromisoformat`` reads it, and in the forms of the module's
+    rules that it does not read.
+
+    Raises:
+        ValueError: ``text`` is not an ISO date-time.
+        OverflowError: it is ``24:00`` of the calendar's last day, which has no next day.
+    """
+    text = text.upper().replace("Z", "+00:00")
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        leap = _LEAP_SECOND.fullmatch(text)
+        if leap is not None:
+            return datetime.fromisoformat(f"{leap['minute']}59.999{leap['zone'] or ''}")
+        end = _END_OF_DAY.fullmatch(text)
+        if end is not None:
+            return datetime.fromisoformat(f"{end['day']}T00:00{end['zone'] or ''}") + timedelta(days=1)
+        raise
+
+
 def _utc(moment: datetime, value: object, what: str) -> str:
     """``moment`` as ISO UTC; refused when its UTC time falls outside the years 1 to 9999."""
     try:
         return iso_utc(moment)
     except OverflowError:
-        raise KnowledgeValidationError(
-            f"{what} {shown(value)} falls outside the years 1 to 9999 once taken to UTC; choose a moment inside them"
-        ) from None
+        raise _outside_years(value, what) from None
+
+
+def _outside_years(value: object, what: str) -> KnowledgeValidationError:
+    return KnowledgeValidationError(
+        f"{what} {shown(value)} falls outside the years 1 to 9999 once taken to UTC; choose a moment inside them"
+    )
 
 
 def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: str = "time") -> str:
@@ -57,13 +93,15 @@ def parse_moment(value: object, *, tz: tzinfo, end_of_day: bool = False, what: s
         text = value.strip()
         try:
             if len(text) == 10:
-                day = date.fromisoformat(text)
+                day = date.fromisoformat(text.upper())
                 # the last millisecond of the day, not the next day's start minus one: 9999-12-31 has no next day
                 return _utc(datetime.combine(day, _LAST_MS if end_of_day else time.min, tzinfo=tz), value, what)
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            moment = _iso_moment(text)
             return _utc(moment if moment.tzinfo else moment.replace(tzinfo=tz), value, what)
         except ValueError:
             pass
+        except OverflowError:
+            raise _outside_years(value, what) from None
     raise KnowledgeValidationError(
         f"{what} {shown(value)} is not a date (YYYY-MM-DD), an ISO time or epoch milliseconds"
     )
@@ -119,7 +157,9 @@ def _year_of(text: str) -> int | None:
     stripped = text.strip()
     try:
         if len(stripped) == 10:
-            return date.fromisoformat(stripped).year
-        return datetime.fromisoformat(stripped.replace("Z", "+00:00")).year
+            return date.fromisoformat(stripped.upper()).year
+        return _iso_moment(stripped).year
     except ValueError:
         return None
+    except OverflowError:  # 24:00 of the last day of the calendar
+        return 9999
