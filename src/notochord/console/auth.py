@@ -13,6 +13,7 @@ Rules:
   from the session id under the secret, so it cannot be guessed from the cookie name or the page of
   another session. Signing out ends the session on the server too: its id is kept with the used
   login nonces until it would have expired, so a copy of the cookie taken before is worth nothing.
+  Signing in again ends the session the browser held before in the same way.
 - Every comparison of secrets is constant-time.
 """
 

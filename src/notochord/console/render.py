@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse
 from notochord.access.sentences import Lang
 from notochord.console.i18n import text
 
-__all__ = ["render_page"]
+__all__ = ["NO_STORE", "POLICY_HEADERS", "render_page"]
 
 _TEMPLATES: Final = Path(__file__).parent / "templates"
 _ENV: Final = jinja2.Environment(
@@ -22,9 +22,7 @@ _ENV: Final = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-# Pages change with every write; a browser or proxy must never show a stale or another's copy.
-_HEADERS: Final = {
-    "Cache-Control": "no-store",
+POLICY_HEADERS: Final = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'"
@@ -33,6 +31,12 @@ _HEADERS: Final = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+"""What every answer of the console carries, a page, a redirect or a static file alike: no other
+site frames it, nothing is read as another type than it says, nothing loads from elsewhere, and no
+address of the console leaves in a Referer. The guard adds them to answers not rendered here."""
+NO_STORE: Final = {"Cache-Control": "no-store"}
+"""Pages change with every write; a browser or proxy must never show a stale or another's copy."""
+_HEADERS: Final = {**NO_STORE, **POLICY_HEADERS}
 
 
 def render_page(

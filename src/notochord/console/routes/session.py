@@ -8,7 +8,7 @@ from starlette.responses import RedirectResponse, Response
 
 from notochord.console.auth import SESSION_LIFETIME, ConsoleKeys
 from notochord.console.forms import SIGN_IN_PATH, ConsoleRefusal, shown
-from notochord.console.guard import SESSION_COOKIE
+from notochord.console.guard import SESSION_COOKIE, from_another_site
 from notochord.console.i18n import LANG_NAMES, LANGS, choose_lang, text
 from notochord.console.render import render_page
 from notochord.console.routes.common import SPACE_COOKIE, Form, PageDep, field, redirect
@@ -42,10 +42,6 @@ def _signed_in() -> Response:
     return response
 
 
-def _from_another_site(request: Request) -> bool:
-    return request.headers.get("sec-fetch-site", "").lower() == "cross-site"
-
-
 def _ask_first(request: Request, token: str) -> Response:
     """The page a link opened from another site gets: one button that posts the token from here."""
     lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
@@ -58,6 +54,8 @@ def _sign_in(request: Request, token: str) -> Response:
     keys: ConsoleKeys = request.app.state.console_keys
     if not keys.redeem_login_token(token):
         return _link_refused(request)
+    # a new sign-in starts afresh: a copy of the cookie this browser held before is worth nothing
+    keys.end_session(request.cookies.get(SESSION_COOKIE))
     response = _signed_in()
     _cookie(response, SESSION_COOKIE, keys.new_session(), max_age=SESSION_LIFETIME)
     return response
@@ -71,7 +69,7 @@ def login(request: Request, token: str = "") -> Response:
     click on the console's own page, so a page that opens the link by itself signs nobody in, and
     the session cookie, strictly same-site, is set by a request from the console.
     """
-    if _from_another_site(request):
+    if from_another_site(request.headers):
         keys: ConsoleKeys = request.app.state.console_keys
         return _ask_first(request, token) if keys.login_token_usable(token) else _link_refused(request)
     return _sign_in(request, token)
@@ -84,7 +82,7 @@ def login_head(request: Request, token: str = "") -> Response:
     keys: ConsoleKeys = request.app.state.console_keys
     if not keys.login_token_usable(token):
         return _link_refused(request)
-    return _ask_first(request, token) if _from_another_site(request) else _signed_in()
+    return _ask_first(request, token) if from_another_site(request.headers) else _signed_in()
 
 
 @router.post(SIGN_IN_PATH)
