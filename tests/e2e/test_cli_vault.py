@@ -220,7 +220,8 @@ def test_errors_after_json_are_printed_as_json_on_stderr(tmp_path: Path) -> None
     refused = notochord_cli("--data-dir", str(vault), "facts", "retract", "999", "--json", code=3)
     assert refused.stdout == ""
     body = json.loads(refused.stderr)
-    assert body == {"error": {"code": "E_NOT_FOUND", "message": "not found: no fact", "exitCode": 3}}
+    said = "not found: no fact 999; see them with: notochord facts lookup"
+    assert body == {"error": {"code": "E_NOT_FOUND", "message": said, "exitCode": 3}}
     missing = notochord_cli("--data-dir", str(tmp_path / "none"), "facts", "lookup", "--json", code=3)
     assert json.loads(missing.stderr)["error"]["code"] == "E_NO_SPACE"
     unparsed = notochord_cli("--data-dir", str(vault), "facts", "put", "--json", code=2)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from notochord.cli.main import app, main
+try:
+    from notochord.cli.main import app, main
+except KeyboardInterrupt:
+    # Ctrl-C while the command line is still loading: exit as an interrupted command does (128 +
+    # SIGINT), not with a traceback through the import machinery. Nothing has been opened yet.
+    raise SystemExit(130) from None
 
 __all__ = ["app", "main"]

@@ -6,13 +6,24 @@ file holds the master key, so it is created readable by its owner only.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, emit, given_path, reporting, resolve_data_dir
+from notochord.cli.common import (
+    DataDir,
+    JsonFlag,
+    emit,
+    given_path,
+    interrupted,
+    printable,
+    reporting,
+    resolve_data_dir,
+)
 from notochord.knowledge.arguments import counted
 from notochord.settings import Settings
 
@@ -22,6 +33,16 @@ __all__ = ["backup", "restore"]
 def _data_dir(data_dir: Path | None) -> Path:
     with reporting():
         return resolve_data_dir(data_dir) or Settings.load().data_dir
+
+
+@contextlib.contextmanager
+def _stopped_by_ctrl_c(message: str) -> Iterator[None]:
+    """After Ctrl-C: say so, and what is left, instead of exiting 130 without a word. Both commands
+    work in a folder of their own and remove it when stopped, so nothing is left half-written."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        interrupted(message)
 
 
 def _backup_path(value: str | Path) -> Path:
@@ -47,8 +68,10 @@ def backup(
     """Write a consistent snapshot of the whole vault, even while it is in use."""
     from notochord.backup import backup as take_backup
 
-    with reporting():
-        summary = take_backup(_data_dir(data_dir), path)
+    source = _data_dir(data_dir)
+    stopped = f"no backup was written to {printable(path)} and nothing of it is left; run notochord backup again"
+    with reporting(), _stopped_by_ctrl_c(stopped):
+        summary = take_backup(source, path)
     text = (
         f"backed up {counted(summary.files, 'file')}, {summary.bytes} bytes, "
         f"spaces {', '.join(summary.spaces) or 'none'}, to {summary.path}\n"
@@ -65,8 +88,10 @@ def restore(
     """Bring a backup back into an empty data directory."""
     from notochord.backup import restore as bring_back
 
-    with reporting():
-        summary = bring_back(path, _data_dir(data_dir))
+    target = _data_dir(data_dir)
+    stopped = f"nothing was restored into {printable(target)}; run notochord restore again"
+    with reporting(), _stopped_by_ctrl_c(stopped):
+        summary = bring_back(path, target)
     text = (
         f"restored {counted(summary.files, 'file')}, spaces {', '.join(summary.spaces) or 'none'}, "
         f"from the backup of {summary.created} into {summary.path}"

@@ -7,12 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, asked_for, emit, open_space, printable
 from notochord.cli.numbers import ID, LIMIT
 from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.arguments import counted
 
 app = typer.Typer(help="Everything written, by whom, and undo.", no_args_is_help=True)
+
+_SEE_THEM = "see them with: notochord changes list"
 
 
 @app.command("list")
@@ -66,7 +68,7 @@ def revert(
     """
     if (change_id is None) == (run_id is None):
         raise typer.BadParameter("give a change id or --run, not both")
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("change", change_id, _SEE_THEM):
         # the change log answers "nothing left to undo" for any run id, known or not; only the
         # CLI needs the difference (gems revert their own batches and expect that answer)
         if run_id is not None and not space.changes.list(run_id=run_id, limit=1):
@@ -91,7 +93,7 @@ def resolve(
     """Settle a conflict: take the proposed value or keep yours (undo with changes revert)."""
     if take_theirs == keep_mine:
         raise typer.BadParameter("give exactly one of --take-theirs or --keep-mine")
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("change", change_id, _SEE_THEM):
         outcome = space.changes.resolve(change_id, take="theirs" if take_theirs else "mine")
         summary = space.changes.get(outcome.change_id).summary
     emit(outcome, as_json=as_json, text=f"{printable(summary)} (change {outcome.change_id})")

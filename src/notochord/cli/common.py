@@ -15,11 +15,14 @@ Exit codes mean the same in every command:
   130  interrupted by Ctrl-C
   141  the output was cut off: whoever read it stopped reading (``| head``); what the command did stays done
 
+A failure keeps its own code when nobody reads its message (``2>&1 | head``), and a standard stream
+the process was started without (``>&-``) is the null device (:func:`standard_streams_opened`).
+
 Only ``init`` (and ``restore``) create a vault: every other command opens an existing one, so a
 mistyped ``--data-dir`` or ``--org`` is refused instead of answering from a new, empty vault.
 With ``--json`` an error is printed to stderr as ``{"error": {"code": …, "message": …, "exitCode": …}}``:
 the code of the exception tree, ``E_USAGE`` for a command line that could not be parsed, or
-``E_INTERRUPTED`` for an import stopped by Ctrl-C (exit code 130).
+``E_INTERRUPTED`` for a command stopped by Ctrl-C that says what it left (exit code 130).
 
 Human output never lets a stored string drive the terminal: names, titles, summaries and paths may
 hold escape sequences (ANSI colours, window titles, screen clears), C1 controls or Unicode bidi
@@ -52,6 +55,7 @@ from notochord.settings import Settings
 __all__ = [
     "DataDir",
     "JsonFlag",
+    "asked_for",
     "emit",
     "exit_code_for",
     "fail",
@@ -68,7 +72,9 @@ __all__ = [
     "report_usage_error",
     "reporting",
     "resolve_data_dir",
+    "say_on_stderr",
     "space_status",
+    "standard_streams_opened",
 ]
 
 
@@ -139,7 +145,62 @@ def ignore_unusable_columns() -> None:
 
 
 ignore_unusable_columns()
-console = Console(stderr=True)
+
+
+def _discard(stream: Any) -> None:
+    """Send the rest of ``stream``, whose reader is gone, to the null device: what it still holds
+    and whatever is written to it later (Python's own flush at exit included) goes nowhere, instead
+    of failing again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+        stream.flush()
+    except (OSError, ValueError):  # not a file (a test's capture): nothing left to write
+        pass
+
+
+class _MessageConsole(Console):
+    """The console of messages on stderr. When stderr has no reader any more, the message is lost but
+    the command goes on to its own exit code: rich's own answer would be exit code 1, so that a
+    "not found" piped into ``head`` would read as an unexpected error."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _discard(sys.stderr)
+
+
+console = _MessageConsole(stderr=True)
+
+
+def say_on_stderr(text: str) -> None:
+    """Write ``text`` (a whole message) to stderr; a stderr whose reader is gone loses it quietly."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except BrokenPipeError:
+        _discard(sys.stderr)
+
+
+def standard_streams_opened() -> None:
+    """Give a standard stream the process was started without (``>&-``, ``2>&-``, ``<&-``) the null
+    device, as if it had been redirected there.
+
+    Python leaves ``sys.stdout`` None for a closed descriptor, which printing trips over, and the
+    next file opened (a space's database, the master key) would take the free number 0, 1 or 2:
+    whatever is written to "stdout" (by a gem's process, say) would then land in that file.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDONLY if mode == "r" else os.O_WRONLY)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115  (the process's own stream)
+
 
 INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT)."""
@@ -233,7 +294,7 @@ def json_text(value: Any, *, stream: Any, indent: int | None = None) -> str:
 def report_usage_error(message: str, *, exit_code: int) -> NoReturn:
     """After ``--json``: a command line that could not be parsed, as JSON on stderr (code ``E_USAGE``)."""
     body = {"error": {"code": "E_USAGE", "message": message, "exitCode": exit_code}}
-    sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
+    say_on_stderr(json_text(body, stream=sys.stderr) + "\n")
     raise SystemExit(exit_code)
 
 
@@ -248,7 +309,7 @@ def fail(error: errors.NotochordError) -> NoReturn:
     code = exit_code_for(error)
     if _wants_json():
         body = {"error": {"code": error.code, "message": _said(error), "exitCode": code}}
-        sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
+        say_on_stderr(json_text(body, stream=sys.stderr) + "\n")
     else:
         shown = escape(printable_text(_said(error)))
         console.print(f"[red]error:[/red] {shown}", highlight=False, markup=True, soft_wrap=True)
@@ -260,7 +321,7 @@ def interrupted(message: str) -> NoReturn:
     of an interrupted command (after ``--json``, as JSON with the code ``E_INTERRUPTED``)."""
     if _wants_json():
         body = {"error": {"code": "E_INTERRUPTED", "message": message, "exitCode": INTERRUPTED}}
-        sys.stderr.write(json_text(body, stream=sys.stderr) + "\n")
+        say_on_stderr(json_text(body, stream=sys.stderr) + "\n")
     else:
         console.print(f"interrupted: {escape(printable_text(message))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(INTERRUPTED) from None
@@ -275,12 +336,7 @@ def _discard_closed_output() -> bool:
             stream.flush()
         except BrokenPipeError:
             closed = True
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, stream.fileno())
-                os.close(devnull)
-            except (OSError, ValueError):  # not a file (a test's capture): nothing left to write
-                pass
+            _discard(stream)
         except (OSError, ValueError):
             pass
     return closed
@@ -335,6 +391,26 @@ def reporting() -> Iterator[None]:
         yield
     except errors.NotochordError as error:
         fail(error)
+
+
+@contextlib.contextmanager
+def asked_for(what: str, ref: object, see: str) -> Iterator[None]:
+    """Name what was asked for when it is not found: ``no fact 999; see them with: …``.
+
+    The store answers ``not found: no fact`` alone on purpose (a gem must not learn what exists
+    behind a ref it cannot address); the person at the terminal owns the vault and typed the id.
+
+    Args:
+        what: the kind of object the id names, as the store says it (``fact``, ``entity``…).
+        ref: the id as typed.
+        see: the command that lists the ones there are (``see them with: notochord facts lookup``).
+    """
+    try:
+        yield
+    except errors.KnowledgeNotFoundError as error:
+        if ref is None or error.what != what or error.ref is not None:
+            raise
+        raise errors.KnowledgeNotFoundError(what, f"{ref}; {see}") from None
 
 
 @contextlib.contextmanager

@@ -56,6 +56,7 @@ from notochord.cli.common import (
     DataDir,
     JsonFlag,
     OrgOption,
+    asked_for,
     console,
     emit,
     given_path,
@@ -512,6 +513,7 @@ def list_documents(
     )
 
 
+_SEE_THEM = "see them with: notochord docs list"
 _RANGE_USAGE = "use FROM:TO with chunk numbers, e.g. 0:3 (TO exclusive; either may be left out)"
 _CHUNK_NUMBER = whole_number(at_least=0)
 
@@ -542,7 +544,7 @@ def show(
 ) -> None:
     """Show a document, or with --range only some of its chunks."""
     bounds = _parse_range(window) if window is not None else None
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("document", doc_id, _SEE_THEM):
         doc = space.user.documents.get(doc_id)
         where = space.user.collections.get(doc.collection_id).name
         shown = _document_json(doc, where)
@@ -576,7 +578,7 @@ def show(
 @app.command("delete")
 def delete(doc_id: DocId, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
     """Delete a document (revertible with notochord changes revert)."""
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("document", doc_id, _SEE_THEM):
         change_id = space.user.documents.delete(doc_id)
     emit(
         {"id": doc_id, "status": "deleted", "change": change_id},
@@ -596,7 +598,8 @@ def move(
     """Move a document to another collection (not keyed documents, not into diary)."""
     with open_space(data_dir, org) as space:
         target = resolve_collection(space, collection)
-        change_id = space.user.documents.move(doc_id, collection=target.id)
+        with asked_for("document", doc_id, _SEE_THEM):
+            change_id = space.user.documents.move(doc_id, collection=target.id)
     emit(
         {"id": doc_id, "collection": target.id, "change": change_id},
         as_json=as_json,

@@ -6,11 +6,14 @@ from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, asked_for, emit, open_space, printable
 from notochord.cli.numbers import ID
+from notochord.errors import KnowledgeNotFoundError
 from notochord.knowledge.records import Entity
 
 app = typer.Typer(help="People, organisations and places.", no_args_is_help=True)
+
+_SEE_THEM = "see them with: notochord entities list"
 
 
 def _ident(help_text: str) -> Any:  # what typer.Option gives, for an Annotated parameter
@@ -92,7 +95,14 @@ def merge(
 ) -> None:
     """Merge one entity into another (revertible)."""
     with open_space(data_dir, org) as space:
-        change_id = space.user.entities.merge(keep=keep, merge=merged)
+        try:
+            change_id = space.user.entities.merge(keep=keep, merge=merged)
+        except KnowledgeNotFoundError:
+            # the store does not say which of the two it missed: look the first one up to tell
+            with asked_for("entity", keep, _SEE_THEM):
+                space.user.entities.get(keep)
+            with asked_for("entity", merged, _SEE_THEM):
+                raise
     emit({"change": change_id}, as_json=as_json, text=f"merged {merged} into {keep} (change {change_id})")
 
 
@@ -104,7 +114,7 @@ def delete(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete an entity and the relations to it (revertible, all together)."""
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("entity", entity_id, _SEE_THEM):
         change_id = space.user.entities.delete(entity_id)
         summary = space.changes.get(change_id).summary
     emit({"change": change_id}, as_json=as_json, text=f"{printable(summary)} (change {change_id})")

@@ -7,10 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
-from notochord.cli.common import DataDir, JsonFlag, OrgOption, emit, open_space, printable
+from notochord.cli.common import DataDir, JsonFlag, OrgOption, asked_for, emit, open_space, printable
 from notochord.cli.numbers import ID
 
 app = typer.Typer(help="Facts about you and the people you know.", no_args_is_help=True)
+
+_SEE_THEM = "see them with: notochord facts lookup"
 
 
 def _subject(text: str) -> str | int:
@@ -91,7 +93,7 @@ def retract(
     as_json: JsonFlag = False,
 ) -> None:
     """Expire a fact (it stays in the history and the retraction can be reverted)."""
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("fact", fact_id, _SEE_THEM):
         result = space.user.facts.retract(fact_id)
     emit(result, as_json=as_json, text=f"{result.status}: fact {fact_id}")
 
@@ -105,7 +107,7 @@ def pin(
     as_json: JsonFlag = False,
 ) -> None:
     """Pin a fact to the standing profile (or --unpin it)."""
-    with open_space(data_dir, org) as space:
+    with open_space(data_dir, org) as space, asked_for("fact", fact_id, _SEE_THEM):
         result = space.user.facts.pin(fact_id, not unpin)
     emit(result, as_json=as_json, text=f"fact {fact_id} {'pinned' if result.pinned else 'unpinned'}")
 

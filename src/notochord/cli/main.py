@@ -7,6 +7,7 @@ store, the web stack and the model library out of every start-up that does not n
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
@@ -15,11 +16,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer import rich_utils
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 from typer.exceptions import Abort
 
 from notochord.cli.common import (
+    INTERRUPTED,
     DataDir,
     JsonFlag,
     OrgOption,
@@ -30,7 +33,9 @@ from notochord.cli.common import (
     printable,
     report_usage_error,
     reporting,
+    say_on_stderr,
     space_status,
+    standard_streams_opened,
     state,
 )
 from notochord.cli.help_text import name_metavars, readable_help
@@ -236,24 +241,58 @@ class LazyGroup(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        """Run the command line; after ``--json`` a usage error is reported as JSON too."""
+        """Run the command line; after ``--json`` a usage error is reported as JSON too.
+
+        A command line that could not be parsed is reported here rather than by typer, so that it
+        keeps its exit code when nobody reads stderr any more (typer's console would exit 1).
+        """
         ignore_unusable_columns()
         argv = list(sys.argv[1:] if args is None else args)
-        if not standalone_mode or "--json" not in argv:
+        if not standalone_mode:
             return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
+        as_json = "--json" in argv
         try:
             result = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
         except ClickException as error:
-            report_usage_error(error.format_message(), exit_code=error.exit_code)
+            if as_json:
+                report_usage_error(error.format_message(), exit_code=error.exit_code)
+            with _message_without_reader():
+                rich_utils.rich_format_error(error)
+            sys.exit(error.exit_code)
         except Abort:
-            report_usage_error("aborted", exit_code=1)
+            if as_json:
+                report_usage_error("aborted", exit_code=1)
+            with _message_without_reader():
+                rich_utils.rich_abort_error()
+            sys.exit(1)
         sys.exit(result if isinstance(result, int) else 0)
 
+
+@contextlib.contextmanager
+def _message_without_reader() -> Iterator[None]:
+    """Print a message on stderr; when its reader is gone (rich then exits 1), go on quietly."""
+    try:
+        yield
+    except SystemExit:
+        say_on_stderr("")  # finds the closed pipe and sends the rest of stderr to the null device
+
+
+# The same table as in notochord.cli.common and the README; typer prints each paragraph as one line.
+_EXIT_CODES_HELP = (
+    "Exit codes: 0 success, 1 unexpected error, 2 bad usage or invalid input, 3 not found (also: no vault, "
+    "no such organization), 4 permission refused, 5 quota reached, 6 revert refused (later work builds on it), "
+    "7 gem run timed out, 8 disk is full (nothing was written), 9 check found problems, 10 busy (retry later), "
+    "11 database server unreachable or login refused, 130 interrupted by Ctrl-C, "
+    "141 output was cut off (its reader stopped reading; what the command did stays done)."
+    "\n\n"
+    'With --json an error is printed on stderr as {"error": {"code": …, "message": …, "exitCode": …}}.'
+)
 
 app = typer.Typer(
     name="notochord",
     cls=LazyGroup,
     help="A knowledge vault you own: facts, entities, documents, and the gems allowed to use them.",
+    epilog=_EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -323,4 +362,8 @@ def status(data_dir: DataDir = None, org: OrgOption = None, as_json: JsonFlag = 
 
 
 def main() -> None:
-    app()
+    standard_streams_opened()
+    try:
+        app()
+    except KeyboardInterrupt:  # before a command runs (the command tree still being built): no traceback
+        raise SystemExit(INTERRUPTED) from None
