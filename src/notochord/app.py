@@ -193,7 +193,7 @@ class Notochord:
         self.settings = settings
         _refuse_a_file_path(data_dir)
         if not create and not is_vault(data_dir) and not any((data_dir / "spaces").glob("*.db")):
-            raise SpaceNotFoundError(f"no vault at {_shown(data_dir)}; run `notochord init`", path=str(data_dir))
+            raise SpaceNotFoundError.no_vault(_shown(data_dir))
         self.clock: Clock = clock or _system_clock(settings.timezone)
         try:
             (data_dir / "spaces").mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ them (``raise ... from exc``) and never escape.
     │   ├── StoreUnreachableError          E_UNREACHABLE   the database server is down or refused the login
     │   ├── StoreLockedError               E_STORE_LOCKED  another process held the store past the wait
     │   └── StoreVersionError              E_STORE_VERSION a newer notochord wrote the space
-    ├── SpaceNotFoundError                 E_NO_SPACE      "no vault at PATH; run `notochord init`"
+    ├── SpaceNotFoundError                 E_NO_SPACE      no vault at PATH; names `notochord --data-dir PATH init`
     ├── BusyError                          E_BUSY          as much of this work runs as may; retry_after s
     ├── KnowledgeError                     E_KNOWLEDGE
     │   ├── KnowledgePermissionError       E_PERMISSION    "lacks knowledge permission <perm>"
@@ -175,6 +175,17 @@ class SpaceNotFoundError(NotochordError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+    @classmethod
+    def no_vault(cls, data_dir: str) -> SpaceNotFoundError:
+        """No vault in the folder ``data_dir`` (absolute): the refusal names the command that makes
+        one there, folder included, since a bare ``notochord init`` makes the default vault instead."""
+        import shlex
+
+        return cls(
+            f"no vault at {data_dir}; create it with `notochord --data-dir {shlex.quote(data_dir)} init`",
+            path=data_dir,
+        )
 
 
 class BusyError(NotochordError):

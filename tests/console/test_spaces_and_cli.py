@@ -128,5 +128,5 @@ def test_console_url_without_a_vault_says_so_and_creates_nothing(tmp_path: Path)
         timeout=120,
     )
     assert answer.returncode == 3
-    assert f"no vault at {empty}; run `notochord init`" in answer.stderr
+    assert f"no vault at {empty}; create it with `notochord --data-dir {empty} init`" in answer.stderr
     assert not empty.exists()

@@ -99,7 +99,7 @@ def test_a_command_on_a_folder_without_a_vault_points_at_init_exits_3_and_create
     """Reads never create a vault, and neither do writes other than ``init``."""
     missing = tmp_path / "no-vault-here"
     refused = notochord_cli("--data-dir", str(missing), *args, code=3)
-    assert f"no vault at {missing}; run `notochord init`" in one_line(refused)
+    assert f"no vault at {missing}; create it with `notochord --data-dir {missing} init`" in one_line(refused)
     assert "Traceback" not in refused.output
     assert not missing.exists()
 
@@ -122,7 +122,7 @@ def test_a_data_directory_that_is_a_file_is_bad_input_exit_2_not_a_missing_vault
     said = one_line(refused)
     assert f"cannot use {named} as the data directory" in said
     assert "choose a folder with --data-dir or NOTOCHORD_DATA_DIR" in said
-    assert "run `notochord init`" not in said
+    assert "init`" not in said
     assert a_file.read_text() == "my notes"
 
 
@@ -170,7 +170,7 @@ def test_the_python_api_opens_an_organization_only_when_asked_to_create_it(tmp_p
         assert nc.spaces() == []
         nc.org("acme", create=True).user.facts.put(predicate="work.company", value="Acme")
         assert [f.value for f in nc.org("acme").user.facts.lookup("self", "work")] == ["Acme"]
-    with pytest.raises(SpaceNotFoundError, match="run `notochord init`"):
+    with pytest.raises(SpaceNotFoundError, match=r"create it with `notochord --data-dir .*elsewhere init`"):
         notochord.open(tmp_path / "elsewhere", embedder=None, create=False)
     assert not (tmp_path / "elsewhere").exists()
 

@@ -86,7 +86,7 @@ def backup(data_dir: Path, destination: Path) -> BackupSummary:
     source = Path(os.path.abspath(data_dir))
     refuse_unusable_name(source, "the data directory", "name the folder that holds the vault")
     if not (source / "master.key").is_file():
-        raise SpaceNotFoundError(f"no vault at {source}; run `notochord init`", path=str(source))
+        raise SpaceNotFoundError.no_vault(str(source))
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     target = Path(os.path.abspath(destination.expanduser()))
     refuse_unusable_name(target, "the backup", "name another path for the backup")

@@ -6,6 +6,7 @@ that directory can make one; the running server accepts each link once, within a
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -33,7 +34,7 @@ def console_url(
         directory: Path = resolve_data_dir(data_dir) or Settings.load().data_dir
         if not is_vault(directory):
             # a link's secret belongs beside a vault; minting one elsewhere leaves a stray folder
-            raise SpaceNotFoundError(f"no vault at {directory}; run `notochord init`", path=str(directory))
+            raise SpaceNotFoundError.no_vault(os.path.abspath(directory))
         keys = ConsoleKeys(directory)
         sys.stdout.write(console_base_url(host, port) + f"/login?token={keys.mint_login_token()}\n")
     except NotochordError as error:

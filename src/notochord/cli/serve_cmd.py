@@ -219,7 +219,7 @@ def token(
             if not is_vault(directory):
                 # The secret belongs to a service's data directory; minting one into a folder that
                 # holds no vault would leave a stray directory with nothing that verifies it.
-                raise SpaceNotFoundError(f"no vault at {directory}; run `notochord init`", path=str(directory))
+                raise SpaceNotFoundError.no_vault(os.path.abspath(directory))
             from notochord.server.auth import load_or_create_secret
 
             secret = load_or_create_secret(directory)
