@@ -10,6 +10,8 @@ file (the same for everybody) is never kept by a cache (``no-store``).
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -94,3 +96,20 @@ def test_the_refusals_and_error_pages_keep_carrying_the_protections(console: Con
     assert [a.status_code for a in answers] == [401, 421, 403, 404, 405, 404, 500]
     for answer in answers:
         _assert_protected(answer)
+
+
+def test_htmx_runs_no_code_a_page_carries_and_keeps_no_copy_of_a_page(console: ConsoleServer) -> None:
+    """K-UI-01: defence behind the Content-Security-Policy. htmx is told never to evaluate code a
+    swapped-in answer carries (its `hx-on`, `js:` values and trigger filters, `<script>` in a swap),
+    which the console never uses, and to keep no copies of pages in the browser's storage (its
+    history cache), where a page's private data would outlive the session."""
+    client, _ = console.signed_in("/gems")
+    page = client.get("/gems")
+    found = re.search(r"<meta name=\"htmx-config\" content='([^']*)'>", page.text)
+    assert found is not None
+    config = json.loads(found.group(1))
+
+    assert config["allowEval"] is False
+    assert config["allowScriptTags"] is False
+    assert config["historyCacheSize"] == 0
+    assert config["selfRequestsOnly"] is True
