@@ -1,5 +1,6 @@
-"""The value an inline ``style`` attribute gives one property, for HTML elements
-(:mod:`notochord.extraction.html_shown`) and a DOCX's VML shapes (:mod:`notochord.extraction.docx_drawing`).
+"""The value an inline ``style`` attribute gives one property, for a DOCX's VML shapes
+(:mod:`notochord.extraction.docx_drawing`). HTML pages are read by the fuller
+:mod:`notochord.extraction.css_syntax`, which also knows strings, comments and escapes.
 
 The declarations are read as a browser reads them: property names in any case, the last
 declaration of a property winning, and one marked ``!important`` winning over those that are not.

@@ -7,19 +7,25 @@
 - HTML comments (``<!-- … -->``, on lines of their own or within a line) are notes to the file's
   editors that a Markdown viewer never shows: they are left out of the text. In fenced code blocks
   and code spans they are shown as written, and so kept; a ``<!--`` that nothing closes is text.
-  (Indented code blocks are not told apart: a comment in one is left out too.)
+  (Indented code blocks are not told apart: a comment in one is left out too.) As in CommonMark,
+  blocks come first: a fence opens a code block wherever it stands (a backtick fence whose info
+  string holds a backtick is no fence), and a run of backticks opens a code span only when a run
+  of the same length closes it later in the same paragraph, before a blank line or a fence; a run
+  that nothing closes is text, and the words after it are read as any others.
 - Without a front-matter title, the title is the first level-one ATX heading (``# Title``, closing
   ``#`` marks dropped) outside fenced code blocks, where ``# `` starts a shell comment, and outside
   comments.
 - The file is read in the calling process, without a reader's deadline
   (:mod:`notochord.extraction.isolated`), so every step is linear in its length, whatever its lines
   hold: no pattern here may backtrack over a run it has already matched (a heading line of a
-  million spaces once cost hours), and the comment scan visits each token once.
+  million spaces once cost hours), the comment scan visits each token once, and the search for the
+  runs that close code spans goes only forward, once over the file at most.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Final
 
 __all__ = ["read_markdown"]
@@ -31,6 +37,9 @@ _TITLE_LINE: Final = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|#[ \t])", re.MULTILINE
 # what decides whether a comment opener is one: a fence at a line's start, a run of backticks (a
 # code span's delimiter), a comment opener, and a blank line (which ends any code span)
 _TOKEN: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})|(`+)|(<!--)|\n[ \t]*\n", re.MULTILINE)
+# what decides whether a run of backticks opens a code span: a later run of the same length before
+# the paragraph ends, at a blank line or a fence
+_AHEAD: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})|(`+)|\n[ \t]*\n", re.MULTILINE)
 
 
 def read_markdown(text: str) -> tuple[str | None, str]:
@@ -40,15 +49,78 @@ def read_markdown(text: str) -> tuple[str | None, str]:
     return front_title or _first_heading(body), body
 
 
+def _opens_fence(mark: str, text: str, after: int) -> bool:
+    """Whether ``mark``, at a line's start with ``after`` just past it, opens a fenced code block:
+    a backtick fence's info string holds no backtick (else the line is text with backtick runs)."""
+    if mark[0] != "`":
+        return True
+    line_end = text.find("\n", after)
+    return text.find("`", after, len(text) if line_end < 0 else line_end) < 0
+
+
+class _Closers:
+    """Where the run of backticks that closes a code span is, for each run that may open one.
+
+    A run opens a code span only when a later run of exactly its length follows in the same
+    paragraph; otherwise its backticks are text. The search for later runs only ever goes forward:
+    each run it passes is kept, by length, for the runs after it, so the whole file is searched at
+    most once, however many runs find no closer.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._reset(0)
+
+    def _reset(self, position: int) -> None:
+        self._searched = position  # where the search goes on
+        self._end: int | None = None  # where the paragraph ends, once the search met it
+        self._runs: dict[int, deque[int]] = {}  # the starts of runs searched past, by length
+
+    def paragraph_from(self, position: int) -> None:
+        """A paragraph starts at ``position`` (after a blank line, a fence or a comment)."""
+        if (self._end is not None and self._end <= position) or self._searched < position:
+            self._reset(position)
+
+    def closer(self, start: int, length: int) -> int | None:
+        """The start of the run that closes a code span opened by the run at ``start``, or None."""
+        after = start + length
+        self.paragraph_from(after)
+        runs = self._runs.get(length)
+        while runs and runs[0] < after:
+            runs.popleft()
+        if runs:
+            return runs[0]
+        if self._end is not None:
+            return None
+        for token in _AHEAD.finditer(self._text, self._searched):
+            self._searched = token.end()
+            mark = token.group(1)
+            if token.lastindex is None or (mark is not None and _opens_fence(mark, self._text, token.end())):
+                self._end = token.start()
+                return None
+            run = token.end() - token.start() if mark is None else len(mark)
+            self._runs.setdefault(run, deque()).append(token.end() - run)
+            if run == length:
+                return token.end() - run
+        self._searched = self._end = len(self._text)
+        return None
+
+
 def _without_comments(text: str) -> str:
-    """``text`` without the HTML comments that stand outside code, in one pass over it."""
+    """``text`` without the HTML comments that stand outside code, in one pass over it.
+
+    Blocks come first, as in CommonMark: a fence opens a code block wherever it stands, and a code
+    span, which a run of backticks opens only when a run of the same length closes it later in the
+    same paragraph, never runs past a blank line or a fence. A run that nothing closes is text.
+    """
     last = text.rfind("<!--")
     if last < 0:
         return text
     stop = last + 4  # nothing after the last opener matters
     kept: list[str] = []
     fence: str | None = None
-    span = 0  # the length of the open code span's backtick run; 0 outside one
+    closers = _Closers(text)
+    closer: int | None = None  # where the open code span's closing run starts; None outside one
     copied = 0  # where the text not yet copied to ``kept`` starts
     tokens = _TOKEN.finditer(text, 0, stop)
     while (token := next(tokens, None)) is not None:
@@ -56,19 +128,25 @@ def _without_comments(text: str) -> str:
         if fence is not None:
             if kind == 1 and _closes(fence, token.group(1), text, token.end()):
                 fence = None
-        elif kind == 1 and not span:
-            fence = token.group(1)
+                closers.paragraph_from(token.end())
+        elif kind == 1 and _opens_fence(token.group(1), text, token.end()):
+            fence, closer = token.group(1), None
         elif kind is None:  # a paragraph, and any code span in it, ends
-            span = 0
+            closer = None
+            closers.paragraph_from(token.end())
         elif kind != 3:
-            run = token.end() - token.start()
-            span = run if not span else (0 if run == span else span)
-        elif not span:
+            start = token.end() - len(token.group(kind))
+            if closer is None:
+                closer = closers.closer(start, token.end() - start)
+            elif start == closer:
+                closer = None
+        elif closer is None:
             end = text.find("-->", token.end())
             if end < 0:  # nothing closes it, nor any opener after it
                 break
             kept.append(text[copied : token.start()])
             copied = end + 3
+            closers.paragraph_from(copied)
             tokens = _TOKEN.finditer(text, copied, stop)
     kept.append(text[copied:])
     return "".join(kept)

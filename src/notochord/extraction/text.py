@@ -16,8 +16,9 @@ Rules (P-GEN-02, P-NET-10):
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe``, ``svg``,
   ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements are dropped (an HTML
   title is the title wherever it stands, never body text), and so is what the page's own
-  ``hidden`` attributes and inline styles (``display: none``, ``visibility: hidden``) hide, as a
-  browser applies them (:mod:`notochord.extraction.html_shown`). An image stands for its
+  ``hidden`` attributes, inline styles and ``<style>`` sheets hide (``display: none``,
+  ``visibility: hidden``, ``opacity: 0``, ``font-size: 0``), as a browser applies them
+  (:mod:`notochord.extraction.html_shown`). An image stands for its
   alternative text where it says something, as for a DOCX picture
   (:mod:`notochord.extraction.alt_text`). Paragraphs, and elements a browser shows apart, are
   separated by a blank line. Markdown front matter and HTML comments are left out
@@ -52,7 +53,7 @@ from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, Un
 from notochord.extraction.alt_text import meaningful_alt_text
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 from notochord.extraction.encoding import byte_order_mark, unmarked_utf16
-from notochord.extraction.html_shown import drop_unshown
+from notochord.extraction.html_shown import drop_unshown, page_style_sheets, take_out
 from notochord.extraction.markdown import read_markdown
 from notochord.extraction.pdf import read_pdf
 
@@ -418,15 +419,15 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
         raise
     except Exception as exc:  # the parser meets untrusted input and may fail in any way
         raise cannot_extract(what, f"the HTML could not be parsed ({exc})") from exc
+    # read before head and svg go: their sheets style the whole page
+    sheets = page_style_sheets(soup)
     # an icon's <svg><title> is no page title; a browser takes the first title of the page itself
-    for element in soup.find_all("svg"):
-        element.decompose()
+    take_out(soup.find_all("svg"))
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text(" ").split()) if title_tag is not None else ""
-    for element in soup.find_all(_DROPPED_TAGS):
-        element.decompose()
+    take_out(soup.find_all(_DROPPED_TAGS))
     # hidden parts go before the walk: headings and preformatted blocks are read whole
-    drop_unshown(soup)
+    drop_unshown(soup, sheets)
     walker = _HtmlText()
     walker.walk(soup)
     walker.flush()
