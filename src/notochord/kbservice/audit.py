@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from notochord.kbservice.actors import Actor
 from notochord.kbservice.errors import KbNotFoundError, KbValidationError
 from notochord.kbservice.policy import Action, OrgScope, authorize
 from notochord.kbservice.spaces import Directory
-from notochord.kbservice.validation import Paging
+from notochord.kbservice.validation import Paging, given_once
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -125,15 +126,24 @@ class AuditLog:
         self._directory = directory
 
     def entries(
-        self, *, actor: Actor, paging: Paging, action: str | None = None, organization_id: str | None = None
+        self,
+        *,
+        actor: Actor,
+        paging: Paging,
+        action: str | None = None,
+        organization_id: str | None = None,
+        query: Iterable[tuple[str, str]] = (),
     ) -> tuple[list[AuditEntry], int]:
         """Entries newest first, and their total; ``action`` narrows to one action.
 
         ``organization_id`` names another organization: only a superadmin may ask, and an
-        organization without a space reads exactly like one the caller may not see.
+        organization without a space reads exactly like one the caller may not see. ``query`` is
+        the request's query string, whose ``action`` and ``organizationId`` may each be given once;
+        like every filter problem, a repeated one is refused only after the role check.
         """
         org = organization_id or actor.organization_id
         authorize(actor=actor, action=Action.READ_AUDIT, target=OrgScope(org))
+        given_once(query, ("action", "organizationId"))
         if org != actor.organization_id and org not in self._directory.organizations():
             raise KbNotFoundError("organization")
         condition = kb_audit_log.c.organization_id == org

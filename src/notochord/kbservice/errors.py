@@ -97,9 +97,17 @@ class KbPayloadTooLargeError(KbValidationError):
 
 
 class KbUnsupportedMediaTypeError(KbValidationError):
-    """A request body or uploaded file of a type the service does not ingest (415)."""
+    """A request body or uploaded file of a type the service does not ingest (415).
+
+    ``accept_encoding`` is set when the body's content coding was the problem: the codings the
+    service takes, for the HTTP edge's ``Accept-Encoding`` header (RFC 9110 §12.5.3).
+    """
 
     code = "E_KB_UNSUPPORTED_MEDIA"
+
+    def __init__(self, message: str, *, accept_encoding: str | None = None) -> None:
+        super().__init__(message)
+        self.accept_encoding = accept_encoding
 
 
 class KbUpstreamError(KbServiceError):

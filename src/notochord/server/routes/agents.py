@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
-from notochord.kbservice import Paging
 from notochord.server.deps import CurrentActor, RawBody, Service, json_object_body, permission
 from notochord.server.errors import documented
-from notochord.server.routes.kb import Limit, Offset
+from notochord.server.routes.kb import Limit, Offset, paging_of
 from notochord.server.routes.models import (
     AgentEnvelope,
     AgentList,
@@ -28,13 +27,13 @@ _AGENT_FIELDS = {"name": {"type": "string", "description": "Agent name."}, "stat
     "/agents",
     status_code=201,
     response_model=AgentEnvelope,
-    responses=documented(400, 401, 403, 413, 507),
+    responses=documented(400, 401, 403, 413, 415, 507),
     openapi_extra=permission("org:create", body=json_object_body(_AGENT_FIELDS, required=["name"])),
     summary="Register Agent",
 )
-def create_agent(service: Service, actor: CurrentActor, body: RawBody) -> AgentEnvelope:
+def create_agent(service: Service, actor: CurrentActor, body: RawBody, request: Request) -> AgentEnvelope:
     """Register an agent in the caller's organization; needs member or higher."""
-    return AgentEnvelope(agent=agent_out(service.agents.create(actor=actor, body=body)))
+    return AgentEnvelope(agent=agent_out(service.agents.create(actor=actor, body=body.declared(request.headers))))
 
 
 @router.get(
@@ -44,8 +43,10 @@ def create_agent(service: Service, actor: CurrentActor, body: RawBody) -> AgentE
     openapi_extra=permission("org:list"),
     summary="List Agents",
 )
-def list_agents(service: Service, actor: CurrentActor, limit: Limit = None, offset: Offset = None) -> AgentList:
-    paging = Paging.of(limit, offset)
+def list_agents(
+    service: Service, actor: CurrentActor, request: Request, limit: Limit = None, offset: Offset = None
+) -> AgentList:
+    paging = paging_of(request, limit, offset)
     found, total = service.agents.list(actor=actor, paging=paging)
     return AgentList(agents=[agent_out(a) for a in found], total=total, limit=paging.limit, offset=paging.offset)
 
@@ -64,12 +65,15 @@ def get_agent(service: Service, actor: CurrentActor, agent_id: str) -> AgentEnve
 @router.patch(
     "/agents/{agent_id}",
     response_model=AgentEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 507),
+    responses=documented(400, 401, 403, 404, 413, 415, 507),
     openapi_extra=permission("agent:edit", body=json_object_body(_AGENT_FIELDS)),
     summary="Update Agent",
 )
-def update_agent(service: Service, actor: CurrentActor, agent_id: str, body: RawBody) -> AgentEnvelope:
-    return AgentEnvelope(agent=agent_out(service.agents.update(actor=actor, agent_id=agent_id, body=body)))
+def update_agent(
+    service: Service, actor: CurrentActor, agent_id: str, body: RawBody, request: Request
+) -> AgentEnvelope:
+    updated = service.agents.update(actor=actor, agent_id=agent_id, body=body.declared(request.headers))
+    return AgentEnvelope(agent=agent_out(updated))
 
 
 @router.delete(

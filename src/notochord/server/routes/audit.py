@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
-from notochord.kbservice import Paging
 from notochord.kbservice.audit import AUDIT_ACTIONS
 from notochord.server.deps import CurrentActor, Service, permission
 from notochord.server.errors import documented
-from notochord.server.routes.kb import Limit, Offset
+from notochord.server.routes.kb import Limit, Offset, paging_of
 from notochord.server.routes.models import AuditList, UsageList, audit_out, usage_out
 
 __all__ = ["router"]
@@ -28,6 +27,7 @@ router = APIRouter(tags=["audit"])
 def audit_log(
     service: Service,
     actor: CurrentActor,
+    request: Request,
     limit: Limit = None,
     offset: Offset = None,
     action: Annotated[
@@ -40,8 +40,14 @@ def audit_log(
     ] = None,
 ) -> AuditList:
     """Audit entries of the caller's organization (or, for a superadmin, of any), newest first."""
-    paging = Paging.of(limit, offset)
-    entries, total = service.audit.entries(actor=actor, paging=paging, action=action, organization_id=organization_id)
+    paging = paging_of(request, limit, offset)
+    entries, total = service.audit.entries(
+        actor=actor,
+        paging=paging,
+        action=action,
+        organization_id=organization_id,
+        query=request.query_params.multi_items(),
+    )
     return AuditList(entries=[audit_out(e) for e in entries], total=total, limit=paging.limit, offset=paging.offset)
 
 
@@ -52,8 +58,10 @@ def audit_log(
     openapi_extra=permission("org:audit"),
     summary="Cost records",
 )
-def usage(service: Service, actor: CurrentActor, limit: Limit = None, offset: Offset = None) -> UsageList:
+def usage(
+    service: Service, actor: CurrentActor, request: Request, limit: Limit = None, offset: Offset = None
+) -> UsageList:
     """Cost records (such as the vector store freed by deleting a knowledge base), newest first."""
-    paging = Paging.of(limit, offset)
+    paging = paging_of(request, limit, offset)
     records, total = service.audit.usage(actor=actor, paging=paging)
     return UsageList(records=[usage_out(r) for r in records], total=total, limit=paging.limit, offset=paging.offset)

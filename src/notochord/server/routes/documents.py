@@ -6,8 +6,10 @@ limit is refused before anything is read, and a body that grows past it while st
 that point (413). A JSON body is ``{title?, content}``, ``{title?, url}`` or ``{title, data}``; a
 ``multipart/form-data`` body carries one ``file`` and an optional ``title``. Any other body type is 415.
 ``…/documents/batch`` takes one to 100 ``file`` fields in one multipart body and stores them in one
-transaction, all or none; the upload limit covers the whole body. A multipart body is read by
-:func:`notochord.server.forms.read_form`, so the parser's refusals reach the client in the service's words.
+transaction, all or none; the upload limit covers the whole body. A body sent with a
+``Content-Encoding`` (other than ``identity``) is 415: the service decodes no compressed body. A
+multipart body is read by :func:`notochord.server.forms.read_form`, so the parser's refusals reach the
+client in the service's words.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from notochord.kbservice import Paging
 from notochord.kbservice.documents import (
     UPLOAD_EXTENSIONS,
     KbDocument,
@@ -27,11 +28,12 @@ from notochord.kbservice.documents import (
     Upload,
 )
 from notochord.kbservice.errors import KbValidationError
+from notochord.kbservice.validation import check_content_coding, is_json_media
 from notochord.server.deps import Caller, CurrentActor, Service, limited, permission, read_limited
 from notochord.server.errors import documented
 from notochord.server.forms import read_form
 from notochord.server.routes.documents_json import document_list_json
-from notochord.server.routes.kb import Limit, Offset
+from notochord.server.routes.kb import Limit, Offset, paging_of
 from notochord.server.routes.models import (
     DocumentBatchEnvelope,
     DocumentDetailEnvelope,
@@ -152,6 +154,7 @@ async def add_documents(service: Service, actor: CurrentActor, kb_id: str, reque
     documents = service.documents
     await run_in_threadpool(lambda: documents.writable(actor=actor, kb_id=kb_id))
     limit = documents.limits.max_upload_bytes
+    check_content_coding(request.headers.get("content-encoding"))
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media != "multipart/form-data":
         raise KbUnsupportedMediaTypeError(
@@ -175,13 +178,14 @@ async def add_document(service: Service, actor: CurrentActor, kb_id: str, reques
     documents = service.documents
     await run_in_threadpool(lambda: documents.writable(actor=actor, kb_id=kb_id))
     limit = documents.limits.max_upload_bytes
+    check_content_coding(request.headers.get("content-encoding"))
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     bounded = limited(request, limit)
     document: KbDocument
     if media == "multipart/form-data":
         upload = await _read_upload(bounded, limit)
         document = await run_in_threadpool(lambda: documents.add_upload(actor=actor, kb_id=kb_id, upload=upload))
-    elif media in {"application/json", ""}:
+    elif is_json_media(media):
         raw = await read_limited(bounded, limit)
         document = await run_in_threadpool(lambda: documents.add_json(actor=actor, kb_id=kb_id, raw=raw))
     else:
@@ -198,9 +202,9 @@ async def add_document(service: Service, actor: CurrentActor, kb_id: str, reques
     openapi_extra=permission("kb:view"),
     summary="List Documents",
 )
-def list_documents(call: Caller, kb_id: str, limit: Limit = None, offset: Offset = None) -> Response:
+def list_documents(call: Caller, kb_id: str, request: Request, limit: Limit = None, offset: Offset = None) -> Response:
     """The knowledge base's documents, newest first."""
-    paging = Paging.of(limit, offset)
+    paging = paging_of(request, limit, offset)
     found, total = call.service.documents.list(actor=call.actor, kb_id=kb_id, paging=paging)
     # the bytes DocumentList writes, without a model per document validated once more
     return json_response(document_list_json(found, total=total, limit=paging.limit, offset=paging.offset))

@@ -7,7 +7,7 @@ it and succeeds when there was none.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from notochord.kbservice import ResourceType
 from notochord.server.deps import CurrentActor, RawBody, Service, json_object_body, permission
@@ -39,12 +39,15 @@ def list_kb_grants(service: Service, actor: CurrentActor, kb_id: str) -> GrantLi
 @router.put(
     "/kb/{kb_id}/grants/{user_id}",
     response_model=GrantEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 507),
+    responses=documented(400, 401, 403, 404, 413, 415, 507),
     openapi_extra=permission("kb:grants", body=_BODY),
     summary="Grant a user view, edit or delete on a knowledge base",
 )
-def put_kb_grant(service: Service, actor: CurrentActor, kb_id: str, user_id: str, body: RawBody) -> GrantEnvelope:
-    grant = service.grants.put(actor=actor, type=_KB, resource_id=kb_id, user_id=user_id, body=body)
+def put_kb_grant(
+    service: Service, actor: CurrentActor, kb_id: str, user_id: str, body: RawBody, request: Request
+) -> GrantEnvelope:
+    declared = body.declared(request.headers)
+    grant = service.grants.put(actor=actor, type=_KB, resource_id=kb_id, user_id=user_id, body=declared)
     return GrantEnvelope(grant=grant_out(grant))
 
 
@@ -75,12 +78,15 @@ def list_agent_grants(service: Service, actor: CurrentActor, agent_id: str) -> G
 @router.put(
     "/agents/{agent_id}/grants/{user_id}",
     response_model=GrantEnvelope,
-    responses=documented(400, 401, 403, 404, 413, 507),
+    responses=documented(400, 401, 403, 404, 413, 415, 507),
     openapi_extra=permission("agent:grants", body=_BODY),
     summary="Grant a user view, edit or delete on an agent",
 )
-def put_agent_grant(service: Service, actor: CurrentActor, agent_id: str, user_id: str, body: RawBody) -> GrantEnvelope:
-    grant = service.grants.put(actor=actor, type=_AGENT, resource_id=agent_id, user_id=user_id, body=body)
+def put_agent_grant(
+    service: Service, actor: CurrentActor, agent_id: str, user_id: str, body: RawBody, request: Request
+) -> GrantEnvelope:
+    declared = body.declared(request.headers)
+    grant = service.grants.put(actor=actor, type=_AGENT, resource_id=agent_id, user_id=user_id, body=declared)
     return GrantEnvelope(grant=grant_out(grant))
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from notochord.kbservice import Paging
+from notochord.kbservice.validation import given_once
 from notochord.server.deps import CurrentActor, RawBody, Service, json_object_body, permission
 from notochord.server.errors import documented
 from notochord.server.routes.models import (
@@ -19,7 +20,7 @@ from notochord.server.routes.models import (
     linked_agent_out,
 )
 
-__all__ = ["router"]
+__all__ = ["Limit", "Offset", "paging_of", "router"]
 
 router = APIRouter(tags=["knowledge bases"])
 
@@ -40,19 +41,28 @@ Limit = Annotated[
     Query(description="Maximum results: a whole number of 1 or more (default 50; at most 100 are returned)."),
 ]
 Offset = Annotated[str | None, Query(description="Pagination offset: a whole number ≥ 0 (default 0).")]
+_PAGING = ("limit", "offset")
+
+
+def paging_of(request: Request, limit: str | None, offset: str | None) -> Paging:
+    """The applied paging of a listing, its ``limit`` and ``offset`` each given at most once."""
+    given_once(request.query_params.multi_items(), _PAGING)
+    return Paging.of(limit, offset)
 
 
 @router.post(
     "/kb",
     status_code=201,
     response_model=KnowledgeBaseEnvelope,
-    responses=documented(400, 401, 403, 413, 507),
+    responses=documented(400, 401, 403, 413, 415, 507),
     openapi_extra=permission("org:create", body=json_object_body(_KB_FIELDS, required=["name"])),
     summary="Create Knowledge Base",
 )
-def create_knowledge_base(service: Service, actor: CurrentActor, body: RawBody) -> KnowledgeBaseEnvelope:
+def create_knowledge_base(
+    service: Service, actor: CurrentActor, body: RawBody, request: Request
+) -> KnowledgeBaseEnvelope:
     """Create a knowledge base in the caller's organization; needs member or higher."""
-    kb = service.knowledge_bases.create(actor=actor, body=body)
+    kb = service.knowledge_bases.create(actor=actor, body=body.declared(request.headers))
     return KnowledgeBaseEnvelope(knowledge_base=kb_out(kb))
 
 
@@ -64,10 +74,10 @@ def create_knowledge_base(service: Service, actor: CurrentActor, body: RawBody) 
     summary="List Knowledge Bases",
 )
 def list_knowledge_bases(
-    service: Service, actor: CurrentActor, limit: Limit = None, offset: Offset = None
+    service: Service, actor: CurrentActor, request: Request, limit: Limit = None, offset: Offset = None
 ) -> KnowledgeBaseList:
     """The knowledge bases of the caller's organization, newest first."""
-    paging = Paging.of(limit, offset)
+    paging = paging_of(request, limit, offset)
     found, total = service.knowledge_bases.list(actor=actor, paging=paging)
     return KnowledgeBaseList(
         knowledge_bases=[kb_out(kb) for kb in found], total=total, limit=paging.limit, offset=paging.offset
@@ -85,9 +95,11 @@ def get_knowledge_base(service: Service, actor: CurrentActor, kb_id: str) -> Kno
     return KnowledgeBaseEnvelope(knowledge_base=kb_out(service.knowledge_bases.get(actor=actor, kb_id=kb_id)))
 
 
-def _update(service: Service, actor: CurrentActor, kb_id: str, body: RawBody) -> KnowledgeBaseEnvelope:
+def _update(
+    service: Service, actor: CurrentActor, kb_id: str, body: RawBody, request: Request
+) -> KnowledgeBaseEnvelope:
     """Update name, description or settings; fields left out stay as they are."""
-    kb = service.knowledge_bases.update(actor=actor, kb_id=kb_id, body=body)
+    kb = service.knowledge_bases.update(actor=actor, kb_id=kb_id, body=body.declared(request.headers))
     return KnowledgeBaseEnvelope(knowledge_base=kb_out(kb))
 
 
@@ -97,7 +109,7 @@ for _method in ("PATCH", "PUT"):
         _update,
         methods=[_method],
         response_model=KnowledgeBaseEnvelope,
-        responses=documented(400, 401, 403, 404, 413, 507),
+        responses=documented(400, 401, 403, 404, 413, 415, 507),
         openapi_extra=permission("kb:edit", body=json_object_body(_KB_FIELDS)),
         summary="Update Knowledge Base" if _method == "PATCH" else "Update Knowledge Base (PUT alias)",
         name=f"update_knowledge_base_{_method.lower()}",
@@ -122,12 +134,14 @@ def delete_knowledge_base(service: Service, actor: CurrentActor, kb_id: str) -> 
 @router.post(
     "/kb/{kb_id}/agents/{agent_id}",
     response_model=LinkResult,
-    responses=documented(400, 401, 403, 404, 409, 413, 507),
+    responses=documented(400, 401, 403, 404, 409, 413, 415, 507),
     openapi_extra=permission("kb:edit+agent:edit", body=json_object_body(_LINK_FIELDS)),
     summary="Link Agent to KB",
 )
-def link_agent(service: Service, actor: CurrentActor, kb_id: str, agent_id: str, body: RawBody) -> LinkResult:
-    kb, agent = service.links.link(actor=actor, kb_id=kb_id, agent_id=agent_id, body=body)
+def link_agent(
+    service: Service, actor: CurrentActor, kb_id: str, agent_id: str, body: RawBody, request: Request
+) -> LinkResult:
+    kb, agent = service.links.link(actor=actor, kb_id=kb_id, agent_id=agent_id, body=body.declared(request.headers))
     return LinkResult(message=LINKED, knowledge_base_id=kb, agent_id=agent)
 
 
