@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kb_harness import World
+from kb_harness import API, World
 
 NOT_FOUND = b'{"error":"Not found"}'
 
@@ -280,3 +280,42 @@ def test_a_member_repeating_an_audit_filter_is_refused_for_the_role_first_OD_B19
     a, b = "knowledge_base.agent_link", "knowledge_base.delete"
     response = world.request("GET", f"/audit?action={a}&action={b}", world["member"])
     assert response.status_code == 403, response.text
+
+
+# ---------------------------------------------------------------------- paths and credentials
+
+
+def test_a_path_with_a_trailing_slash_is_not_found_and_never_redirected_to_the_host_a_client_named_KB_GET_02(
+    world: World,
+) -> None:
+    """KB-GET-02: a route is answered under its one path. A trailing slash used to be redirected
+    (307) to ``http://<the Host header>/…``, a Location any client could point at another site,
+    for callers without a token too; now it is the service's plain not-found, with no Location."""
+    kb = world.create_kb()["id"]
+    for method, path, who in [
+        ("GET", "/kb/", world["owner"]),
+        ("POST", "/kb/", world["owner"]),
+        ("GET", f"/kb/{kb}/", world["owner"]),
+        ("GET", "/kb/", None),
+    ]:
+        response = world.request(method, path, who, headers={"Host": "evil.example"}, json={"name": "x"})
+        assert response.status_code == 404, (method, path, response.status_code, response.headers)
+        assert "location" not in response.headers, (method, path)
+        assert "evil.example" not in response.text
+    assert [k["id"] for k in world.request("GET", "/kb", world["owner"]).json()["knowledgeBases"]] == [kb]
+
+
+def test_a_request_with_two_authorization_headers_is_refused_whichever_comes_first_KB_GEN_03(world: World) -> None:
+    """KB-GEN-03: ``Authorization`` takes one value. A request naming two (a valid token and
+    another) used to be served as whoever came first, so a proxy that checks the last one and the
+    service disagreed on who was asking; now it is refused as unauthenticated, in both orders."""
+    owner = world["owner"]
+    for headers in (
+        [("Authorization", owner.headers["Authorization"]), ("Authorization", "Bearer junk")],
+        [("Authorization", "Bearer junk"), ("Authorization", owner.headers["Authorization"])],
+    ):
+        response = world.live.client.request("GET", API + "/kb", headers=headers)
+        assert response.status_code == 401, (headers, response.text)
+        body = response.json()
+        assert body["error"] == "Unauthorized"
+        assert body["message"].startswith("Authorization is sent 2 times; send one header")

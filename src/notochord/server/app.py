@@ -77,6 +77,9 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
+        # a route answers under its one path: Starlette's redirect of a trailing slash would send
+        # the client to whatever host its own Host header named
+        redirect_slashes=False,
     )
 
     def network_rules(organization_id: str) -> UserNetworkRules:

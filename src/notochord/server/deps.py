@@ -25,7 +25,7 @@ from fastapi import Depends, Request
 from starlette.types import Message
 
 from notochord.kbservice import Actor, JsonBody, KbService
-from notochord.kbservice.errors import KbPayloadTooLargeError
+from notochord.kbservice.errors import KbAuthenticationError, KbPayloadTooLargeError
 from notochord.kbservice.validation import MAX_BODY_BYTES
 from notochord.server.auth import Authenticator
 
@@ -51,8 +51,14 @@ async def _service(request: Request) -> KbService:
 
 async def _actor(request: Request) -> Actor:
     authenticator: Authenticator = request.app.state.authenticator
+    given = request.headers.getlist("authorization")
+    if len(given) > 1:
+        # one reader takes the first, another the last: who is asking must not depend on which
+        raise KbAuthenticationError(
+            f"Authorization is sent {len(given)} times; send one header: Authorization: Bearer <token>"
+        )
     return authenticator.authenticate(
-        authorization=request.headers.get("authorization"),
+        authorization=given[0] if given else None,
         headers=request.headers,
         peer=request.client.host if request.client is not None else None,
     )
