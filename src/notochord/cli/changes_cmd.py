@@ -69,8 +69,8 @@ def revert(
     if (change_id is None) == (run_id is None):
         raise typer.BadParameter("give a change id or --run, not both")
     with open_space(data_dir, org) as space, asked_for("change", change_id, _SEE_THEM):
-        # the change log answers "nothing left to undo" for any run id, known or not; only the
-        # CLI needs the difference (gems revert their own batches and expect that answer)
+        # a run with no change to undo, even one the run record knows, is named as such here, with
+        # where to find run ids (the store reverts a recorded run that wrote nothing as zero changes)
         if run_id is not None and not space.changes.list(run_id=run_id, limit=1):
             raise KnowledgeNotFoundError(
                 "change of run", f"{run_id!r}; see the runs of recent changes with: notochord changes list"

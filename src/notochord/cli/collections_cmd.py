@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any
 
 import typer
@@ -55,7 +56,12 @@ def resolve_collection(space: notochord.Space, given: str) -> CollectionRow:
             named = shown(digits).strip("'")
             raise KnowledgeNotFoundError("collection", f"{named}; {_SEE_THEM}")
         return by_id
-    matches = [r for r in rows if r.name == text] or [r for r in rows if r.name.casefold() == text.casefold()]
+    # a name is the same however its accents are composed (the store keeps names composed, NFC)
+    wanted = unicodedata.normalize("NFC", text)
+    names = [(r, unicodedata.normalize("NFC", r.name)) for r in rows]
+    matches = [r for r, name in names if name == wanted] or [
+        r for r, name in names if name.casefold() == wanted.casefold()
+    ]
     if not matches:
         raise KnowledgeNotFoundError("collection", f"named {text!r}; {_SEE_THEM}")
     if len(matches) > 1:

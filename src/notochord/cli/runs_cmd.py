@@ -178,7 +178,7 @@ def undo(
             nothing = RollbackReport(run_id=run_id, restored=(), skipped=())
             result = {"run": run_id, "knowledge": None, "files": files_undone(nothing) if record.conversation else None}
     if not wrote_knowledge:
-        # the change log answers "already_reverted" for a run id it never saw
+        # a run that wrote no knowledge has nothing there to undo: said as such, not as a count of none
         result["knowledge"] = {"status": "no_changes", "count": 0}
     emit(result, as_json=as_json, text=_undone(result, wrote_knowledge=wrote_knowledge, wrote_files=wrote_files))
 

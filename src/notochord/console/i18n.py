@@ -173,6 +173,10 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "undo_run": ("Undo the whole run", "撤销整次运行"),
     "undo_no_run": ("no run was chosen", "没有选择运行"),
     "already_undone": ("That was already undone.", "这已经撤销过了。"),
+    "nothing_to_undo": (
+        "This run changed no knowledge: there was nothing to undo.",
+        "这次运行没有改动任何知识:没有可撤销的内容。",
+    ),
     "undo_refused": ("This cannot be undone: {reason}", "无法撤销:{reason}"),
     "conflict_yours": ("Your value", "你的值"),
     "conflict_theirs": ("The gem's value", "gem 的值"),

@@ -27,7 +27,13 @@ Rules:
     the proposed value or keeping the current one, as a change of its own that can be reverted
     (which reopens the conflict).
 - ``revert(run_id=…)`` undoes the run's applied and conflict changes visible to the caller, newest
-  first, in one transaction: all of them or none.
+  first, in one transaction: all of them or none. A run whose changes were all undone before is
+  ``already_reverted``. A run id that no change visible to the caller carries is not found
+  (``no run``), unless the run exists and recorded no change: a run of the space's run record (of
+  the calling gem, when a gem asks) or the caller's own current run. Such a run is reverted with
+  count 0 and nothing is written: its undo has nothing to do, and ``already_reverted`` would claim
+  that someone undid it before. So a mistyped run id never reads as an undo done earlier, and
+  another writer's run reads to a gem exactly like one that never existed.
 - A revert is itself a change (op ``changes.revert``) and cannot be reverted; write again instead.
 
 Each op that can be reverted registers a handler in :data:`REVERTERS`, under ``"<op>:<target type>"``
@@ -44,7 +50,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates
+from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates, runs
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.arguments import shown, whole_number
 from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
@@ -184,6 +190,13 @@ class ChangeLog:
                 targets = [
                     r for r in tx.conn.execute(query.order_by(changes.c.id.desc())) if visible is None or visible(r)
                 ]
+            if not targets and run_id is not None:
+                if not _run_exists(tx.conn, run_id, run_actor=run_actor, visible=visible, current=current_run_id):
+                    raise KnowledgeNotFoundError(
+                        "run",
+                        f"{shown(run_id)}: no change carries that run id; the change list shows each change's run",
+                    )
+                return RevertResult(status="reverted", count=0)
             pending = [r for r in targets if r.status != "reverted"]
             if not pending:
                 return RevertResult(status="already_reverted", count=0)
@@ -219,6 +232,29 @@ class ChangeLog:
         tx.conn.execute(
             sa.update(changes).where(changes.c.id == row.id).values(status="reverted", reverted_by=revert_id)
         )
+
+
+def _run_exists(
+    conn: sa.Connection, run_id: str, *, run_actor: str | None, visible: Visible | None, current: str | None
+) -> bool:
+    """Whether ``run_id`` names a run the caller knows of, though none of its changes can be undone:
+    its own current run, a run it made that recorded only undos, or a run of the space's record
+    (the calling gem's own, when ``run_actor`` is a gem)."""
+    if run_id == current:
+        return True
+    query = sa.select(changes).where(changes.c.run_id == run_id)
+    if run_actor is not None:
+        query = query.where(_made_by(run_actor))
+    if visible is None:
+        if conn.execute(query.limit(1)).first() is not None:
+            return True
+    elif any(visible(r) for r in conn.execute(query)):
+        return True
+    recorded = sa.select(runs.c.id).where(runs.c.id == run_id)
+    if run_actor is not None:
+        # a run of another gem reads to a gem as unknown, like its changes (run ids are scoped per gem)
+        recorded = recorded.where(sa.literal("gem:") + runs.c.gem_id == run_actor)
+    return conn.execute(recorded).first() is not None
 
 
 # Ops whose recorded objects include places they only wrote *into* (the collection a document was

@@ -3,9 +3,11 @@
 What is checked, exactly and in one read snapshot:
 
 - **chunks ↔ document bodies.** A document that keeps its body has exactly the chunks
-  :func:`~notochord.search.chunking.chunk_markdown` cuts from it (at the chunk size of its knowledge
-  base, or the default). Imported documents keep only their index, so there is nothing to compare.
-  Every chunk belongs to an existing document and carries the hash of its title and text.
+  :func:`~notochord.search.chunking.document_chunks` cuts from it (at the chunk size of its knowledge
+  base, or the default): one empty chunk when it has no text. Imported documents keep only their
+  index, so there is nothing to compare but that they have a chunk at all (none hides a document
+  from every search; a store written before every document had one holds such documents). Every
+  chunk belongs to an existing document and carries the hash of its title and text.
 - **full-text rows ↔ chunks.** One row per chunk, holding the derived text of its title and text;
   no row without a chunk. On PostgreSQL, where the postings are a plain table rather than FTS5's
   own structure, every chunk's postings are also exactly the terms and term frequencies the
@@ -47,7 +49,7 @@ from notochord.knowledge.core import KnowledgeCore
 from notochord.knowledge.indexing import FTS_TABLE, index_document
 from notochord.knowledge.quotas import DAILY_WRITES
 from notochord.search import inverted_index_delta, text_store_pg
-from notochord.search.chunking import DEFAULT_MAX_CHARS, chunk_markdown
+from notochord.search.chunking import DEFAULT_MAX_CHARS, document_chunks
 from notochord.search.textindex import FTS_TOKENIZER, fts_delete, fts_insert, index_text
 from notochord.search.vector_index import passage_hash, passage_text
 
@@ -149,13 +151,21 @@ def _documents_problems(conn: sa.Connection) -> list[Problem]:
             )
         )
     for doc_id, doc in sorted(docs.items()):
+        actual = [(c.idx, c.text, c.start, c.end) for c in by_document.get(doc_id, [])]
         if doc.body is None:
+            if not actual:
+                problems.append(
+                    Problem(
+                        "chunks_differ_from_body",
+                        f"document:{doc_id}",
+                        "an imported document without a chunk, which no search finds (it is indexed as one at least)",
+                    )
+                )
             continue
         expected = [
             (c.index, c.text, c.start, c.end)
-            for c in chunk_markdown(doc.body, max_chars=sizes.get(doc.collection_id, DEFAULT_MAX_CHARS))
+            for c in document_chunks(doc.body, max_chars=sizes.get(doc.collection_id, DEFAULT_MAX_CHARS))
         ]
-        actual = [(c.idx, c.text, c.start, c.end) for c in by_document.get(doc_id, [])]
         if actual != expected:
             problems.append(
                 Problem(
@@ -395,6 +405,10 @@ def repair(core: KnowledgeCore, problems: Sequence[Problem] | None = None) -> li
                 continue
             # an imported document keeps only its chunks: re-derive what comes from them
             rows = conn.execute(sa.select(chunks.c.id, chunks.c.text).where(chunks.c.document_id == doc.id)).all()
+            if not rows:
+                # none at all: its text held nothing to cut (else it had chunks), so it is one empty chunk
+                index_document(conn, doc.id, "", title=doc.title)
+                continue
             for row in rows:
                 conn.execute(
                     sa.update(chunks).where(chunks.c.id == row.id).values(text_hash=passage_hash(doc.title, row.text))

@@ -10,7 +10,10 @@ Rules:
   on a collection covers all its subfolders, including ones made later (K-PERM-14), because access is
   computed from the tree at the moment of each call.
 - Only the user moves things (K-COL-13); refs do not change when something moves (K-COL-15).
-- Names are trimmed, non-empty, at most 1000 characters, and need not be unique (OD-K32).
+- Names are trimmed, composed to Unicode NFC, non-empty, at most 1000 characters (as stored), and
+  need not be unique (OD-K32). Two spellings of one name ("é" as one code point or as "e" and a
+  combining accent) look alike and mean the same, so they are one name: renaming to the other
+  spelling writes nothing, and :meth:`CollectionTree.named` finds a name by either.
 - Collections are never physically deleted: ``deleted_at`` marks them, so undo can bring them back.
 - A collection marked ``builtin = 'kb'`` is the store of one knowledge base of the REST service.
   Knowledge bases share no ids, permissions or API with ``ctx.knowledge`` (OD-B24): such a subtree is
@@ -19,6 +22,8 @@ Rules:
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -96,6 +101,12 @@ class CollectionTree:
                 return row
         raise KnowledgeNotFoundError("collection")
 
+    def named(self, name: str) -> list[CollectionRow]:
+        """The collections whose name is ``name`` as a name is stored (trimmed, composed to NFC),
+        oldest first; a name stored before names were composed is matched by its composed form."""
+        wanted = _composed(name.strip())
+        return [row for _, row in sorted(self.by_id.items()) if _composed(row.name) == wanted]
+
     def ancestors(self, collection_id: int) -> list[int]:
         """The collection and its ancestors, nearest first."""
         chain: list[int] = []
@@ -151,10 +162,17 @@ def _live_tree(conn: sa.Connection) -> CollectionTree:
     return CollectionTree.of(_row(r) for r in rows)
 
 
+def _composed(text: str) -> str:
+    # one stored form for every spelling of the same characters, so that names that look the same
+    # are equal; NFC, not NFKC: "ﬁ" and "fi" look different and stay different names
+    return unicodedata.normalize("NFC", text)
+
+
 def clean_name(name: object) -> str:
+    """``name`` as it is stored: trimmed and composed (NFC); the length limit counts that form."""
     if not isinstance(name, str) or not name.strip():
         raise KnowledgeValidationError("a collection name must be a non-empty string")
-    cleaned = name.strip()
+    cleaned = _composed(name.strip())
     check_length("collection name", cleaned)
     return cleaned
 
@@ -276,7 +294,8 @@ class Collections:
                     reason="builtin_rename",
                     values={"collection": str(row.builtin)},
                 )
-            if row.name == cleaned:
+            # a name stored before names were composed is the same name as its composed spelling
+            if _composed(row.name) == cleaned:
                 return None
             tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(name=cleaned))
             return tx.record(
@@ -378,8 +397,6 @@ def require_live_place(conn: sa.Connection, change_id: int, collection_id: int |
 
 
 def _revert_move(tx: WriteTx, row: Any) -> None:
-    import json
-
     before = json.loads(row.before_json)
     parent_id = before["parent"]
     # later moves of other collections are not recorded on this one, so the place it goes back to
@@ -405,8 +422,6 @@ def _revert_move(tx: WriteTx, row: Any) -> None:
 
 
 def _revert_rename(tx: WriteTx, row: Any) -> None:
-    import json
-
     before = json.loads(row.before_json)
     tx.conn.execute(sa.update(collections).where(collections.c.id == row.target_id).values(name=before["name"]))
 

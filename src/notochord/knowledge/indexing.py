@@ -1,6 +1,8 @@
 """Indexing a document inside its own write transaction: chunks, full-text rows and mentions.
 
-A document is searchable by words the moment its transaction commits. Vectors are derived data: the
+A document is searchable by words the moment its transaction commits, and has at least one chunk:
+one without text is one empty chunk carrying its title
+(:func:`~notochord.search.chunking.document_chunks`). Vectors are derived data: the
 chunks written here have no vector yet, which is what queues them for the embedding worker
 (:mod:`notochord.search.vector_index`). Each chunk records the hash of what is embedded for it
 (:func:`~notochord.search.vector_index.passage_hash`), and chunk ids are never reused, so a vector can
@@ -29,7 +31,7 @@ import sqlalchemy as sa
 from notochord.db.bulk import insert_rows
 from notochord.db.schema import chunk_vectors, chunks, mentions
 from notochord.knowledge.mentions import MentionIndex
-from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, chunk_markdown
+from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, document_chunks
 from notochord.search.textindex import fts_delete, fts_insert
 from notochord.search.vector_index import passage_hash, passage_text
 
@@ -101,7 +103,13 @@ def index_documents(
     if len({w.document_id for w in work}) != len(work):
         raise ValueError("each document is indexed at most once per call")
     unindex_documents(conn, [w.document_id for w in work if not w.new])
-    pieces = [chunk_markdown(w.text, max_chars=max_chars) for w in work]
+    # A document without text is one empty passage (see document_chunks). Its full-text row is its
+    # title alone, and the vector leg embeds that same title rather than nothing: the title is all
+    # the document says about itself, both legs rank the same passage text, and its hash, the check
+    # and the embedding queue need no case of their own (a passage never embedded would stay pending
+    # for good, and a knowledge base's document "indexing"). Untitled too, its passage text is empty:
+    # no query word matches it, and it is embedded like any passage.
+    pieces = [document_chunks(w.text, max_chars=max_chars) for w in work]
     rows = [
         {
             "document_id": w.document_id,

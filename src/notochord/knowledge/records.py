@@ -113,6 +113,9 @@ class Change(_Record):
 
 
 class RevertResult(_Record):
+    """What an undo did: ``reverted`` with the changes it undid (0 for a run that recorded none), or
+    ``already_reverted`` when every change it names was undone before."""
+
     status: Literal["reverted", "already_reverted"]
     count: int
 

@@ -511,7 +511,11 @@ class HostChanges:
         return self._core.changes.get(_id(change_id, "change"))
 
     def revert(self, change_id: int | None = None, *, run_id: str | None = None) -> RevertResult:
-        """Undo one change, or every change of a run, as the user (never the REST service's uploads)."""
+        """Undo one change, or every change of a run, as the user (never the REST service's uploads).
+
+        A run id no change carries is not found, unless a recorded run has it: a run that wrote
+        nothing is reverted with count 0.
+        """
         if change_id is not None:
             change_id = _id(change_id, "change")
         refuse_unstorable_filter("runId", run_id)

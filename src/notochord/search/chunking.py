@@ -20,6 +20,9 @@ Invariants (tested): chunks are in text order and do not overlap; ``end - start 
 non-whitespace character of the text lies in exactly one chunk. Only whitespace between chunks is
 dropped. Offsets count Python ``str`` characters (code points), ``end`` exclusive: the ``from``/``to``
 of a search hit's ``locator``.
+
+A document is indexed as :func:`document_chunks`: the same chunks, except that a text holding only
+whitespace (or nothing) is one empty passage, ``[0, 0)``, instead of none.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Literal
 
 from notochord.errors import KnowledgeValidationError
 
-__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_markdown"]
+__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "chunk_markdown", "document_chunks"]
 
 DEFAULT_MAX_CHARS = 1000
 # Below this a chunk would be too small to be a useful passage; a bound, not a tuning knob.
@@ -74,6 +77,20 @@ def chunk_markdown(text: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chu
         raise KnowledgeValidationError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
     spans = _pack(text, _blocks(text), max_chars)
     return [Chunk(index=i, text=text[s:e], start=s, end=e) for i, (s, e) in enumerate(spans)]
+
+
+def document_chunks(text: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+    """The passages a document with ``text`` is indexed as: at least one.
+
+    Search reaches a document only through its passages: its title is indexed with each of them,
+    and an empty query lists each document's first one (OD-K39). A document without text still
+    has a title, a date and a place in its collection, so it gets one empty passage (chunk 0, from
+    0 to 0) rather than none, which would hide it from every search, even by its own title.
+
+    Raises:
+        KnowledgeValidationError: ``max_chars`` is below 40.
+    """
+    return chunk_markdown(text, max_chars=max_chars) or [Chunk(index=0, text="", start=0, end=0)]
 
 
 def _blocks(text: str) -> list[_Block]:

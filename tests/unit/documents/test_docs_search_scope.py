@@ -76,8 +76,9 @@ async def test_naming_the_hidden_collection_changes_nothing(space: Space, gems_r
 
 
 async def test_a_stale_vector_of_a_hidden_passage_never_ranks_a_visible_one(space: Space, gems_root: Path) -> None:
-    """K-SRCH-03, DESIGN §5: the user empties a private document (its passage and vector go), then the
-    gem writes a note that is not embedded yet. A query made of the private words matches no visible
+    """K-SRCH-03, DESIGN §5: the user empties a private document (its passage and vector go; what is
+    left is one empty passage carrying its title, waiting for its own vector), then the gem writes a
+    note that is not embedded yet. A query made of the private words matches no visible
     word and no visible vector, so it must find nothing, whatever vectors the index held before."""
     private = space.user.collections.create("Private")
     secret = space.user.documents.upsert(
@@ -89,7 +90,7 @@ async def test_a_stale_vector_of_a_hidden_passage_never_ranks_a_visible_one(spac
     assert await api.search("quantum") == []
     space.user.documents.upsert(id=secret.id, title="Secret", body="")
     await api.documents.upsert({"collection": "keep", "title": "Note", "body": "Plain note."})
-    assert space.index.pending() == 1
+    assert space.index.pending() == 2
     assert titles(await api.search("quantum cryptography roadmap merger")) == []
     space.index.wait()
     assert titles(await api.search("quantum cryptography roadmap merger")) == ["Note"]

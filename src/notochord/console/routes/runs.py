@@ -67,6 +67,8 @@ def undo_run(page: PageDep, run_id: str) -> Response:
         return _run(page, run_id, refusal=page.t("undo_refused", reason=undo_refusal(error, page.lang)))
     if result.status == "already_reverted":
         return _run(page, run_id, notice=page.t("already_undone"))
+    if result.count == 0:  # the run recorded no change (a refused write, a tool that only read)
+        return _run(page, run_id, notice=page.t("nothing_to_undo"))
     return _run(page, run_id, notice=page.t("undone", n=result.count))
 
 
