@@ -59,7 +59,7 @@ lint: $(STAMP)
 # Every benchmark prints its figures beside a baseline run in the same process; none asserts.
 # The retrieval benchmark embeds the whole corpus on its first run (tens of minutes on two cores)
 # and keeps its vectors in bench/.cache/ for later runs.
-BENCHES := cli writes gem_api runtime network http_load console mcp retrieval
+BENCHES := cli writes backup gem_api runtime network http_load console mcp retrieval
 
 bench: $(STAMP)
 	@for b in $(BENCHES); do \

@@ -30,23 +30,24 @@ KEY = b"k" * 32
 # written ``ready``: the parent then kills it, or restores alongside it, at a known point.
 _CHILD = textwrap.dedent(
     """
-    import signal, sys, tarfile
+    import signal, sys
     from pathlib import Path
-    from notochord.backup import restore
+    from notochord.backup import restore, restoring
 
     archive, target, ready = (Path(a) for a in sys.argv[1:4])
-    unpack = tarfile.TarFile.makefile
+    unpack = restoring._written
     unpacked = []
 
-    def stalling(self, member, path):
-        unpack(self, member, path)
+    def stalling(archive, member, *args):
+        digest = unpack(archive, member, *args)
         unpacked.append(member.name)
         if len(unpacked) == 2:
             ready.write_text("unpacking")
             while True:
                 signal.pause()
+        return digest
 
-    tarfile.TarFile.makefile = stalling
+    restoring._written = stalling
     restore(archive, target)
     """
 )

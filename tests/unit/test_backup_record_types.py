@@ -48,14 +48,16 @@ def _record(*, version: str = "1", size: str = "32", digest: str = json.dumps(DI
 
 
 def _refused(tmp_path: Path, record_text: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    from notochord.backup import restoring
+
     unpacked: list[str] = []
-    extract = tarfile.TarFile.extractall
+    write = restoring._written
 
-    def watched(self: tarfile.TarFile, *args: Any, **kwargs: Any) -> None:
-        unpacked.append(str(self.name))
-        extract(self, *args, **kwargs)
+    def watched(archive: tarfile.TarFile, member: tarfile.TarInfo, *args: Any) -> str:
+        unpacked.append(member.name)
+        return write(archive, member, *args)
 
-    monkeypatch.setattr(tarfile.TarFile, "extractall", watched)
+    monkeypatch.setattr(restoring, "_written", watched)
     target = tmp_path / "restored"
     with pytest.raises(ConfigurationError) as caught:
         restore(_archive(tmp_path / "crafted.tar.gz", record_text), target)

@@ -2,6 +2,9 @@
 
 Backing up needs no pause: other commands and ``notochord serve`` may keep writing meanwhile. The
 file holds the master key, so it is created readable by its owner only.
+
+Both show a progress bar on stderr while they work, in megabytes of the vault with the time left, on
+a terminal only and never with ``--json``, like the bars of ``docs import`` and ``reindex``.
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from notochord.cli.common import (
     DataDir,
     JsonFlag,
+    console,
     emit,
     given_path,
     interrupted,
@@ -27,7 +32,13 @@ from notochord.cli.common import (
 from notochord.knowledge.arguments import counted
 from notochord.settings import Settings
 
+if TYPE_CHECKING:
+    from notochord.backup import Progress as Told
+
 __all__ = ["backup", "restore"]
+
+# what each stage of the work is called on the bar
+_STAGES = {"copying": "copying the vault", "compressing": "compressing", "unpacking": "unpacking"}
 
 
 def _data_dir(data_dir: Path | None) -> Path:
@@ -43,6 +54,32 @@ def _stopped_by_ctrl_c(message: str) -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         interrupted(message)
+
+
+@contextlib.contextmanager
+def _progress_bar(*, hidden: bool) -> Iterator[Told]:
+    """A bar per stage, in bytes of the vault, with the time that stage has left at its own speed;
+    drawn on a terminal only and cleared when it stops, like the bar of ``docs import``."""
+    bar = Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=hidden or not console.is_interactive,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def tell(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            for earlier in tasks.values():
+                bar.update(earlier, visible=False)
+            tasks[stage] = bar.add_task(_STAGES.get(stage, stage), total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    with bar:
+        yield tell
 
 
 def _backup_path(value: str | Path) -> Path:
@@ -70,8 +107,8 @@ def backup(
 
     source = _data_dir(data_dir)
     stopped = f"no backup was written to {printable(path)} and nothing of it is left; run notochord backup again"
-    with reporting(), _stopped_by_ctrl_c(stopped):
-        summary = take_backup(source, path)
+    with reporting(), _stopped_by_ctrl_c(stopped), _progress_bar(hidden=as_json) as tell:
+        summary = take_backup(source, path, progress=tell)
     text = (
         f"backed up {counted(summary.files, 'file')}, {summary.bytes} bytes, "
         f"spaces {', '.join(summary.spaces) or 'none'}, to {summary.path}\n"
@@ -90,8 +127,8 @@ def restore(
 
     target = _data_dir(data_dir)
     stopped = f"nothing was restored into {printable(target)}; run notochord restore again"
-    with reporting(), _stopped_by_ctrl_c(stopped):
-        summary = bring_back(path, target)
+    with reporting(), _stopped_by_ctrl_c(stopped), _progress_bar(hidden=as_json) as tell:
+        summary = bring_back(path, target, progress=tell)
     text = (
         f"restored {counted(summary.files, 'file')}, spaces {', '.join(summary.spaces) or 'none'}, "
         f"from the backup of {summary.created} into {summary.path}"
