@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import DownloadColumn, TaskID
 
 from notochord.cli.common import (
     DataDir,
     JsonFlag,
-    console,
     emit,
     given_path,
     interrupted,
@@ -29,6 +28,7 @@ from notochord.cli.common import (
     reporting,
     resolve_data_dir,
 )
+from notochord.cli.progress import progress_bar
 from notochord.knowledge.arguments import counted
 from notochord.settings import Settings
 
@@ -60,15 +60,7 @@ def _stopped_by_ctrl_c(message: str) -> Iterator[None]:
 def _progress_bar(*, hidden: bool) -> Iterator[Told]:
     """A bar per stage, in bytes of the vault, with the time that stage has left at its own speed;
     drawn on a terminal only and cleared when it stops, like the bar of ``docs import``."""
-    bar = Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        DownloadColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-        disable=hidden or not console.is_interactive,
-    )
+    bar = progress_bar(hidden=hidden, amount=DownloadColumn())
     tasks: dict[str, TaskID] = {}
 
     def tell(stage: str, done: int, total: int) -> None:

@@ -66,7 +66,7 @@ from notochord.cli.common import (
     printable_text,
 )
 from notochord.cli.numbers import ID, whole_number
-from notochord.cli.search_cmd import progress_bar
+from notochord.cli.progress import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.arguments import counted
 from notochord.knowledge.batches import BatchItemError

@@ -29,7 +29,6 @@ import re
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import (
@@ -45,38 +44,17 @@ from notochord.cli.common import (
 )
 from notochord.cli.embedding import EtaColumn
 from notochord.cli.numbers import whole_number
+from notochord.cli.progress import progress_bar
 from notochord.errors import BusyError
 from notochord.knowledge.arguments import counted
 from notochord.knowledge.hybrid_search import DEFAULT_LIMIT, MAX_LIMIT, MIN_SIMILARITY, Hit, is_relevant
 
 _SEARCH_LIMIT = whole_number(at_least=1, at_most=MAX_LIMIT)
 
-__all__ = ["progress_bar", "reindex", "search"]
+__all__ = ["reindex", "search"]
 
 _SNIPPET = 160
 _WORD = re.compile(r"\w+")
-
-
-def progress_bar(*, hidden: bool, remaining: ProgressColumn | None = None) -> Progress:
-    """The progress bar of long commands, on stderr so that stdout stays parseable.
-
-    It is drawn on a terminal only, and cleared when it stops, leaving the terminal as it was. Off
-    a terminal (stderr sent to a file or a pipe, a dumb terminal) there is nothing to draw, and
-    rich would still write an empty line when the bar stops: the bar is switched off there.
-
-    Args:
-        hidden: no bar at all (``--json``, or nothing to do).
-        remaining: the column of time left (default: from this run's speed).
-    """
-    return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        remaining or TimeRemainingColumn(),
-        console=console,
-        transient=True,
-        disable=hidden or not console.is_interactive,
-    )
 
 
 def _snippet(text: str, query: str) -> str:
