@@ -215,6 +215,14 @@ def data_versions(conn: sa.Connection) -> DataVersions:
 _CHANGE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
+def _one_line(summary: str) -> str:
+    """``summary`` as the one line a change's summary is: each line break in the names and values
+    it quotes (``\\n``, ``\\r\\n``, a vertical tab, U+2028, …) written as a space."""
+    if summary.isprintable():  # no break of any kind: the usual summary, one C call
+        return summary
+    return " ".join(summary.splitlines())
+
+
 def _dump(value: Any) -> str | None:
     return None if value is None else _CHANGE_ENCODER.encode(value)
 
@@ -348,7 +356,7 @@ class WriteTx:
     ) -> int:
         """:meth:`record`, with ``before``, ``after`` and ``proposed`` already encoded as :meth:`record`
         encodes them (:func:`change_json`): a batch encodes a value once for its fact and its change."""
-        summary = summary[:1000]
+        summary = _one_line(summary)[:1000]
         # the change's only free texts: the JSON columns are checked as they are encoded
         if not (storable(summary) and storable(self.run_id)):
             refuse_nul_in("changes", {"summary": summary, "run_id": self.run_id})
@@ -430,7 +438,7 @@ class WriteTx:
                     before_json=before_json,
                     after_json=after_json,
                 )
-            summary = summary[:1000]
+            summary = _one_line(summary)[:1000]
             if not (run_id_storable and storable(summary)):
                 refuse_nul_in("changes", {"summary": summary, "run_id": run_id})
             change_id = self._defer_change(
