@@ -42,8 +42,10 @@ Connections live in the personal space.
   type, value out of range) or over 1 MiB of JSON are protocol errors (JSON-RPC `-32602`); nothing
   is called; so are a `tools/call` whose `name` is not a string and `arguments` that are not an
   object, each named in the message. A line that is not JSON, or not UTF-8, is answered with
-  `-32700`, JSON that is not a JSON-RPC message with `-32600`; so is a stdio line over 4 MiB (it is
-  read no further than that) and, over HTTP, a body over 1 MiB (status 413) or not sent as
+  `-32700` (so is JSON nested too deeply to read, saying so), JSON that is not a JSON-RPC message
+  with `-32600` (a batch, a JSON list of messages, which MCP does not have, is told to send each
+  message on its own); so is a stdio line over 4 MiB (it is read no further than that) and, over
+  HTTP, a body over 1 MiB (status 413) or not sent as
   `Content-Type: application/json` (status 415). A request whose `id` is not a string or an integer
   (`1.5`, `null`, an object) is answered with `-32600` and `"id": null` (over HTTP with status 400)
   and is not run: JSON-RPC leaves such a request unanswerable, and the client would otherwise wait
@@ -81,6 +83,11 @@ Connections live in the personal space.
   Over stdio, the first request chooses: after `initialize`, a request carrying the 2026-07-28
   envelope is refused (`-32600`), and after a 2026-07-28 request, `initialize` is (`-32022`), each
   saying which protocol the connection speaks and how to speak the other (a new connection).
+- `initialize` begins a session once: a second `initialize` in a session (over HTTP with its
+  `Mcp-Session-Id`, over stdio after the handshake) is refused (`-32600`), saying how to begin a new
+  session (over HTTP, `initialize` without `Mcp-Session-Id`; over stdio, a new connection), and the
+  session goes on in the protocol it agreed. The server keeps no past events to replay: a `GET`
+  with `Last-Event-ID` opens the session's stream as one without it.
 - A session belongs to the connection as it was when the session began. Once the connection is
   removed (`notochord mcp revoke NAME --uninstall`, or the console), every call of that session is
   refused, even after a connection of the same name is made again: that is another connection, with
@@ -91,7 +98,7 @@ Connections live in the personal space.
   undoes everything the session wrote. The run is finished when the session ends (stdin closes,
   once the calls already sent are answered; the client's `DELETE`, the 30-minute idle timeout, or
   the server stopping). The 2026-07-28 protocol has no sessions: there each request is a run of
-  its own.
+  its own, finished even when the client gives up on it (closes its connection) mid-call.
 
 The examples below come from a real run (`tests/mcp/make_mcp_doc.py`); refs differ on every run.
 """

@@ -13,6 +13,9 @@ over the size limit, and unknown resources are protocol errors (JSON-RPC ``error
 anything is called. What the gem API refuses or rejects is a tool error the model can read
 (``isError``). A bug is a protocol error with a plain message; it never ends the session.
 
+``initialize`` begins a session once: a second one in the same session is refused (``-32600``),
+saying how to begin a new session, and the session goes on in the protocol it agreed.
+
 A request whose id is not a string or an integer is answered by each transport before the SDK
 reads it (:func:`~notochord.mcp_server.words.unanswerable_id`): the SDK would take it for a
 notification and never answer. The words of every refusal are in :mod:`notochord.mcp_server.words`;
@@ -35,6 +38,7 @@ import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 import notochord
@@ -47,6 +51,7 @@ from notochord.mcp_server.echo import echoed
 from notochord.mcp_server.resources import list_resources, list_templates, read_resource
 from notochord.mcp_server.tools import TOOLS, ArgumentError, check_arguments, to_json
 from notochord.mcp_server.words import (
+    initialize_again,
     not_in_protocol,
     unknown_method,
 )
@@ -77,6 +82,20 @@ def _kind(value: object) -> str:
     if isinstance(value, dict):
         return "an object"
     return "a list"
+
+
+async def _initialize_once(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    # The lifecycle has initialize once, as a session's first request; the SDK would answer a second
+    # one as if new and let it agree another protocol version in the middle of the session. Its
+    # own client never sends one (its initialize() answers from the first handshake).
+    if (
+        ctx.request_id is not None
+        and ctx.method == "initialize"
+        and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        and ctx.session.client_params is not None
+    ):
+        raise MCPError(types.INVALID_REQUEST, initialize_again(http=ctx.request is not None))
+    return await call_next(ctx)
 
 
 async def _name_and_arguments_are_usable(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -324,7 +343,10 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
             yield session
         finally:
             if caller.key is None:
-                await anyio.to_thread.run_sync(lambda: service.close(caller.connection, key))
+                # a client gives up on a request without a session by closing its connection, which
+                # cancels this; its run is finished all the same, not left running until the server stops
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(lambda: service.close(caller.connection, key))
 
     @contextlib.asynccontextmanager
     async def resource_session(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[Session]:
@@ -411,5 +433,5 @@ def build_server(service: McpService, resolve: Resolve) -> Server[Any]:
         on_list_resource_templates=templates,
         on_read_resource=read,
     )
-    server.middleware += [_in_own_words(server), _name_and_arguments_are_usable]
+    server.middleware += [_initialize_once, _in_own_words(server), _name_and_arguments_are_usable]
     return server

@@ -35,9 +35,13 @@ lacking that protocol's envelope: it is told the version is not spoken, and whic
 twice, told what to send (the SDK's code, ``data`` and the request's ``id`` kept: its client
 negotiates the protocol by them).
 
+The server keeps no past events to replay: a ``GET`` with ``Last-Event-ID`` opens the session's
+stream as one without it (the SDK, given the header without a store of events, would answer nothing,
+a bare 500).
+
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
 or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
-its own.
+its own, finished even when its client gives up on it (closes the connection) mid-call.
 """
 
 from __future__ import annotations
@@ -129,7 +133,9 @@ class _Sessions(StreamableHTTPSessionManager):
 
     async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
         await super()._discard_session(session_id, transport)
-        await anyio.to_thread.run_sync(lambda: self._service.close_key(session_id))
+        # the SDK discards a session from tasks that may be being cancelled; its run ends regardless
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(lambda: self._service.close_key(session_id))
 
 
 class _FrontDoor:
@@ -148,6 +154,25 @@ class _FrontDoor:
         if origin is not None and origin not in {f"http://{host}", f"https://{host}"}:
             await _refuse(scope, receive, send, 403, foreign_origin(origin))
             return
+        await self._app(scope, receive, send)
+
+
+_LAST_EVENT_ID: Final = b"last-event-id"
+
+
+class _NothingToReplay:
+    """A ``GET`` asking to resume its stream from an event id (``Last-Event-ID``) opens the stream as
+    one without it: the server keeps no past events (it sends none on that stream a client could have
+    missed), and the SDK, given the header but no store of events, answers nothing at all, which the
+    HTTP server turns into a bare 500."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != _LAST_EVENT_ID]
+            scope = {**scope, "headers": headers}
         await self._app(scope, receive, send)
 
 
@@ -358,7 +383,7 @@ class _OwnWords:
             return _Said(not_json(_json_problem(asked.body)))
         if status == 400 and said.startswith(("Validation error: ", "Body must be a single JSON-RPC")):
             # JSON-RPC 2.0's code for JSON that is no request object, as stdio answers it
-            return _Said(not_json_rpc(), types.INVALID_REQUEST)
+            return _Said(not_json_rpc(_decoded(asked.body)), types.INVALID_REQUEST)
         if status == 400 and said == "Bad Request: Missing session ID":
             return _Said(no_session_id(asked.method))
         if status == 404 and said in _SESSION_GONE:
@@ -451,7 +476,7 @@ class McpMount:
             max_sessions=max_sessions,
         )
         guarded: ASGIApp = AuthenticationMiddleware(
-            _RequireConnection(_OwnWords(StreamableHTTPASGIApp(self.sessions), self.sessions)),
+            _RequireConnection(_OwnWords(_NothingToReplay(StreamableHTTPASGIApp(self.sessions)), self.sessions)),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")

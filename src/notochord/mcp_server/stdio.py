@@ -23,6 +23,7 @@ write its calls and close stdin at once): stopping at once would cancel them, te
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import sys
@@ -87,10 +88,22 @@ def _in_own_words(reply: SessionMessage) -> SessionMessage:
     return SessionMessage(message.model_copy(update={"error": error}), metadata=reply.metadata)
 
 
+def _batch(text: str) -> str | None:
+    """The refusal of ``text`` when it is a JSON-RPC batch (a JSON list), else ``None``."""
+    # pydantic's report of a list does not hand back the list itself, only what failed inside it
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        sent = json.loads(text)
+    except (ValueError, RecursionError):
+        return None  # not JSON: the SDK's reader answers that
+    return not_json_rpc(sent) if isinstance(sent, list) else None
+
+
 class _ScreenedStdin:
     """The client's lines for the SDK's reader (which only iterates them), less each line that is
-    too long or not UTF-8 and each request whose id cannot be answered: their refusals go to
-    ``refusals`` instead."""
+    too long or not UTF-8, each batch (a JSON list of messages) and each request whose id cannot be
+    answered: their refusals go to ``refusals`` instead."""
 
     def __init__(self, read: Callable[[int], bytes], refusals: MemoryObjectSendStream[SessionMessage]) -> None:
         self._read = read
@@ -102,7 +115,7 @@ class _ScreenedStdin:
                 if isinstance(line, LineProblem):
                     await self._refusals.send(_error(line.code, line.message))
                     continue
-                problem = unanswerable_id(line.text)
+                problem = _batch(line.text) or unanswerable_id(line.text)
                 if problem is None:
                     yield line.text
                 else:

@@ -27,6 +27,7 @@ __all__ = [
     "foreign_origin",
     "header_differs",
     "header_twice",
+    "initialize_again",
     "method_not_allowed",
     "no_envelope",
     "no_secret",
@@ -64,8 +65,19 @@ def _quoted(value: object) -> str:
     return echoed(json.dumps(value, ensure_ascii=False), 60)
 
 
+_TOO_DEEP: Final = "recursion limit exceeded"
+"""How the SDK's parser begins its ``detail`` for JSON nested past what it reads."""
+
+
 def not_json(detail: str) -> str:
     """The answer to a message that is not JSON at all; ``detail`` is the parser's where and why."""
+    if detail.startswith(_TOO_DEEP):
+        # valid JSON all the same: saying it is not JSON would send the client looking for a typo
+        where = detail.removeprefix(_TOO_DEEP).strip()
+        return (
+            "not a JSON-RPC message: its lists and objects are nested too deeply for this server to read "
+            f"(past the limit {where}); send values with fewer lists and objects inside one another"
+        )
     pairs = "; a lone surrogate escape such as \\ud800 is not text" if "hex escape" in detail else ""
     return f"not a JSON-RPC message: the text is not JSON ({detail}{pairs})"
 
@@ -92,11 +104,19 @@ def not_json_declared() -> str:
     return "not a JSON-RPC message: send the message as JSON with the header Content-Type: application/json"
 
 
-def not_json_rpc() -> str:
-    """The answer to JSON that is not a JSON-RPC 2.0 message (a list, a string, a wrong version, …)."""
+def not_json_rpc(sent: object = None) -> str:
+    """The answer to JSON that is not a JSON-RPC 2.0 message (a list, a string, a wrong version, …);
+    ``sent`` is the JSON as read, when known."""
+    # JSON-RPC 2.0 has batches; MCP took them out, and the SDK reads one message at a time
+    batch = (
+        "; a batch (a JSON list of messages) is not part of MCP: send each message on its own (over HTTP, one "
+        "message in each POST)"
+        if isinstance(sent, list)
+        else ""
+    )
     return (
         'not a JSON-RPC message: send one JSON object with "jsonrpc": "2.0", a "method", an "id" (a string '
-        'or an integer) when it is a request, and "params", when given, as an object'
+        f'or an integer) when it is a request, and "params", when given, as an object{batch}'
     )
 
 
@@ -212,6 +232,21 @@ def unanswerable_id(text: str | bytes) -> str | None:
     return (
         f'a request\'s "id" must be a string or an integer (digits only, no decimal point), not {shown}; '
         "send the request again with such an id"
+    )
+
+
+def initialize_again(*, http: bool) -> str:
+    """The answer to ``initialize`` in a session it began already (``http`` when it came over HTTP,
+    with the session's ``Mcp-Session-Id``)."""
+    begin = (
+        "to begin a new session, send initialize without the Mcp-Session-Id header (and end this one with a "
+        "DELETE when it is no longer used)"
+        if http
+        else "to begin a new session, start a new connection and send initialize first"
+    )
+    return (
+        "this session has begun already: initialize is sent once, as a session's first request, and the "
+        f"session goes on in the protocol it agreed; send its other requests as they are, or, {begin}"
     )
 
 
