@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import notochord
 from notochord.backup import backup, restore
 from notochord.cli import app
 from notochord.settings import Settings
+from pseudo_terminal import on_a_terminal
 
 ENV = {"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_INDEX_IN_BACKGROUND": "false", "COLUMNS": "100", "TERM": "xterm"}
 _CONTROL = re.compile(r"\x1b\[\??[0-9;]*[A-Za-z]")
@@ -43,27 +42,8 @@ def vault(tmp_path: Path) -> Path:
 
 
 def _on_a_terminal(*args: str) -> tuple[int, str]:
-    """Run ``notochord ARGS`` with stdout and stderr on a pseudo-terminal; its exit code and all it wrote."""
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "notochord", *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        env={**os.environ, **ENV},
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    return child.wait(timeout=120), b"".join(chunks).decode()
+    """Run ``notochord ARGS`` with its output on a pseudo-terminal; its exit code and all it wrote."""
+    return on_a_terminal([sys.executable, "-m", "notochord", *args], ENV)
 
 
 def _last_line_shown(output: str) -> list[str]:

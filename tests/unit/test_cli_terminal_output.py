@@ -19,7 +19,6 @@ import contextlib
 import io
 import json
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -34,8 +33,9 @@ from typer.testing import CliRunner
 
 import notochord
 from notochord.cli import app
-from notochord.cli.search_cmd import progress_bar
+from notochord.cli.progress import progress_bar
 from notochord.settings import Settings
+from pseudo_terminal import on_a_terminal
 
 OUTPUT_CLOSED = 141  # 128 + SIGPIPE, as the README's table of exit codes says
 ENV = {"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_INDEX_IN_BACKGROUND": "false", "COLUMNS": "100", "TERM": "xterm"}
@@ -107,21 +107,8 @@ def _screen(output: str, rows: int = 24, columns: int = 100) -> list[str]:
 
 
 def _on_a_terminal(argv: list[str]) -> tuple[int, str]:
-    """Run ``argv`` with stdout and stderr on a pseudo-terminal; its exit code and all it wrote."""
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env={**os.environ, **ENV})
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    return child.wait(timeout=60), b"".join(chunks).decode()
+    """Run ``argv`` with its output on a pseudo-terminal; its exit code and all it wrote."""
+    return on_a_terminal(argv, ENV, timeout=60)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
