@@ -92,12 +92,16 @@ Connections live in the personal space.
   removed (`notochord mcp revoke NAME --uninstall`, or the console), every call of that session is
   refused, even after a connection of the same name is made again: that is another connection, with
   its own switches, and its client starts a new session (restarts `mcp serve`, or connects with the
-  new secret).
+  new secret). Over HTTP, revoking a connection's secret (`notochord mcp revoke NAME`, with or
+  without `--uninstall`, from any process) also ends the sessions that secret opened: the server
+  notices on its next request, whichever client sends it, and at the latest within a minute; the
+  sessions then end as on the client's `DELETE`, their runs finished and their `GET` streams closed,
+  and every further request with that secret is refused (401). Other connections' sessions go on.
 - Answers are JSON, in the text content and as `structuredContent: {"result": …}`.
 - One MCP session is one run: `notochord runs list --gem NAME` shows it, `notochord runs undo RUN`
   undoes everything the session wrote. The run is finished when the session ends (stdin closes,
-  once the calls already sent are answered; the client's `DELETE`, the 30-minute idle timeout, or
-  the server stopping). The 2026-07-28 protocol has no sessions: there each request is a run of
+  once the calls already sent are answered; the client's `DELETE`, the 30-minute idle timeout, its
+  secret revoked, or the server stopping). The 2026-07-28 protocol has no sessions: there each request is a run of
   its own, finished even when the client gives up on it (closes its connection) mid-call.
 
 The examples below come from a real run (`tests/mcp/make_mcp_doc.py`); refs differ on every run.

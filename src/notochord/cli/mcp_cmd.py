@@ -146,7 +146,10 @@ def revoke(
     result = {"name": name, "secret": "revoked", "uninstalled": uninstall, "deletedData": delete_data}
     if report is not None:
         result["runId"] = report.run_id
-    text = f"revoked the secret of {name}: it can no longer connect over HTTP"
+    text = (
+        f"revoked the secret of {name}: it can no longer connect over HTTP, and a running notochord serve "
+        "ends the sessions it opened (on its next request, within a minute at the latest)"
+    )
     if uninstall:
         text += "; the connection is uninstalled" + (" and what it wrote removed" if delete_data else "")
     else:

@@ -7,8 +7,9 @@ so permission checks, refs, quotas, the change log and undo are exactly a gem's.
 
 Secrets: ``connect`` makes a bearer secret of 32 random bytes, hands it out once and keeps only its
 SHA-256 with the installation (``gem_settings``); a presented secret is compared in constant time.
-``revoke`` forgets the hash, so that client can no longer connect over HTTP; the connection, its
-switches and what it wrote stay unless the person also asks to uninstall it.
+``revoke`` forgets the hash, so that client can no longer connect over HTTP (and the running server
+ends the HTTP sessions it opened, on its next request); the connection, its switches and what it
+wrote stay unless the person also asks to uninstall it.
 
 A connection's name is not its identity: removed and made again under the same name, it is another
 installation, with switches of its own that start off. A session holds the installation it began

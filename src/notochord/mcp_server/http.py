@@ -7,10 +7,14 @@ Every request passes, in order:
    ``Origin``, when sent, must be this same ``http(s)://<host>``; otherwise 403 (421 for the host);
 2. the bearer secret of one connection, checked against the stored hash on every request, so a
    revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
-   401 with ``WWW-Authenticate: Bearer`` and no session. A secret is made for one installation of
-   its connection, and a session belongs to that installation: once the connection is removed, the
-   session cannot be carried on, not even with the secret of a connection made again under its
-   name (the SDK answers as for an unknown session);
+   401 with ``WWW-Authenticate: Bearer`` and no session. Before any request is served, the secrets
+   that opened the open sessions are checked the same way (:meth:`_Sessions.end_revoked`; also every
+   :data:`SWEEP_SECONDS`, for clients that only hold a stream open): a revocation, whichever process
+   made it, ends the sessions its secret opened on the next request of any client, their runs
+   finished and their streams closed, as on the client's ``DELETE``. A secret is made for one
+   installation of its connection, and a session belongs to that installation: once the connection
+   is removed, the session cannot be carried on, not even with the secret of a connection made again
+   under its name (the SDK answers as for an unknown session);
 3. a request whose id is not a string or an integer, answered with 400 and a JSON-RPC error
    (:func:`~notochord.mcp_server.app.unanswerable_id`) instead of the SDK's 202 and silence;
 4. a body not declared ``Content-Type: application/json`` (415) or past the REST service's body
@@ -40,22 +44,25 @@ stream as one without it (the SDK, given the header without a store of events, w
 a bare 500).
 
 The session's run is finished when the session ends (the client's ``DELETE``, the idle timeout,
-or the server stopping). A request of the 2026-07-28 protocol, which has no sessions, is a run of
-its own, finished even when its client gives up on it (closes the connection) mid-call.
+its secret revoked, or the server stopping). A request of the 2026-07-28 protocol, which has no
+sessions, is a run of its own, finished even when its client gives up on it (closes the connection)
+mid-call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
 import pydantic_core
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, BearerAuthBackend
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
@@ -76,6 +83,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from notochord.app import Notochord
 from notochord.console.guard import host_allowed
+from notochord.errors import NotochordError
 from notochord.kbservice.validation import MAX_BODY_BYTES
 from notochord.mcp_server.app import Caller, McpService, build_server
 from notochord.mcp_server.connections import Connections
@@ -106,6 +114,8 @@ __all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
 
 MCP_PATH: Final = "/mcp"
 
+log = logging.getLogger("notochord.mcp")
+
 
 class _Verifier:
     """The SDK's token verifier: a bearer secret → its connection, or ``None``."""
@@ -124,18 +134,102 @@ class _Verifier:
         return AccessToken(token=token, client_id=name, scopes=[], subject=installation)
 
 
+_OPENER: ContextVar[AccessToken | None] = ContextVar("notochord_mcp_opener", default=None)
+"""The verified secret of the request being served, for the session it may open."""
+
+SWEEP_SECONDS: Final = 60.0
+"""How often the sessions' secrets are checked when no request comes: a client that only holds its
+``GET`` stream open sends none, and nothing else would end its session once its secret is revoked."""
+
+
 class _Sessions(StreamableHTTPSessionManager):
-    """The SDK's session manager, also finishing the session's run when the session goes."""
+    """The SDK's session manager, also finishing the session's run when the session goes, and ending
+    the sessions whose secret was revoked."""
 
     def __init__(self, service: McpService, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._service = service
+        self._openers: dict[str, AccessToken] = {}
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        # the SDK admits a new session without the request at hand; the secret that opened it
+        # reaches the admission through the request's context
+        held = _OPENER.set(user.access_token if isinstance(user, AuthenticatedUser) else None)
+        try:
+            await super()._handle_request(scope, receive, send)
+        finally:
+            _OPENER.reset(held)
+
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        opener = _OPENER.get()
+        if transport is not None and transport.mcp_session_id is not None and opener is not None:
+            self._openers[transport.mcp_session_id] = opener
+        return transport
 
     async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        self._openers.pop(session_id, None)
         await super()._discard_session(session_id, transport)
         # the SDK discards a session from tasks that may be being cancelled; its run ends regardless
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(lambda: self._service.close_key(session_id))
+
+    async def end_revoked(self, verified: AccessToken | None = None) -> None:
+        """End every open session whose secret no longer identifies the installation it opened the
+        session for (revoked, or its connection removed), as its client's ``DELETE`` would: its run
+        is finished and its streams closed. ``verified`` is a secret this request already found
+        valid, not looked up again.
+
+        Each distinct secret is checked once, as a request's secret is (the store may have been
+        changed by another process), so the cost grows with the connections holding sessions, not
+        with the sessions.
+        """
+        openers = dict(self._openers)
+        secrets = {o.token for o in openers.values()} - ({verified.token} if verified is not None else set())
+        if not secrets:
+            return
+        connections = self._service.connections
+
+        def identities() -> dict[str, tuple[str, str] | None]:
+            return {secret: connections.identify(secret) for secret in secrets}
+
+        try:
+            found = await anyio.to_thread.run_sync(identities)
+        except NotochordError:
+            # a store that cannot be read now fails no request that does not need it; the sessions
+            # are checked again on the next request or sweep
+            log.warning("could not check the secrets of the open MCP sessions", exc_info=True)
+            return
+        for session_id, opener in openers.items():
+            if opener.token in found and found[opener.token] != (opener.client_id, opener.subject):
+                transport = self._server_instances.get(session_id)
+                if transport is not None:
+                    await self._discard_session(session_id, transport)
+
+    async def sweep_every(self, seconds: float) -> None:
+        """:meth:`end_revoked` every ``seconds``, until cancelled."""
+        while True:
+            await anyio.sleep(seconds)
+            try:
+                await self.end_revoked()
+            except NotochordError:
+                # a run that could not be recorded finished must not stop the sweeps, nor the server
+                log.warning("could not end the MCP sessions of a revoked secret", exc_info=True)
+
+
+class _EndRevoked:
+    """Before any request is served, the sessions of revoked secrets end: a revocation is learnt of
+    on the next request, whoever sends it, and from then on nothing the secret opened goes on."""
+
+    def __init__(self, app: ASGIApp, sessions: _Sessions) -> None:
+        self._app = app
+        self._sessions = sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        await self._sessions.end_revoked(user.access_token if isinstance(user, AuthenticatedUser) else None)
+        await self._app(scope, receive, send)
 
 
 class _FrontDoor:
@@ -475,8 +569,9 @@ class McpMount:
             security_settings=None,
             max_sessions=max_sessions,
         )
+        served = _OwnWords(_NothingToReplay(StreamableHTTPASGIApp(self.sessions)), self.sessions)
         guarded: ASGIApp = AuthenticationMiddleware(
-            _RequireConnection(_OwnWords(_NothingToReplay(StreamableHTTPASGIApp(self.sessions)), self.sessions)),
+            _EndRevoked(_RequireConnection(served), self.sessions),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
@@ -485,7 +580,12 @@ class McpMount:
     async def running(self) -> AsyncIterator[None]:
         async with self.sessions.run():
             try:
-                yield
+                async with anyio.create_task_group() as sweeping:
+                    sweeping.start_soon(self.sessions.sweep_every, SWEEP_SECONDS)
+                    try:
+                        yield
+                    finally:
+                        sweeping.cancel_scope.cancel()
             finally:
                 await anyio.to_thread.run_sync(self.service.close_all)
 
