@@ -31,7 +31,6 @@ A store that cannot be written is refused before anything is attempted.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,11 +41,11 @@ import numpy as np
 import sqlalchemy as sa
 
 from notochord.db.engine import is_read_only, read_tx, write_tx
-from notochord.db.schema import changes, chunk_vectors, chunks, documents, facts, kb_knowledge_bases, quota_usage
+from notochord.db.schema import changes, chunk_vectors, chunks, documents, facts, quota_usage
 from notochord.errors import ReadOnlyStoreError
 from notochord.knowledge.arguments import counted as in_words
 from notochord.knowledge.core import KnowledgeCore
-from notochord.knowledge.indexing import FTS_TABLE, index_document
+from notochord.knowledge.indexing import FTS_TABLE, chunk_sizes, index_document
 from notochord.knowledge.quotas import DAILY_WRITES
 from notochord.search import inverted_index_delta, text_store_pg
 from notochord.search.chunking import DEFAULT_MAX_CHARS, document_chunks
@@ -115,22 +114,9 @@ class Problem:
         return {"kind": self.kind, "target": self.target, "detail": self.detail, "repairable": self.repairable}
 
 
-def _chunk_sizes(conn: sa.Connection) -> dict[int, int]:
-    """Collection id → chunk size, for the collections of knowledge bases with their own size."""
-    sizes: dict[int, int] = {}
-    for row in conn.execute(sa.select(kb_knowledge_bases.c.collection_id, kb_knowledge_bases.c.settings_json)):
-        try:
-            size = json.loads(row.settings_json).get("chunkSize", DEFAULT_MAX_CHARS)
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
-            sizes[row.collection_id] = size
-    return sizes
-
-
 def _documents_problems(conn: sa.Connection) -> list[Problem]:
     problems: list[Problem] = []
-    sizes = _chunk_sizes(conn)
+    sizes = chunk_sizes(conn)
     by_document: dict[int, list[Any]] = defaultdict(list)
     for row in conn.execute(
         sa.select(chunks.c.id, chunks.c.document_id, chunks.c.idx, chunks.c.text, chunks.c.start, chunks.c.end)
@@ -381,7 +367,7 @@ def repair(core: KnowledgeCore, problems: Sequence[Problem] | None = None) -> li
             "is read-only; make the data directory writable and run the repair again"
         )
     with write_tx(core.store.engine) as conn:
-        sizes = _chunk_sizes(conn)
+        sizes = chunk_sizes(conn)
         # chunks of a missing document, and their derived rows
         orphan_docs = _ids(fixable, "chunk_without_document")
         if orphan_docs:

@@ -7,8 +7,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from notochord.clock import Clock
+from notochord.db.engine import is_read_only
 from notochord.db.schema import changes, collections, documents, entities, facts
 from notochord.knowledge.changes import ChangeLog
+from notochord.knowledge.chunkless import all_chunked, index_chunkless
 from notochord.knowledge.collections import Collections
 from notochord.knowledge.documents import Documents
 from notochord.knowledge.entities import Entities
@@ -49,11 +51,18 @@ class KnowledgeCore:
         self.changes = ChangeLog(self.store)
 
     def initialise(self) -> None:
-        """Seed what every space has: the core predicates, the user's own entity, diary and keep."""
+        """Seed what every space has: the core predicates, the user's own entity, diary and keep;
+        and, once per store, index the documents an earlier version left without a chunk
+        (:mod:`~notochord.knowledge.chunkless`)."""
         with self.store.write(actor=USER, run_id=None) as tx:
             self.vocabulary.seed_core(tx.conn, now=tx.now)
             self.entities.ensure_self(tx.conn, now=tx.now)
             self.collections.seed_builtins(tx.conn, now=tx.now)
+            # read here, in a transaction every open runs anyway: an upgraded store costs one row
+            chunked = is_read_only(self.store.engine) or all_chunked(tx.conn)
+        if not chunked:
+            # a transaction of its own: a database that refuses writes must still open
+            index_chunkless(self.store)
         if self.vectors.enabled:
             self.vectors.notify()
 

@@ -21,6 +21,7 @@ statement each (:mod:`notochord.db.bulk`): indexing a batch takes a fixed number
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from notochord.db.bulk import insert_rows
-from notochord.db.schema import chunk_vectors, chunks, mentions
+from notochord.db.schema import chunk_vectors, chunks, kb_knowledge_bases, mentions
 from notochord.knowledge.mentions import MentionIndex
 from notochord.search.chunking import DEFAULT_MAX_CHARS, Chunk, document_chunks
 from notochord.search.textindex import fts_delete, fts_insert
@@ -38,6 +39,7 @@ from notochord.search.vector_index import passage_hash, passage_text
 __all__ = [
     "FTS_TABLE",
     "IndexWork",
+    "chunk_sizes",
     "index_document",
     "index_documents",
     "unindex_document",
@@ -146,6 +148,20 @@ def index_documents(
     ]
     insert_rows(conn, mentions, found_mentions)
     return pieces
+
+
+def chunk_sizes(conn: sa.Connection) -> dict[int, int]:
+    """Collection id → chunk size, for the collections of knowledge bases with their own size
+    (every other document is cut at :data:`~notochord.search.chunking.DEFAULT_MAX_CHARS`)."""
+    sizes: dict[int, int] = {}
+    for row in conn.execute(sa.select(kb_knowledge_bases.c.collection_id, kb_knowledge_bases.c.settings_json)):
+        try:
+            size = json.loads(row.settings_json).get("chunkSize", DEFAULT_MAX_CHARS)
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            sizes[row.collection_id] = size
+    return sizes
 
 
 def with_title(title: str, text: str) -> str:

@@ -175,20 +175,37 @@ _FIELDS = {
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Python's ``surrogateescape`` decodes each byte 0x80-0xFF that is not part of UTF-8 (in a shell
+# argument, a file name) to U+DC80-U+DCFF: such a surrogate is a byte of another encoding
+_ESCAPED_BYTES = range(0xDC80, 0xDD00)
 
 
-def _unstorable(text: str) -> str | None:
-    """What in ``text`` the store cannot hold, said for a person, or ``None``.
+@dataclass(frozen=True, slots=True)
+class _Unstorable:
+    """What in a text the store cannot hold: said for a person, its code point, and whether it is a
+    byte that is not UTF-8 (then the fix is sending UTF-8, not removing a character)."""
+
+    said: str
+    char: str
+    not_utf8: bool = False
+
+
+_NUL = _Unstorable("the NUL character (U+0000)", "U+0000")
+
+
+def _unstorable(text: str) -> _Unstorable | None:
+    """What in ``text`` the store cannot hold, or ``None``.
 
     U+0000 (PostgreSQL's text cannot hold it) and a lone surrogate (half of a UTF-16 pair, as a
-    ``\\ud83d`` escape without its partner decodes to: not a character, so not UTF-8-encodable).
+    ``\\ud83d`` escape without its partner decodes to, or a byte that is not UTF-8 as Python decodes
+    it: not a character, so not UTF-8-encodable).
     """
     if "\x00" in text:
-        return "the NUL character (U+0000)"
+        return _NUL
     if not text.isascii():
         found = _SURROGATE.search(text)
         if found is not None:
-            return _lone_surrogate(found.group())
+            return _lone_surrogate(found.group(), found.start())
     return None
 
 
@@ -197,22 +214,43 @@ def storable(text: str | None) -> bool:
     return text is None or ("\x00" not in text and (text.isascii() or _SURROGATE.search(text) is None))
 
 
-def _lone_surrogate(char: str) -> str:
-    return f"a lone surrogate (U+{ord(char):04X}, half of a UTF-16 pair, not a character)"
+def _lone_surrogate(char: str, at: int | None) -> _Unstorable:
+    """``char`` at index ``at`` of its text (``None`` when unknown), said for a person."""
+    code = ord(char)
+    if code in _ESCAPED_BYTES:
+        where = "" if at is None else f", at character {at + 1}"
+        return _Unstorable(f"a byte that is not UTF-8 (0x{code - 0xDC00:02x}{where})", f"U+{code:04X}", not_utf8=True)
+    return _Unstorable(f"a lone surrogate (U+{code:04X}, half of a UTF-16 pair, not a character)", f"U+{code:04X}")
 
 
-def _code_point(what: str) -> str:
-    """The ``U+XXXX`` that a description of :func:`_unstorable` names."""
-    found = re.search(r"U\+[0-9A-F]{4}", what)
-    return found.group() if found else ""
+def _surrogate_in(value: Any) -> _Unstorable | None:
+    """The first lone surrogate in the texts (keys included) of JSON-like ``value``, with its place
+    in the text that holds it, or ``None``."""
+    # an explicit stack: the walk must not itself run out of the interpreter's recursion
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found is not None:
+                return _lone_surrogate(found.group(), found.start())
+        elif isinstance(item, dict):
+            stack.extend(reversed([part for pair in item.items() for part in pair]))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return None
 
 
-def _unstorable_error(field: str, what: str) -> KnowledgeValidationError:
+def _unstorable_error(field: str, found: _Unstorable) -> KnowledgeValidationError:
+    remedy = (
+        "send the text as UTF-8 and write again"
+        if found.not_utf8
+        else "remove it (or replace it, e.g. with a space) and write again"
+    )
     return KnowledgeValidationError(
-        f"{field} contains {what}, which the store cannot hold; "
-        "remove it (or replace it, e.g. with a space) and write again",
+        f"{field} contains {found.said}, which the store cannot hold; {remedy}",
         reason="unstorable",
-        values={"what": field, "char": _code_point(what)},
+        values={"what": field, "char": found.char},
     )
 
 
@@ -220,9 +258,9 @@ def refuse_nul(field: str, value: Any) -> None:
     """Refuse ``value`` (a string, or JSON-like data holding strings) if any of its text holds what the
     store cannot hold: U+0000 or a lone surrogate (:func:`_unstorable`)."""
     if isinstance(value, str):
-        what = _unstorable(value)
-        if what is not None:
-            raise _unstorable_error(field, what)
+        found = _unstorable(value)
+        if found is not None:
+            raise _unstorable_error(field, found)
     elif isinstance(value, dict):
         for key, item in value.items():
             refuse_nul(field, key)
@@ -239,12 +277,13 @@ def refuse_unstorable_filter(field: str, value: str | None) -> None:
         return
     if not isinstance(value, str):
         raise KnowledgeValidationError(f"{field} must be text, not {shown(value)}")
-    what = _unstorable(value)
-    if what is not None:
+    found = _unstorable(value)
+    if found is not None:
+        remedy = "send the text as UTF-8 and ask again" if found.not_utf8 else "remove it and ask again"
         raise KnowledgeValidationError(
-            f"{field} contains {what}, which no stored text can hold, so nothing could match; remove it and ask again",
+            f"{field} contains {found.said}, which no stored text can hold, so nothing could match; {remedy}",
             reason="unstorable_filter",
-            values={"what": field, "char": _code_point(what)},
+            values={"what": field, "char": found.char},
         )
 
 
@@ -256,11 +295,11 @@ def refuse_nul_in(table: str | None, row: Any) -> None:
     engine's ``before_execute`` hook)."""
     for key, value in row.items():
         if value.__class__ is str:
-            what = _unstorable(value)
-            if what is not None:
+            found = _unstorable(value)
+            if found is not None:
                 column = str(key)
                 field = _FIELDS.get((table or "", column), f"{column.replace('_', ' ')} of {table or 'a row'}")
-                raise _unstorable_error(field, what)
+                raise _unstorable_error(field, found)
 
 
 def refuse_nul_statement(
@@ -302,7 +341,8 @@ def check_json_size(what: str, value: Any, limit: int = MAX_JSON_BYTES) -> str:
     try:
         size = len(encoded.encode("utf-8"))
     except UnicodeEncodeError as exc:
-        raise _unstorable_error(what, _lone_surrogate(exc.object[exc.start])) from None
+        found = _surrogate_in(value) or _lone_surrogate(exc.object[exc.start], None)
+        raise _unstorable_error(what, found) from None
     if size > limit:
         raise KnowledgeValidationError(
             f"{what} exceeds limit of {limit} bytes as JSON (got {size}); store large data in a document",
