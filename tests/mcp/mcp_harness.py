@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import pytest
 from mcp import ClientSession
@@ -245,3 +246,14 @@ def exchange(data_dir: Path, lines: list[str], connection: str = "desk") -> list
         process.stdin.close()
         assert process.wait(timeout=60) == 0
     return replies
+
+
+def one_message(response: httpx.Response) -> dict[str, Any]:
+    """The one JSON-RPC message of a 200 ``response``, sent as JSON or as an event stream."""
+    assert response.status_code == 200, response.text
+    if response.headers["content-type"].startswith("application/json"):
+        found: dict[str, Any] = response.json()
+        return found
+    (data,) = [line.removeprefix("data: ") for line in response.text.splitlines() if line.startswith("data: ")]
+    message: dict[str, Any] = json.loads(data)
+    return message

@@ -32,7 +32,7 @@ import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, answer, exchange
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, answer, exchange, one_message
 
 _NAMES = itertools.count(1)
 _BOTH = "application/json, text/event-stream"
@@ -43,22 +43,11 @@ _MODERN = "2026-07-28"
 _META = {"io.modelcontextprotocol/protocolVersion": _MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def _reply(response: httpx.Response) -> dict[str, Any]:
-    """The one JSON-RPC message of ``response``, sent as JSON or as an event stream."""
-    assert response.status_code == 200, response.text
-    if response.headers["content-type"].startswith("application/json"):
-        found: dict[str, Any] = response.json()
-        return found
-    (data,) = [line.removeprefix("data: ") for line in response.text.splitlines() if line.startswith("data: ")]
-    message: dict[str, Any] = json.loads(data)
-    return message
-
-
 def _opened(served: Served, secret: str) -> dict[str, str]:
     """The headers of every request of a session begun and initialized with ``secret``."""
     auth = {"Authorization": f"Bearer {secret}", "Accept": _BOTH, "Content-Type": "application/json"}
     begun = httpx.post(f"{served.url}/mcp", json=_INIT, headers=auth, timeout=30)
-    assert _reply(begun)["result"]["protocolVersion"] == PROTOCOL
+    assert one_message(begun)["result"]["protocolVersion"] == PROTOCOL
     headers = {**auth, "Mcp-Session-Id": begun.headers["mcp-session-id"], "Mcp-Protocol-Version": PROTOCOL}
     assert httpx.post(f"{served.url}/mcp", json=INITIALIZED, headers=headers, timeout=30).status_code == 202
     return headers
@@ -81,7 +70,7 @@ def test_a_second_initialize_in_an_http_session_is_refused_and_the_session_goes_
     name = f"twice-{next(_NAMES)}"
     headers = _opened(served, served.cli.connect(name, "facts.read:self:pref.food.*"))
     url = f"{served.url}/mcp"
-    first = _reply(
+    first = one_message(
         httpx.post(
             url,
             json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": _LOOKUP},
@@ -90,10 +79,10 @@ def test_a_second_initialize_in_an_http_session_is_refused_and_the_session_goes_
         )
     )
     again = {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": _OLDER}
-    refused = _reply(httpx.post(url, json=again, headers=headers, timeout=30))
+    refused = one_message(httpx.post(url, json=again, headers=headers, timeout=30))
     assert refused["id"] == 3 and "result" not in refused, refused
     _says_begin_anew(refused["error"], "without the Mcp-Session-Id header")
-    later = _reply(
+    later = one_message(
         httpx.post(
             url,
             json={"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": _LOOKUP},
@@ -114,7 +103,7 @@ def test_initialize_sent_twice_before_initialized_is_refused_the_second_time(ser
     url = f"{served.url}/mcp"
     begun = httpx.post(url, json=_INIT, headers=auth, timeout=30)
     headers = {**auth, "Mcp-Session-Id": begun.headers["mcp-session-id"], "Mcp-Protocol-Version": PROTOCOL}
-    refused = _reply(httpx.post(url, json={**_INIT, "id": 2}, headers=headers, timeout=30))
+    refused = one_message(httpx.post(url, json={**_INIT, "id": 2}, headers=headers, timeout=30))
     _says_begin_anew(refused["error"], "without the Mcp-Session-Id header")
 
 

@@ -13,7 +13,6 @@ request (a sweep).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,7 +23,7 @@ import httpx
 import pytest
 import uvicorn
 from mcp import ClientSession
-from mcp_harness import INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, answer, free_port, seeded
+from mcp_harness import INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, answer, free_port, one_message, seeded
 from mcp_types import CallToolResult
 from starlette.applications import Starlette
 
@@ -34,17 +33,6 @@ from notochord.mcp_server.http import McpMount
 _BOTH = "application/json, text/event-stream"
 _ARGUMENTS: dict[str, Any] = {"prefix": "pref.food"}
 _LOOKUP: dict[str, Any] = {"name": "facts_lookup", "arguments": _ARGUMENTS}
-
-
-def _message(response: httpx.Response) -> dict[str, Any]:
-    """The one JSON-RPC message of ``response``, sent as JSON or as an event stream."""
-    assert response.status_code == 200, response.text
-    if response.headers["content-type"].startswith("application/json"):
-        found: dict[str, Any] = response.json()
-        return found
-    (data,) = [line.removeprefix("data: ") for line in response.text.splitlines() if line.startswith("data: ")]
-    message: dict[str, Any] = json.loads(data)
-    return message
 
 
 class _RawSession:
@@ -77,11 +65,11 @@ async def _raw_session(served: Served, secret: str) -> AsyncIterator[_RawSession
     async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
         begun = await http.post("/mcp", json=init, headers=auth)
-        assert "result" in _message(begun), begun.text
+        assert "result" in one_message(begun), begun.text
         headers = {**auth, "Mcp-Session-Id": begun.headers["mcp-session-id"], "Mcp-Protocol-Version": PROTOCOL}
         assert (await http.post("/mcp", json=INITIALIZED, headers=headers)).status_code == 202
         session = _RawSession(http, headers)
-        assert "result" in _message(await session.call(2))
+        assert "result" in one_message(await session.call(2))
         yield session
 
 
