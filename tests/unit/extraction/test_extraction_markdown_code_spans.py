@@ -7,10 +7,8 @@ rest of the file; and deciding it costs one forward search, however many runs st
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-
 import pytest
+from counted_pattern import CountingPattern
 
 from notochord.extraction import markdown
 from notochord.extraction.text import extract_text
@@ -56,17 +54,6 @@ def test_a_comment_inside_a_closed_code_span_is_shown_as_written(text: str) -> N
     assert _markdown(text) == text
 
 
-class _CountingAhead:
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
-        self.tokens = 0
-
-    def finditer(self, text: str, pos: int = 0, endpos: int = 2**63 - 1) -> Iterator[re.Match[str]]:
-        for token in self.pattern.finditer(text, pos, endpos):
-            self.tokens += 1
-            yield token
-
-
 @pytest.mark.parametrize(
     ("runs", "count"),
     [("`" + " x``" * 500_000, 500_001), ("".join("`" * n + " " for n in range(1, 1_500)), 1_499)],
@@ -77,7 +64,7 @@ def test_the_search_for_closing_runs_visits_each_run_at_most_once(
 ) -> None:
     """Each unclosed run would send a naive search to the paragraph's end: a million of them, a
     million million steps. The search goes forward only and remembers what it passed."""
-    counting = _CountingAhead(markdown._AHEAD)
+    counting = CountingPattern(markdown._AHEAD)
     monkeypatch.setattr(markdown, "_AHEAD", counting)
     text = runs + " <!-- editors only --> end"
     assert _markdown(text) == runs + "  end"

@@ -6,10 +6,8 @@ backtracked over a long run, and by counting the tokens the comment scan visits.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-
 import pytest
+from counted_pattern import CountingPattern
 
 from notochord.extraction import markdown
 from notochord.extraction.text import extract_text
@@ -22,22 +20,9 @@ def _read(text: str) -> tuple[str | None, str]:
     return document.title, document.text
 
 
-class _CountingPattern:
-    """Stands for the comment scan's token pattern and counts the tokens it hands out."""
-
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
-        self.tokens = 0
-
-    def finditer(self, text: str, pos: int = 0, endpos: int = 2**63 - 1) -> Iterator[re.Match[str]]:
-        for token in self.pattern.finditer(text, pos, endpos):
-            self.tokens += 1
-            yield token
-
-
 @pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> _CountingPattern:
-    counting = _CountingPattern(markdown._TOKEN)
+def counted(monkeypatch: pytest.MonkeyPatch) -> CountingPattern:
+    counting = CountingPattern(markdown._TOKEN)
     monkeypatch.setattr(markdown, "_TOKEN", counting)
     return counting
 
@@ -93,13 +78,13 @@ def test_a_heading_in_a_fence_whose_closing_line_goes_on_is_still_code() -> None
 # --- the comment scan: each token once --------------------------------------------------------------
 
 
-def test_a_million_backticks_before_a_comment_are_each_visited_once(counted: _CountingPattern) -> None:
+def test_a_million_backticks_before_a_comment_are_each_visited_once(counted: CountingPattern) -> None:
     text = "` " * _MILLION + "end <!-- note --> here"
     assert _read(text)[1] == ("` " * _MILLION + "end  here").strip()
     assert counted.tokens == _MILLION + 1
 
 
-def test_tokens_inside_a_comment_are_not_visited(counted: _CountingPattern) -> None:
+def test_tokens_inside_a_comment_are_not_visited(counted: CountingPattern) -> None:
     """The scan goes on after a comment's end: a comment full of backticks, fences and openers costs
     one search for its end."""
     inside = "` ```\n<!-- ~~~\n\n" * 100_000
@@ -117,12 +102,12 @@ def test_tokens_inside_a_comment_are_not_visited(counted: _CountingPattern) -> N
     ],
     ids=["openers", "openers-with-words", "almost-openers", "dashes"],
 )
-def test_comment_openers_that_nothing_closes_are_text_after_one_search(hostile: str, counted: _CountingPattern) -> None:
+def test_comment_openers_that_nothing_closes_are_text_after_one_search(hostile: str, counted: CountingPattern) -> None:
     assert _read(hostile)[1] == hostile.strip()
     assert counted.tokens == 1
 
 
-def test_a_fence_of_a_million_lines_is_read_line_by_line_once(counted: _CountingPattern) -> None:
+def test_a_fence_of_a_million_lines_is_read_line_by_line_once(counted: CountingPattern) -> None:
     text = "```\n" * _MILLION + "<!-- hidden -->shown"
     assert _read(text)[1] == ("```\n" * _MILLION).strip() + "\nshown"
     assert counted.tokens == _MILLION + 1
