@@ -24,14 +24,17 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+import uvicorn
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
+from starlette.applications import Starlette
 from typer.testing import CliRunner
 
 from notochord.cli import app
+from notochord.mcp_server.http import McpMount
 
 ENV = {"NOTOCHORD_EMBEDDER": "none", "NOTOCHORD_INDEX_IN_BACKGROUND": "false"}
 JWT_SECRET = "mcp-tests-" + "s" * 32
@@ -257,3 +260,18 @@ def one_message(response: httpx.Response) -> dict[str, Any]:
     (data,) = [line.removeprefix("data: ") for line in response.text.splitlines() if line.startswith("data: ")]
     message: dict[str, Any] = json.loads(data)
     return message
+
+
+def mount_server(mount: McpMount) -> tuple[uvicorn.Server, int]:
+    """A uvicorn server of ``/mcp`` alone, on a free port, its mount running for the server's life
+    (not started: a test runs it in a thread or in its own event loop); the server and its port."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with mount.running():
+            yield
+
+    port = free_port()
+    app = Starlette(routes=[mount.route], lifespan=lifespan)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", ws="none", log_level="critical")
+    return uvicorn.Server(config), port

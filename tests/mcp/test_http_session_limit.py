@@ -9,21 +9,18 @@ once a session ends, a new one opens and is a run of its own.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-import uvicorn
 from mcp.shared.exceptions import MCPError
-from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, free_port, initialize_error, seeded
-from starlette.applications import Starlette
+from mcp_harness import FOREIGN_WORDS, INIT_PARAMS, INITIALIZED, Cli, initialize_error, mount_server, seeded
 from test_http_session_words import SDK_WORDS
 
 import notochord
@@ -39,17 +36,7 @@ def limited(tmp_path: Path) -> Iterator[tuple[str, Cli]]:
     """``/mcp`` holding at most two sessions, on a free port; its URL and the CLI on its vault."""
     cli = seeded(tmp_path / "data")
     with notochord.open(cli.data_dir, embedder=None) as nc:
-        mount = McpMount(nc, max_sessions=_LIMIT)
-
-        @contextlib.asynccontextmanager
-        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-            async with mount.running():
-                yield
-
-        app = Starlette(routes=[mount.route], lifespan=lifespan)
-        port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", ws="none", log_level="critical")
-        server = uvicorn.Server(config)
+        server, port = mount_server(McpMount(nc, max_sessions=_LIMIT))
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         deadline = time.monotonic() + 30

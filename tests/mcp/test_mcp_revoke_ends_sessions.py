@@ -21,11 +21,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 from mcp import ClientSession
-from mcp_harness import INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, answer, free_port, one_message, seeded
+from mcp_harness import INIT_PARAMS, INITIALIZED, PROTOCOL, Cli, Served, answer, mount_server, one_message, seeded
 from mcp_types import CallToolResult
-from starlette.applications import Starlette
 
 import notochord
 from notochord.mcp_server.http import McpMount
@@ -148,16 +146,7 @@ def test_a_sweep_ends_the_sessions_of_a_revoked_secret_while_no_request_comes(tm
     async def go() -> None:
         with notochord.open(cli.data_dir, embedder=None) as nc:
             mount = McpMount(nc)
-
-            @asynccontextmanager
-            async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-                async with mount.running():
-                    yield
-
-            app = Starlette(routes=[mount.route], lifespan=lifespan)
-            port = free_port()
-            config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", ws="none", log_level="critical")
-            server = uvicorn.Server(config)
+            server, port = mount_server(mount)
             async with anyio.create_task_group() as serving:
                 serving.start_soon(server.serve)
                 with anyio.fail_after(30):
