@@ -1,4 +1,4 @@
-"""A hostile caller, sixth pass: JSON values at their edges.
+"""A hostile caller: JSON values at their edges.
 
 A fact's value and a document's ``meta`` are JSON. JSON objects have text keys, and equal values
 are found equal by their canonical JSON (OD-K17): so a value written from Python with keys that are

@@ -1,4 +1,4 @@
-"""A new user of the host API, sixth pass: arguments that look right and are not.
+"""A new user of the host API: arguments that look right and are not.
 
 ``create`` and ``pin`` are switches: only ``True`` or ``False`` turns them, since ``bool('no')`` is
 true and a caller passing the text would create a person or pin a fact it meant not to. A search

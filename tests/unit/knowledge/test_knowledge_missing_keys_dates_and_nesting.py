@@ -1,4 +1,4 @@
-"""A hostile gem and a careful user, fifth pass: keys that are missing, undo that would take a later
+"""A hostile gem and a careful user: keys that are missing, undo that would take a later
 edit with it, facts of a deleted person, dates of the first millennium and the calendar's ends, and
 JSON nested deeper than every reader can read back.
 

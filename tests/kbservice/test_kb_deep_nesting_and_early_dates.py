@@ -1,4 +1,4 @@
-"""Hostile clients and careful new users, fifth pass: bodies nested deeper than an answer can be
+"""Hostile clients and careful new users: bodies nested deeper than an answer can be
 written, and search time ranges in the first millennium."""
 
 from __future__ import annotations

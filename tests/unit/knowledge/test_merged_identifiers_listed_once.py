@@ -1,4 +1,4 @@
-"""A careful user, sixth pass: merging two records of one person who share identifiers.
+"""A careful user: merging two records of one person who share identifiers.
 
 Two records of one person often hold the same identifier (the same email, spelled in another case;
 the same name). After a merge the kept person lists each identifier once, as adding it again would

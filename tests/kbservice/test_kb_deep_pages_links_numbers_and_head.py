@@ -1,4 +1,4 @@
-"""Hostile clients and careful new users, fourth pass: deep pages on every backend, what the link
+"""Hostile clients and careful new users: deep pages on every backend, what the link
 lookups show a caller with grants only, numbers JSON can spell but not hold, HEAD beside GET, and
 tokens that name users no store can write down."""
 

@@ -1,4 +1,4 @@
-"""A hostile caller, sixth pass: moments that ISO 8601 and RFC 3339 allow and Python's parser does not.
+"""A hostile caller: moments that ISO 8601 and RFC 3339 allow and Python's parser does not.
 
 A leap second (``23:59:60``), the end of a day written ``24:00``, and a lower-case ``t`` or ``z``
 are valid timestamps. Before, a diary entry's ``meta.date`` written so was not read as a date at

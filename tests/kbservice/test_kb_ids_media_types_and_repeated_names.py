@@ -1,4 +1,4 @@
-"""Hostile clients and careful new users, sixth pass: ids spelled in other ways than a UUID is
+"""Hostile clients and careful new users: ids spelled in other ways than a UUID is
 written, bodies declared as another media type or compressed, JSON objects naming a key twice, and
 query parameters given twice."""
 
