@@ -1,8 +1,8 @@
 """The rules of a page's own ``<style>`` sheets that bear on what it shows, for
 :mod:`notochord.extraction.style_cascade`.
 
-Only the declarations of ``display``, ``visibility``, ``opacity`` and ``font-size`` are kept (the
-``font`` shorthand counts as ``font-size``, ``all`` as each of them).
+Only the declarations of ``display``, ``content-visibility``, ``visibility``, ``opacity`` and
+``font-size`` are kept (the ``font`` shorthand counts as ``font-size``, ``all`` as each of them).
 
 A rule is *certain* when its selector is one the cascade matches exactly: a type (``p``), ``*``, a
 class (``.x``), an id (``#x``), an attribute's presence or exact value (``[data-x]``,
@@ -55,7 +55,7 @@ MAX_RULES: Final = 20_000
 MAX_NESTING: Final = 8
 
 CSS_WIDE_KEYWORDS: Final = frozenset({"inherit", "initial", "unset", "revert", "revert-layer"})
-_PROPERTIES: Final = ("display", "visibility", "opacity", "font-size")
+_PROPERTIES: Final = ("display", "content-visibility", "visibility", "opacity", "font-size")
 _SKIPPED_AT_RULES: Final = frozenset(
     {
         "font-face",

@@ -1,17 +1,21 @@
 """Which parts of parsed HTML a browser shows, for :mod:`notochord.extraction.text`.
 
-Only what a page says of itself counts: its ``hidden`` and ``aria-hidden`` attributes, its inline
-``style`` declarations and its own ``<style>`` sheets. Sheets a page links (``<link>``,
-``@import``) are not fetched and scripts are not run; ``<style>`` inside ``template``, ``noscript``,
+Only what a page says of itself counts: its ``hidden``, ``popover`` and ``aria-hidden`` attributes,
+a ``dialog``'s ``open``, its inline ``style`` declarations and its own ``<style>`` sheets. Sheets a
+page links (``<link rel=stylesheet>``, ``@import``) are never fetched, by design (extraction is a
+pure function of the file's bytes and never reaches the network): what they would hide is kept,
+and the page is read as without them. Scripts are not run; ``<style>`` inside ``template``, ``noscript``,
 ``iframe``, ``textarea``, ``title``, ``xmp``, ``noembed`` and ``noframes`` styles nothing, and one
 whose ``type`` is not CSS is not read. Which styles an element gets, and which of their values
 hide it, is decided by :mod:`notochord.extraction.style_cascade` (which rules of a sheet are
-applied: :mod:`notochord.extraction.css_rules`). Hidden, and left out of the text:
+applied: :mod:`notochord.extraction.css_rules`; whether class and id selectors match in any case:
+:mod:`notochord.extraction.document_mode`). Hidden, and left out of the text:
 
-- an element whose ``display`` is ``none``, or that has a ``hidden`` attribute and no ``display``
-  (``hidden="until-found"`` content is shown when the page's search finds it, so it is meant to be
-  found and is kept), or whose ``opacity`` is zero: it and all it holds, which nothing inside can
-  show again;
+- an element whose ``display`` is ``none``, or that has a ``hidden`` or ``popover`` attribute or is
+  a ``dialog`` without ``open`` and has no ``display`` (``hidden="until-found"`` content is shown
+  when the page's search finds it, so it is meant to be found and is kept), or whose ``opacity`` is
+  zero, or whose contents ``content-visibility: hidden`` skips (not on inline text, where it does
+  nothing): it and all it holds, which nothing inside can show again;
 - text and images whose ``visibility`` is ``hidden`` or ``collapse`` (inherited: a descendant
   styled ``visible`` shows again);
 - text whose ``font-size`` is zero (inherited: a descendant given an absolute size shows again);
@@ -40,15 +44,24 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
     from bs4 import BeautifulSoup
-    from bs4.element import PageElement, Tag
+    from bs4.element import NavigableString, PageElement, Tag
 
-__all__ = ["drop_unshown", "page_style_sheets", "take_out"]
+__all__ = ["drop_unshown", "page_style_sheets", "shown_string_types", "take_out"]
 
 _ARIA_HIDDEN: Final = re.compile(r"^\s*true\s*$", re.IGNORECASE)
 # elements whose content a browser renders as no part of the page, style sheets included
 _INERT: Final = frozenset({"template", "noscript", "iframe", "textarea", "title", "xmp", "noembed", "noframes"})
 _SCREEN_MEDIA: Final = frozenset({"", "all", "screen"})
 _TOP: Final = Shown(removed=False, visible=True, font_zero=False)
+
+
+def shown_string_types() -> tuple[type[NavigableString], ...]:
+    """The kinds of the parser's strings a browser shows as text: plain text and a ruby annotation
+    (``rt``), not its fallback parentheses (``rp``, shown only where ruby is not supported), nor
+    comments, doctypes, processing instructions or CDATA sections (in HTML a comment)."""
+    from bs4.element import NavigableString, RubyTextString
+
+    return (NavigableString, RubyTextString)
 
 
 def _aria_hidden(tag: Tag) -> bool:
@@ -80,11 +93,14 @@ def page_style_sheets(soup: BeautifulSoup) -> list[tuple[str, bool]]:
     return sheets
 
 
-def drop_unshown(soup: BeautifulSoup, sheets: Sequence[tuple[str, bool]] = ()) -> None:
+def drop_unshown(soup: BeautifulSoup, sheets: Sequence[tuple[str, bool]] = (), *, quirks: bool | None = None) -> None:
     """Take out of ``soup`` what a browser shows nothing of, by the page's attributes, inline styles
-    and ``sheets`` (from :func:`page_style_sheets`), and the alternative text no one reads."""
+    and ``sheets`` (from :func:`page_style_sheets`), and the alternative text no one reads.
+
+    ``quirks`` says whether the page is rendered in quirks mode, None when that is not known
+    (:func:`notochord.extraction.document_mode.quirks_mode`, asked before anything is taken out)."""
     try:
-        unshown = _unshown(soup, Cascade(style_rules(sheets)))
+        unshown = _unshown(soup, Cascade(style_rules(sheets), quirks=quirks))
     except (SheetsBeyondBoundsError, CascadeBeyondBoundsError):
         unshown = _unshown(soup, Cascade([]))
     take_out(unshown)
@@ -119,6 +135,7 @@ def _unshown(soup: BeautifulSoup, cascade: Cascade) -> list[PageElement]:
     """
     from bs4.element import NavigableString, Tag
 
+    text_types = shown_string_types()
     root = soup.find("html", recursive=False)
     root_font_zero = isinstance(root, Tag) and cascade.shown(root, _TOP, False).font_zero
     unshown: list[PageElement] = []
@@ -137,7 +154,12 @@ def _unshown(soup: BeautifulSoup, cascade: Cascade) -> list[PageElement]:
                 unshown.append(child)
             else:
                 stack.append((iter(child.children), shown, aloud))
-        elif (not parent.visible or parent.font_zero) and type(child) is NavigableString and not child.isspace():
+        elif (
+            (not parent.visible or parent.font_zero)
+            and isinstance(child, NavigableString)
+            and type(child) in text_types
+            and not child.isspace()
+        ):
             # white space stays: it keeps the words on either side apart, as hidden text's room does
             unshown.append(child)
     return unshown

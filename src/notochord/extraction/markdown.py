@@ -5,9 +5,17 @@
   text, and its ``title:`` is the document's title. A ``---`` rule above a paragraph is no front
   matter and stays.
 - HTML comments (``<!-- … -->``, on lines of their own or within a line) are notes to the file's
-  editors that a Markdown viewer never shows: they are left out of the text. In fenced code blocks
-  and code spans they are shown as written, and so kept; a ``<!--`` that nothing closes is text.
-  (Indented code blocks are not told apart: a comment in one is left out too.) As in CommonMark,
+  editors that a Markdown viewer never shows: they are left out of the text, to the extent
+  CommonMark gives them. A ``<!--`` that opens a line (after at most three spaces) starts an HTML
+  block that ends on the first line holding ``-->``, blank lines and all; what follows the ``-->``
+  on that line is shown. A ``<!--`` anywhere else is a comment only when ``-->`` closes it within
+  its paragraph: a blank line, or a line that may start another block (a heading, a list item, a
+  quote marker where the opener's line has none, a fence, a rule or setext underline, an HTML
+  block's tag), before the ``-->`` makes the ``<!--`` text, shown with what follows (a line that
+  only may start a block, such as one indented too deeply, counts: the text is kept). ``<!-->``
+  and ``<!--->`` are whole comments. In fenced code blocks and code spans comments are shown as
+  written, and so kept; a ``<!--`` that nothing closes is text. (Indented code blocks are not told
+  apart: a comment in one is left out too.) As in CommonMark,
   blocks come first: a fence opens a code block wherever it stands (a backtick fence whose info
   string holds a backtick is no fence), and a run of backticks opens a code span only when a run
   of the same length closes it later in the same paragraph, before a blank line or a fence; a run
@@ -18,8 +26,9 @@
 - The file is read in the calling process, without a reader's deadline
   (:mod:`notochord.extraction.isolated`), so every step is linear in its length, whatever its lines
   hold: no pattern here may backtrack over a run it has already matched (a heading line of a
-  million spaces once cost hours), the comment scan visits each token once, and the search for the
-  runs that close code spans goes only forward, once over the file at most.
+  million spaces once cost hours), the comment scan visits each token once, and the searches for the
+  runs that close code spans, for the ``-->`` that closes a comment and for the line that ends a
+  comment's paragraph go only forward, each once over the file at most.
 """
 
 from __future__ import annotations
@@ -40,6 +49,25 @@ _TOKEN: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})|(`+)|(<!--)|\n[ \t]*\n", re.MU
 # what decides whether a run of backticks opens a code span: a later run of the same length before
 # the paragraph ends, at a blank line or a fence
 _AHEAD: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})|(`+)|\n[ \t]*\n", re.MULTILINE)
+_COMMENT_CLOSE: Final = re.compile("-->")
+_QUOTED_LINE: Final = re.compile(r"[ \t]*+>")
+# what a line may be that ends a paragraph: blank, or the start of another block (any indentation
+# is taken: a line indented too deeply to start one only keeps a comment's text)
+_HTML_BLOCK_NAMES: Final = (
+    "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|"
+    "dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|"
+    "html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|pre|script|"
+    "search|section|style|summary|table|tbody|td|textarea|tfoot|th|thead|title|tr|track|ul"
+)
+_STARTS_BLOCK: Final = (
+    r"(?:$|\#{1,6}+(?:[ \t]|$)|`{3}|~{3}|[-+*](?:[ \t]|$)|\d{1,9}+[.)](?:[ \t]|$)|=++[ \t]*+$|-++[ \t]*+$"
+    rf"|(?:[-*_][ \t]*+){{3,}}+$|<(?:[!?]|/?(?:{_HTML_BLOCK_NAMES})(?:[ \t>]|/>|$)))"
+)
+# the newline before a line that ends the paragraph of a comment opened on a line without a quote
+# marker (where a quote marker starts a block), and of one opened in a quote (where markers only
+# continue it, and what follows them counts)
+_PARAGRAPH_BREAK: Final = re.compile(rf"\n[ \t]*+(?:>|{_STARTS_BLOCK})", re.MULTILINE | re.IGNORECASE)
+_QUOTED_PARAGRAPH_BREAK: Final = re.compile(rf"\n(?:[ \t]*+>)*+[ \t]*+{_STARTS_BLOCK}", re.MULTILINE | re.IGNORECASE)
 
 
 def read_markdown(text: str) -> tuple[str | None, str]:
@@ -106,12 +134,59 @@ class _Closers:
         return None
 
 
+class _Ahead:
+    """Where ``pattern`` next matches in ``text`` at or after a position, asked for positions that
+    never go back: an answer still ahead is given again, so each stretch is searched once."""
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self._pattern = pattern
+        self._text = text
+        self._from = -1  # where the last search started
+        self._found = -1  # where it matched, or -1: nowhere after ``_from``
+
+    def at_or_after(self, position: int) -> int:
+        """The start of the first match at or after ``position``, or -1."""
+        if self._from < 0 or position < self._from or 0 <= self._found < position:
+            match = self._pattern.search(self._text, position)
+            self._from, self._found = position, -1 if match is None else match.start()
+        return self._found
+
+
+class _Lines:
+    """Where the line holding a position starts and whether it opens with a quote marker, asked for
+    positions that never go back: each stretch is searched once."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._seen = 0  # the newlines before here are accounted for
+        self.start = 0
+        self._quoted_for = -1
+        self._quoted = False
+
+    def move_to(self, position: int) -> None:
+        newline = self._text.rfind("\n", self._seen, position)
+        if newline >= 0:
+            self.start = newline + 1
+        self._seen = max(self._seen, position)
+
+    def opens_line(self, position: int) -> bool:
+        """Whether at most three spaces stand before ``position`` on its line."""
+        return position - self.start <= 3 and not self._text[self.start : position].strip(" ")
+
+    def quoted(self) -> bool:
+        if self._quoted_for != self.start:
+            self._quoted_for, self._quoted = self.start, _QUOTED_LINE.match(self._text, self.start) is not None
+        return self._quoted
+
+
 def _without_comments(text: str) -> str:
     """``text`` without the HTML comments that stand outside code, in one pass over it.
 
     Blocks come first, as in CommonMark: a fence opens a code block wherever it stands, and a code
     span, which a run of backticks opens only when a run of the same length closes it later in the
-    same paragraph, never runs past a blank line or a fence. A run that nothing closes is text.
+    same paragraph, never runs past a blank line or a fence. A run that nothing closes is text. A
+    comment opening a line runs to its ``-->``; one within a paragraph only where the paragraph
+    holds its ``-->``.
     """
     last = text.rfind("<!--")
     if last < 0:
@@ -120,6 +195,10 @@ def _without_comments(text: str) -> str:
     kept: list[str] = []
     fence: str | None = None
     closers = _Closers(text)
+    closes = _Ahead(_COMMENT_CLOSE, text)
+    breaks = _Ahead(_PARAGRAPH_BREAK, text)
+    quoted_breaks = _Ahead(_QUOTED_PARAGRAPH_BREAK, text)
+    lines = _Lines(text)
     closer: int | None = None  # where the open code span's closing run starts; None outside one
     copied = 0  # where the text not yet copied to ``kept`` starts
     tokens = _TOKEN.finditer(text, 0, stop)
@@ -141,9 +220,15 @@ def _without_comments(text: str) -> str:
             elif start == closer:
                 closer = None
         elif closer is None:
-            end = text.find("-->", token.end())
+            # ``<!-->`` and ``<!--->`` close themselves
+            end = closes.at_or_after(token.start() + 2)
             if end < 0:  # nothing closes it, nor any opener after it
                 break
+            lines.move_to(token.start())
+            if not lines.opens_line(token.start()):
+                paragraph_end = (quoted_breaks if lines.quoted() else breaks).at_or_after(token.end())
+                if 0 <= paragraph_end < end:
+                    continue  # the paragraph ends first: the opener is text
             kept.append(text[copied : token.start()])
             copied = end + 3
             closers.paragraph_from(copied)

@@ -1,19 +1,27 @@
 """What the cascade of a page's styles does to one element's visibility, for
 :mod:`notochord.extraction.html_shown`.
 
-Four properties are resolved: ``display``, ``visibility`` (inherited), ``opacity`` and
-``font-size`` (inherited). Their declarations rank as a browser ranks them: an inline
-``!important`` one over a sheet's ``!important`` one, over an animation, over an inline one, over
-a sheet's; among a sheet's, by specificity, then the later one. Of the sheets' rules
-(:mod:`notochord.extraction.css_rules`) a certain rule applies where it matches exactly; one that
-matches only when classes, ids and attribute values are compared in any case (as a page in quirks
-mode does), or any doubtful rule that may match, is taken to show: where such a rule could outrank
-the declaration that hides, the element is not hidden. A value not understood never hides.
+Five properties are resolved: ``display``, ``content-visibility``, ``visibility`` (inherited),
+``opacity`` and ``font-size`` (inherited). Their declarations rank as a browser ranks them: an
+inline ``!important`` one over a sheet's ``!important`` one, over an animation, over an inline one,
+over a sheet's; among a sheet's, by specificity, then the later one. Of the sheets' rules
+(:mod:`notochord.extraction.css_rules`) a certain rule applies where it matches as the page's mode
+compares (:mod:`notochord.extraction.document_mode`: class and id selectors in any case in quirks
+mode, exactly in the other modes; attribute values exactly). A rule that matches only when
+attribute values, or classes and ids where the mode is not known, are compared in any case, or any
+doubtful rule that may match, is taken to show: where such a rule could outrank the declaration
+that hides, the element is not hidden. A value not understood never hides.
 
 An element is hidden by the value that wins:
 
-- ``display: none``, or no ``display`` at all and a ``hidden`` attribute (other than
-  ``until-found``, whose content the page's search finds and opens);
+- ``display: none``, or no ``display`` at all and what a browser's own sheet hides: an element
+  with a ``hidden`` attribute (other than ``until-found``, whose content the page's search finds
+  and opens) or a ``popover`` attribute (shown only when a script or a button opens it), and a
+  ``dialog`` without ``open``;
+- ``content-visibility: hidden``, which skips all an element holds, where it applies: on an
+  element laid out as a block, a flex or grid container, a list item or an inline block, not on
+  inline text (a ``span``), a table or its parts, and not where a rule that may apply could change
+  the element's ``display``;
 - ``opacity`` of 0 or less (``0``, ``0.0``, ``0%``, ``-1``); not inherited, but nothing inside an
   element without opacity can show;
 - ``visibility: hidden`` or ``collapse``, inherited: a descendant with ``visibility: visible``
@@ -53,6 +61,19 @@ _SHEET, _INLINE, _ANIMATION, _SHEET_IMPORTANT, _INLINE_IMPORTANT = range(5)
 _NO_SPECIFICITY: Final = (0, 0, 0)
 _INHERITING: Final = frozenset({"inherit", "unset", "revert", "revert-layer"})
 _INVISIBLE: Final = frozenset({"hidden", "collapse"})
+# the layouts ``content-visibility`` applies to (an element's own box that size containment can
+# apply to), and the elements a browser lays out so by its own sheet
+_CONTAINABLE_DISPLAYS: Final = frozenset(
+    {"block", "flow-root", "flex", "grid", "inline-block", "inline-flex", "inline-grid", "list-item"}
+)
+_BLOCKS_BY_DEFAULT: Final = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dialog", "dir",
+        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4",
+        "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "listing", "main", "menu", "nav",
+        "ol", "p", "plaintext", "pre", "search", "section", "summary", "ul", "xmp",
+    }
+)  # fmt: skip
 # possessive: a value of a million digits is read once, not once for each place it could split
 _FIGURES: Final = r"[+-]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:e[+-]?\d++)?+"
 _NUMBER: Final = re.compile(rf"({_FIGURES})(%?)")
@@ -110,7 +131,8 @@ def _font_size_zero(value: str, parent_zero: bool, root_zero: bool) -> bool:
 class _Element:
     """An element's id, classes and attributes, in their own case and folded."""
 
-    def __init__(self, tag: Tag) -> None:
+    def __init__(self, tag: Tag, quirks: bool | None) -> None:
+        self._quirks = quirks
         self.name = tag.name
         self.attributes = tag.attrs
         ident = tag.attrs.get("id")
@@ -141,13 +163,18 @@ class _Element:
         return keys
 
     def matches(self, compound: Compound, exact: bool) -> bool:
+        """Whether the element matches ``compound``: ``exact``, as the page's mode compares classes
+        and ids and with attribute values in their own case; else as it may compare them, and
+        attribute values in any case (HTML compares some so)."""
+        fold_names = self._quirks is True if exact else self._quirks is not False
+        fold_values = not exact
         if compound.tag is not None and compound.tag != self.name:
             return False
         for ident in compound.ids:
-            if self.id is None or (self.id != ident if exact else self.id.lower() != ident.lower()):
+            if self.id is None or (self.id.lower() != ident.lower() if fold_names else self.id != ident):
                 return False
         for each in compound.classes:
-            if each not in self.classes if exact else each.lower() not in self.folded_classes:
+            if each.lower() not in self.folded_classes if fold_names else each not in self.classes:
                 return False
         for name, value in compound.attributes:
             given = self.attributes.get(name)
@@ -156,12 +183,23 @@ class _Element:
             if value is None:
                 continue
             if isinstance(given, list):  # a list of tokens keeps no record of the spaces between them
-                if exact:
+                if not fold_values:
                     return False
                 given = " ".join(given)
-            if given != value if exact else self._folded(name, given) != value.lower():
+            if self._folded(name, given) != value.lower() if fold_values else given != value:
                 return False
         return True
+
+
+def _hidden_by_default(tag: Tag) -> bool:
+    """Whether a browser's own sheet gives ``tag`` ``display: none`` (of the elements left after
+    those never shown are dropped)."""
+    hidden = tag.get("hidden")
+    if hidden is not None and str(hidden).strip().lower() != "until-found":
+        return True
+    if tag.name == "dialog":
+        return tag.get("open") is None
+    return tag.get("popover") is not None
 
 
 def _key(compound: Compound) -> str:
@@ -177,7 +215,10 @@ def _key(compound: Compound) -> str:
 class Cascade:
     """The page's rules, filed for matching, and the count of checks made so far."""
 
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[Rule], *, quirks: bool | None = None) -> None:
+        """``quirks``: whether the page is in quirks mode (:mod:`notochord.extraction.document_mode`),
+        where class and id selectors match in any case; None when that is not known."""
+        self._quirks = quirks
         self._filed: defaultdict[str, list[tuple[Rule, int]]] = defaultdict(list)
         # doubtful rules that may match anything (keyframes, nested rules, ``:hover``) are met by
         # every element: only their distinct declarations are kept, in one rule each for animations
@@ -215,7 +256,7 @@ class Cascade:
         if not self._filed:
             return winners, doubtful
         self._steps_left += MATCH_STEPS_PER_ELEMENT
-        element = _Element(tag)
+        element = _Element(tag, self._quirks)
         for key in element.filing_keys():
             for rule, cost in self._filed.get(key, ()):
                 self._steps_left -= cost
@@ -238,16 +279,24 @@ class Cascade:
         """What the styles leave of ``tag``, inside a parent of which ``parent`` is left."""
         winners, doubtful = self._declarations(tag)
         if not winners and not doubtful:
-            hidden_attribute = tag.get("hidden")
-            removed = hidden_attribute is not None and str(hidden_attribute).strip().lower() != "until-found"
-            return Shown(removed, parent.visible, parent.font_zero)
+            return Shown(_hidden_by_default(tag), parent.visible, parent.font_zero)
+
+        def contained() -> bool:
+            """Whether ``content-visibility`` applies to the element's box, as far as is known."""
+            if doubtful.get("display"):
+                return False
+            winner = winners.get("display")
+            if winner is None:
+                return tag.name in _BLOCKS_BY_DEFAULT
+            return winner[1] in _CONTAINABLE_DISPLAYS
 
         def hides(name: str, value: str | None) -> bool:
             if name == "display":
                 if value is None or value in ("revert", "revert-layer"):
-                    hidden = tag.get("hidden")
-                    return hidden is not None and str(hidden).strip().lower() != "until-found"
+                    return _hidden_by_default(tag)
                 return value == "none"
+            if name == "content-visibility":
+                return value == "hidden" and contained()
             if name == "visibility":
                 if value is None or value in _INHERITING:
                     return not parent.visible
@@ -276,7 +325,7 @@ class Cascade:
             return True
 
         return Shown(
-            removed=hidden("display") or hidden("opacity"),
+            removed=hidden("display") or hidden("opacity") or hidden("content-visibility"),
             visible=not hidden("visibility"),
             font_zero=hidden("font-size"),
         )

@@ -16,9 +16,12 @@ Rules (P-GEN-02, P-NET-10):
   ``- `` lines; HTML ``script``, ``style``, ``nav``, ``noscript``, ``template``, ``iframe``, ``svg``,
   ``title``, ``video``, ``audio``, ``canvas`` and ``datalist`` elements are dropped (an HTML
   title is the title wherever it stands, never body text), and so is what the page's own
-  ``hidden`` attributes, inline styles and ``<style>`` sheets hide (``display: none``,
-  ``visibility: hidden``, ``opacity: 0``, ``font-size: 0``), as a browser applies them
-  (:mod:`notochord.extraction.html_shown`). An image stands for its
+  ``hidden`` and ``popover`` attributes, closed ``dialog`` elements, inline styles and ``<style>``
+  sheets hide (``display: none``, ``content-visibility: hidden``, ``visibility: hidden``,
+  ``opacity: 0``, ``font-size: 0``), as a browser applies them, in the page's mode
+  (:mod:`notochord.extraction.html_shown`); linked sheets are never fetched. Ruby annotations
+  (``rt``) are read beside their base; CDATA sections, which HTML reads as comments, are not.
+  An image stands for its
   alternative text where it says something, as for a DOCX picture
   (:mod:`notochord.extraction.alt_text`). Paragraphs, and elements a browser shows apart, are
   separated by a blank line. Markdown front matter and HTML comments are left out
@@ -51,9 +54,10 @@ from pydantic.alias_generators import to_camel
 from notochord.charsets import text_codec
 from notochord.errors import DocumentTooLargeError, KnowledgeValidationError, UnsupportedDocumentError
 from notochord.extraction.alt_text import meaningful_alt_text
+from notochord.extraction.document_mode import quirks_mode
 from notochord.extraction.docx import MAX_DOCX_UNPACKED, read_docx
 from notochord.extraction.encoding import byte_order_mark, unmarked_utf16
-from notochord.extraction.html_shown import drop_unshown, page_style_sheets, take_out
+from notochord.extraction.html_shown import drop_unshown, page_style_sheets, shown_string_types, take_out
 from notochord.extraction.markdown import read_markdown
 from notochord.extraction.pdf import read_pdf
 
@@ -321,6 +325,7 @@ class _HtmlText:
     """Walks parsed HTML into Markdown-flavoured paragraphs."""
 
     def __init__(self) -> None:
+        self._text_types = shown_string_types()
         self.blocks: list[str] = []
         self._inline: list[str] = []
         self._prefix = ""
@@ -352,8 +357,7 @@ class _HtmlText:
                     after()
                 continue
             if isinstance(child, NavigableString):
-                # Comments, doctypes, CDATA and processing instructions are subclasses; only text counts.
-                if type(child) is NavigableString:
+                if type(child) in self._text_types:
                     self._inline.append(str(child))
                 continue
             if not isinstance(child, Tag):
@@ -368,13 +372,13 @@ class _HtmlText:
         level = _HEADINGS.get(name)
         if level is not None:
             self.flush()
-            heading = " ".join(tag.get_text(" ").split())
+            heading = " ".join(tag.get_text(" ", types=self._text_types).split())
             if heading:
                 self.blocks.append(f"{'#' * level} {heading}")
             return False
         if name == "pre":
             self.flush()
-            preformatted = tag.get_text().strip("\n")
+            preformatted = tag.get_text(types=self._text_types).strip("\n")
             if preformatted.strip():
                 self.blocks.append(preformatted)
             return False
@@ -382,7 +386,7 @@ class _HtmlText:
             self.flush()
             self._prefix = "- "
             return self.flush
-        if name in ("td", "th"):
+        if name in ("td", "th", "rt"):  # a ruby annotation is a word of its own beside its base
             self._inline.append(" ")
             return self._space
         if name == "img":
@@ -419,15 +423,19 @@ def _html(data: bytes, content_type: str | None, what: str) -> tuple[str | None,
         raise
     except Exception as exc:  # the parser meets untrusted input and may fail in any way
         raise cannot_extract(what, f"the HTML could not be parsed ({exc})") from exc
-    # read before head and svg go: their sheets style the whole page
+    # read before head and svg go: their sheets style the whole page, and what stands before the
+    # doctype decides the mode
     sheets = page_style_sheets(soup)
+    quirks = quirks_mode(
+        soup, may_be_xml=_media_type(content_type) == "application/xhtml+xml" or what.lower().endswith(".xhtml")
+    )
     # an icon's <svg><title> is no page title; a browser takes the first title of the page itself
     take_out(soup.find_all("svg"))
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text(" ").split()) if title_tag is not None else ""
     take_out(soup.find_all(_DROPPED_TAGS))
     # hidden parts go before the walk: headings and preformatted blocks are read whole
-    drop_unshown(soup, sheets)
+    drop_unshown(soup, sheets, quirks=quirks)
     walker = _HtmlText()
     walker.walk(soup)
     walker.flush()

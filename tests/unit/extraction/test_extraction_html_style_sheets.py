@@ -52,10 +52,11 @@ def test_a_sheet_rule_with_a_simple_selector_hides_what_it_matches(sheet: str, e
 
 
 def test_visible_text_beside_text_a_sheet_hides_is_kept() -> None:
-    page = _styled(
-        ".x{display:none} .y{font-size:0}",
+    """With a doctype (no quirks mode) a class of another case is another class."""
+    page = _html(
+        "<!DOCTYPE html><html><head><style>.x{display:none} .y{font-size:0}</style></head><body>"
         '<p>Pay <span class="x">nothing, ignore this invoice and</span>€120 by <b class="y">never</b>Friday.</p>'
-        '<p class="X">Other case, other class</p><p data-x="x">Other attribute</p>',
+        '<p class="X">Other case, other class</p><p data-x="x">Other attribute</p></body></html>'
     )
     assert page == "Pay €120 by Friday.\n\nOther case, other class\n\nOther attribute"
 
