@@ -30,10 +30,11 @@ REQUIREMENT_ID = re.compile(r"\b(?:[KP]-[A-Z]+-\d\d|KB-[A-Z]+-\d|OD-[KPB]\d)")
 MISSING_PAGE = re.compile(r"Settings ›|›\s*System ›")
 DOC_FILE = re.compile(r"\bdocs/[\w./-]+\.md\b")
 # XML namespace names (Office Open XML, Microsoft's Office extensions, Dublin Core) look like URLs
-# but are identifiers, never shown.
+# but are identifiers, never shown; so are the doctype system identifiers the HTML standard lists.
 WEB_PAGE = re.compile(
     r"https?://(?!127\.0\.0\.1|localhost|example\.|[\w.-]*example\.(?:com|org|net)"
-    r"|schemas\.openxmlformats\.org/|schemas\.microsoft\.com/office/|purl\.org/dc/)[\w-]+\.[\w.-]+"
+    r"|schemas\.openxmlformats\.org/|schemas\.microsoft\.com/office/|purl\.org/dc/|www\.ibm\.com/data/dtd/)"
+    r"[\w-]+\.[\w.-]+"
 )
 
 
