@@ -27,6 +27,7 @@ from sqlalchemy.dialects.postgresql import base as postgresql_base
 __all__ = [
     "NOT_BY_USER",
     "ONLY_ON",
+    "FoldedText",
     "built_on",
     "change_objects",
     "changes",
@@ -126,18 +127,29 @@ def built_on(index_name: str | None, dialect: str) -> bool:
     return ONLY_ON.get(str(index_name), dialect) == dialect
 
 
+FoldedText = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
+"""A text kept case-folded for matching and ordering (``knowledge.identifiers.folded``). On
+PostgreSQL it compares byte by byte (collation ``C``), as SQLite compares every text, so both
+backends order folded names alike whatever the server's locale."""
+
 entities = sa.Table(
     "entities",
     metadata,
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("kind", sa.String(100), nullable=False),
     sa.Column("display_name", sa.Text, nullable=False),
+    # display_name folded by the one write path: names are filtered and ordered by it, identically on
+    # both backends (SQLite's lower() folds ASCII only, PostgreSQL's follows the server's locale)
+    sa.Column("name_folded", FoldedText, nullable=False, server_default=""),
     sa.Column("created_by", sa.String(200), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("deleted_at", Timestamp, nullable=True),
     sa.Column("merged_into", sa.ForeignKey("entities.id"), nullable=True),
     sa.Index(None, "kind"),
     sa.Index(None, "merged_into"),
+    # pages of entities walk it in name order (a sort of 100k names per page otherwise); a name of
+    # 1000 characters may exceed a PostgreSQL B-tree entry, so the server sorts instead
+    _only_on("sqlite", sa.Index("ix_entities_name_folded", "name_folded")),
 )
 
 identifiers = sa.Table(
@@ -148,6 +160,8 @@ identifiers = sa.Table(
     sa.Column("type", sa.String(20), nullable=False),
     sa.Column("value", sa.Text, nullable=False),
     sa.Column("normalized", sa.Text, nullable=False),
+    # value folded as entities.name_folded is: what a name query matches an identifier on
+    sa.Column("value_folded", FoldedText, nullable=False, server_default=""),
     sa.Column("created_by", sa.String(200), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("removed_at", Timestamp, nullable=True),

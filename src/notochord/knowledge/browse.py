@@ -10,7 +10,11 @@ Rules:
 - Only live objects are listed: deleted documents and entities, and entities merged into another,
   are left out, except by :func:`deleted_documents`, which lists exactly the deleted documents an
   undo can bring back (the applied change that deleted them).
-- Names filter case-insensitively by substring, on the display name or any live identifier.
+- Names filter case-insensitively by substring, on the display name or any live identifier, and
+  entities are listed by name: both compare the folded texts the write path stores beside the
+  names (:func:`~notochord.knowledge.identifiers.folded`: Unicode case folding, accents composed),
+  byte by byte, so SQLite and PostgreSQL find the same entities in the same order, whatever the
+  server's locale, and a gem's ``entities.list`` agrees with them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import change_objects, changes, collections, documents, entities, facts, identifiers
 from notochord.knowledge.arguments import text_or_none, whole_number
-from notochord.knowledge.identifiers import check_kind
+from notochord.knowledge.identifiers import check_kind, folded
 from notochord.knowledge.quotas import check_length, refuse_unstorable_filter
 from notochord.knowledge.records import Identifier
 
@@ -117,7 +121,7 @@ def _check_slice(offset: int, limit: int) -> None:
 
 
 def _like(text: str) -> str:
-    escaped = text.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    escaped = folded(text).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
 
@@ -290,17 +294,15 @@ def entity_page(
         by_identifier = (
             sa.select(members.c.root)
             .join(identifiers, identifiers.c.entity_id == members.c.member)
-            .where(identifiers.c.removed_at.is_(None), sa.func.lower(identifiers.c.value).like(pattern, escape="\\"))
+            .where(identifiers.c.removed_at.is_(None), identifiers.c.value_folded.like(pattern, escape="\\"))
         )
-        where.append(
-            sa.or_(sa.func.lower(entities.c.display_name).like(pattern, escape="\\"), entities.c.id.in_(by_identifier))
-        )
+        where.append(sa.or_(entities.c.name_folded.like(pattern, escape="\\"), entities.c.id.in_(by_identifier)))
     condition = sa.and_(*where)
     total = conn.execute(sa.select(sa.func.count()).select_from(entities).where(condition)).scalar_one()
     rows = conn.execute(
         sa.select(entities.c.id, entities.c.kind, entities.c.display_name, entities.c.created_by, entities.c.created_at)
         .where(condition)
-        .order_by(sa.func.lower(entities.c.display_name), entities.c.id)
+        .order_by(entities.c.name_folded, entities.c.id)
         .offset(offset)
         .limit(limit)
     ).all()

@@ -252,8 +252,10 @@ class Collections:
             )
             return _row(tx.conn.execute(sa.select(collections).where(collections.c.id == new_id)).one())
 
-    def move(self, *, actor: Actor, collection_id: int, parent_id: int | None, run_id: str | None = None) -> int:
-        """Move a collection under ``parent_id`` (``None``: top level). The user's act (OD-K56)."""
+    def move(self, *, actor: Actor, collection_id: int, parent_id: int | None, run_id: str | None = None) -> int | None:
+        """Move a collection under ``parent_id`` (``None``: top level). The user's act (OD-K56).
+        Returns the change id, or ``None`` when the collection is there already (nothing is
+        written, as for a rename to the same name)."""
         if not actor.is_user:
             raise KnowledgeValidationError("only the user moves collections")
         with self._store.write(actor=actor, run_id=run_id) as tx:
@@ -269,6 +271,8 @@ class Collections:
                 raise KnowledgeValidationError(
                     "a collection cannot be moved into itself or one of its subfolders", reason="into_itself"
                 )
+            if row.parent_id == parent_id:
+                return None
             self._check_place(tree, parent_id, height=tree.subtree_height(collection_id))
             tx.conn.execute(sa.update(collections).where(collections.c.id == collection_id).values(parent_id=parent_id))
             return tx.record(

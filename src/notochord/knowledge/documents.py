@@ -455,8 +455,10 @@ class Documents:
         for collection_id in sorted(doomed, key=lambda c: -tree.depth(c)):
             self._collections.remove(tx, collection_id, summary=f"{reason}: collection {tree.get(collection_id).name}")
 
-    def move(self, *, actor: Actor, doc_id: int, collection_id: int, run_id: str | None = None) -> int:
-        """Move a document to another collection: the user's act; keyed documents stay (K-DOC-19)."""
+    def move(self, *, actor: Actor, doc_id: int, collection_id: int, run_id: str | None = None) -> int | None:
+        """Move a document to another collection: the user's act; keyed documents stay (K-DOC-19).
+        Returns the change id, or ``None`` when the document is in that collection already (nothing
+        is written: a change that moved nothing would stand in the way of undoing earlier ones)."""
         if not actor.is_user:
             raise KnowledgeValidationError("only the user moves documents")
         with self._store.write(actor=actor, run_id=run_id) as tx:
@@ -470,6 +472,8 @@ class Documents:
                 )
             if tree.class_of(collection_id) == "diary":
                 raise KnowledgeValidationError("nothing can be moved into the diary collection", reason="inside_diary")
+            if existing.collection_id == collection_id:
+                return None
             tx.conn.execute(sa.update(documents).where(documents.c.id == doc_id).values(collection_id=collection_id))
             return tx.record(
                 op="documents.move",

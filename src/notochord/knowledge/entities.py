@@ -89,7 +89,7 @@ class Entities:
             return int(found)
         self_id = conn.execute(
             sa.insert(entities)
-            .values(kind="self", display_name="self", created_by="system", created_at=now)
+            .values(kind="self", display_name="self", name_folded="self", created_by="system", created_at=now)
             .returning(entities.c.id)
         ).scalar_one()
         conn.execute(sa.insert(space_meta).values(key=_SELF_KEY, value=str(self_id)))
@@ -318,7 +318,8 @@ class Entities:
                 for e in found
                 if needle in folded(e.display_name) or any(needle in folded(i.value) for i in e.identifiers)
             ]
-        return sorted(found, key=lambda e: (e.display_name.casefold(), e.id))
+        # the order of the host's pages (browse.entity_page), which compares the stored folded names
+        return sorted(found, key=lambda e: (folded(e.display_name), e.id))
 
     # ------------------------------------------------------------ writing
 
@@ -356,7 +357,13 @@ class Entities:
                 return ResolveResult(entity=self.load(tx.conn, again), created=False)
             entity_id = tx.conn.execute(
                 sa.insert(entities)
-                .values(kind=kind, display_name=display, created_by=str(actor), created_at=tx.now)
+                .values(
+                    kind=kind,
+                    display_name=display,
+                    name_folded=folded(display),
+                    created_by=str(actor),
+                    created_at=tx.now,
+                )
                 .returning(entities.c.id)
             ).scalar_one()
             for id_type, value in cleaned.items():
@@ -493,6 +500,7 @@ class Entities:
                     type=id_type,
                     value=value.strip(),
                     normalized=normalize_identifier(id_type, value),
+                    value_folded=folded(value.strip()),
                     created_by=str(actor),
                     created_at=now,
                 )

@@ -240,8 +240,9 @@ class HostCollections:
             actor=self._actor, name=name, parent_id=parent_id, run_id=run_id, limits=self._limits
         )
 
-    def move(self, collection: int, *, parent: str | int | None) -> int:
-        """Move a collection under ``parent`` (``None``: top level); returns the change id."""
+    def move(self, collection: int, *, parent: str | int | None) -> int | None:
+        """Move a collection under ``parent`` (``None``: top level); returns the change id
+        (``None`` when it is there already)."""
         collection = _id(collection, "collection")
         parent_id = self.get(parent).id if parent is not None else None
         refuse_service_collection(
@@ -379,7 +380,8 @@ class HostDocuments:
         self._refuse_service(doing=f"delete document {doc_id}", doc_ids=[doc_id])
         return self._core.documents.delete(actor=self._actor, doc_id=doc_id, limits=self._limits)
 
-    def move(self, doc_id: int, *, collection: str | int) -> int:
+    def move(self, doc_id: int, *, collection: str | int) -> int | None:
+        """Move a document to ``collection``; returns the change id (``None`` when it is there already)."""
         doc_id = _id(doc_id, "document")
         collection_id = self._collection(collection)
         self._refuse_service(doing=f"move document {doc_id}", collections=[collection_id], doc_ids=[doc_id])

@@ -555,6 +555,9 @@ class UndoMachine(RuleBasedStateMachine):
             )
             return
         change_id = self.core.documents.move(actor=USER, doc_id=doc_id, collection_id=collection, run_id=run)
+        if held.collection == collection:
+            assert change_id is None, "a move to where the document is records no change"
+            return
         self.record(change_id, run, [("doc", doc_id, replace(held, collection=collection))])
 
     # ------------------------------------------------------------------ conflicts
