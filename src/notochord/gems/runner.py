@@ -19,6 +19,8 @@ Rules:
   names it. On SQLite, whose file only one machine uses, a ``running`` run without any lease file
   (recorded by an older version, or restored from a backup) is interrupted too; on PostgreSQL it
   may be another machine's, so it is left alone.
+- What a tool returned or failed with is recorded whatever text it holds: a lone surrogate (half of
+  a UTF-16 pair, which a JavaScript string may hold but UTF-8 cannot) is recorded as U+FFFD.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ RUN_STATUSES = (RUNNING, "succeeded", "failed", "timeout", "cancelled", INTERRUP
 """Every status a run record can have."""
 MAX_TIMEOUT = 86_400.0
 """The longest a run may be given, in seconds (a day)."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, which the store (UTF-8) can hold."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
 
 _CANCELLED = ToolFailure("ToolCancelled", "E_CANCELLED", "the run was cancelled (Ctrl-C, or its caller stopped it)")
 _INTERRUPTED = {
@@ -362,8 +372,8 @@ class Runner:
                     status=outcome.status,
                     folder=folder,
                     # bytes a tool returned go to the caller as the channel carries them, never as a repr
-                    output_json=json.dumps(to_wire(result), ensure_ascii=False, default=str),
-                    error_json=json.dumps(error, ensure_ascii=False) if error else None,
+                    output_json=_storable(json.dumps(to_wire(result), ensure_ascii=False, default=str)),
+                    error_json=_storable(json.dumps(error, ensure_ascii=False)) if error else None,
                     isolation_json=json.dumps(outcome.isolation),
                     log=outcome.log,
                     finished_at=tx.now,

@@ -31,6 +31,7 @@ The host side also finds here :func:`start_run` (a run folder around one run, P-
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from notochord.files.runs import Outcome, RunFolder, RunFolders
 from notochord.files.workspace import WORKSPACE_PREFIX, Entry, Workspace
 from notochord.gems.context import CapabilityRequest
 from notochord.gems.folders import GemFolders, history_dir, trash_dir
+from notochord.knowledge.arguments import shown
 
 __all__ = [
     "MAX_READ_BYTES",
@@ -95,7 +97,13 @@ class FilesApi:
         return await self._call(lambda ws: ws.read(path, max_bytes=MAX_READ_BYTES), path)
 
     async def read_text(self, path: str, encoding: str = "utf-8") -> str:
-        return await self._call(lambda ws: ws.read_text(path, encoding=encoding, max_bytes=MAX_READ_BYTES), path)
+        """The text of a file in ``encoding`` (a text encoding Python knows: ``utf-8``, ``latin-1``, …)."""
+        codec = _text_encoding(encoding)
+        data = await self._call(lambda ws: ws.read(path, max_bytes=MAX_READ_BYTES), path)
+        try:
+            return data.decode(codec)
+        except UnicodeError:  # every codec's refusal of these bytes, not only UnicodeDecodeError
+            raise FileError(f"{path} is not {codec} text") from None
 
     readText = read_text  # noqa: N815  (the seed's name)
 
@@ -130,7 +138,7 @@ class FilesApi:
     async def _call(self, action: Callable[[Workspace], T], *paths: str) -> T:
         for path in paths:
             if not isinstance(path, str):
-                raise FileError(f"a path must be a string like 'workspace:notes.txt', not {path!r}")
+                raise FileError(f"a path must be a string like 'workspace:notes.txt', not {shown(path)}")
         return await anyio.to_thread.run_sync(lambda: self._run(action, paths))
 
     def _run(self, action: Callable[[Workspace], T], paths: tuple[str, ...]) -> T:
@@ -177,6 +185,23 @@ class FilesApi:
                 "choose another on the gem's page",
             )
             return None
+
+
+def _text_encoding(encoding: object) -> str:
+    """The name of the text encoding ``encoding`` names, or a refusal that says what to give."""
+    refused = FileError(
+        f"read_text needs the name of a text encoding such as 'utf-8' or 'latin-1', not {shown(encoding)}"
+    )
+    if not isinstance(encoding, str):
+        raise refused
+    try:
+        codec = codecs.lookup(encoding)
+    except (LookupError, ValueError):  # unknown, or a name holding NUL or a lone surrogate
+        raise refused from None
+    # a codec from bytes to bytes ('hex', 'zlib') or one that decodes nothing ('undefined') is no text encoding
+    if not getattr(codec, "_is_text_encoding", True) or codec.name == "undefined":
+        raise refused
+    return codec.name
 
 
 def _refuse_workspace(paths: tuple[str, ...], why: str) -> None:

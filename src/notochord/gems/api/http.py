@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import builtins
 import dataclasses
+import math
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
@@ -33,6 +34,7 @@ import anyio.to_thread
 import httpx
 
 from notochord.errors import ConfigurationError, NetworkPermissionError, NetworkRequestError
+from notochord.knowledge.arguments import shown
 from notochord.net.hosts import NetworkPermission
 from notochord.net.policy import DenyRule, NetworkPolicy, UserNetworkRules
 from notochord.net.transport import GuardedClient, GuardedResponse, RequestLimits, Resolver
@@ -46,6 +48,10 @@ FETCH_OPTIONS: Final = ("method", "headers", "body", "timeout", "redirect")
 """The keys a ``fetch`` options object may carry."""
 
 RulesSource = Callable[[], UserNetworkRules]
+
+_HEADER_NUMBER_BITS = 64
+"""The largest whole number a header may be given as (bits): past it, the text of the number is the
+gem's to write."""
 
 
 class HttpResponse:
@@ -146,21 +152,40 @@ def _headers(raw: object) -> dict[str, str]:
     result: dict[str, str] = {}
     for pair in pairs:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
-            raise NetworkRequestError(f"fetch header {pair!r} is not a [name, value] pair")
+            raise NetworkRequestError(f"fetch header {shown(pair)} is not a [name, value] pair")
         name, value = pair
         if not isinstance(name, str):
-            raise NetworkRequestError(f"fetch header name {name!r} must be a string")
+            raise NetworkRequestError(f"fetch header name {shown(name)} must be a string")
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise NetworkRequestError(f"fetch header {name!r} must have a string value, not {value!r}")
-        result[name] = str(value)
+            raise NetworkRequestError(f"fetch header {shown(name)} must have a string value, not {shown(value)}")
+        result[name] = value if isinstance(value, str) else _number_text(name, value)
     return result
+
+
+def _number_text(name: str, value: int | float) -> str:
+    """A header given as a number, as the text sent; a number no header can spell is refused."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NetworkRequestError(
+            f"fetch header {shown(name)} must have a string value or a finite number, not {value}"
+        )
+    if isinstance(value, int) and value.bit_length() > _HEADER_NUMBER_BITS:
+        raise NetworkRequestError(
+            f"fetch header {shown(name)} has a number of more than {_HEADER_NUMBER_BITS} bits; send it as a string"
+        )
+    return str(value)
 
 
 def _body(raw: object) -> builtins.bytes | None:
     if raw is None:
         return None
     if isinstance(raw, str):
-        return raw.encode("utf-8")
+        try:
+            return raw.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise NetworkRequestError(
+                f"fetch body holds a lone surrogate (U+{ord(raw[exc.start]):04X}, half of a UTF-16 pair) at "
+                f"character {exc.start}, which UTF-8 cannot send; remove it, or send the body as bytes"
+            ) from None
     if isinstance(raw, builtins.bytes | bytearray | memoryview):
         return builtins.bytes(raw)
     raise NetworkRequestError(
@@ -173,8 +198,11 @@ def _timeout(raw: object) -> float | None:
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not raw > 0:
-        raise NetworkRequestError(f"fetch timeout must be a positive number of seconds, not {raw!r}")
-    return float(raw)
+        raise NetworkRequestError(f"fetch timeout must be a positive number of seconds, not {shown(raw)}")
+    try:
+        return float(raw)
+    except OverflowError:  # a whole number past any float: longer than the bound, which then holds
+        return math.inf
 
 
 def _call(options: object, given: Mapping[str, object]) -> _Call:
@@ -185,7 +213,7 @@ def _call(options: object, given: Mapping[str, object]) -> _Call:
         unknown = [key for key in options if key not in FETCH_OPTIONS]
         if unknown:
             raise NetworkRequestError(
-                f"fetch options {', '.join(map(repr, unknown))} are not supported "
+                f"fetch options {', '.join(map(shown, unknown))} are not supported "
                 f"(supported: {', '.join(FETCH_OPTIONS)})"
             )
         merged.update(options)
@@ -198,10 +226,10 @@ def _call(options: object, given: Mapping[str, object]) -> _Call:
     redirect = merged.get("redirect")
     if redirect not in (None, "follow"):
         # Handing a redirect response to the gem would let it follow the hop outside the policy.
-        raise NetworkRequestError(f'fetch redirect {redirect!r} is not supported; redirects are always "follow"')
+        raise NetworkRequestError(f'fetch redirect {shown(redirect)} is not supported; redirects are always "follow"')
     method = merged.get("method") or "GET"
     if not isinstance(method, str):
-        raise NetworkRequestError(f"fetch method must be a string, not {method!r}")
+        raise NetworkRequestError(f"fetch method must be a string, not {shown(method)}")
     return _Call(
         method=method.upper(),
         headers=_headers(merged.get("headers")),

@@ -68,14 +68,27 @@ def _inbound(value: Any) -> Any:
     return value
 
 
-def _outbound(value: Any) -> Any:
+class _TooDeepError(Exception):
+    """A value the tool sends nests more lists or objects than the channel carries."""
+
+
+def _outbound(value: Any, depth: int = 0) -> Any:
     if isinstance(value, bytes | bytearray):
         return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, dict | list | tuple) and depth >= protocol.MAX_NESTING:
+        raise _TooDeepError
     if isinstance(value, dict):
-        return {str(k): _outbound(v) for k, v in value.items()}
+        return {str(k): _outbound(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_outbound(v) for v in value]
+        return [_outbound(v, depth + 1) for v in value]
     return value
+
+
+def _too_deep(what: str) -> errors.GemError:
+    return errors.GemError(
+        f"{what} nests more than {protocol.MAX_NESTING} levels of lists or objects, more than the channel "
+        "between notochord and a tool carries; flatten it into fewer levels"
+    )
 
 
 def _error_class(error: dict[str, Any]) -> type[Exception]:
@@ -161,9 +174,11 @@ class Channel:
         assert self._loop is not None
         self._next += 1
         call_id = self._next
-        line = protocol.encode(
-            {"type": "call", "id": call_id, "method": method, "args": _outbound(args), "kwargs": _outbound(kwargs)}
-        )
+        try:
+            sent = {"args": _outbound(args), "kwargs": _outbound(kwargs)}
+        except _TooDeepError:
+            raise _too_deep(f"an argument of ctx.{method}") from None
+        line = protocol.encode({"type": "call", "id": call_id, "method": method, **sent})
         if len(line) > protocol.MAX_LINE_BYTES:
             raise errors.GemError(
                 f"ctx.{method} was given {protocol.megabytes(len(line))}, more than one call may carry "
@@ -239,7 +254,10 @@ def _run_python(config: dict[str, Any], channel: Channel) -> None:
 
         output = asyncio.run(main())
         sys.stdout.flush()
-        done = protocol.encode({"type": "done", "output": _outbound(output)})
+        try:
+            done = protocol.encode({"type": "done", "output": _outbound(output)})
+        except _TooDeepError:
+            raise _too_deep("the tool's output") from None
         if len(done) > protocol.MAX_LINE_BYTES:
             raise errors.GemError(
                 f"the tool's output is {protocol.megabytes(len(done))}, more than a run may return "

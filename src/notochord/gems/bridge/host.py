@@ -36,6 +36,7 @@ from notochord.errors import GemError, NotochordError
 from notochord.gems.bridge.arguments import check_arguments
 from notochord.gems.bridge.protocol import (
     MAX_LINE_BYTES,
+    MAX_NESTING,
     METHODS,
     Call,
     decode,
@@ -84,26 +85,54 @@ class ToolOutcome:
     log: str = ""
 
 
-def to_wire(value: Any) -> Any:
-    """A facade result as JSON-ready data in the documented shape."""
+class _NestedTooDeeplyError(GemError):
+    """A value on the channel nests more than :data:`~notochord.gems.bridge.protocol.MAX_NESTING`
+    lists or objects. It crosses to the tool as a plain :class:`GemError` naming the value."""
+
+    def __init__(self, what: str = "a value") -> None:
+        super().__init__(_too_deep(what))
+
+
+def _too_deep(what: str) -> str:
+    return (
+        f"{what} nests more than {MAX_NESTING} levels of lists or objects, more than the channel between "
+        "notochord and a tool carries; flatten it into fewer levels"
+    )
+
+
+def to_wire(value: Any, depth: int = 0) -> Any:
+    """A facade result as JSON-ready data in the documented shape.
+
+    Raises:
+        _NestedTooDeeplyError: the result nests more than ``MAX_NESTING`` lists or objects.
+    """
     if isinstance(value, BaseModel):
-        return to_wire(value.model_dump(by_alias=True))
+        return to_wire(value.model_dump(by_alias=True), depth)
     own = getattr(value, "to_wire", None)
     if callable(own):
-        return to_wire(own())
+        return to_wire(own(), depth)
     if isinstance(value, bytes | bytearray):
         return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_NESTING:
+        raise _NestedTooDeeplyError()
     if isinstance(value, Mapping):
-        return {str(k): to_wire(v) for k, v in value.items()}
+        return {str(k): to_wire(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_wire(v) for v in value]
+        return [to_wire(v, depth + 1) for v in value]
     if hasattr(value, "__dataclass_fields__"):
-        return to_wire({k: getattr(value, k) for k in value.__dataclass_fields__})
+        return to_wire({k: getattr(value, k) for k in value.__dataclass_fields__}, depth)
     return value
 
 
-def from_wire(value: Any) -> Any:
-    """JSON from the tool process as Python values: ``{"$bytes": base64}`` as bytes."""
+def from_wire(value: Any, depth: int = 0) -> Any:
+    """JSON from the tool process as Python values: ``{"$bytes": base64}`` as bytes.
+
+    Raises:
+        GemError: ``$bytes`` that are not base64.
+        _NestedTooDeeplyError: the value nests more than ``MAX_NESTING`` lists or objects.
+    """
+    if isinstance(value, dict | list) and depth >= MAX_NESTING:
+        raise _NestedTooDeeplyError()
     if isinstance(value, dict):
         if set(value) == {"$bytes"}:
             encoded = value["$bytes"]
@@ -113,23 +142,33 @@ def from_wire(value: Any) -> Any:
             except ValueError:
                 pass
             raise GemError('bytes cross as {"$bytes": base64 text}; this one is not base64')
-        return {k: from_wire(v) for k, v in value.items()}
+        return {k: from_wire(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [from_wire(v) for v in value]
+        return [from_wire(v, depth + 1) for v in value]
     return value
 
 
 _ERROR_ATTRIBUTES = ("permission", "what", "ref", "host", "rule", "path", "problems", "retry_after")
 
 
-def _error_body(error: BaseException) -> dict[str, Any]:
+def _error_body(error: BaseException, *, attributes: bool = True) -> dict[str, Any]:
     if isinstance(error, NotochordError):
         body: dict[str, Any] = {"name": type(error).__name__, "code": error.code, "message": error.message}
         extra = {a: getattr(error, a) for a in _ERROR_ATTRIBUTES if getattr(error, a, None) is not None}
-        if extra:
+        if extra and attributes:
             body["attributes"] = to_wire(extra)
         return body
     return {"name": "NotochordError", "code": "E_INTERNAL", "message": "the host failed to complete the call"}
+
+
+def _error_line(call_id: int, error: BaseException) -> bytes:
+    """The answer to call ``call_id`` that failed with ``error``. It never fails itself: a call left
+    unanswered would hold the tool until its run times out."""
+    try:
+        return encode({"type": "error", "id": call_id, "error": _error_body(error)})
+    except Exception:  # an attribute that cannot cross: the words without it
+        log.exception("the error of ctx call %s could not be sent whole", call_id)
+        return encode({"type": "error", "id": call_id, "error": _error_body(error, attributes=False)})
 
 
 async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
@@ -144,13 +183,19 @@ async def _dispatch(ctx: GemContext, method: str, args: Sequence[Any], kwargs: M
         if found is None:
             raise GemError(f"ctx.{method} is not available to this tool")
         target = found
-    positional = [from_wire(a) for a in args]
-    keywords = {k: from_wire(v) for k, v in kwargs.items()}
+    try:
+        positional = [from_wire(a) for a in args]
+        keywords = {k: from_wire(v) for k, v in kwargs.items()}
+    except _NestedTooDeeplyError:
+        raise GemError(_too_deep(f"an argument of ctx.{method}")) from None
     check_arguments(method, target, positional, keywords)
     result = target(*positional, **keywords)
     if asyncio.iscoroutine(result):
         result = await result
-    return to_wire(result)
+    try:
+        return to_wire(result)
+    except _NestedTooDeeplyError:
+        raise GemError(_too_deep(f"the answer of ctx.{method}")) from None
 
 
 CALLS_IN_FLIGHT = 64
@@ -272,7 +317,7 @@ async def run_in_process(
         except Exception as error:  # every failure goes back to the tool as an error message
             if not isinstance(error, NotochordError):
                 log.exception("ctx call %s failed in the host", call.method)
-            line = encode({"type": "error", "id": call.id, "error": _error_body(error)})
+            line = _error_line(call.id, error)
         assert process.stdin is not None
         process.stdin.write(line)
         await process.stdin.drain()
@@ -298,6 +343,9 @@ async def run_in_process(
                 message = decode(line)
                 call = read_call(message) if message["type"] == "call" else None
                 output = from_wire(message.get("output")) if message["type"] == "done" else None
+            except _NestedTooDeeplyError:
+                outcome.error = ToolFailure("ToolProtocolError", "E_TOOL", _too_deep("the tool's output"))
+                return
             except (ValueError, GemError):
                 # a tool process that keeps to the protocol never gets here: its code wrote to the channel
                 outcome.error = ToolFailure(

@@ -20,6 +20,12 @@ A message is at most :data:`MAX_LINE_BYTES` long. Each side checks what it is ab
 too large to send fails in the tool as a ``GemError`` it can catch, an answer too large becomes an
 error answer, an output too large fails the run with words that say so. The host also reads no
 longer line, so a tool process that skips the check ends its own run, never the host.
+
+A value a message carries (a call's argument, an answer, the tool's output) nests at most
+:data:`MAX_NESTING` lists or objects: each side walks values with Python's recursion, which a
+value built to be deep would exhaust. Text may hold lone surrogates (JavaScript's JSON writes them,
+and a caller may echo them back in an error); such a message crosses with them escaped, as JSON
+allows, since UTF-8 has no bytes for them.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "MAX_NESTING",
     "METHODS",
     "Call",
     "decode",
@@ -41,6 +48,10 @@ __all__ = [
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The most one channel message may take, its newline included (bytes cross as base64: a third more)."""
+
+MAX_NESTING = 128
+"""How many lists or objects a value on the channel may nest, one inside the other (a stored
+knowledge value nests at most 100, with room for the answer around it)."""
 
 METHODS: frozenset[str] = frozenset(
     {
@@ -98,7 +109,12 @@ METHODS: frozenset[str] = frozenset(
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One message as a line of UTF-8 JSON; text holding a lone surrogate is written escaped."""
+    try:
+        return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # only ASCII escapes can carry a lone surrogate; every other message keeps its compact UTF-8
+        return (json.dumps(message, separators=(",", ":")) + "\n").encode("ascii")
 
 
 def decode(line: bytes) -> dict[str, Any]:
