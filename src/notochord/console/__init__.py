@@ -57,7 +57,7 @@ from notochord.console.routes import (
 from notochord.console.unavailable import STORE_UNAVAILABLE, store_unavailable
 from notochord.console.uploads import Uploads
 from notochord.errors import KnowledgeValidationError
-from notochord.server.head import HeadAsGet
+from notochord.server.head import HeadAsGet, allowed_methods
 
 __all__ = ["ConsoleKeys", "ConsoleMount", "console_mount", "create_console", "login_url"]
 
@@ -165,12 +165,14 @@ def create_console(nc: Notochord) -> FastAPI:
         if exc.status_code == 404:
             return _message_page(request, 404, "not_found_title", "not_found", headers=exc.headers)
         if exc.status_code == 405:
+            # every method the path serves, not only those of the first route that matched it
+            allow = ", ".join(allowed_methods(console.router.routes, request.scope))
             return _message_page(
                 request,
                 405,
                 "method_title",
                 "method_not_allowed",
-                headers=exc.headers,
+                headers={**(exc.headers or {}), "Allow": allow},
                 values={"method": shown(request.method)},
             )
         return _message_page(request, exc.status_code, "error_title", "error_request", headers=exc.headers)

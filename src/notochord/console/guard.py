@@ -9,7 +9,10 @@ Every request, before any route runs:
   ``Sec-Fetch-Site: cross-site`` or ``same-site`` (another port of the same host) is refused
   wherever it stands among the headers: another site can neither read nor drive the console (it
   may only link to the sign-in page, which then asks before it signs in);
-- a state-changing request must declare its length, within :data:`MAX_BODY`;
+- a request sending a body must declare its length, within :data:`MAX_BODY`: a body of unstated
+  length (chunked) is refused before it is read. A request that sends no body (an OPTIONS, a
+  DELETE) has no length to declare and goes on to routing, which answers a method a page does not
+  serve with 405 and ``Allow``;
 - apart from ``/login`` and the static files, it must carry a valid session cookie;
 - a WebSocket, which any site may open, is never accepted: the console serves none.
 
@@ -161,10 +164,15 @@ class ConsoleGuard:
         opens_sign_in = path == SIGN_IN_PATH and request.method in SAFE_METHODS
         if from_another_site(headers) and not opens_sign_in:
             return _refusal(request, 403, "refused_cross_site")
-        unsafe = request.method not in SAFE_METHODS
-        if unsafe:
+        if request.method not in SAFE_METHODS:
             length = headers.get("content-length")
-            if length is None or not length.isascii() or not length.isdigit():
+            if length is None:
+                # without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body
+                # (RFC 9112 §6.3), and nothing to bound
+                if "transfer-encoding" in headers:
+                    return _refusal(request, 411, "refused_length")
+                length = "0"
+            if not length.isascii() or not length.isdigit():
                 return _refusal(request, 411, "refused_length")
             # more digits than MAX_BODY has is too large, without asking int() to read thousands
             if len(length.lstrip("0")) > len(str(MAX_BODY)) or int(length) > MAX_BODY:

@@ -201,6 +201,11 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
         "你从另一个网站或应用打开了登录链接。继续即可登录这台电脑上你的知识库控制台。",
     ),
     "signin_continue": ("Continue", "继续"),
+    "signed_out": (
+        "You are signed out. To sign in again, run notochord console-url and open the new sign-in link it "
+        "prints (each link works once).",
+        "你已退出登录。要重新登录,请运行 notochord console-url,然后打开它打印的新登录链接(每个链接只能用一次)。",
+    ),
     "signin_link_used": (
         "This link was already used or has expired. Get a new one with: notochord console-url",
         "这个链接已经用过或已过期。请运行 notochord console-url 获取新链接。",

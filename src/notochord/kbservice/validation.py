@@ -28,6 +28,11 @@ Rules:
   ``application/…+json`` type (415 otherwise), and only without a content coding: the service
   decodes no compressed body, and says so (415) rather than calling it malformed. Both are checked
   when the body is parsed, so after the permission checks like every other body problem.
+- JSON is UTF-8 on the wire (RFC 8259 §8.1). A ``charset`` parameter naming anything else is refused
+  (415, :func:`check_json_charset`) rather than ignored: read as UTF-8, the sender's Latin-1 would be
+  called malformed, or stored as other characters than they meant. A body that is not UTF-8 (UTF-16
+  or UTF-32, Latin-1 bytes, UTF-8 bytes spelling half of a UTF-16 pair) is refused (400) naming the
+  encoding; a leading UTF-8 byte order mark is ignored, as RFC 8259 allows.
 - A malformed UUID in a path is "not found", never "bad request" (OD-B23): only the 8-4-4-4-12 form
   in ASCII hex digits, in either case, names a resource, so a resource answers under one path alone
   (Python's reader would also take hyphens anywhere, a ``urn:`` prefix and digits of other scripts).
@@ -35,6 +40,7 @@ Rules:
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -58,6 +64,7 @@ __all__ = [
     "KbSettings",
     "Paging",
     "check_content_coding",
+    "check_json_charset",
     "given_once",
     "is_json_media",
     "limit_value",
@@ -89,6 +96,8 @@ _OVERFLOW_CANDIDATE = re.compile(rb"[0-9][eE][+-]?[0-9]|[0-9]{309}")
 _UNSEEN = frozenset({"Cc", "Cf"})  # control and format characters: nothing is drawn
 # priorities are stored as 64-bit integers; anything beyond 32 bits is a mistake, not a ranking
 _MAX_PRIORITY = 2**31 - 1
+# the IANA name and the spelling many clients send; JSON is never in another character set
+_UTF8_NAMES = frozenset({"utf-8", "utf8"})
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,7 @@ class JsonBody:
                 f"the request body is declared as {_shown_header(media, 'a media type')}; "
                 "send JSON with the header Content-Type: application/json"
             )
+        check_json_charset(self.content_type)
         return parse_json_object(self.raw)
 
 
@@ -166,6 +176,55 @@ def check_content_coding(content_encoding: str | None) -> None:
             "send it uncompressed, without a Content-Encoding header",
             accept_encoding="identity",
         )
+
+
+def _charsets(content_type: str | None) -> list[str]:
+    """The non-empty ``charset`` parameters of a Content-Type value, unquoted, in the order sent."""
+    found = []
+    for parameter in (content_type or "").split(";")[1:]:
+        name, sep, value = parameter.partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        if sep and name.strip().lower() == "charset" and value:
+            found.append(value)
+    return found
+
+
+def check_json_charset(content_type: str | None) -> None:
+    """Refuse a JSON body whose Content-Type names a ``charset`` other than UTF-8.
+
+    Raises:
+        KbUnsupportedMediaTypeError: naming the declared charset and saying to send UTF-8.
+    """
+    for declared in _charsets(content_type):
+        if declared.lower() not in _UTF8_NAMES:
+            raise KbUnsupportedMediaTypeError(
+                f"the request body is declared as charset={_shown_header(declared, 'a name')}, but JSON is read "
+                "as UTF-8 only; encode the body as UTF-8 and send Content-Type: application/json "
+                "(charset=utf-8 may be added)"
+            )
+
+
+def _utf8_text(raw: bytes) -> str:
+    """``raw`` read as UTF-8, a leading byte order mark left out.
+
+    Raises:
+        KbValidationError: the bytes are not UTF-8, naming the encoding as the problem.
+    """
+    if b"\x00" in raw:
+        # JSON text never holds a NUL byte (inside a string it is escaped); UTF-16 and UTF-32 do
+        raise KbValidationError(
+            "the request body holds NUL bytes, so it is not UTF-8 text (UTF-16 or UTF-32, perhaps); "
+            "send the JSON encoded as UTF-8"
+        )
+    try:
+        return raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KbValidationError(
+            f"the request body is not UTF-8 text (byte {exc.start} cannot be read as UTF-8, or spells half "
+            "of a UTF-16 pair); send the JSON encoded as UTF-8"
+        ) from exc
 
 
 class _NotJsonNumberError(Exception):
@@ -206,13 +265,14 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     """``raw`` parsed as a JSON object whose every string is valid text.
 
     Raises:
-        KbValidationError: not JSON, not an object, or a string (or key) holding a lone surrogate,
-            named by its path in the body.
+        KbValidationError: not UTF-8, not JSON, not an object, or a string (or key) holding a lone
+            surrogate, named by its path in the body.
     """
     parse_float = _finite_float if _OVERFLOW_CANDIDATE.search(raw) else None
+    text = _utf8_text(raw)
     try:
         value = json.loads(
-            raw, parse_constant=_refuse_constant, parse_float=parse_float, object_pairs_hook=_unique_keys
+            text, parse_constant=_refuse_constant, parse_float=parse_float, object_pairs_hook=_unique_keys
         )
     except _DuplicateKeyError as exc:
         raise KbValidationError(

@@ -33,7 +33,6 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
-from starlette.routing import Match
 
 from notochord.errors import BusyError, NotochordError, StorageFullError, StoreLockedError, StoreUnreachableError
 from notochord.kbservice.errors import (
@@ -46,7 +45,7 @@ from notochord.kbservice.errors import (
     KbUpstreamError,
     KbValidationError,
 )
-from notochord.server.head import serves_get
+from notochord.server.head import allowed_methods
 
 __all__ = [
     "ERROR_TABLE",
@@ -175,25 +174,15 @@ def _handle_disconnect(request: Request, _exc: Exception) -> JSONResponse:
     return error_body(400, "Bad Request", "The client disconnected before the request was read")
 
 
-_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+_SHOWN_PATH_CHARS = 200
 
 
-def _allowed_methods(request: Request) -> list[str]:
-    """Every method some route of the application serves on the request's path.
-
-    Starlette's own ``Allow`` names only the methods of the first route whose path matched, and
-    the service declares one route per method on a shared path (``GET`` and ``POST /kb``). HEAD is
-    named wherever GET is served.
-    """
-    routes = request.app.router.routes
-    allowed = {
-        method
-        for method in _METHODS
-        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
-    }
-    if serves_get(routes, request.scope):
-        allowed.add("HEAD")  # answered as GET (notochord.server.head)
-    return [method for method in _METHODS if method in allowed]
+def _shown_path(path: str) -> str:
+    """The path as sent when it is short and printable; else described, so that a NUL, bytes that
+    were not UTF-8 (decoded as U+FFFD) or a path of thousands of characters are never echoed."""
+    if len(path) <= _SHOWN_PATH_CHARS and path.isprintable() and "\ufffd" not in path:
+        return path
+    return "this path"
 
 
 def _handle_http(request: Request, exc: Exception) -> JSONResponse:
@@ -203,12 +192,12 @@ def _handle_http(request: Request, exc: Exception) -> JSONResponse:
     title = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
     headers = dict(exc.headers or {}) if isinstance(exc, StarletteHTTPException) else {}
     if status == 405:
-        allowed = _allowed_methods(request)
+        allowed = allowed_methods(request.app.router.routes, request.scope)
         headers["Allow"] = ", ".join(allowed)
         # HEAD comes with every GET; naming it would only lengthen the advice
         named = [method for method in allowed if method != "HEAD"] or ["another path"]
         choices = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
-        message: str | None = f"{request.method} is not allowed on {request.url.path}; use {choices}"
+        message: str | None = f"{request.method} is not allowed on {_shown_path(request.url.path)}; use {choices}"
     elif status < 500:
         message = "the request cannot be served as sent; check its method, path, headers and body"
     else:
@@ -313,7 +302,8 @@ _DESCRIPTIONS = {
     404: "Missing, deleted, of another organization, or a malformed id: all alike.",
     409: "The knowledge base and the agent belong to different organizations.",
     413: "The body (1 MiB; an upload 32 MiB, a form field 1 MiB), the document's text or the record is over the limit.",
-    415: "The body or the uploaded file is of a type the service does not ingest.",
+    415: "The body or the uploaded file is of a type the service does not ingest, or JSON declared in a "
+    "charset other than UTF-8.",
     429: "As many files are being read as may be at once; nothing was added. Retry after Retry-After seconds.",
     502: "The URL to ingest could not be fetched (connection failure, timeout or error status).",
     503: "The service cannot use its database (the server is down, restarting or refusing the login, or another "

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute, Match, Mount
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["HeadAsGet", "serves_get"]
+__all__ = ["HeadAsGet", "allowed_methods", "serves_get"]
+
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 
 def _full(routes: Sequence[BaseRoute], scope: Scope, method: str) -> bool:
@@ -29,6 +32,40 @@ def serves_get(routes: Sequence[BaseRoute], scope: Scope) -> bool:
     """Whether ``scope``'s path is served for GET but no route takes HEAD there itself: the case in
     which routing would refuse a HEAD with 405 while GET is answered."""
     return _full(routes, scope, "GET") and not _full(routes, scope, "HEAD")
+
+
+def _served(routes: Sequence[BaseRoute], scope: Scope) -> set[str]:
+    found: set[str] = set()
+    for route in routes:
+        if isinstance(route, Mount):
+            # a mount matches a path whatever the method: what it serves is its own routes' answer
+            match, child = route.matches(scope)
+            if match is Match.NONE:
+                continue
+            if isinstance(route.app, StaticFiles):
+                found |= {"GET", "HEAD"}
+            else:
+                found |= _served(route.routes, {**scope, **child})
+            continue
+        found |= {method for method in _METHODS if route.matches({**scope, "method": method})[0] is Match.FULL}
+    return found
+
+
+def allowed_methods(routes: Sequence[BaseRoute], scope: Scope) -> list[str]:
+    """Every method some route serves on ``scope``'s path, HEAD wherever GET is: the ``Allow`` of a 405
+    (RFC 9110 §15.5.6), in alphabetical order.
+
+    Starlette's own ``Allow`` names only the methods of the first route whose path matched, though
+    one path is often served by a route per method (``GET`` and ``POST /kb``, the sign-in page), and
+    a mount (the static files) matches whatever the method.
+    """
+    # a mount that refused the method (the static files) has moved ``root_path`` to itself: the
+    # routes are matched from the application's own root again
+    root = scope.get("app_root_path", scope.get("root_path", ""))
+    allowed = _served(routes, {**scope, "root_path": root})
+    if "GET" in allowed:
+        allowed.add("HEAD")  # answered as GET by HeadAsGet wherever no route takes HEAD itself
+    return [method for method in _METHODS if method in allowed]
 
 
 class HeadAsGet:

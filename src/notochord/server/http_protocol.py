@@ -14,6 +14,12 @@ byte at a time, stays open for ever: a few hundred of them exhaust the server's 
 
 Each closing is logged as one line (logger ``notochord.server``). Build the class for a
 configuration with :func:`protocol_class`.
+
+The answers this layer makes itself, before the application sees a request (the 503 past the cap,
+the 400 for bytes that are not an HTTP request), carry the console's policy headers and
+``no-store`` like every answer of the application (:data:`notochord.console.render.POLICY_HEADERS`):
+the console shares the port, and no middleware runs for them. The 400 says in the service's words
+what was wrong, not the parser's.
 """
 
 from __future__ import annotations
@@ -25,13 +31,37 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from notochord.console.render import NO_STORE, POLICY_HEADERS
+
 __all__ = ["GuardedH11Protocol", "protocol_class"]
 
 log = logging.getLogger("notochord.server")
 
+_PROTECTIONS: list[tuple[bytes, bytes]] = [
+    (name.lower().encode("ascii"), value.encode("ascii")) for name, value in {**NO_STORE, **POLICY_HEADERS}.items()
+]
+
+
+def _plain(text: bytes) -> list[tuple[bytes, bytes]]:
+    """The headers of a plain-text answer of this layer, which closes the connection after it."""
+    return [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"connection", b"close"),
+        (b"content-length", str(len(text)).encode("ascii")),
+        *_PROTECTIONS,
+    ]
+
+
+_BUSY_TEXT = b"The server is busy; try again later.\n"
 _BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"connection: close\r\ncontent-length: 37\r\n\r\nThe server is busy; try again later.\n"
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    + b"".join(name + b": " + value + b"\r\n" for name, value in _plain(_BUSY_TEXT))
+    + b"\r\n"
+    + _BUSY_TEXT
+)
+_MALFORMED_TEXT = (
+    b"The request could not be read as HTTP (a malformed request line or header); nothing was done. "
+    b"Check how the request is built, or let an HTTP client build it.\n"
 )
 
 
@@ -68,6 +98,16 @@ class GuardedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._watch()
+
+    def send_400_response(self, msg: str) -> None:
+        """Answer bytes that are not an HTTP request (h11 refused them), then close: uvicorn's
+        answer with the console's protections and the service's words (``msg`` is uvicorn's)."""
+        del msg
+        event = h11.Response(status_code=400, headers=_plain(_MALFORMED_TEXT), reason=b"Bad Request")
+        self.transport.write(self.conn.send(event) or b"")
+        self.transport.write(self.conn.send(h11.Data(data=_MALFORMED_TEXT)) or b"")
+        self.transport.write(self.conn.send(h11.EndOfMessage()) or b"")
+        self.transport.close()
 
     # ------------------------------------------------------------------ the timers
 

@@ -34,6 +34,25 @@ def _link_refused(request: Request) -> Response:
     )
 
 
+def _no_link(request: Request) -> Response:
+    """/login opened without a link's token, as signing out leads to: who is still signed in goes
+    on to the console; anybody else is told how to get a link (there is none to call used).
+
+    Opened from another site, the answer is the same whoever asks, so that it tells that site
+    nothing about a session, and the console's pages would refuse it anyway.
+    """
+    lang = choose_lang(request.cookies.get("lang"), request.headers.get("accept-language"))
+    message = "signin_needed"
+    if not from_another_site(request.headers):
+        keys: ConsoleKeys = request.app.state.console_keys
+        if keys.session(request.cookies.get(SESSION_COOKIE)) is not None:
+            return RedirectResponse("/", status_code=303)
+        message = "signed_out"
+    page = {"lang": lang, "title": text("signin_title", lang), "message": text(message, lang)}
+    # 401 like every page asking to sign in first (the guard's): nobody is signed in by it
+    return render_page(request, "refused.html", page, status_code=401)
+
+
 def _signed_in() -> Response:
     response = RedirectResponse("/", status_code=303)
     # the token must not linger in the history or in a Referer
@@ -69,6 +88,8 @@ def login(request: Request, token: str = "") -> Response:
     click on the console's own page, so a page that opens the link by itself signs nobody in, and
     the session cookie, strictly same-site, is set by a request from the console.
     """
+    if not token:
+        return _no_link(request)
     if from_another_site(request.headers):
         keys: ConsoleKeys = request.app.state.console_keys
         return _ask_first(request, token) if keys.login_token_usable(token) else _link_refused(request)
@@ -79,6 +100,8 @@ def login(request: Request, token: str = "") -> Response:
 def login_head(request: Request, token: str = "") -> Response:
     """The answer GET would give now, without using the link up or starting a session: a link
     checker or a mail scanner asking about a sign-in link must not spend it."""
+    if not token:
+        return _no_link(request)
     keys: ConsoleKeys = request.app.state.console_keys
     if not keys.login_token_usable(token):
         return _link_refused(request)

@@ -28,7 +28,7 @@ from notochord.kbservice.documents import (
     Upload,
 )
 from notochord.kbservice.errors import KbValidationError
-from notochord.kbservice.validation import check_content_coding, is_json_media
+from notochord.kbservice.validation import check_content_coding, check_json_charset, is_json_media
 from notochord.server.deps import Caller, CurrentActor, Service, limited, permission, read_limited
 from notochord.server.errors import documented
 from notochord.server.forms import read_form
@@ -186,6 +186,7 @@ async def add_document(service: Service, actor: CurrentActor, kb_id: str, reques
         upload = await _read_upload(bounded, limit)
         document = await run_in_threadpool(lambda: documents.add_upload(actor=actor, kb_id=kb_id, upload=upload))
     elif is_json_media(media):
+        check_json_charset(request.headers.get("content-type"))
         raw = await read_limited(bounded, limit)
         document = await run_in_threadpool(lambda: documents.add_json(actor=actor, kb_id=kb_id, raw=raw))
     else:
