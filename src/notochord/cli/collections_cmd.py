@@ -166,12 +166,13 @@ def move(
         row = resolve_collection(space, collection)
         inside = resolve_collection(space, parent) if parent is not None else None
         change_id = space.user.collections.move(row.id, parent=inside.id if inside else None)
-    where = f"into {inside.name}" if inside else "to the top level"
-    emit(
-        {"id": row.id, "parent": inside.id if inside else None, "change": change_id},
-        as_json=as_json,
-        text=f"moved collection {row.id} {row.name} {where} (change {change_id})",
-    )
+    if change_id is None:
+        where = f"in {inside.name}" if inside else "at the top level"
+        done = f"collection {row.id} {row.name} is already {where}; nothing changed"
+    else:
+        where = f"into {inside.name}" if inside else "to the top level"
+        done = f"moved collection {row.id} {row.name} {where} (change {change_id})"
+    emit({"id": row.id, "parent": inside.id if inside else None, "change": change_id}, as_json=as_json, text=done)
 
 
 @app.command("tick")

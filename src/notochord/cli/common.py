@@ -250,15 +250,26 @@ def resolve_data_dir(data_dir: Path | None) -> Path | None:
 
     ``--data-dir`` is accepted before and after the sub-command and both read ``NOTOCHORD_DATA_DIR``,
     so a value typed anywhere on the command line must win over the one from the environment.
+
+    A relative directory is made absolute here, once, so that every path printed from it (the
+    spaces' files, the vault in ``status``) still names the same place when read in another folder.
     """
     from typer._click.core import ParameterSource
     from typer._click.globals import get_current_context
 
     ctx = get_current_context(silent=True)
     typed_here = ctx is not None and ctx.get_parameter_source("data_dir") is ParameterSource.COMMANDLINE
-    if data_dir is not None and typed_here:
-        return data_dir
-    return state.data_dir or data_dir
+    chosen = data_dir if data_dir is not None and typed_here else state.data_dir or data_dir
+    return None if chosen is None else _absolute(chosen)
+
+
+def _absolute(path: Path) -> Path:
+    """``path`` absolute, its links followed where they lead somewhere; a link loop or an unknown
+    ``~user`` is left for opening the vault to name as the problem it is."""
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def _wants_json() -> bool:

@@ -36,12 +36,16 @@ Import rules:
   then a summary line; ``--json`` gives the same as data (``documents``, ``skippedFiles``,
   ``failures``). Exit code 2 when a file failed, or nothing could be imported (no supported file,
   or every one skipped), so a script sees a partial import; the files that were imported stay.
+
+Finding the files and reading their text is :mod:`notochord.cli.docs_files`; the commands on the
+documents already in a space (``list``, ``show``, ``delete``, ``move``) are
+:mod:`notochord.cli.docs_browse`, mounted here after ``import``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -51,12 +55,12 @@ from typing import Annotated, Any
 import typer
 
 import notochord
+from notochord.cli import docs_browse
 from notochord.cli.collections_cmd import resolve_collection
 from notochord.cli.common import (
     DataDir,
     JsonFlag,
     OrgOption,
-    asked_for,
     console,
     emit,
     given_path,
@@ -65,13 +69,23 @@ from notochord.cli.common import (
     printable,
     printable_text,
 )
-from notochord.cli.numbers import ID, whole_number
+from notochord.cli.docs_files import (
+    EXTRACTED,
+    MARKDOWN,
+    NOT_UTF8_NAME,
+    SUFFIXES,
+    SUPPORTED,
+    Candidate,
+    find,
+    is_text,
+    markdown_title,
+    read_text,
+)
 from notochord.cli.progress import progress_bar
 from notochord.errors import KnowledgeValidationError
 from notochord.knowledge.arguments import counted
 from notochord.knowledge.batches import BatchItemError
-from notochord.knowledge.documents import DocumentRecord
-from notochord.knowledge.quotas import MAX_BODY, MAX_NAME
+from notochord.knowledge.quotas import MAX_NAME
 from notochord.knowledge.writes import USER
 from notochord.settings import Settings
 
@@ -79,141 +93,9 @@ __all__ = ["SUFFIXES", "SUPPORTED", "app", "markdown_title"]
 
 app = typer.Typer(help="Documents: import your files, then list, show, move or delete them.", no_args_is_help=True)
 
-_MARKDOWN = frozenset({".md", ".markdown"})
-_PLAIN = frozenset({".txt"})
-# read by the extraction the knowledge-base service uses for uploads
-_EXTRACTED = frozenset({".html", ".htm", ".pdf", ".docx"})
-SUFFIXES = _MARKDOWN | _PLAIN | _EXTRACTED
-SUPPORTED = "Markdown (.md, .markdown), text (.txt), HTML (.html, .htm), PDF (.pdf) and Word (.docx)"
-_H1 = re.compile(r" {0,3}#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
-# a UTF-8 character takes at most 4 bytes: anything larger cannot fit, so it is not even read
-_MAX_FILE_BYTES = 4 * MAX_BODY
-
-DocId = Annotated[int, typer.Argument(help="The document's id.", parser=ID)]
-
-
-def markdown_title(text: str) -> str | None:
-    """The text of the first level-1 ATX heading outside fenced code, or ``None``."""
-    fence: str | None = None
-    for line in text.split("\n"):
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        heading = _H1.match(line)
-        if heading and heading.group(1).strip():
-            return heading.group(1).strip()
-    return None
-
-
-# ---------------------------------------------------------------------- finding and reading files
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    path: Path
-    relative: str
-    """The path relative to the folder given (or the file's name): ``meta.path`` and the key."""
-
-
-@dataclass
-class _Found:
-    files: list[_Candidate]
-    skipped: list[dict[str, str]]
-    unreadable: list[dict[str, str]]
-
-    def skip(self, path: Path, reason: str) -> None:
-        self.skipped.append({"path": str(path), "reason": reason})
-
-
-def _unsupported(path: Path) -> str:
-    """Why ``path`` (found beside the files to import, or named) is not imported."""
-    if path.is_symlink() and not path.exists():
-        return "not imported: a link to nothing (its target does not exist)"
-    if path.exists() and not path.is_file() and not path.is_dir():
-        return "not imported: not a file but a pipe, socket or device"
-    kind = f"{path.suffix.lower()} files are" if path.suffix else "a file without an extension is"
-    return f"not imported: {kind} not supported (supported: {SUPPORTED})"
-
-
-def _walk(root: Path, folder: Path, found: _Found) -> None:
-    try:
-        entries = sorted(folder.iterdir(), key=lambda p: p.name)
-    except OSError as exc:
-        found.unreadable.append({"path": str(folder), "error": f"cannot list it: {exc.strerror or exc}"})
-        return
-    for entry in entries:
-        if entry.name.startswith("."):
-            found.skip(entry, "hidden")
-        elif entry.is_dir():
-            if entry.is_symlink():
-                found.skip(entry, "a link to a folder, not followed")
-            else:
-                _walk(root, entry, found)
-        elif entry.is_file() and entry.suffix.lower() in SUFFIXES:
-            target = entry.resolve()
-            if entry.is_symlink() and not target.is_relative_to(root.resolve()):
-                # a folder from elsewhere (an unpacked archive) may hold "notes.md" pointing at a key
-                found.skip(entry, f"not imported: a link to a file outside the folder ({target}), not followed")
-            else:
-                found.files.append(_Candidate(entry, entry.relative_to(root).as_posix()))
-        else:
-            found.skip(entry, _unsupported(entry))
-
-
-def _find(paths: list[Path]) -> _Found:
-    found = _Found([], [], [])
-    for given in paths:
-        if given.is_dir():
-            _walk(given, given, found)
-        elif given.is_file() and given.suffix.lower() in SUFFIXES:
-            found.files.append(_Candidate(given, given.name))
-        elif given.exists() or given.is_symlink():
-            found.skip(given, _unsupported(given))
-        else:
-            found.unreadable.append({"path": str(given), "error": "no such file or folder"})
-    return found
-
-
-_NOT_UTF8_NAME = (
-    "its name is not UTF-8 text (a \\udcXX in the path stands for a byte that is not): rename it, then import it"
-)
-
-
-def _is_text(name: str) -> bool:
-    """Whether a file name decoded to text: bytes that are not UTF-8 arrive as lone surrogates."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _read(path: Path) -> str:
-    """The file's text, or :class:`KnowledgeValidationError` saying why it cannot be imported."""
-    try:
-        if path.stat().st_size > _MAX_FILE_BYTES:
-            raise KnowledgeValidationError(f"too large: a document holds at most {MAX_BODY:,} characters")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise KnowledgeValidationError(f"cannot read it: {exc.strerror or exc}") from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise KnowledgeValidationError(f"not UTF-8 text (byte {exc.start} is invalid)") from exc
-    if "\x00" in text:
-        raise KnowledgeValidationError("not text: it contains NUL bytes")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _title(candidate: _Candidate, text: str) -> str:
-    heading = markdown_title(text) if candidate.path.suffix.lower() in _MARKDOWN else None
+def _title(candidate: Candidate, text: str) -> str:
+    heading = markdown_title(text) if candidate.path.suffix.lower() in MARKDOWN else None
     return (heading or candidate.path.stem)[:MAX_NAME]
 
 
@@ -223,10 +105,10 @@ class _Content:
     body: str
 
 
-def _content(candidate: _Candidate) -> _Content | None:
+def _content(candidate: Candidate) -> _Content | None:
     """The file's title and body, ``None`` when it is empty, or :class:`KnowledgeValidationError`."""
-    if candidate.path.suffix.lower() not in _EXTRACTED:
-        text = _read(candidate.path)
+    if candidate.path.suffix.lower() not in EXTRACTED:
+        text = read_text(candidate.path)
         return _Content(_title(candidate, text), text) if text.strip() else None
     try:
         if candidate.path.stat().st_size == 0:
@@ -238,37 +120,6 @@ def _content(candidate: _Candidate) -> _Content | None:
 
     extracted = extract_file_isolated(candidate.path)
     return _Content((extracted.title or candidate.path.stem)[:MAX_NAME], extracted.text)
-
-
-# ---------------------------------------------------------------------- shapes
-
-
-def _document_json(doc: DocumentRecord, collection_name: str | None = None) -> dict[str, Any]:
-    return {
-        "id": doc.id,
-        "collection": doc.collection_id,
-        "collectionName": collection_name,
-        "key": doc.key,
-        "title": doc.title,
-        "body": doc.body,
-        "meta": doc.meta,
-        "sourceUri": doc.source_uri,
-        "createdBy": doc.created_by,
-        "writer": doc.writer,
-        "createdAt": doc.created_at,
-        "updatedAt": doc.updated_at,
-        "date": doc.doc_date,
-        "chunkCount": doc.chunk_count,
-    }
-
-
-def _summary_json(doc: DocumentRecord, collection_name: str) -> dict[str, Any]:
-    shown = _document_json(doc, collection_name)
-    del shown["body"]
-    return shown
-
-
-# ---------------------------------------------------------------------- commands
 
 
 @app.command("import")
@@ -303,7 +154,7 @@ def import_files(
     its document and an unchanged one is left alone. Hidden, empty and unsupported files are listed
     as skipped with the reason.
     """
-    found = _find(paths)
+    found = find(paths)
     results: list[dict[str, Any]] = []
     failures = list(found.unreadable)
     skipped = list(found.skipped)
@@ -325,8 +176,8 @@ def import_files(
                             f"{first} in this import has the same relative path {candidate.relative!r}; "
                             "import one of them into another collection, or use --as-new"
                         )
-                    if not _is_text(candidate.relative):
-                        raise KnowledgeValidationError(_NOT_UTF8_NAME)
+                    if not is_text(candidate.relative):
+                        raise KnowledgeValidationError(NOT_UTF8_NAME)
                     content = _content(candidate)
                 except KnowledgeValidationError as error:
                     # a refusal of this file's content concerns it alone; storage failures stop the import
@@ -409,10 +260,10 @@ class _Batch:
     results: list[dict[str, Any]]
     failures: list[dict[str, str]]
     counts: dict[str, int]
-    waiting: list[tuple[_Candidate, dict[str, Any]]] = field(default_factory=list)
+    waiting: list[tuple[Candidate, dict[str, Any]]] = field(default_factory=list)
     chars: int = 0
 
-    def add(self, candidate: _Candidate, item: dict[str, Any], chars: int) -> None:
+    def add(self, candidate: Candidate, item: dict[str, Any], chars: int) -> None:
         self.waiting.append((candidate, item))
         self.chars += chars
         if len(self.waiting) >= _BATCH_FILES or self.chars >= _BATCH_CHARS:
@@ -453,9 +304,22 @@ def _embedding_hint() -> str:
     return "to search them by meaning as well as by words, run: notochord reindex"
 
 
+def _absolute(path: str) -> str:
+    # normalised, links not followed: a link inside the folder is imported under its own name
+    return os.path.abspath(path)
+
+
+def _with_absolute_paths(summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with every file named by its absolute path, as data read in another folder needs;
+    the listing for people keeps the paths as they were typed."""
+    named = {"documents", "failures", "skippedFiles"}
+    shown = {key: [{**row, "path": _absolute(row["path"])} for row in summary[key]] for key in named}
+    return {**summary, **shown, "skippedPaths": [_absolute(p) for p in summary["skippedPaths"]]}
+
+
 def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
-        emit(summary, as_json=True)
+        emit(_with_absolute_paths(summary), as_json=True)
         return
     for failure in summary["failures"]:
         console.print(
@@ -483,125 +347,8 @@ def _report_import(summary: dict[str, Any], *, as_json: bool) -> None:
     emit(None, as_json=False, text="\n".join(lines))
 
 
-@app.command("list")
-def list_documents(
-    collection: Annotated[
-        str | None,
-        typer.Argument(help="Only documents placed directly in it (diary, keep, an id or a name)."),
-    ] = None,
-    org: OrgOption = None,
-    data_dir: DataDir = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """List documents, newest first: in one collection (not its subfolders), or everywhere."""
-    with open_space(data_dir, org) as space:
-        names = {r.id: r.name for r in space.user.collections.list()}
-        if collection is not None:
-            found = space.user.documents.list(resolve_collection(space, collection).id)
-        else:
-            found = [d for c in names for d in space.user.documents.list(c)]
-            found.sort(key=lambda d: (d.doc_date, d.id), reverse=True)
-    lines = [
-        f"{d.id:>6}  {d.doc_date[:10]}  {printable(names.get(d.collection_id, '?')):<16} "
-        f"{printable(d.title or '(untitled)')}" + (f"  [key {printable(d.key)}]" if d.key is not None else "")
-        for d in found
-    ]
-    emit(
-        [_summary_json(d, names.get(d.collection_id, "")) for d in found],
-        as_json=as_json,
-        text="\n".join(lines) or "(no documents)",
-    )
-
-
-_SEE_THEM = "see them with: notochord docs list"
-_RANGE_USAGE = "use FROM:TO with chunk numbers, e.g. 0:3 (TO exclusive; either may be left out)"
-_CHUNK_NUMBER = whole_number(at_least=0)
-
-
-def _parse_range(text: str) -> tuple[int | None, int | None]:
-    start, sep, end = text.partition(":")
-    if not sep:
-        raise typer.BadParameter(_RANGE_USAGE)
-    try:
-        return (
-            _CHUNK_NUMBER(start) if start.strip() else None,
-            _CHUNK_NUMBER(end) if end.strip() else None,
-        )
-    except typer.BadParameter as problem:
-        raise typer.BadParameter(f"{problem.message}; {_RANGE_USAGE}") from None
-
-
-@app.command("show")
-def show(
-    doc_id: DocId,
-    window: Annotated[
-        str | None,
-        typer.Option("--range", help="Only chunks FROM:TO (0-based, TO exclusive), e.g. 0:3."),
-    ] = None,
-    org: OrgOption = None,
-    data_dir: DataDir = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Show a document, or with --range only some of its chunks."""
-    bounds = _parse_range(window) if window is not None else None
-    with open_space(data_dir, org) as space, asked_for("document", doc_id, _SEE_THEM):
-        doc = space.user.documents.get(doc_id)
-        where = space.user.collections.get(doc.collection_id).name
-        shown = _document_json(doc, where)
-        if bounds is not None:
-            start = bounds[0] or 0
-            end = doc.chunk_count if bounds[1] is None else bounds[1]
-            if end < start:
-                raise typer.BadParameter("FROM must not be after TO", param_hint="--range")
-            texts, total = space.core.documents.chunk_texts(doc.id, start, end)
-            shown["body"] = "\n\n".join(texts)
-            shown["range"] = {"from": start, "to": end, "total": total}
-        elif doc.body is None:
-            # imported text keeps no body (K-DOC-06); its passages are the only copy
-            shown["body"] = "\n\n".join(space.core.documents.chunk_texts(doc.id, 0, doc.chunk_count)[0])
-    if as_json:
-        emit(shown, as_json=True)
-        return
-    header = [
-        printable(doc.title or "(untitled)"),
-        f"id {doc.id} in {printable(where)}" + (f", key {printable(doc.key)}" if doc.key is not None else ""),
-        f"written by {printable(doc.writer)}, updated {doc.updated_at}, {counted(doc.chunk_count, 'chunk')}",
-    ]
-    if doc.source_uri:
-        header.append(f"source {printable(doc.source_uri)}")
-    if "range" in shown:
-        r = shown["range"]
-        header.append(f"chunks {r['from']} to {r['to']} (exclusive) of {r['total']}")
-    emit(None, as_json=False, text="\n".join(header) + "\n\n" + (shown["body"] or ""))
-
-
-@app.command("delete")
-def delete(doc_id: DocId, org: OrgOption = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
-    """Delete a document (revertible with notochord changes revert)."""
-    with open_space(data_dir, org) as space, asked_for("document", doc_id, _SEE_THEM):
-        change_id = space.user.documents.delete(doc_id)
-    emit(
-        {"id": doc_id, "status": "deleted", "change": change_id},
-        as_json=as_json,
-        text=f"deleted document {doc_id} (change {change_id})",
-    )
-
-
-@app.command("move")
-def move(
-    doc_id: DocId,
-    collection: Annotated[str, typer.Argument(help="Where to move it: keep, an id or a name.")],
-    org: OrgOption = None,
-    data_dir: DataDir = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Move a document to another collection (not keyed documents, not into diary)."""
-    with open_space(data_dir, org) as space:
-        target = resolve_collection(space, collection)
-        with asked_for("document", doc_id, _SEE_THEM):
-            change_id = space.user.documents.move(doc_id, collection=target.id)
-    emit(
-        {"id": doc_id, "collection": target.id, "change": change_id},
-        as_json=as_json,
-        text=f"moved document {doc_id} to {printable(target.name)} (change {change_id})",
-    )
+# after import, in the order --help lists them
+app.command("list")(docs_browse.list_documents)
+app.command("show")(docs_browse.show)
+app.command("delete")(docs_browse.delete)
+app.command("move")(docs_browse.move)

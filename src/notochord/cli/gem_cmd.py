@@ -20,10 +20,25 @@ app = typer.Typer(help="Install gems and switch their permissions on or off.", n
 GemId = Annotated[str, typer.Argument(help="The gem's id.")]
 
 
+def _gem_source(value: str | Path) -> Path:
+    """The gem's folder or manifest file named on the command line, which must exist: the manifest
+    reader would otherwise report a missing path as an invalid manifest."""
+    path = given_path(value)
+    try:
+        missing = not path.exists()
+    except OSError:  # a name too long, a folder it may not search: the manifest reader names why
+        return path
+    if missing:
+        raise typer.BadParameter(
+            f"{path} does not exist; give the gem's folder (the one with notochord.json or manifest.json)"
+        )
+    return path
+
+
 @app.command("install")
 def install(
     path: Annotated[
-        Path, typer.Argument(help="The gem's folder (with notochord.json or manifest.json).", parser=given_path)
+        Path, typer.Argument(help="The gem's folder (with notochord.json or manifest.json).", parser=_gem_source)
     ],
     org: OrgOption = None,
     data_dir: DataDir = None,
@@ -51,7 +66,7 @@ def install(
 
 @app.command("upgrade")
 def upgrade(
-    path: Annotated[Path, typer.Argument(help="The gem's folder with the new manifest.", parser=given_path)],
+    path: Annotated[Path, typer.Argument(help="The gem's folder with the new manifest.", parser=_gem_source)],
     org: OrgOption = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import rich_utils
-from typer._click.exceptions import ClickException
+from typer._click.exceptions import ClickException, NoSuchOption
 from typer.core import TyperGroup
 from typer.exceptions import Abort
 
@@ -254,6 +255,7 @@ class LazyGroup(TyperGroup):
         try:
             result = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
         except ClickException as error:
+            _explain_negative_number(error, argv)
             if as_json:
                 report_usage_error(error.format_message(), exit_code=error.exit_code)
             with _message_without_reader():
@@ -266,6 +268,28 @@ class LazyGroup(TyperGroup):
                 rich_utils.rich_abort_error()
             sys.exit(1)
         sys.exit(result if isinstance(result, int) else 0)
+
+
+_NEGATIVE = re.compile(r"-[0-9]+")
+
+
+def _explain_negative_number(error: ClickException, argv: Sequence[str]) -> None:
+    """Say how to give a negative number the parser took for an option (``facts retract -1``).
+
+    Such a number is read as short options: ``-12`` is reported as the unknown option ``-1``.
+    """
+    if not isinstance(error, NoSuchOption) or not _NEGATIVE.match(error.option_name):
+        return
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    typed = next((a for a in options if _NEGATIVE.fullmatch(a)), None)
+    if typed is None:
+        return
+    command = error.ctx.command_path if error.ctx is not None else "notochord …"
+    error.message = (
+        f"No such option: {typed}; a number that starts with - is read as an option: "
+        f"put -- before it ({command} -- {typed})"
+    )
+    error.possibilities = None
 
 
 @contextlib.contextmanager

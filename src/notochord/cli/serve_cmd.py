@@ -6,6 +6,10 @@ or SIGTERM: requests in flight finish, then every space is closed. Without a con
 ``<data_dir>/jwt.secret`` (mode 0600) on first start; ``token`` signs with the same secret.
 ``serve`` binds its port before it opens the vault or prints anything, so a port in use is one
 clear error (exit 2), never a "service on http://…" line followed by a failure.
+
+Stopped, it says so in one line on stdout once every space is closed: Ctrl-C (SIGINT) exits 130,
+as every command stopped by Ctrl-C does; SIGTERM, the way a service manager stops a service, exits
+0. Ctrl-C before the service has started is reported like any interrupted command.
 """
 
 from __future__ import annotations
@@ -15,15 +19,18 @@ import copy
 import dataclasses
 import errno
 import os
+import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 import notochord
-from notochord.cli.common import DataDir, fail, resolve_data_dir
+from notochord.cli.common import INTERRUPTED, DataDir, fail, interrupted, resolve_data_dir
 from notochord.cli.numbers import LIFETIME, PORT
 from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError, SpaceNotFoundError
 from notochord.settings import Settings
@@ -164,15 +171,38 @@ def serve(
     """Run the console, the knowledge-base REST service (OpenAPI at /docs) and MCP over HTTP until Ctrl-C."""
     settings, directory = _settings_and_dir(data_dir)
     try:
-        listening = _listen(host, port)
-        with contextlib.closing(listening), notochord.open(directory, settings, create=False) as nc:
-            # Opened now so that a store which cannot be used fails here, not on every request.
-            if nc.personal.read_only or not os.access(nc.data_dir, os.W_OK):
-                raise ReadOnlyStoreError(
-                    f"the data directory {nc.data_dir} is read-only: the service writes (uploads, tokens, "
-                    "the embedding queue), so make it writable; the other commands can read it as it is"
-                )
-            server = build_server(nc, settings, host=host, port=port)
+        stopped = _run_service(host, port, data_dir, settings, directory)
+    except NotochordError as error:
+        fail(error)
+    except KeyboardInterrupt:
+        interrupted("the service was stopped before it started; nothing was served")
+    if stopped is not None:
+        said = "Ctrl-C" if stopped.signal == signal.SIGINT else signal.Signals(stopped.signal).name
+        requests = "requests in flight were cut off" if stopped.forced else "requests in flight were finished"
+        typer.echo(f"notochord stopped ({said}): {requests} and every space was closed")
+        raise typer.Exit(INTERRUPTED if stopped.signal == signal.SIGINT else 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stopped:
+    signal: int
+    """The first stop signal received."""
+    forced: bool
+    """A second Ctrl-C cut the graceful shutdown short."""
+
+
+def _run_service(host: str, port: int, data_dir: Path | None, settings: Settings, directory: Path) -> _Stopped | None:
+    """Serve until stopped; what stopped the service, once every space is closed."""
+    listening = _listen(host, port)
+    with contextlib.closing(listening), notochord.open(directory, settings, create=False) as nc:
+        # Opened now so that a store which cannot be used fails here, not on every request.
+        if nc.personal.read_only or not os.access(nc.data_dir, os.W_OK):
+            raise ReadOnlyStoreError(
+                f"the data directory {nc.data_dir} is read-only: the service writes (uploads, tokens, "
+                "the embedding queue), so make it writable; the other commands can read it as it is"
+            )
+        server = build_server(nc, settings, host=host, port=port)
+        with _stop_signals(server) as received:
             shown = f"[{host}]" if ":" in host else host
             typer.echo(f"console (one-time sign-in link): {_console_link(nc, host, port)}")
             typer.echo(f"notochord knowledge-base service on http://{shown}:{port}{PREFIX}")
@@ -182,8 +212,30 @@ def serve(
                 + (f" --data-dir {directory}" if data_dir is not None else "")
             )
             server.run(sockets=[listening])
-    except NotochordError as error:
-        fail(error)
+    return _Stopped(received[0], server.force_exit) if received else None
+
+
+@contextlib.contextmanager
+def _stop_signals(server: uvicorn.Server) -> Iterator[list[int]]:
+    """Note SIGINT and SIGTERM (in the order received) instead of letting them end the process.
+
+    uvicorn answers them while it runs, then restores the handlers it found and raises each signal
+    it caught again: with Python's own handlers that is a ``KeyboardInterrupt`` (exit 130 without a
+    word) or a death by SIGTERM before the vault is closed. A signal that comes before uvicorn
+    listens for it (while it starts) stops the server as soon as it has started.
+    """
+    received: list[int] = []
+
+    def note(sig: int, frame: FrameType | None) -> None:  # noqa: ARG001  (the signal module passes it)
+        received.append(sig)
+        server.should_exit = True
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _console_link(nc: notochord.Notochord, host: str, port: int) -> str:
