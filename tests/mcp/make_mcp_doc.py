@@ -80,6 +80,12 @@ Connections live in the personal space.
   `Mcp-Name` header that does not repeat the body, or is sent twice, 400 (`-32020`) naming the
   header to send; `initialize` and `ping`, which that protocol does not have, 404 (`-32601`) saying
   what to send instead, as is `server/discover` within a session. Each keeps the request's `id`.
+  Within a session the header repeats the version its `initialize` agreed, or is left out (that
+  version is then assumed): a request, `GET` or `DELETE` of the session naming another version the
+  server speaks, 2026-07-28 included, is answered 400 (`-32600`, `"id": null`) saying which
+  version the session speaks, and is not run. No tool marks a parameter with `x-mcp-header`, so
+  the 2026-07-28 protocol's `Mcp-Param-*` headers are never expected, and one sent is not looked
+  at; nor is an `Mcp-Session-Id` sent with that protocol, which has no sessions.
   Over stdio, the first request chooses: after `initialize`, a request carrying the 2026-07-28
   envelope is refused (`-32600`), and after a 2026-07-28 request, `initialize` is (`-32022`), each
   saying which protocol the connection speaks and how to speak the other (a new connection).

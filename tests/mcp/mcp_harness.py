@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -275,3 +276,19 @@ def mount_server(mount: McpMount) -> tuple[uvicorn.Server, int]:
     app = Starlette(routes=[mount.route], lifespan=lifespan)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", ws="none", log_level="critical")
     return uvicorn.Server(config), port
+
+
+@contextlib.asynccontextmanager
+async def serving(mount: McpMount) -> AsyncIterator[str]:
+    """:func:`mount_server` running in the caller's event loop for the ``async with``; its base URL.
+    The test shares the server's loop, so it can reach into the mount while clients talk to it."""
+    server, port = mount_server(mount)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve)
+        with anyio.fail_after(30):  # a guard against a server that never starts, not a measure
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True

@@ -38,6 +38,7 @@ import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -145,6 +146,8 @@ _KINDS: Final = {
 }
 """pydantic's error types, as a refusal says what a value must be."""
 _UNION_TAGS: Final = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
+_PROTOCOL_KEYS: Final = frozenset({PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY})
+"""The envelope's keys, longer than the cut of a client's own key names."""
 
 
 def _params_misfit(method: str, error: ValidationError) -> str:
@@ -160,7 +163,10 @@ def _params_misfit(method: str, error: ValidationError) -> str:
         return tuple(found[1:] if found[:1] == ["params"] else found)
 
     first = where(problems[0]["loc"])
-    named = "params" + "".join(f"[{p}]" if isinstance(p, int) else f".{echoed(p, 40)}" for p in first)
+    # a key is the client's text, cut as such, unless the protocol names it: those are found whole
+    named = "params" + "".join(
+        f"[{p}]" if isinstance(p, int) else f".{p if p in _PROTOCOL_KEYS else echoed(p, 40)}" for p in first
+    )
     if problems[0]["type"] == "missing":
         return f"{method}: {named} is required"
     kinds = dict.fromkeys(_KINDS[p["type"]] for p in problems if where(p["loc"]) == first and p["type"] in _KINDS)

@@ -8,8 +8,8 @@ Every request passes, in order:
 2. the bearer secret of one connection, checked against the stored hash on every request, so a
    revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
    401 with ``WWW-Authenticate: Bearer`` and no session. Before any request is served, the secrets
-   that opened the open sessions are checked the same way (:meth:`_Sessions.end_revoked`; also every
-   :data:`SWEEP_SECONDS`, for clients that only hold a stream open): a revocation, whichever process
+   that opened the open sessions are checked the same way (:mod:`~notochord.mcp_server.http_sessions`;
+   also every :data:`SWEEP_SECONDS`, for clients that only hold a stream open): a revocation, whichever process
    made it, ends the sessions its secret opened on the next request of any client, their runs
    finished and their streams closed, as on the client's ``DELETE``. A secret is made for one
    installation of its connection, and a session belongs to that installation: once the connection
@@ -20,7 +20,9 @@ Every request passes, in order:
 4. a body not declared ``Content-Type: application/json`` (415) or past the REST service's body
    limit (413), answered with a JSON-RPC error the SDK's client can read rather than the SDK's
    plain text;
-5. the SDK's session manager; a session can only be used with the secret that opened it. A body
+5. the SDK's session manager; a session can only be used with the secret that opened it, and, by
+   its own connection, in the protocol version its ``initialize`` agreed: an ``Mcp-Protocol-Version``
+   header naming another is refused with 400 (:mod:`~notochord.mcp_server.http_sessions`). A body
    that is not JSON-RPC is answered in the words stdio uses
    (:func:`~notochord.mcp_server.words.not_json`), not with pydantic's report.
 
@@ -55,17 +57,16 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
 import pydantic_core
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext, BearerAuthBackend
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import (
     DEFAULT_MAX_SESSIONS,
     StreamableHTTPASGIApp,
@@ -73,20 +74,19 @@ from mcp.server.streamable_http_manager import (
 )
 from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_NAME_HEADER, MCP_PROTOCOL_VERSION_HEADER, NAME_BEARING_METHODS
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from notochord.app import Notochord
 from notochord.console.guard import host_allowed
-from notochord.errors import NotochordError
 from notochord.kbservice.validation import MAX_BODY_BYTES
 from notochord.mcp_server.app import Caller, McpService, build_server
 from notochord.mcp_server.connections import Connections
+from notochord.mcp_server.http_sessions import SPOKEN, SWEEP_SECONDS, EndRevoked, Sessions, refuse
 from notochord.mcp_server.words import (
     envelope_lacks,
     foreign_origin,
@@ -110,7 +110,7 @@ from notochord.mcp_server.words import (
     wrong_host,
 )
 
-__all__ = ["MCP_PATH", "McpMount", "mcp_mount"]
+__all__ = ["MCP_PATH", "SWEEP_SECONDS", "McpMount", "mcp_mount"]
 
 MCP_PATH: Final = "/mcp"
 
@@ -134,104 +134,6 @@ class _Verifier:
         return AccessToken(token=token, client_id=name, scopes=[], subject=installation)
 
 
-_OPENER: ContextVar[AccessToken | None] = ContextVar("notochord_mcp_opener", default=None)
-"""The verified secret of the request being served, for the session it may open."""
-
-SWEEP_SECONDS: Final = 60.0
-"""How often the sessions' secrets are checked when no request comes: a client that only holds its
-``GET`` stream open sends none, and nothing else would end its session once its secret is revoked."""
-
-
-class _Sessions(StreamableHTTPSessionManager):
-    """The SDK's session manager, also finishing the session's run when the session goes, and ending
-    the sessions whose secret was revoked."""
-
-    def __init__(self, service: McpService, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._service = service
-        self._openers: dict[str, AccessToken] = {}
-
-    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
-        user = scope.get("user")
-        # the SDK admits a new session without the request at hand; the secret that opened it
-        # reaches the admission through the request's context
-        held = _OPENER.set(user.access_token if isinstance(user, AuthenticatedUser) else None)
-        try:
-            await super()._handle_request(scope, receive, send)
-        finally:
-            _OPENER.reset(held)
-
-    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
-        transport = super()._admit_session(requestor)
-        opener = _OPENER.get()
-        if transport is not None and transport.mcp_session_id is not None and opener is not None:
-            self._openers[transport.mcp_session_id] = opener
-        return transport
-
-    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
-        self._openers.pop(session_id, None)
-        await super()._discard_session(session_id, transport)
-        # the SDK discards a session from tasks that may be being cancelled; its run ends regardless
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(lambda: self._service.close_key(session_id))
-
-    async def end_revoked(self, verified: AccessToken | None = None) -> None:
-        """End every open session whose secret no longer identifies the installation it opened the
-        session for (revoked, or its connection removed), as its client's ``DELETE`` would: its run
-        is finished and its streams closed. ``verified`` is a secret this request already found
-        valid, not looked up again.
-
-        Each distinct secret is checked once, as a request's secret is (the store may have been
-        changed by another process), so the cost grows with the connections holding sessions, not
-        with the sessions.
-        """
-        openers = dict(self._openers)
-        secrets = {o.token for o in openers.values()} - ({verified.token} if verified is not None else set())
-        if not secrets:
-            return
-        connections = self._service.connections
-
-        def identities() -> dict[str, tuple[str, str] | None]:
-            return {secret: connections.identify(secret) for secret in secrets}
-
-        try:
-            found = await anyio.to_thread.run_sync(identities)
-        except NotochordError:
-            # a store that cannot be read now fails no request that does not need it; the sessions
-            # are checked again on the next request or sweep
-            log.warning("could not check the secrets of the open MCP sessions", exc_info=True)
-            return
-        for session_id, opener in openers.items():
-            if opener.token in found and found[opener.token] != (opener.client_id, opener.subject):
-                transport = self._server_instances.get(session_id)
-                if transport is not None:
-                    await self._discard_session(session_id, transport)
-
-    async def sweep_every(self, seconds: float) -> None:
-        """:meth:`end_revoked` every ``seconds``, until cancelled."""
-        while True:
-            await anyio.sleep(seconds)
-            try:
-                await self.end_revoked()
-            except NotochordError:
-                # a run that could not be recorded finished must not stop the sweeps, nor the server
-                log.warning("could not end the MCP sessions of a revoked secret", exc_info=True)
-
-
-class _EndRevoked:
-    """Before any request is served, the sessions of revoked secrets end: a revocation is learnt of
-    on the next request, whoever sends it, and from then on nothing the secret opened goes on."""
-
-    def __init__(self, app: ASGIApp, sessions: _Sessions) -> None:
-        self._app = app
-        self._sessions = sessions
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        user = scope.get("user")
-        await self._sessions.end_revoked(user.access_token if isinstance(user, AuthenticatedUser) else None)
-        await self._app(scope, receive, send)
-
-
 class _FrontDoor:
     """Host and Origin of a local server (DNS rebinding), before any secret is looked at."""
 
@@ -242,11 +144,11 @@ class _FrontDoor:
         request = Request(scope)
         host = request.headers.get("host")
         if not host_allowed(host, scope.get("server")):
-            await _refuse(scope, receive, send, 421, wrong_host())
+            await refuse(scope, receive, send, 421, wrong_host())
             return
         origin = request.headers.get("origin")
         if origin is not None and origin not in {f"http://{host}", f"https://{host}"}:
-            await _refuse(scope, receive, send, 403, foreign_origin(origin))
+            await refuse(scope, receive, send, 403, foreign_origin(origin))
             return
         await self._app(scope, receive, send)
 
@@ -282,7 +184,7 @@ class _RequireConnection:
             await self._app(scope, receive, send)
             return
         challenge = {"WWW-Authenticate": 'Bearer error="invalid_token", error_description="Authentication required"'}
-        await _refuse(scope, receive, send, 401, no_secret(), headers=challenge)
+        await refuse(scope, receive, send, 401, no_secret(), headers=challenge)
 
 
 _TOO_LARGE: Final = object()
@@ -319,14 +221,6 @@ def _declared_json(scope: Scope) -> bool:
     return media_type == "application/json"
 
 
-async def _refuse(
-    scope: Scope, receive: Receive, send: Send, status: int, message: str, *, headers: dict[str, str] | None = None
-) -> None:
-    """A refusal before the message was read: a JSON-RPC error with ``id: null`` at ``status``."""
-    error = {"code": types.INVALID_REQUEST, "message": message}
-    await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status, headers=headers)(scope, receive, send)
-
-
 def _json_problem(text: bytes) -> str:
     """Where and why ``text`` is not JSON, in the words the SDK's own parser uses elsewhere."""
     try:
@@ -347,11 +241,6 @@ _RETRY_AFTER: Final = "60"
 when any session ends, which the server cannot foresee (a DELETE at any moment, an idle session only
 after its timeout); a minute keeps a retrying client from hammering, and the words say how to make
 room sooner."""
-
-
-_SPOKEN: Final = frozenset((*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS))
-"""The protocol versions the SDK serves: a request naming another in its ``Mcp-Protocol-Version``
-header is routed to the stateless protocol, whose refusals then follow from the version alone."""
 
 
 @dataclass(frozen=True)
@@ -406,16 +295,16 @@ class _OwnWords:
         if scope["type"] == "http" and scope["method"] == "POST":
             # the SDK would answer these two in plain text, which its own client cannot read
             if not _declared_json(scope):
-                await _refuse(scope, receive, send, 415, not_json_declared())
+                await refuse(scope, receive, send, 415, not_json_declared())
                 return
             body, receive = await _read_body(scope, receive)
             if body is _TOO_LARGE:
-                await _refuse(scope, receive, send, 413, too_large(MAX_BODY_BYTES))
+                await refuse(scope, receive, send, 413, too_large(MAX_BODY_BYTES))
                 return
             request = body if isinstance(body, bytes) else b""
             problem = unanswerable_id(request) if request else None
             if problem is not None:
-                await _refuse(scope, receive, send, 400, problem)
+                await refuse(scope, receive, send, 400, problem)
                 return
         headers = Headers(scope=scope)
         asked = _Asked(scope.get("method", ""), request, MCP_SESSION_ID_HEADER in headers, headers)
@@ -465,7 +354,7 @@ class _OwnWords:
         idle = round((self._sessions.session_idle_timeout or 0) / 60)
         if status == 413:
             return _Said(too_large(MAX_BODY_BYTES))
-        if asked.version is not None and asked.version not in _SPOKEN:
+        if asked.version is not None and asked.version not in SPOKEN:
             # the SDK takes any version it does not know for the stateless protocol's and refuses the
             # request for lacking that protocol's envelope; the version itself is what is wrong
             return _Said(unsupported_version(asked.version))
@@ -553,16 +442,24 @@ def _resolve(ctx: ServerRequestContext[Any, Any]) -> Caller:
         # the front door lets nothing through without a secret; this is a second lock
         raise PermissionError("an MCP request over HTTP without a verified connection")
     assert isinstance(request, Request)
-    return Caller(user.access_token.client_id, request.headers.get(MCP_SESSION_ID_HEADER), "http", installation)
+    # the 2026-07-28 protocol has no sessions: an Mcp-Session-Id sent with it names none of the
+    # caller's (its own would have been refused for the version), and keyed by it, the request's
+    # run would stay open until the server stops
+    key = None if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else request.headers.get(MCP_SESSION_ID_HEADER)
+    return Caller(user.access_token.client_id, key, "http", installation)
 
 
 class McpMount:
-    """The ``/mcp`` route and the session manager the app's lifespan runs."""
+    """The ``/mcp`` route and the session manager the app's lifespan runs; ``sweep_seconds`` is how
+    often the open sessions' secrets are checked when no request comes (:data:`SWEEP_SECONDS`)."""
 
-    def __init__(self, nc: Notochord, *, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
+    def __init__(
+        self, nc: Notochord, *, max_sessions: int = DEFAULT_MAX_SESSIONS, sweep_seconds: float = SWEEP_SECONDS
+    ) -> None:
+        self._sweep_seconds = sweep_seconds
         self.service = McpService(lambda: Connections(nc.personal))
         server = build_server(self.service, _resolve)
-        self.sessions = _Sessions(
+        self.sessions = Sessions(
             self.service,
             app=server,
             max_request_body_size=MAX_BODY_BYTES,
@@ -571,7 +468,7 @@ class McpMount:
         )
         served = _OwnWords(_NothingToReplay(StreamableHTTPASGIApp(self.sessions)), self.sessions)
         guarded: ASGIApp = AuthenticationMiddleware(
-            _EndRevoked(_RequireConnection(served), self.sessions),
+            EndRevoked(_RequireConnection(served), self.sessions),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
         self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
@@ -581,7 +478,7 @@ class McpMount:
         async with self.sessions.run():
             try:
                 async with anyio.create_task_group() as sweeping:
-                    sweeping.start_soon(self.sessions.sweep_every, SWEEP_SECONDS)
+                    sweeping.start_soon(self.sessions.sweep_every, self._sweep_seconds)
                     try:
                         yield
                     finally:

@@ -46,6 +46,7 @@ __all__ = [
     "unknown_session",
     "unsupported_version",
     "version_differs",
+    "version_not_agreed",
     "wrong_host",
 ]
 
@@ -342,6 +343,21 @@ def version_differs(sent: str, value: object) -> str:
         f"the Mcp-Protocol-Version header says {_quoted(sent)}, but params._meta's "
         f"{_quoted(PROTOCOL_VERSION_META_KEY)} is {_quoted(value)}: send the same version in both ({stateless}, "
         "the protocol this server speaks without sessions)"
+    )
+
+
+def version_not_agreed(sent: str, agreed: str) -> str:
+    """The answer to a request of a session whose ``Mcp-Protocol-Version`` header names ``sent``, a
+    version the server speaks, but not the one the session's ``initialize`` agreed (``agreed``)."""
+    sessionless = (
+        f"; the {sent} protocol has no sessions: send its requests without the Mcp-Session-Id header, with {_ENVELOPE}"
+        if sent in MODERN_PROTOCOL_VERSIONS
+        else ""
+    )
+    return (
+        f"the Mcp-Protocol-Version header says {_quoted(sent)}, but this session agreed {agreed} in its "
+        f"initialize and speaks it until it ends: send Mcp-Protocol-Version: {agreed} with its requests, or leave "
+        f"the header out; to speak another version, begin a new session with initialize{sessionless}"
     )
 
 
