@@ -90,10 +90,16 @@ def _collection_not_empty(space: Space) -> RefusedUndo:
     )
 
 
+def _changed(change_id: int | None) -> int:
+    """The change a move recorded (each move here goes somewhere else, so it records one)."""
+    assert change_id is not None, "the move changed nothing"
+    return change_id
+
+
 def _document_place_removed(space: Space) -> RefusedUndo:
     drafts = space.user.collections.create("Drafts")
     doc = space.user.documents.upsert(collection=drafts.id, title="Stew", body="Tomato beef stew")
-    moved = space.user.documents.move(doc.id, collection="keep")
+    moved = _changed(space.user.documents.move(doc.id, collection="keep"))
     space.changes.revert(creation(space, drafts.id))
     return RefusedUndo(
         moved,
@@ -107,7 +113,7 @@ def _document_place_removed(space: Space) -> RefusedUndo:
 def _collection_place_removed(space: Space) -> RefusedUndo:
     parent = space.user.collections.create("Parent")
     child = space.user.collections.create("Child", parent=parent.id)
-    out = space.user.collections.move(child.id, parent=None)
+    out = _changed(space.user.collections.move(child.id, parent=None))
     space.changes.revert(creation(space, parent.id))
     return RefusedUndo(
         out,
@@ -122,7 +128,7 @@ def _old_parent_inside(space: Space) -> RefusedUndo:
     k = space.user.collections.create("k")
     lentils = space.user.collections.create("Lentils")
     space.user.collections.move(k.id, parent=lentils.id)
-    out = space.user.collections.move(k.id, parent=None)
+    out = _changed(space.user.collections.move(k.id, parent=None))
     space.user.collections.move(lentils.id, parent=k.id)
     return RefusedUndo(
         out,
@@ -136,7 +142,7 @@ def _old_parent_inside(space: Space) -> RefusedUndo:
 def _too_deep(space: Space) -> RefusedUndo:
     x = space.user.collections.create("x")
     y = space.user.collections.create("y", parent=x.id)
-    out = space.user.collections.move(y.id, parent=None)
+    out = _changed(space.user.collections.move(y.id, parent=None))
     below = y.id
     for name in ("y1", "y2", "y3", "y4"):
         below = space.user.collections.create(name, parent=below).id

@@ -405,6 +405,7 @@ async def test_user_moves_are_changes_that_can_be_undone(space: Space) -> None:
     """K-COL-13, K-CHG: a move is recorded and reverting it puts the collection back."""
     work = space.user.collections.create("Work")
     change_id = space.user.collections.move(work.id, parent="keep")
+    assert change_id is not None
     assert space.changes.get(change_id).op == "collections.move"
     space.changes.revert(change_id)
     assert space.user.collections.get(work.id).parent_id is None

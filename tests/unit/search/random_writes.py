@@ -64,7 +64,9 @@ class Writer:
                 now = user.documents.get(doc).collection_id
             except NotochordError:
                 return "nothing"
-            self.changes.append(user.documents.move(doc, collection=self.other if now == self.keep else self.keep))
+            moved = user.documents.move(doc, collection=self.other if now == self.keep else self.keep)
+            assert moved is not None, "a move to the other collection is a change"
+            self.changes.append(moved)
             return kind
         elif kind == "revert":
             if not self.changes:
