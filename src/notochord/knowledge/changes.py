@@ -53,12 +53,12 @@ import sqlalchemy as sa
 from notochord.db.schema import change_objects, changes, entities, facts, identifiers, not_by_user, predicates, runs
 from notochord.errors import KnowledgeNotFoundError, KnowledgeValidationError, RevertError
 from notochord.knowledge.arguments import shown, whole_number
-from notochord.knowledge.quotas import DailyLimits, refuse_unstorable_filter
+from notochord.knowledge.quotas import DailyLimits, charge, refuse_unstorable_filter
 from notochord.knowledge.records import Change, RevertResult
 from notochord.knowledge.timeranges import parse_moment
 from notochord.knowledge.writes import Actor, Store, WriteTx, entities_changing
 
-__all__ = ["REVERTERS", "ChangeLog", "Reverter", "parse_since"]
+__all__ = ["REVERTERS", "ChangeLog", "RevertPermit", "Reverter", "parse_since"]
 
 Reverter = Callable[[WriteTx, sa.Row[Any]], None]
 """Undo one change row inside an open write transaction (the change row is not yet marked)."""
@@ -93,6 +93,10 @@ def parse_since(since: str | int | float | datetime, *, tz: Any) -> str:
 
 
 Visible = Callable[[sa.Row[Any]], bool]
+
+RevertPermit = Callable[[sa.Connection, Sequence[sa.Row[Any]]], DailyLimits | None]
+"""A writer's permission to undo the given change rows, asked on the revert's write transaction:
+raises the refusal, or answers with the writer's daily quota (``None``: no quota)."""
 
 
 def _made_by(actor: str) -> sa.ColumnElement[bool]:
@@ -159,11 +163,16 @@ class ChangeLog:
         visible: Visible | None = None,
         limits: DailyLimits | None = None,
         current_run_id: str | None = None,
+        permit: RevertPermit | None = None,
     ) -> RevertResult:
         """Undo one change, or every change of a run (optionally only those of ``run_actor``).
 
         ``visible(row)`` decides which changes the caller may see; an invisible single change reads
         as not found, and invisible changes of a run are left alone.
+
+        ``permit`` (a gem's revert) is asked once, inside the write transaction, about the change
+        (whatever its status) or the run's changes still to undo; its quota replaces ``limits``. So a
+        switch turned off before the revert's write is always obeyed (P-KVAL-09).
         """
         if change_id is None and run_id is None:
             raise KnowledgeValidationError(
@@ -174,7 +183,8 @@ class ChangeLog:
             raise KnowledgeValidationError("revert takes the id of a change or of a run, not both; give one")
         refuse_unstorable_filter("runId", run_id)
         refuse_unstorable_filter("the run's writer", run_actor)
-        with self._store.write(actor=actor, run_id=current_run_id, limits=limits) as tx:
+        opening_limits = limits if permit is None else None
+        with self._store.write(actor=actor, run_id=current_run_id, limits=opening_limits) as tx:
             if change_id is not None:
                 row = tx.conn.execute(sa.select(changes).where(changes.c.id == change_id)).first()
                 if row is None or (visible is not None and not visible(row)):
@@ -190,6 +200,11 @@ class ChangeLog:
                 targets = [
                     r for r in tx.conn.execute(query.order_by(changes.c.id.desc())) if visible is None or visible(r)
                 ]
+            if permit is not None:
+                asked = targets if change_id is not None else [r for r in targets if r.status != "reverted"]
+                answered = permit(tx.conn, asked)
+                if answered is not None and not actor.is_user:
+                    charge(tx.conn, writer=str(actor), day=tx.day, chars=0, limits=answered)
             if not targets and run_id is not None:
                 if not _run_exists(tx.conn, run_id, run_actor=run_actor, visible=visible, current=current_run_id):
                     raise KnowledgeNotFoundError(

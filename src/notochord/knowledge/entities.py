@@ -55,6 +55,7 @@ _SELF_KEY = "self_entity_id"
 _LINK = Prepared(sa.select(entities.c.deleted_at, entities.c.merged_into).where(entities.c.id == sa.bindparam("id")))
 _KIND = Prepared(sa.select(entities.c.kind).where(entities.c.id == sa.bindparam("id")))
 _LOOKUPS = "entity_lookups"
+_LISTED = (entities.c.id, entities.c.kind, entities.c.display_name, entities.c.created_by, entities.c.created_at)
 _MERGED_INTO = sa.select(entities.c.id).where(entities.c.merged_into.in_(sa.bindparam("ids", expanding=True)))
 _PRIME = sa.select(entities.c.id, entities.c.kind, entities.c.merged_into, entities.c.deleted_at).where(
     entities.c.id.in_(sa.bindparam("ids", expanding=True))
@@ -301,25 +302,40 @@ class Entities:
         return None
 
     def list(self, *, kind: str, query: str | None = None) -> list[Entity]:
-        """Live entities of ``kind`` by display name; ``query`` matches name or any identifier."""
+        """Live entities of ``kind`` by display name; ``query`` matches name or any identifier.
+
+        The store filters and orders on the folded columns, so only the entities listed are read.
+        An identifier matches as it is listed (in its first spelling), as :meth:`load` lists it.
+        """
         check_kind(kind)
         text_or_none("query", query)
+        live = [entities.c.kind == kind, entities.c.deleted_at.is_(None), entities.c.merged_into.is_(None)]
+        needle = folded(query) if query else None
+        if needle is not None:
+            if _unstorable(needle):
+                # no stored name or identifier can hold it: nothing matches
+                return []
+            pattern = _contains(needle)
+            members = _closure(sa.select(entities.c.id).where(*live), "query_members")
+            by_identifier = (
+                sa.select(members.c.root)
+                .join(identifiers, identifiers.c.entity_id == members.c.member)
+                .where(identifiers.c.removed_at.is_(None), identifiers.c.value_folded.like(pattern, escape="\\"))
+            )
+            live.append(sa.or_(entities.c.name_folded.like(pattern, escape="\\"), entities.c.id.in_(by_identifier)))
         with self._store.read() as conn:
-            ids = conn.execute(
-                sa.select(entities.c.id).where(
-                    entities.c.kind == kind, entities.c.deleted_at.is_(None), entities.c.merged_into.is_(None)
-                )
-            ).scalars()
-            found = [self.load(conn, i) for i in ids]
-        if query:
-            needle = folded(query)
-            found = [
-                e
-                for e in found
-                if needle in folded(e.display_name) or any(needle in folded(i.value) for i in e.identifiers)
-            ]
-        # the order of the host's pages (browse.entity_page), which compares the stored folded names
-        return sorted(found, key=lambda e: (folded(e.display_name), e.id))
+            # the order of the host's pages (browse.entity_page): the stored folded names, byte by byte
+            rows = conn.execute(sa.select(*_LISTED).where(*live).order_by(entities.c.name_folded, entities.c.id)).all()
+            listed = _listed_identifiers(conn, sa.select(entities.c.id).where(*live)) if rows else {}
+        found = [Entity(**r._asdict(), identifiers=tuple(listed.get(r.id, ()))) for r in rows]
+        if needle is None:
+            return found
+        # the store matched every identifier spelling; an entity lists a shared one once, in its first
+        return [
+            e
+            for e in found
+            if needle in folded(e.display_name) or any(needle in folded(i.value) for i in e.identifiers)
+        ]
 
     # ------------------------------------------------------------ writing
 
@@ -538,3 +554,42 @@ def _display_name(conn: sa.Connection, entity_id: int) -> str:
 def _host_only(actor: Actor, what: str) -> None:
     if actor.kind == "gem":
         raise KnowledgeValidationError(f"only the user or the assistant can {what} entities")
+
+
+def _unstorable(text: str) -> bool:
+    """Whether ``text`` holds what no stored text holds (U+0000, a lone surrogate): the write path
+    refuses both, and PostgreSQL cannot even compare a NUL."""
+    return "\x00" in text or any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _contains(needle: str) -> str:
+    """A LIKE pattern matching text that contains ``needle`` (already folded)."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _closure(roots: sa.Select[tuple[int]], name: str) -> sa.CTE:
+    """``(root, member)``: each of ``roots`` with itself and every entity merged into it, through chains."""
+    seed = sa.select(entities.c.id.label("root"), entities.c.id.label("member")).where(entities.c.id.in_(roots))
+    closure = seed.cte(name, recursive=True)
+    step = sa.select(closure.c.root, entities.c.id).join(entities, entities.c.merged_into == closure.c.member)
+    return closure.union(step)
+
+
+def _listed_identifiers(conn: sa.Connection, roots: sa.Select[tuple[int]]) -> dict[int, list[Identifier]]:
+    """The identifiers of each of ``roots`` as :meth:`Entities.load` lists them, read in one statement."""
+    members = _closure(roots, "listed_members")
+    rows = conn.execute(
+        sa.select(members.c.root, identifiers.c.type, identifiers.c.value, identifiers.c.normalized)
+        .join(identifiers, identifiers.c.entity_id == members.c.member)
+        .where(identifiers.c.removed_at.is_(None))
+        .order_by(identifiers.c.id)
+    ).all()
+    found: dict[int, list[Identifier]] = {}
+    # two records merged into one often share an identifier: it is listed once, in its first spelling
+    seen: set[tuple[int, str, str]] = set()
+    for root, id_type, value, normalized in rows:
+        if (root, id_type, normalized) not in seen:
+            seen.add((root, id_type, normalized))
+            found.setdefault(int(root), []).append(Identifier(type=id_type, value=value))
+    return found
