@@ -6,15 +6,17 @@ Every request passes, in order:
    name this server (the console's rule, :func:`notochord.console.guard.host_allowed`), and an
    ``Origin``, when sent, must be this same ``http(s)://<host>``; otherwise 403 (421 for the host);
 2. the bearer secret of one connection, checked against the stored hash on every request, so a
-   revoked secret is refused on its very next request: no secret, a wrong one or a revoked one is
-   401 with ``WWW-Authenticate: Bearer`` and no session. Before any request is served, the secrets
-   that opened the open sessions are checked the same way (:mod:`~notochord.mcp_server.http_sessions`;
-   also every :data:`SWEEP_SECONDS`, for clients that only hold a stream open): a revocation, whichever process
-   made it, ends the sessions its secret opened on the next request of any client, their runs
-   finished and their streams closed, as on the client's ``DELETE``. A secret is made for one
-   installation of its connection, and a session belongs to that installation: once the connection
-   is removed, the session cannot be carried on, not even with the secret of a connection made again
-   under its name (the SDK answers as for an unknown session);
+   revoked secret is refused on its very next request: no secret, a wrong one, a revoked one, or
+   the ``Authorization`` header sent more than once (readers of a repeated header disagree on which
+   counts, as the REST service holds) is 401 with ``WWW-Authenticate: Bearer`` and no session.
+   Before any request is served, the secrets that opened the open sessions are checked the same way
+   (:mod:`~notochord.mcp_server.http_sessions`; also every :data:`SWEEP_SECONDS`, for clients that
+   only hold a stream open): a revocation, whichever process made it, ends the sessions its secret
+   opened on the next request of any client, their runs finished and their streams closed, as on
+   the client's ``DELETE``. A secret is made for one installation of its connection, and a session
+   belongs to that installation: once the connection is removed, the session cannot be carried on,
+   not even with the secret of a connection made again under its name (the SDK answers as for an
+   unknown session);
 3. a request whose id is not a string or an integer, answered with 400 and a JSON-RPC error
    (:func:`~notochord.mcp_server.app.unanswerable_id`) instead of the SDK's 202 and silence;
 4. a body not declared ``Content-Type: application/json`` (415) or past the REST service's body
@@ -88,6 +90,7 @@ from notochord.mcp_server.app import Caller, McpService, build_server
 from notochord.mcp_server.connections import Connections
 from notochord.mcp_server.http_sessions import SPOKEN, SWEEP_SECONDS, EndRevoked, Sessions, refuse
 from notochord.mcp_server.words import (
+    authorization_twice,
     envelope_lacks,
     foreign_origin,
     header_differs,
@@ -172,6 +175,26 @@ class _NothingToReplay:
         await self._app(scope, receive, send)
 
 
+_CHALLENGE: Final = {"WWW-Authenticate": 'Bearer error="invalid_token", error_description="Authentication required"'}
+_AUTHORIZATION: Final = b"authorization"
+
+
+class _OneAuthorization:
+    """A request sending ``Authorization`` more than once is refused before any secret is looked at:
+    the SDK's bearer backend reads the first, a proxy in front may read the last, so which connection
+    is asking would depend on the reader."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        count = sum(1 for key, _ in scope.get("headers", ()) if key.lower() == _AUTHORIZATION)
+        if count > 1:
+            await refuse(scope, receive, send, 401, authorization_twice(count), headers=_CHALLENGE)
+            return
+        await self._app(scope, receive, send)
+
+
 class _RequireConnection:
     """No request without the verified secret of a connection: 401 with ``WWW-Authenticate: Bearer``
     (RFC 6750), its body a JSON-RPC error, in place of the SDK's OAuth-shaped body."""
@@ -183,8 +206,7 @@ class _RequireConnection:
         if isinstance(scope.get("user"), AuthenticatedUser):
             await self._app(scope, receive, send)
             return
-        challenge = {"WWW-Authenticate": 'Bearer error="invalid_token", error_description="Authentication required"'}
-        await refuse(scope, receive, send, 401, no_secret(), headers=challenge)
+        await refuse(scope, receive, send, 401, no_secret(), headers=_CHALLENGE)
 
 
 _TOO_LARGE: Final = object()
@@ -471,7 +493,7 @@ class McpMount:
             EndRevoked(_RequireConnection(served), self.sessions),
             backend=BearerAuthBackend(_Verifier(self.service)),
         )
-        self.route = Route(MCP_PATH, endpoint=_FrontDoor(guarded), name="mcp")
+        self.route = Route(MCP_PATH, endpoint=_FrontDoor(_OneAuthorization(guarded)), name="mcp")
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

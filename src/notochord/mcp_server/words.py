@@ -23,6 +23,7 @@ from notochord.knowledge.arguments import shown
 from notochord.mcp_server.echo import echoed
 
 __all__ = [
+    "authorization_twice",
     "envelope_lacks",
     "foreign_origin",
     "header_differs",
@@ -143,6 +144,14 @@ def no_secret() -> str:
         "refused: no valid connection secret; send the secret notochord mcp connect NAME showed, as the "
         "header Authorization: Bearer SECRET (a revoked secret, or one of a removed connection, stays "
         "refused: see the connections and their secrets' state with notochord mcp list)"
+    )
+
+
+def authorization_twice(count: int) -> str:
+    """The answer to a request sending the ``Authorization`` header ``count`` times."""
+    return (
+        f"refused: the Authorization header is sent {count} times, so which connection is asking cannot be "
+        "told; send one header: Authorization: Bearer SECRET"
     )
 
 

@@ -11,16 +11,21 @@ Rules:
 - A ``Location`` that browsers or Node would read as another URL than httpx (a backslash, whitespace
   or a control character anywhere, ``///host``, ``http:host``) is refused before it is joined.
   Every refusal of a ``Location`` says which host redirected there: the gem did not write that URL.
+- A URL httpx cannot parse is refused in the project's words, naming the part that is wrong (its
+  port, its host, an IPv6 address left open, its length), never in httpx's; httpx's exception is
+  kept as the cause, for the log.
 - A URL shown in an error never carries what was written before ``@`` in its authority (a password,
   or a token used as a user name), and a long URL is cut to its start and its length.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 import httpx
+from httpx._urlparse import MAX_URL_LENGTH
 
 from notochord.errors import NetworkPermissionError, NetworkRequestError
 from notochord.net.addresses import parse_ip_literal
@@ -78,9 +83,55 @@ def shown_url(text: str) -> str:
     return f"{text[:_SHOWN_CHARACTERS]!r}… ({len(text)} characters)"
 
 
-def _clipped(text: str) -> str:
-    """The parser's own words about a URL quote its parts, which may be kilobytes long."""
-    return text if len(text) <= 2 * _SHOWN_CHARACTERS else f"{text[: 2 * _SHOWN_CHARACTERS]}…"
+def _quoted_part(said: str, *, strip: str = "") -> str | None:
+    """The part of the URL httpx quotes at the end of its words (``Invalid port: ':1'``), without
+    the characters ``strip`` at its ends, shown as :func:`shown_url` shows a URL; ``None`` when its
+    words quote nothing."""
+    _, _, quoted = said.partition(": ")
+    try:
+        part = ast.literal_eval(quoted)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return shown_url(part.strip(strip)) if isinstance(part, str) else None
+
+
+def _unclosed_bracket(text: str) -> bool:
+    """Whether the authority of ``text`` opens an IPv6 address with ``[`` and never closes it, which
+    httpx reports as a port after the address's last colon."""
+    match = _AUTHORITY.match(text)
+    if match is None or "//" not in match["head"]:
+        return False
+    authority = match["authority"].rsplit("@", 1)[-1]
+    return "[" in authority and "]" not in authority[authority.index("[") :]
+
+
+def _unreadable(exc: httpx.InvalidURL, text: str) -> str:
+    """What is wrong with ``text``, in the project's words, for httpx's refusal ``exc`` of it.
+
+    httpx's exception carries only its own sentence (no field or value of its own), so its words
+    are read here once; a sentence not known here gets the general words rather than httpx's.
+    """
+    said = str(exc)
+    unread = "it cannot be read as a URL"
+    if _unclosed_bracket(text):
+        return f"{unread}: an IPv6 address in its host is not closed with ']' (write it as http://[::1]:8080/)"
+    part = _quoted_part(said)
+    if said == "URL too long":
+        return f"{unread}: it is longer than {MAX_URL_LENGTH} characters"
+    if said.startswith("Invalid port: ") and part is not None:
+        return f"{unread}: its port {part} is not a number from 1 to 65535"
+    if said.startswith("Invalid IPv4 address: ") and part is not None:
+        return f"{part} is not a valid IPv4 address"
+    if said.startswith("Invalid IPv6 address: ") and part is not None:
+        # named without its brackets, as the address checks after parsing name it
+        return f"{_quoted_part(said, strip='[]')} is not a valid IPv6 address"
+    if said.startswith("Invalid IDNA hostname: ") and part is not None:
+        return f"{part} is not a valid internationalized host name"
+    if said.startswith("Invalid non-printable ASCII character"):
+        return "whitespace and control characters are not allowed; percent-encode them"
+    if said.startswith(("For absolute URLs, path must", "Relative URLs cannot have a path")):
+        return f"{unread}: its path must begin with '/'"
+    return unread
 
 
 def _ambiguous_location(location: str) -> str | None:
@@ -128,7 +179,7 @@ def _parse(url: str | httpx.URL, text: str) -> CheckedURL:
         raw_host = parsed.raw_host.decode("ascii")
         userinfo = parsed.userinfo
     except httpx.InvalidURL as exc:
-        raise _MalformedError(_clipped(str(exc))) from exc
+        raise _MalformedError(_unreadable(exc, text)) from exc
     except (UnicodeError, ValueError, TypeError) as exc:
         raise _MalformedError("it cannot be read as a URL") from exc
     scheme = parsed.scheme
@@ -194,7 +245,7 @@ def check_redirect(current: CheckedURL, location: str) -> CheckedURL:
     try:
         joined = current.url.join(location)
     except httpx.InvalidURL as exc:
-        raise NetworkRequestError(f"{refused}: {_clipped(str(exc))}; the redirect was not followed") from exc
+        raise NetworkRequestError(f"{refused}: {_unreadable(exc, location)}; the redirect was not followed") from exc
     except (UnicodeError, ValueError) as exc:
         raise NetworkRequestError(f"{refused}: it cannot be read as a URL; the redirect was not followed") from exc
     try:

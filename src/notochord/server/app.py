@@ -3,7 +3,8 @@
 ``create_app(nc, settings)`` mounts every route under ``/api/knowledge``, with the OpenAPI document
 at ``/openapi.json`` and its browsable form at ``/docs``. The page works offline: its Swagger UI
 script and style sheet ship inside the package (``server/static``, from the npm package
-``swagger-ui-dist``, Apache-2.0, licence beside them) and are served under ``/docs/static``.
+``swagger-ui-dist``, Apache-2.0, licence beside them) and are served under ``/docs/static``. These
+pages are the service's whatever the method: the console, mounted at ``/``, never takes their paths.
 
 It is the service's composition root: the document extractor and each organization space's network
 rules are handed to the domain here. Routes that touch the store are plain ``def`` functions (or
@@ -19,13 +20,15 @@ The background embedding of every space starts at the application's start-up
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 import notochord
 from notochord.app import Notochord
@@ -48,6 +51,8 @@ ROUTERS = (retrieve.router, documents.router, kb.router, agents.router, grants.r
 against the routes in turn, so the busiest (search, retrieval, documents) come first. No two
 routes' paths overlap, so the order decides nothing else."""
 DOCS_STATIC = "/docs/static"
+_PAGES = frozenset({"/docs", "/openapi.json"})
+"""The service's own pages outside :data:`PREFIX`: the OpenAPI document and its browsable form."""
 _STATIC_DIR = Path(__file__).parent / "static"
 
 
@@ -93,11 +98,29 @@ def create_app(nc: Notochord, settings: Settings) -> FastAPI:
         # any route may find the database server gone (PostgreSQL): every one documents the 503
         app.include_router(router, prefix=PREFIX, responses=errors.documented(503))
     _mount_docs(app)
+    pages = [route for route in app.router.routes if isinstance(route, Route) and route.path in _PAGES]
     app.router.routes.append(mcp.route)  # before the console, which takes every other path
-    app.router.routes.append(console_mount(nc, reserved=PREFIX))
+    app.router.routes.append(_BesidePages(console_mount(nc, reserved=PREFIX), pages))
     errors.install(app)
     app.add_middleware(HeadAsGet, routes=app.router.routes)
     return app
+
+
+class _BesidePages(Mount):
+    """The console, mounted at ``/``, leaving the service's own pages (:data:`_PAGES`) to the service
+    whatever the method: a method a page does not take is then the service's 405 naming the methods
+    it does, and a HEAD is the page's GET (:class:`~notochord.server.head.HeadAsGet` reads a path some
+    route takes HEAD on as that route's), not a console page."""
+
+    def __init__(self, console: Mount, pages: Sequence[BaseRoute]) -> None:
+        super().__init__(console.path, app=console.app, name=console.name)
+        self._console = console
+        self._pages = pages
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and any(page.matches(scope)[0] is not Match.NONE for page in self._pages):
+            return Match.NONE, {}
+        return self._console.matches(scope)
 
 
 def _mount_docs(app: FastAPI) -> None:
