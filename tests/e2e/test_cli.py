@@ -174,7 +174,7 @@ def test_put_and_lookup_in_text_and_json(cli: Cli) -> None:
         "user",
         True,
     )
-    assert fact["valid_to"] is None
+    assert fact["validTo"] is None
 
 
 def test_putting_an_identical_value_again_is_a_duplicate(cli: Cli) -> None:
@@ -183,7 +183,7 @@ def test_putting_an_identical_value_again_is_a_duplicate(cli: Cli) -> None:
     again = cli.json("facts", "put", "pref.food.like", '"stew"')
     assert (first["status"], again["status"]) == ("applied", "duplicate")
     assert again["id"] == first["id"]
-    assert again["change_id"] is None
+    assert again["changeId"] is None
 
 
 @pytest.mark.parametrize(
@@ -223,7 +223,7 @@ def test_retract_expires_a_fact_and_a_second_retract_reports_already_retracted(c
     retracted = cli.run("facts", "retract", str(fact["id"]))
     assert retracted.stdout.strip() == f"retracted: fact {fact['id']}"
     assert cli.values("self", "pref.food") == []
-    assert cli.json("facts", "retract", str(fact["id"])) == {"status": "already_retracted", "change_id": None}
+    assert cli.json("facts", "retract", str(fact["id"])) == {"status": "already_retracted", "changeId": None}
 
     [change] = cli.json("changes", "list", "--limit", "1")
     assert change["op"] == "facts.retract"
@@ -279,7 +279,7 @@ def test_an_assistant_write_over_a_user_value_is_listed_as_a_conflict_and_can_be
 
     [conflict] = cli.json("changes", "list", "--status", "conflict")
     assert (conflict["id"], conflict["actor"], conflict["proposed"], conflict["before"]) == (
-        blocked["change_id"],
+        blocked["changeId"],
         "assistant",
         "Globex",
         "Acme",
@@ -299,11 +299,11 @@ def test_reverting_one_change_restores_the_value_it_replaced(cli: Cli) -> None:
     later = cli.json("facts", "put", "work.title", "Lead engineer", "--as-assistant")
     assert cli.values("self", "work.title") == ["Lead engineer"]
 
-    reverted = cli.run("changes", "revert", str(later["change_id"]))
+    reverted = cli.run("changes", "revert", str(later["changeId"]))
     assert reverted.stdout.strip() == "reverted: 1 change"
     assert cli.values("self", "work.title") == ["Engineer"]
     [change] = cli.json("changes", "list", "--status", "reverted")
-    assert change["id"] == later["change_id"]
+    assert change["id"] == later["changeId"]
 
 
 def test_reverting_a_run_undoes_every_change_of_that_run_and_nothing_else(cli: Cli) -> None:
@@ -324,7 +324,7 @@ def test_reverting_a_change_superseded_by_another_writer_exits_6_and_changes_not
     assistant = cli.json("facts", "put", "work.title", "Engineer", "--as-assistant")
     cli.run("facts", "put", "work.title", "Manager")
 
-    refused = cli.run("changes", "revert", str(assistant["change_id"]), code=6)
+    refused = cli.run("changes", "revert", str(assistant["changeId"]), code=6)
     assert "superseded" in refused.stderr
     assert cli.values("self", "work.title") == ["Manager"]
     assert cli.json("changes", "list", "--status", "reverted") == []
@@ -340,7 +340,7 @@ def test_entities_resolve_create_list_merge_and_delete(cli: Cli) -> None:
     assert cli.run("entities", "resolve", "--email", "zhangsan@acme.nl", "--json", code=3).stdout.strip() == "null"
 
     zhang = cli.json("entities", "resolve", "--email", "zhangsan@acme.nl", "--name", "Zhang San", "--create")
-    assert (zhang["kind"], zhang["display_name"]) == ("person", "Zhang San")
+    assert (zhang["kind"], zhang["displayName"]) == ("person", "Zhang San")
     assert {(i["type"], i["value"]) for i in zhang["identifiers"]} == {
         ("email", "zhangsan@acme.nl"),
         ("name", "Zhang San"),
@@ -365,7 +365,7 @@ def test_entities_resolve_create_list_merge_and_delete(cli: Cli) -> None:
     assert isinstance(deleted["change"], int)
     gone = cli.run("facts", "lookup", str(zhang["id"]), code=3)
     assert "no entity" in gone.stderr
-    assert [e["display_name"] for e in cli.json("entities", "list")] == ["Jan de Vries"]
+    assert [e["displayName"] for e in cli.json("entities", "list")] == ["Jan de Vries"]
 
     cli.run("changes", "revert", str(deleted["change"]))
     assert cli.values(str(zhang["id"])) == ["+31 6 1234 5678"]

@@ -208,7 +208,7 @@ def test_upgrade_lists_the_new_permissions_switched_off(cli: Cli, tmp_path: Path
     assert "new permissions, switched off:" in text
     [line] = [line for line in text.splitlines() if "collections.create" in line and "[ ]" in line]
     sentence = next(
-        p["sentence_en"] for p in cli.json("gem", "permissions", "notes") if p["permission"] == "collections.create"
+        p["sentenceEn"] for p in cli.json("gem", "permissions", "notes") if p["permission"] == "collections.create"
     )
     assert sentence in line
     assert "collections.read:diary" not in text
@@ -403,10 +403,10 @@ def test_gem_install_and_upgrade_say_what_they_left_out_of_a_developer_s_folder(
     installed = cli.run("gem", "install", str(folder)).stdout
     assert "left out of the copy, as never part of a gem: .git (1), editor swap and backup files (1)" in installed
     upgraded = cli.json("gem", "upgrade", str(folder))
-    assert upgraded["left_out"] == {".git": 1, "editor swap and backup files": 1}
+    assert upgraded["leftOut"] == {".git": 1, "editor swap and backup files": 1}
 
 
 def test_gem_install_of_a_folder_without_clutter_says_nothing_of_it(cli: Cli, tmp_path: Path) -> None:
     installed = cli.run("gem", "install", str(_gem(tmp_path, "notes", [], {"main": CREATE_COLLECTION}))).stdout
     assert "left out" not in installed
-    assert cli.json("gem", "upgrade", str(tmp_path / "notes"))["left_out"] == {}
+    assert cli.json("gem", "upgrade", str(tmp_path / "notes"))["leftOut"] == {}

@@ -41,7 +41,7 @@ def test_entities_list_escapes_a_hostile_name_and_json_keeps_it(cli: Cli) -> Non
 
     assert _raw_controls(listing) == []
     assert f"{created['id']:>6}  person   {SHOWN}  (name:{SHOWN})" in listing
-    assert [e["display_name"] for e in cli.json("entities", "list")] == [HOSTILE]
+    assert [e["displayName"] for e in cli.json("entities", "list")] == [HOSTILE]
 
 
 def test_a_name_with_a_line_break_cannot_forge_a_row(cli: Cli) -> None:

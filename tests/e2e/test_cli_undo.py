@@ -31,13 +31,13 @@ def test_undoing_an_earlier_city_after_a_later_one_is_refused_and_undoing_both_l
     delft = cli.json("facts", "put", "location.home.city", "Delft")
     leiden = cli.json("facts", "put", "location.home.city", "Leiden")
 
-    refused = cli.run("changes", "revert", str(delft["change_id"]), code=6)
-    assert f"superseded by the later change {leiden['change_id']}" in refused.stderr
+    refused = cli.run("changes", "revert", str(delft["changeId"]), code=6)
+    assert f"superseded by the later change {leiden['changeId']}" in refused.stderr
     assert cli.values("self", "location.home.city") == ["Leiden"]
 
-    cli.run("changes", "revert", str(leiden["change_id"]))
+    cli.run("changes", "revert", str(leiden["changeId"]))
     assert cli.values("self", "location.home.city") == ["Delft"]
-    assert cli.run("changes", "revert", str(delft["change_id"])).stdout.strip() == "reverted: 1 change"
+    assert cli.run("changes", "revert", str(delft["changeId"])).stdout.strip() == "reverted: 1 change"
     assert cli.values("self", "location.home.city") == []
 
 
@@ -114,7 +114,7 @@ def test_keeping_mine_closes_the_conflict_and_leaves_the_value(cli: Cli) -> None
     """``--keep-mine`` settles the conflict without touching the value."""
     conflict = _conflict(cli)
     outcome = cli.json("changes", "resolve", str(conflict["id"]), "--keep-mine")
-    assert (outcome["status"], outcome["fact_id"]) == ("kept_mine", None)
+    assert (outcome["status"], outcome["factId"]) == ("kept_mine", None)
     assert cli.values("self", "location.home.city") == ["Utrecht"]
     assert cli.json("changes", "list", "--status", "conflict") == []
 

@@ -499,15 +499,49 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _holds_model(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_holds_model(item) for item in value)
+    return callable(getattr(value, "model_dump", None)) and not isinstance(value, type)
+
+
+def _json_ready(value: Any) -> Any:
+    """``value`` for ``--json``: a model's field names in camelCase, as every key the CLI prints.
+
+    Only the names of model fields are renamed: a dict's keys are left as they are, since the
+    command chose them, or they are the user's own data (a fact's value, a run's output).
+    """
+    fields = getattr(type(value), "model_fields", None)
+    if _holds_model(value) and not isinstance(value, list | tuple) and isinstance(fields, dict):
+        shaped: dict[str, Any] = {}
+        for key, dumped in value.model_dump(mode="json").items():
+            if key not in fields:
+                shaped[key] = dumped
+                continue
+            inner = getattr(value, key, None)
+            shaped[_camel(key)] = _json_ready(inner) if _holds_model(inner) else dumped
+        return shaped
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    return value
+
+
 def emit(value: Any, *, as_json: bool, text: str | None = None) -> None:
-    """Print ``value`` as JSON, or ``text`` (default: a readable rendering) for people.
+    """Print ``value`` as JSON (keys in camelCase), or ``text`` (default: a readable rendering) for people.
 
     ``text`` should build each line from :func:`printable` fields; it is passed through
     :func:`printable_text` all the same, so a field that was missed can still break only its own
     line, never take over the terminal.
     """
     if as_json:
-        sys.stdout.write(json_text(_plain(value), stream=sys.stdout, indent=2) + "\n")
+        sys.stdout.write(json_text(_json_ready(value), stream=sys.stdout, indent=2) + "\n")
         return
     if text is not None:
         typer.echo(printable_text(text))

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from notochord.cli.common import DataDir, fail, resolve_data_dir
+from notochord.cli.common import DataDir, JsonFlag, emit, fail, resolve_data_dir
 from notochord.cli.numbers import PORT
 from notochord.errors import NotochordError, SpaceNotFoundError
 from notochord.settings import Settings
@@ -25,6 +25,7 @@ def console_url(
     host: Annotated[str, typer.Option("--host", help="The address notochord serve listens on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port notochord serve listens on.", parser=PORT)] = 8420,
     data_dir: DataDir = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Print a one-time link that signs this browser in to the console (valid for a day)."""
     from notochord.app import is_vault
@@ -36,9 +37,13 @@ def console_url(
             # a link's secret belongs beside a vault; minting one elsewhere leaves a stray folder
             raise SpaceNotFoundError.no_vault(os.path.abspath(directory))
         keys = ConsoleKeys(directory)
-        sys.stdout.write(console_base_url(host, port) + f"/login?token={keys.mint_login_token()}\n")
+        url = console_base_url(host, port) + f"/login?token={keys.mint_login_token()}"
     except NotochordError as error:
         fail(error)
+    if as_json:
+        emit({"url": url}, as_json=True)
+    else:
+        sys.stdout.write(url + "\n")
 
 
 def console_base_url(host: str, port: int) -> str:

@@ -13,7 +13,7 @@ from notochord.knowledge.arguments import counted
 
 if TYPE_CHECKING:
     import notochord
-    from notochord.gems.registry import InstalledGem
+    from notochord.gems.registry import InstalledGem, PermissionSwitch
 
 app = typer.Typer(help="Install gems and switch their permissions on or off.", no_args_is_help=True)
 
@@ -52,8 +52,8 @@ def install(
         "id": gem.id,
         "name": gem.name,
         "version": gem.version,
-        "permissions": [s._asdict() for s in switches],
-        "left_out": dict(gem.left_out),
+        "permissions": [_switch_json(s) for s in switches],
+        "leftOut": dict(gem.left_out),
     }
     lines = [f"installed {gem.name} ({gem.id}); every permission is off:"]
     lines += [f"  [ ] {s.permission:<40} {s.sentence_en}" for s in switches]
@@ -81,9 +81,9 @@ def upgrade(
     result = {
         "id": gem.id,
         "version": gem.version,
-        "added": [s._asdict() for s in added],
+        "added": [_switch_json(s) for s in added],
         "dropped": dropped,
-        "left_out": dict(gem.left_out),
+        "leftOut": dict(gem.left_out),
     }
     lines = [f"upgraded {gem.id} to {gem.version}"]
     if added:
@@ -96,6 +96,15 @@ def upgrade(
         lines.append("no longer requested (their switches are gone): " + ", ".join(dropped))
     lines += _left_out_lines(gem)
     emit(result, as_json=as_json, text="\n".join(lines))
+
+
+def _switch_json(switch: PermissionSwitch) -> dict[str, object]:
+    return {
+        "permission": switch.permission,
+        "on": switch.on,
+        "sentenceEn": switch.sentence_en,
+        "sentenceZh": switch.sentence_zh,
+    }
 
 
 def _left_out_lines(gem: InstalledGem) -> list[str]:
@@ -144,7 +153,7 @@ def show(gem_id: GemId, org: OrgOption = None, data_dir: DataDir = None, as_json
         "description": gem.description,
         "tools": [{"name": t.name, "entry": t.entry, "knowledge": t.knowledge} for t in gem.manifest.tools],
         "reason": gem.manifest.knowledge.reason,
-        "permissions": [s._asdict() for s in switches],
+        "permissions": [_switch_json(s) for s in switches],
         "contributed": counts,
     }
     lines = [f"{gem.name} ({gem.id}) {gem.version or ''}", gem.description or ""]
@@ -174,7 +183,7 @@ def permissions(
         f"[{'x' if s.on else ' '}] {s.permission:<40} {s.sentence_en if lang == 'en' else s.sentence_zh}"
         for s in switches
     ]
-    emit([s._asdict() for s in switches], as_json=as_json, text="\n".join(lines) or "(requests no permissions)")
+    emit([_switch_json(s) for s in switches], as_json=as_json, text="\n".join(lines) or "(requests no permissions)")
 
 
 Permissions = Annotated[
@@ -243,4 +252,12 @@ def uninstall(
         text = f"uninstalled {gem_id} and deleted {counts}; undo with: {undo}"
     else:
         text = f"uninstalled {gem_id}; kept {counts}"
-    emit(report.__dict__, as_json=as_json, text=text)
+    result = {
+        "gemId": report.gem_id,
+        "facts": report.facts,
+        "documents": report.documents,
+        "collections": report.collections,
+        "deleted": report.deleted,
+        "runId": report.run_id,
+    }
+    emit(result, as_json=as_json, text=text)

@@ -16,7 +16,7 @@ import typer
 
 from notochord.knowledge.arguments import LARGEST_STORED, shown
 
-__all__ = ["ID", "LIFETIME", "LIMIT", "PORT", "seconds", "whole_number"]
+__all__ = ["ID", "LIFETIME", "LIMIT", "LONGEST_TOKEN_LIFETIME", "PORT", "seconds", "whole_number"]
 
 _WHOLE: Final = re.compile(r"[+-]?[0-9]+")
 
@@ -28,7 +28,7 @@ def _too_large(number: str) -> str:
     return f"a number is too large: ids and whole numbers here are at most {LARGEST_STORED}, not {number}"
 
 
-def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> Callable[[str], int]:
+def whole_number(*, at_least: int | None = None, at_most: int | None = None) -> Callable[[str | int], int]:
     """A parser of an integer in ASCII digits, within ``[at_least, at_most]`` where given, and never
     beyond the 64-bit integers the stores hold."""
 
@@ -60,8 +60,24 @@ ID: Final = whole_number()
 LIMIT: Final = whole_number(at_least=1)
 """How many at most: 0 or fewer would list nothing, and was once read as "all"."""
 PORT: Final = whole_number(at_least=1, at_most=65535)
-LIFETIME: Final = whole_number(at_least=1)
-"""A lifetime in seconds: one of 0 or less would be over before it began."""
+LONGEST_TOKEN_LIFETIME: Final = 365 * 24 * 3600
+"""A year: a development token meant to outlive that is a credential nobody will remember to revoke."""
+_ANY_LIFETIME: Final = whole_number(at_least=1)
+
+
+def LIFETIME(value: str | int) -> int:  # noqa: N802 - a parser, named like the other parsers here
+    """A lifetime in seconds, from 1 (0 or less would be over before it began) to a year."""
+    too_long = f"a lifetime is at most {LONGEST_TOKEN_LIFETIME} seconds (a year), not {{}}"
+    try:
+        lifetime = _ANY_LIFETIME(value)
+    except typer.BadParameter:
+        if isinstance(value, str) and _WHOLE.fullmatch(value.strip()) and not value.strip().startswith("-"):
+            # beyond the stores' integers is beyond a year too: the year is the limit worth naming
+            raise typer.BadParameter(too_long.format(shown(value.strip()))) from None
+        raise
+    if lifetime > LONGEST_TOKEN_LIFETIME:
+        raise typer.BadParameter(too_long.format(lifetime))
+    return lifetime
 
 
 def seconds(value: str | float) -> float:

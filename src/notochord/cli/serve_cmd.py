@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 import notochord
-from notochord.cli.common import INTERRUPTED, DataDir, fail, interrupted, resolve_data_dir
+from notochord.cli.common import INTERRUPTED, DataDir, JsonFlag, emit, fail, interrupted, resolve_data_dir
 from notochord.cli.numbers import LIFETIME, PORT
 from notochord.errors import ConfigurationError, NotochordError, ReadOnlyStoreError, SpaceNotFoundError
 from notochord.settings import Settings
@@ -250,9 +250,10 @@ def token(
     org: Annotated[str, typer.Option("--org", help="The organization id (claim org).")],
     role: Annotated[str, typer.Option("--role", help="Organization role: owner, admin, member or viewer.")],
     superadmin: Annotated[bool, typer.Option("--superadmin", help="Add platform_role=superadmin.")] = False,
-    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds.", parser=LIFETIME)] = 3600,
+    ttl: Annotated[int, typer.Option("--ttl", help="Lifetime in seconds (at most a year).", parser=LIFETIME)] = 3600,
     email: Annotated[str | None, typer.Option("--email", help="The email claim.")] = None,
     data_dir: DataDir = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Print an HS256 development token signed with the service's secret."""
     settings, directory = _settings_and_dir(data_dir)
@@ -260,6 +261,11 @@ def token(
         if role not in ROLES:
             raise ConfigurationError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
         _accepted_by_the_service(user, org, email)
+        if 0 < settings.jwt_max_ttl < ttl:
+            raise ConfigurationError(
+                f"the service refuses tokens that live longer than jwt_max_ttl: ask for --ttl at most "
+                f"{settings.jwt_max_ttl} seconds, not {ttl}"
+            )
         secret = settings.jwt_secret
         if secret is None:
             if settings.jwt_public_key:
@@ -290,4 +296,7 @@ def token(
         )
     except NotochordError as error:
         fail(error)
-    sys.stdout.write(minted + "\n")
+    if as_json:
+        emit({"token": minted}, as_json=True)
+    else:
+        sys.stdout.write(minted + "\n")

@@ -153,7 +153,9 @@ def _collection(
 
 
 @router.get("/knowledge/collections/{collection_id}")
-def collection(page: PageDep, collection_id: int, q: str = "", created: str = "", deleted: str = "") -> Response:
+def collection(
+    page: PageDep, collection_id: int, q: str = "", created: str = "", deleted: str = "", unmoved: str = ""
+) -> Response:
     """A collection: where it sits, its documents a page at a time, a search inside it, and its settings."""
     try:
         number = page_number(page.request.query_params.get("page", ""))
@@ -162,6 +164,8 @@ def collection(page: PageDep, collection_id: int, q: str = "", created: str = ""
     notice = page.t("kn_collection_created") if created else None
     if whole_number(deleted) is not None:
         notice = page.t("kn_document_deleted")
+    if unmoved:
+        notice = page.t("kn_collection_already_there")
     return _collection(page, collection_id, number=number, query=q.strip(), notice=notice)
 
 
@@ -194,14 +198,17 @@ def move_collection(page: PageDep, form: Form, collection_id: int) -> Response:
         tree = collection_tree(page.space)
         if collection_id not in tree.by_id or (parent is not None and parent not in tree.by_id):
             raise KnowledgeNotFoundError("collection")
-        page.space.user.collections.move(collection_id, parent=parent)
+        change = page.space.user.collections.move(collection_id, parent=parent)
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
         return _collection(page, collection_id, errors={"parent": page.problem(error)}, values={"parent": parent_text})
+    # no change id: it was there already and nothing was recorded, so "Moved." would be untrue
     if page.htmx:
-        return _collection(page, collection_id, notice=page.t("kn_moved"))
-    return redirect(f"/knowledge/collections/{collection_id}#settings")
+        notice = page.t("kn_moved" if change is not None else "kn_collection_already_there")
+        return _collection(page, collection_id, notice=notice)
+    unmoved = "" if change is not None else "?unmoved=1"
+    return redirect(f"/knowledge/collections/{collection_id}{unmoved}#settings")
 
 
 def _document(page: Page, doc_id: int, *, notice: str | None = None, errors: dict[str, str] | None = None) -> Response:
@@ -216,9 +223,9 @@ def _document(page: Page, doc_id: int, *, notice: str | None = None, errors: dic
 
 
 @router.get("/knowledge/documents/{doc_id}")
-def document(page: PageDep, doc_id: int) -> Response:
+def document(page: PageDep, doc_id: int, unmoved: str = "") -> Response:
     """A document to read: title, collection, who added it and when, and its text or passages."""
-    return _document(page, doc_id)
+    return _document(page, doc_id, notice=page.t("kn_document_already_there") if unmoved else None)
 
 
 @router.post("/knowledge/documents/{doc_id}/move")
@@ -232,14 +239,15 @@ def move_document(page: PageDep, form: Form, doc_id: int) -> Response:
             return _document(page, doc_id, errors={"collection": page.t("kn_choose_collection")})
         if target not in tree.by_id or page.space.user.documents.get(doc_id).collection_id not in tree.by_id:
             raise KnowledgeNotFoundError("collection")
-        page.space.user.documents.move(doc_id, collection=target)
+        change = page.space.user.documents.move(doc_id, collection=target)
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
         return _document(page, doc_id, errors={"collection": page.problem(error)})
     if page.htmx:
-        return _document(page, doc_id, notice=page.t("kn_document_moved"))
-    return redirect(f"/knowledge/documents/{doc_id}")
+        notice = page.t("kn_document_moved" if change is not None else "kn_document_already_there")
+        return _document(page, doc_id, notice=notice)
+    return redirect(f"/knowledge/documents/{doc_id}" + ("" if change is not None else "?unmoved=1"))
 
 
 @router.post("/knowledge/documents/{doc_id}/delete")
