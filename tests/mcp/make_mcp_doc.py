@@ -51,8 +51,8 @@ Connections live in the personal space.
   and is not run: JSON-RPC leaves such a request unanswerable, and the client would otherwise wait
   for a reply forever.
 - Over HTTP, a request refused before any JSON-RPC method runs is still a JSON-RPC error
-  (`-32600`, `"id": null`) at its HTTP status: 401 without a valid secret (with
-  `WWW-Authenticate: Bearer`), 403 from a web page of another site (its `Origin`), 421 under a
+  (`-32600`, `"id": null`) at its HTTP status: 401 without a valid secret or with
+  the `Authorization` header sent more than once (with `WWW-Authenticate: Bearer`), 403 from a web page of another site (its `Origin`), 421 under a
   host name that is not this server's. A method this server does not answer is `-32601`, naming
   the ones it does; params of the wrong form name the field and the form it needs. Client input
   repeated in a message (a resource URI, an `Origin`, a method name) is cut at 200 characters.
