@@ -28,6 +28,7 @@ import sqlalchemy as sa
 
 from notochord.db.schema import change_objects, changes, collections, documents, entities, facts, identifiers
 from notochord.knowledge.arguments import text_or_none, whole_number
+from notochord.knowledge.entities import listed_identifiers
 from notochord.knowledge.identifiers import check_kind, folded
 from notochord.knowledge.quotas import check_length, refuse_unstorable_filter
 from notochord.knowledge.records import Identifier
@@ -306,7 +307,7 @@ def entity_page(
         .offset(offset)
         .limit(limit)
     ).all()
-    idents = _identifiers(conn, [r.id for r in rows])
+    idents = listed_identifiers(conn, [r.id for r in rows]) if rows else {}
     items = [
         EntitySummary(
             id=r.id,
@@ -327,26 +328,6 @@ def _closure_of_all() -> sa.CTE:
     closure = seed.cte("all_closure", recursive=True)
     step = sa.select(closure.c.root, entities.c.id).join(entities, entities.c.merged_into == closure.c.member)
     return closure.union(step)
-
-
-def _identifiers(conn: sa.Connection, roots: Sequence[int]) -> dict[int, list[Identifier]]:
-    if not roots:
-        return {}
-    members = _closure(roots)
-    rows = conn.execute(
-        sa.select(members.c.root, identifiers.c.type, identifiers.c.value, identifiers.c.normalized)
-        .join(identifiers, identifiers.c.entity_id == members.c.member)
-        .where(identifiers.c.removed_at.is_(None))
-        .order_by(identifiers.c.id)
-    ).all()
-    found: dict[int, list[Identifier]] = {}
-    # records merged into one often share an identifier: it is listed once, in its first spelling
-    listed: set[tuple[int, str, str]] = set()
-    for root, id_type, value, normalized in rows:
-        if (root, id_type, normalized) not in listed:
-            listed.add((root, id_type, normalized))
-            found.setdefault(int(root), []).append(Identifier(type=id_type, value=value))
-    return found
 
 
 def facts_about(conn: sa.Connection, entity_ids: Sequence[int]) -> dict[int, list[RelatedFact]]:

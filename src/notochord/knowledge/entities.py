@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -46,7 +46,7 @@ from notochord.knowledge.writes import (
     shares_entity_lookups,
 )
 
-__all__ = ["Entities"]
+__all__ = ["Entities", "listed_identifiers"]
 
 _SELF_KEY = "self_entity_id"
 
@@ -326,7 +326,7 @@ class Entities:
         with self._store.read() as conn:
             # the order of the host's pages (browse.entity_page): the stored folded names, byte by byte
             rows = conn.execute(sa.select(*_LISTED).where(*live).order_by(entities.c.name_folded, entities.c.id)).all()
-            listed = _listed_identifiers(conn, sa.select(entities.c.id).where(*live)) if rows else {}
+            listed = listed_identifiers(conn, sa.select(entities.c.id).where(*live)) if rows else {}
         found = [Entity(**r._asdict(), identifiers=tuple(listed.get(r.id, ()))) for r in rows]
         if needle is None:
             return found
@@ -568,7 +568,7 @@ def _contains(needle: str) -> str:
     return f"%{escaped}%"
 
 
-def _closure(roots: sa.Select[tuple[int]], name: str) -> sa.CTE:
+def _closure(roots: sa.Select[tuple[int]] | Sequence[int], name: str) -> sa.CTE:
     """``(root, member)``: each of ``roots`` with itself and every entity merged into it, through chains."""
     seed = sa.select(entities.c.id.label("root"), entities.c.id.label("member")).where(entities.c.id.in_(roots))
     closure = seed.cte(name, recursive=True)
@@ -576,8 +576,11 @@ def _closure(roots: sa.Select[tuple[int]], name: str) -> sa.CTE:
     return closure.union(step)
 
 
-def _listed_identifiers(conn: sa.Connection, roots: sa.Select[tuple[int]]) -> dict[int, list[Identifier]]:
-    """The identifiers of each of ``roots`` as :meth:`Entities.load` lists them, read in one statement."""
+def listed_identifiers(
+    conn: sa.Connection, roots: sa.Select[tuple[int]] | Sequence[int]
+) -> dict[int, list[Identifier]]:
+    """The identifiers of each of ``roots`` (live entities) as :meth:`Entities.load` lists them, read
+    in one statement: their own and those of every entity merged into them."""
     members = _closure(roots, "listed_members")
     rows = conn.execute(
         sa.select(members.c.root, identifiers.c.type, identifiers.c.value, identifiers.c.normalized)
