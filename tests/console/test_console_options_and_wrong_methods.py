@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import re
 
 import httpx
 from console_harness import ConsoleServer
 from fastapi.routing import APIRoute
 
 import notochord.console.routes
+from allowed_methods import allow_header, methods_by_path
 
 PROTECTIONS = ("content-security-policy", "x-frame-options", "x-content-type-options", "referrer-policy")
-_ORDER = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 
 def _served() -> dict[str, set[str]]:
@@ -36,18 +35,7 @@ def _served() -> dict[str, set[str]]:
             assert isinstance(route, APIRoute) and route.methods is not None
             templates.append((route.path, set(route.methods)))
     assert templates
-    found: dict[str, set[str]] = {}
-    for template, _ in templates:
-        path = re.sub(r"\{\w+\}", "x", template)
-        for other, methods in templates:
-            if re.fullmatch(re.sub(r"\{\w+\}", "[^/]+", other), path):
-                found.setdefault(path, set()).update(methods)
-    return found
-
-
-def _allow(methods: set[str]) -> str:
-    named = methods | ({"HEAD"} if "GET" in methods else set())
-    return ", ".join(method for method in _ORDER if method in named)
+    return methods_by_path(templates, "x")
 
 
 def _assert_protected(answer: httpx.Response) -> None:
@@ -63,7 +51,7 @@ def test_options_on_every_page_is_405_naming_the_methods_it_serves(console: Cons
     for path, methods in sorted(_served().items()):
         answer = client.options(path)
         assert answer.status_code == 405, (path, answer.status_code)
-        assert answer.headers["allow"] == _allow(methods), path
+        assert answer.headers["allow"] == allow_header(methods), path
         assert "OPTIONS" in answer.text, path
         _assert_protected(answer)
 
@@ -78,7 +66,7 @@ def test_every_method_a_page_does_not_serve_names_the_ones_it_does(console: Cons
                 continue
             answer = client.request(method, path)
             assert answer.status_code == 405, (method, path, answer.status_code)
-            assert answer.headers["allow"] == _allow(methods), (method, path)
+            assert answer.headers["allow"] == allow_header(methods), (method, path)
             _assert_protected(answer)
 
 
