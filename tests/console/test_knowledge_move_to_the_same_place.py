@@ -1,5 +1,5 @@
-"""Moving a collection or a document in the console to where it already is says so and changes
-nothing (K-UI-12, K-COL-13, K-DOC-19, K-CHG-01).
+"""Moving a collection or a document in the console to where it already is, or renaming a collection
+to its own name, says so and changes nothing (K-UI-12, K-COL-06, K-COL-13, K-DOC-19, K-CHG-01).
 
 The host API answers such a move with no change id, as nothing was recorded; the console must not
 then announce "Moved.", but say, in the reader's language, that it was already there.
@@ -107,3 +107,28 @@ def test_a_real_document_move_still_says_moved(console: ConsoleServer) -> None:
         f"/knowledge/documents/{doc.id}/move", data={"csrf": token, "collection": str(recipes.id)}, headers=_HTMX
     )
     assert _notice(answer) == "Moved."
+
+
+def test_renaming_a_collection_to_its_own_name_says_nothing_changed(console: ConsoleServer) -> None:
+    """K-COL-06, K-CHG-01: the same name (in either Unicode spelling) is no rename and no change."""
+    console.space.user.collections.create("Caf\u00e9")
+    cafe = next(c for c in console.space.user.collections.list() if c.name == "Caf\u00e9")
+    before = console.space.changes.list()
+    client, token = console.signed_in("/knowledge")
+    expected = {
+        "en": "The collection already has this name; nothing changed.",
+        "zh": "这个知识库已经叫这个名字,没有任何改动。",
+    }
+    for lang, headers in (("en", _HTMX), ("zh", {**_HTMX, "Accept-Language": "zh"})):
+        answer = client.post(
+            f"/knowledge/collections/{cafe.id}/rename",
+            data={"csrf": token, "name": "Cafe\u0301"},
+            headers=headers,
+        )
+        assert answer.status_code == 200
+        assert _notice(answer) == expected[lang]
+    assert console.space.changes.list() == before
+    renamed = client.post(
+        f"/knowledge/collections/{cafe.id}/rename", data={"csrf": token, "name": "Bar"}, headers=_HTMX
+    )
+    assert _notice(renamed) == "Renamed."

@@ -479,15 +479,6 @@ LABELS: Final[dict[str, tuple[str, str]]] = {
     "folder_err_empty": ("Type the folder's full path first.", "请先输入文件夹的完整路径。"),
     "folder_err_relative": ("{path} is not a full path; start it with /.", "{path} 不是完整路径;请以 / 开头。"),
     **KNOWLEDGE_LABELS,
-    # a move to where it already is records no change
-    "kn_collection_already_there": (
-        "This collection is already there; nothing changed.",
-        "这个知识库已经在那里,没有任何改动。",
-    ),
-    "kn_document_already_there": (
-        "This document is already in that collection; nothing changed.",
-        "这篇文档已经在那个知识库里,没有任何改动。",
-    ),
     **RECOVERY_LABELS,
     **REFUSAL_LABELS,
     **SETTING_REFUSAL_LABELS,

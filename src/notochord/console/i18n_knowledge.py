@@ -48,6 +48,18 @@ KNOWLEDGE_LABELS: Final[dict[str, tuple[str, str]]] = {
     "kn_rename": ("Name", "名称"),
     "kn_rename_button": ("Rename", "重命名"),
     "kn_renamed": ("Renamed.", "已重命名。"),
+    "kn_collection_already_there": (
+        "This collection is already there; nothing changed.",
+        "这个知识库已经在那里,没有任何改动。",
+    ),
+    "kn_name_unchanged": (
+        "The collection already has this name; nothing changed.",
+        "这个知识库已经叫这个名字,没有任何改动。",
+    ),
+    "kn_document_already_there": (
+        "This document is already in that collection; nothing changed.",
+        "这篇文档已经在那个知识库里,没有任何改动。",
+    ),
     "kn_move_under": ("Move it into", "移动到"),
     "kn_move_to": ("Move it to the collection", "移动到知识库"),
     "kn_move": ("Move", "移动"),

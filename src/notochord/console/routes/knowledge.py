@@ -178,14 +178,16 @@ def rename_collection(page: PageDep, form: Form, collection_id: int) -> Response
     try:
         if collection_id not in collection_tree(page.space).by_id:
             raise KnowledgeNotFoundError("collection")
-        page.space.user.collections.rename(collection_id, name)
+        change = page.space.user.collections.rename(collection_id, name)
     except KnowledgeNotFoundError:
         return page.not_found()
     except KnowledgeError as error:
         problem = page.problem(error, field="refused_field_collection_name")
         return _collection(page, collection_id, errors={"name": problem}, values={"name": name})
     if page.htmx:
-        return _collection(page, collection_id, notice=page.t("kn_renamed"))
+        return _collection(
+            page, collection_id, notice=page.t("kn_renamed" if change is not None else "kn_name_unchanged")
+        )
     return redirect(f"/knowledge/collections/{collection_id}#settings")
 
 
