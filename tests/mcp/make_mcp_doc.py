@@ -52,10 +52,11 @@ Connections live in the personal space.
   for a reply forever.
 - Over HTTP, a request refused before any JSON-RPC method runs is still a JSON-RPC error
   (`-32600`, `"id": null`) at its HTTP status: 401 without a valid secret or with
-  the `Authorization` header sent more than once (with `WWW-Authenticate: Bearer`), 403 from a web page of another site (its `Origin`), 421 under a
-  host name that is not this server's. A method this server does not answer is `-32601`, naming
-  the ones it does; params of the wrong form name the field and the form it needs. Client input
-  repeated in a message (a resource URI, an `Origin`, a method name) is cut at 200 characters.
+  the `Authorization` header sent more than once (with `WWW-Authenticate: Bearer`), 403 from a web
+  page of another site (its `Origin`), 421 under a host name that is not this server's. A method
+  this server does not answer is `-32601`, naming the ones it does; params of the wrong form name
+  the field and the form it needs. Client input repeated in a message (a resource URI, an
+  `Origin`, a method name) is cut at 200 characters.
 - Over HTTP, what the endpoint answers about sessions, methods and headers says what to send
   instead, as a JSON-RPC error with `"id": null`, keeping its status and headers: 404 for an
   `Mcp-Session-Id` that names no session of this connection (never begun, ended, or begun with
