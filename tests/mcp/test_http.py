@@ -106,7 +106,7 @@ def test_grant_write_changes_and_the_sessions_run_over_http(served: Served) -> N
     assert "notochord gem grant web 'facts.write:self:pref.food.*'" in text(before)
     assert answer(after)["status"] == "applied"
     (change,) = served.cli.json("changes", "list", "--actor", "gem:web")
-    run = change["run_id"]
+    run = change["runId"]
     record = served.cli.json("runs", "show", run)
     assert (record["gem"], record["status"], record["output"]) == ("web", "succeeded", {"toolCalls": 2})
     served.cli.run("runs", "undo", run)
@@ -160,7 +160,7 @@ def test_concurrent_sessions_each_write_in_their_own_run(served: Served) -> None
     anyio.run(go)
     assert [answer(r)["status"] for r in results] == ["applied"] * 5
     changes = served.cli.json("changes", "list", "--actor", "gem:many")
-    assert len({c["run_id"] for c in changes}) == 5
+    assert len({c["runId"] for c in changes}) == 5
 
 
 def test_malformed_and_oversized_bodies_are_protocol_errors_and_write_nothing(served: Served) -> None:
@@ -209,7 +209,7 @@ def test_without_sessions_in_the_2026_protocol_each_request_is_a_run_of_its_own(
     assert version == "2026-07-28"
     assert [answer(p)["status"] for p in puts] == ["applied", "applied"]
     changes = served.cli.json("changes", "list", "--actor", "gem:modern")
-    runs = {c["run_id"] for c in changes}
+    runs = {c["runId"] for c in changes}
     assert len(runs) == 2
     for run in runs:
         assert served.cli.json("runs", "show", run)["status"] == "succeeded"
