@@ -84,9 +84,9 @@ def test_the_console_switch_of_a_connection_applies_to_its_next_mcp_request(
     with httpx.Client(base_url=served.url, timeout=30) as console:
         token = ConsoleKeys(nc.data_dir).mint_login_token()
         assert console.get(f"/login?token={token}").status_code == 303
-        page = console.get("/changes", params={"run": change["run_id"]})
+        page = console.get("/changes", params={"run": change["runId"]})
         found = _CSRF.search(page.text)
         assert found is not None
-        undone = console.post("/changes/undo-run", data={"csrf": found.group(1), "run": change["run_id"]})
+        undone = console.post("/changes/undo-run", data={"csrf": found.group(1), "run": change["runId"]})
         assert undone.status_code == 200
     assert [c["status"] for c in served.cli.json("changes", "list", "--actor", "gem:desk")] == ["reverted"]

@@ -241,7 +241,7 @@ def test_a_stateless_call_given_up_on_finishes_its_run_and_writes_whole_or_nothi
     (run,) = _settled(served, name)
     assert run["status"] == "succeeded", run
     changes = served.cli.json("changes", "list", "--actor", f"gem:{name}")
-    assert [(c["op"], c["run_id"]) for c in changes] in ([], [("facts.put", run["run"])]), changes
+    assert [(c["op"], c["runId"]) for c in changes] in ([], [("facts.put", run["run"])]), changes
     still = {
         "jsonrpc": "2.0",
         "id": 2,

@@ -203,7 +203,7 @@ def test_calls_sent_before_stdin_closes_are_answered_and_whole(cli: Cli, wire: _
         assert replies[i]["result"]["isError"] is False, replies[i]
     assert {"dish 1", "dish 2", "dish 3"} <= set(_values(cli))
     changes = cli.json("changes", "list", "--actor", "gem:desk")
-    (run,) = {c["run_id"] for c in changes}
+    (run,) = {c["runId"] for c in changes}
     record = cli.json("runs", "show", run)
     assert (record["status"], record["output"]) == ("succeeded", {"toolCalls": 3})
 
@@ -355,7 +355,7 @@ def test_a_client_that_hangs_up_mid_call_leaves_the_write_whole_and_the_server_e
     changes = cli.json("changes", "list", "--actor", "gem:desk")
     assert [c["op"] for c in changes] in ([], ["documents.create"]), changes
     if changes:
-        assert cli.json("docs", "show", str(changes[0]["target_id"]))["body"] == body
+        assert cli.json("docs", "show", str(changes[0]["targetId"]))["body"] == body
 
 
 def test_another_connections_session_id_reaches_nothing_and_cannot_end_the_session(served: Served) -> None:

@@ -103,7 +103,7 @@ def test_a_session_is_one_run_listed_under_the_connection_and_runs_undo_reverts_
     assert answer(doc)["status"] == "created"
     changes = cli.json("changes", "list", "--actor", "gem:desk")
     assert {c["op"] for c in changes} == {"facts.put", "documents.create"}
-    runs = {c["run_id"] for c in changes}
+    runs = {c["runId"] for c in changes}
     assert len(runs) == 1
     (run,) = runs
     assert {c["runId"] for c in answer(mine)} == {run}
